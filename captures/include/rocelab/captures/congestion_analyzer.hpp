@@ -1,0 +1,121 @@
+#pragma once
+// Turns captured packets into the counts and events every experiment uses: RoCEv2
+// traffic by kind and ECN codepoint, PFC and 802.3x PAUSE frames, ERSPAN mirror packets,
+// per-flow records (with CE marks and retransmissions) and PFC pause intervals.
+//
+// Pure: packets in, a capture_analysis out; no I/O, no clock. One analyzer per capture;
+// add() is the hot path (no allocation except when a new flow or pause key appears).
+//
+// Definitions (the field names are those of `rocelab analyze --json`):
+// - RoCEv2 is UDP destination port 4791 with a complete BTH. Frames mirrored in ERSPAN
+//   count as if captured directly (their bytes are the inner frame's).
+// - ack/nak: opcode 0x11 (ACKNOWLEDGE) by AETH syndrome (NAK and RNR NAK are naks);
+//   cnp: opcode 0x81; data: every other RoCE packet.
+// - pfc.by_priority[p] counts PFC frames whose class-enable bit p is set: xoff when that
+//   priority's quanta is non-zero, xon when zero, quanta their sum.
+// - A flow is (source IP, destination IP, destination QP). retransmits counts data
+//   packets whose PSN is not ahead of the highest PSN already seen in that flow (24-bit
+//   serial arithmetic); psn_rewinds counts the times the PSN went backwards. ACK PSNs are
+//   ignored: ACKs are coalesced, so their gaps are not losses.
+// - pauses: per (port, priority), the intervals during which the link was paused: from an
+//   XOFF to the XON or to the quanta's expiry (quanta x 512 bit times at link_gbps),
+//   refreshes merged. The port is the capture interface when the capture has several, or
+//   the PFC frame's source MAC when it has one.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rocelab/captures/dissect.hpp"
+#include "rocelab/captures/packet.hpp"
+
+namespace rocelab::captures {
+
+struct ecn_counts {
+  std::uint64_t not_ect = 0, ect0 = 0, ect1 = 0, ce = 0;
+};
+
+struct roce_counts {
+  std::uint64_t packets = 0, data = 0, ack = 0, nak = 0, rnr_nak = 0, cnp = 0, bytes = 0;
+  ecn_counts ecn;
+};
+
+struct pfc_priority_counts {
+  std::uint64_t frames = 0, xoff = 0, xon = 0, quanta = 0;
+};
+
+struct pfc_counts {
+  std::uint64_t frames = 0;
+  std::array<pfc_priority_counts, 8> by_priority{};
+};
+
+struct pause_counts {
+  std::uint64_t frames = 0, quanta = 0;
+};
+
+struct roce_flow {
+  std::array<std::uint8_t, 16> src{};  // IPv4-mapped for IPv4
+  std::array<std::uint8_t, 16> dst{};
+  std::uint32_t dest_qp = 0;
+  std::uint64_t packets = 0, bytes = 0;
+  std::int64_t first_ns = 0, last_ns = 0;
+  std::uint64_t ce = 0, cnp = 0, retransmits = 0, psn_rewinds = 0;
+};
+
+struct pause_interval {
+  std::string port;
+  std::uint8_t priority = 0;
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::uint32_t frames = 0;  // XOFF frames (first and refreshes) merged into the interval
+};
+
+struct capture_analysis {
+  std::uint64_t frames = 0;
+  std::uint64_t malformed = 0;
+  std::uint64_t truncated = 0;         // cut by the snap length inside a header we read
+  std::uint64_t unsupported_link = 0;  // packets on link types we do not dissect
+  roce_counts roce;
+  pfc_counts pfc;
+  pause_counts pause;
+  std::uint64_t erspan_packets = 0;
+  std::vector<roce_flow> flows;        // ordered by first_ns, then key
+  std::vector<pause_interval> pauses;  // ordered by start_ns, then port, priority
+  double link_gbps = 100;
+};
+
+struct analyzer_options {
+  double link_gbps = 100;  // converts pause quanta to time: one quantum = 512 bit times
+};
+
+class congestion_analyzer {
+ public:
+  explicit congestion_analyzer(analyzer_options options = {});
+  congestion_analyzer(congestion_analyzer&&) noexcept;
+  congestion_analyzer& operator=(congestion_analyzer&&) noexcept;
+  ~congestion_analyzer();
+
+  // Tells the analyzer about a capture interface (name, link type). Packets on an
+  // interface never declared are read as Ethernet. With more than one interface, pause
+  // intervals are keyed by interface instead of source MAC.
+  void set_interfaces(const std::vector<interface_info>& interfaces);
+
+  void add(const packet_view& packet);
+  // Same, when the caller already dissected the packet.
+  void add(const packet_view& packet, const dissected_frame& frame);
+
+  // Closes open pause intervals at their expiry and returns everything counted.
+  [[nodiscard]] capture_analysis finish();
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
+
+// "198.18.0.1" for IPv4-mapped addresses, RFC 5952 text for IPv6.
+std::string format_ip(const std::array<std::uint8_t, 16>& address);
+std::string format_mac(const std::array<std::uint8_t, 6>& mac);
+
+}  // namespace rocelab::captures

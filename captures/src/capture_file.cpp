@@ -1,0 +1,650 @@
+// Capture file reader: classic pcap and pcapng over one read-only mapping.
+//
+// Formats: draft-ietf-opsawg-pcap (file header, record header) and
+// draft-ietf-opsawg-pcapng (SHB, IDB, EPB, SPB, the obsolete PB; every other block is
+// skipped by its length). Decoding is memcpy plus a byte swap chosen by template
+// parameter, so the per-packet path has no branch on byte order, no virtual call and no
+// allocation. Every length taken from the file is compared with the bytes that remain
+// before it is used.
+
+#include "rocelab/captures/capture_file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "posix_file.hpp"
+
+namespace rocelab::captures {
+namespace {
+
+// Both spellings of the pcap magic as read in host order decide the byte order.
+constexpr std::uint32_t pcap_magic_us = 0xa1b2c3d4;
+constexpr std::uint32_t pcap_magic_ns = 0xa1b23c4d;
+constexpr std::size_t pcap_file_header_bytes = 24;
+constexpr std::size_t pcap_record_header_bytes = 16;
+// Only the low 16 bits name the link type; the upper bits carry the FCS length and
+// flags (draft-ietf-opsawg-pcap, "LinkType and additional information").
+constexpr std::uint32_t pcap_link_type_mask = 0xffff;
+
+constexpr std::uint32_t block_section_header = 0x0a0d0d0a;  // palindrome: any byte order
+constexpr std::uint32_t block_interface_description = 1;
+constexpr std::uint32_t block_packet_obsolete = 2;
+constexpr std::uint32_t block_simple_packet = 3;
+constexpr std::uint32_t block_enhanced_packet = 6;
+constexpr std::uint32_t byte_order_magic = 0x1a2b3c4d;
+
+// Minimum total lengths: type, length, body, trailing length.
+constexpr std::size_t block_min_bytes = 12;
+constexpr std::size_t shb_min_bytes = 28;  // + magic, versions, section length
+constexpr std::size_t idb_min_bytes = 20;  // + link type, reserved, snaplen
+constexpr std::size_t epb_min_bytes = 32;  // + interface, ts high, ts low, caplen, len
+constexpr std::size_t pb_min_bytes = 32;   // + interface(16), drops(16), ts, caplen, len
+constexpr std::size_t spb_min_bytes = 16;  // + original length
+
+constexpr std::uint16_t opt_endofopt = 0;
+constexpr std::uint16_t opt_if_name = 2;
+constexpr std::uint16_t opt_if_description = 3;
+constexpr std::uint16_t opt_if_tsresol = 9;
+constexpr std::uint16_t opt_if_tsoffset = 14;
+
+constexpr std::int64_t ns_per_s = 1'000'000'000;
+
+template <bool swapped>
+inline std::uint16_t load16(const std::uint8_t* p) noexcept {
+  std::uint16_t v;
+  std::memcpy(&v, p, sizeof v);
+  if constexpr (swapped) v = __builtin_bswap16(v);
+  return v;
+}
+
+template <bool swapped>
+inline std::uint32_t load32(const std::uint8_t* p) noexcept {
+  std::uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  if constexpr (swapped) v = __builtin_bswap32(v);
+  return v;
+}
+
+template <bool swapped>
+inline std::uint64_t load64(const std::uint8_t* p) noexcept {
+  std::uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  if constexpr (swapped) v = __builtin_bswap64(v);
+  return v;
+}
+
+constexpr std::size_t pad4(std::size_t n) noexcept { return (n + 3) & ~std::size_t{3}; }
+
+std::string hex32(std::uint32_t v) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08" PRIx32, v);
+  return text;
+}
+
+__extension__ using int128 = __int128;
+__extension__ using uint128 = unsigned __int128;
+
+// How one pcapng interface's timestamp units become nanoseconds:
+//   ns = ((units * mul) >> shift) / div + offset_ns
+// 10^-v with v <= 9 is a multiply, finer powers of ten a divide, 2^-k a multiply by 10^9
+// and a shift; 128-bit arithmetic so no product overflows, then a clamp to int64 (which
+// ends in 2262) instead of undefined behaviour on hostile timestamps.
+struct timestamp_scale {
+  std::uint64_t mul = 1;
+  std::uint64_t div = 1;
+  unsigned shift = 0;
+  int128 offset_ns = 0;
+
+  [[nodiscard]] std::int64_t to_ns(std::uint64_t units) const noexcept {
+    // Whole-nanosecond units (10^-9 and 10^-6, the common ones) with no offset need
+    // neither the shift nor the 128-bit divide: keep those off the per-packet path.
+    if (shift == 0 && div == 1 && offset_ns == 0) {
+      std::uint64_t product;
+      if (!__builtin_mul_overflow(units, mul, &product) &&
+          product <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        return static_cast<std::int64_t>(product);
+    }
+    uint128 v = static_cast<uint128>(units) * mul;
+    v >>= shift;
+    if (div != 1) v /= div;
+    const int128 ns = static_cast<int128>(v) + offset_ns;
+    constexpr int128 lo = std::numeric_limits<std::int64_t>::min();
+    constexpr int128 hi = std::numeric_limits<std::int64_t>::max();
+    return static_cast<std::int64_t>(std::clamp(ns, lo, hi));
+  }
+};
+
+std::int64_t pow10(unsigned e) noexcept {
+  std::int64_t v = 1;
+  while (e-- > 0) v *= 10;
+  return v;
+}
+
+}  // namespace
+
+struct capture_file_reader::impl {
+  // The format and byte order pick the decoder once per section, not per packet.
+  enum class mode : std::uint8_t { pcap_native, pcap_swapped, pcapng_native, pcapng_swapped, done };
+  enum class step : std::uint8_t { packet, stop, again };
+
+  detail::mapped_region mapping;  // empty when reading caller memory
+  const std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+  std::size_t pos = 0;          // offset of the next record or block
+  std::uint64_t consumed = 0;   // records (pcap) or blocks (pcapng) read so far
+  mode state = mode::done;
+  capture_format format = capture_format::pcap;
+  std::int64_t pcap_fraction_ns = 1000;  // 1000 for the microsecond magic, 1 for ns
+  std::vector<interface_info> interfaces;
+  std::vector<timestamp_scale> scales;  // pcapng: parallel to `interfaces`
+  std::size_t section_first_interface = 0;  // global index of this section's interface 0
+  status error;
+
+  // Ends the read with "record N at offset X: what" (pcap) or "block N ..." (pcapng),
+  // N counting from 1 and X the offset of the record or block that failed.
+  [[gnu::cold]] [[gnu::noinline]] void fail(std::string what,
+                                            error_code code = error_code::malformed_input) {
+    std::string message = format == capture_format::pcap ? "record " : "block ";
+    message += std::to_string(consumed + 1);
+    message += " at offset ";
+    message += std::to_string(pos);
+    message += ": ";
+    message += what;
+    error = status(code, std::move(message));
+    state = mode::done;
+  }
+
+  [[nodiscard]] std::size_t section_interfaces() const noexcept {
+    return interfaces.size() - section_first_interface;
+  }
+
+  template <bool swapped>
+  bool next_pcap(packet_view& out) {
+    const std::size_t remaining = size - pos;
+    if (remaining < pcap_record_header_bytes) [[unlikely]] {
+      return end_pcap(remaining);
+    }
+    const std::uint8_t* p = data + pos;
+    std::uint32_t h[4];  // ts seconds, ts fraction, captured length, original length
+    std::memcpy(h, p, sizeof h);
+    if constexpr (swapped) {
+      h[0] = __builtin_bswap32(h[0]);
+      h[1] = __builtin_bswap32(h[1]);
+      h[2] = __builtin_bswap32(h[2]);
+      h[3] = __builtin_bswap32(h[3]);
+    }
+    if (h[2] > remaining - pcap_record_header_bytes) [[unlikely]] {
+      return caplen_exceeds(h[2], remaining - pcap_record_header_bytes);
+    }
+    // uint32 seconds * 1e9 + uint32 * 1000 stays below 2^63: no overflow possible.
+    out.timestamp_ns = static_cast<std::int64_t>(h[0]) * ns_per_s +
+                       static_cast<std::int64_t>(h[1]) * pcap_fraction_ns;
+    out.interface_id = 0;
+    out.original_length = h[3];
+    out.bytes = {p + pcap_record_header_bytes, h[2]};
+    pos += pcap_record_header_bytes + h[2];
+    ++consumed;
+    return true;
+  }
+
+  [[gnu::cold]] [[gnu::noinline]] bool end_pcap(std::size_t remaining) {
+    if (remaining != 0) {
+      fail("record header truncated: " + std::to_string(remaining) + " of " +
+           std::to_string(pcap_record_header_bytes) + " bytes");
+    }
+    state = mode::done;
+    return false;
+  }
+
+  [[gnu::cold]] [[gnu::noinline]] bool caplen_exceeds(std::uint32_t caplen, std::size_t room) {
+    fail("captured length " + std::to_string(caplen) + " exceeds the remaining " +
+         std::to_string(room) + " bytes");
+    return false;
+  }
+
+  template <bool swapped>
+  step next_pcapng(packet_view& out) {
+    for (;;) {
+      const std::size_t remaining = size - pos;
+      if (remaining < block_min_bytes) [[unlikely]] {
+        if (remaining == 0) {
+          state = mode::done;
+        } else {
+          fail("block header truncated: " + std::to_string(remaining) +
+               " bytes left, a block needs at least " + std::to_string(block_min_bytes));
+        }
+        return step::stop;
+      }
+      const std::uint8_t* b = data + pos;
+      const std::uint32_t type = load32<swapped>(b);
+      // A new section may switch the byte order: hand back to the dispatcher.
+      if (type == block_section_header) [[unlikely]] {
+        return read_section_header() ? step::again : step::stop;
+      }
+      const std::uint32_t length = load32<swapped>(b + 4);
+      if (length < block_min_bytes || length % 4 != 0 || length > remaining) [[unlikely]] {
+        bad_block_length(length, remaining);
+        return step::stop;
+      }
+      if (load32<swapped>(b + length - 4) != length) [[unlikely]] {
+        fail("trailing block length " + std::to_string(load32<swapped>(b + length - 4)) +
+             " differs from the leading length " + std::to_string(length));
+        return step::stop;
+      }
+      switch (type) {
+        case block_enhanced_packet: {
+          if (length < epb_min_bytes) [[unlikely]] {
+            too_short("enhanced packet", length, epb_min_bytes);
+            return step::stop;
+          }
+          std::uint32_t f[5];  // interface, ts high, ts low, captured length, original
+          std::memcpy(f, b + 8, sizeof f);
+          if constexpr (swapped) {
+            for (auto& v : f) v = __builtin_bswap32(v);
+          }
+          if (!packet_fits(f[0], f[3], length - epb_min_bytes)) [[unlikely]] return step::stop;
+          const std::size_t id = section_first_interface + f[0];
+          out.timestamp_ns =
+              scales[id].to_ns((static_cast<std::uint64_t>(f[1]) << 32) | f[2]);
+          out.interface_id = static_cast<std::uint32_t>(id);
+          out.original_length = f[4];
+          out.bytes = {b + 28, f[3]};
+          pos += length;
+          ++consumed;
+          return step::packet;
+        }
+        case block_simple_packet: {
+          if (length < spb_min_bytes) [[unlikely]] {
+            too_short("simple packet", length, spb_min_bytes);
+            return step::stop;
+          }
+          if (section_interfaces() == 0) [[unlikely]] {
+            fail("simple packet block before any interface description block");
+            return step::stop;
+          }
+          // No captured length on the wire: the spec derives it from the original
+          // length, the interface's snap length (0 = unlimited) and the block's room.
+          const std::uint32_t original = load32<swapped>(b + 8);
+          std::uint32_t caplen = std::min<std::uint32_t>(original, length - spb_min_bytes);
+          const std::uint32_t snaplen = interfaces[section_first_interface].snaplen;
+          if (snaplen != 0) caplen = std::min(caplen, snaplen);
+          out.timestamp_ns = 0;  // the SPB carries none
+          out.interface_id = static_cast<std::uint32_t>(section_first_interface);
+          out.original_length = original;
+          out.bytes = {b + 12, caplen};
+          pos += length;
+          ++consumed;
+          return step::packet;
+        }
+        case block_packet_obsolete: {
+          if (length < pb_min_bytes) [[unlikely]] {
+            too_short("packet", length, pb_min_bytes);
+            return step::stop;
+          }
+          const std::uint32_t interface = load16<swapped>(b + 8);
+          const std::uint32_t caplen = load32<swapped>(b + 20);
+          if (!packet_fits(interface, caplen, length - pb_min_bytes)) return step::stop;
+          const std::size_t id = section_first_interface + interface;
+          const std::uint64_t units =
+              (static_cast<std::uint64_t>(load32<swapped>(b + 12)) << 32) |
+              load32<swapped>(b + 16);
+          out.timestamp_ns = scales[id].to_ns(units);
+          out.interface_id = static_cast<std::uint32_t>(id);
+          out.original_length = load32<swapped>(b + 24);
+          out.bytes = {b + 28, caplen};
+          pos += length;
+          ++consumed;
+          return step::packet;
+        }
+        case block_interface_description:
+          if (!read_interface<swapped>(b, length)) return step::stop;
+          break;
+        default:
+          break;  // NRB, ISB, DSB, custom and unknown blocks: skipped by their length
+      }
+      pos += length;
+      ++consumed;
+    }
+  }
+
+  [[gnu::cold]] [[gnu::noinline]] void bad_block_length(std::uint32_t length,
+                                                        std::size_t remaining) {
+    if (length < block_min_bytes) {
+      fail("block length " + std::to_string(length) + " is below the minimum of " +
+           std::to_string(block_min_bytes));
+    } else if (length % 4 != 0) {
+      fail("block length " + std::to_string(length) + " is not a multiple of 4");
+    } else {
+      fail("block length " + std::to_string(length) + " exceeds the remaining " +
+           std::to_string(remaining) + " bytes");
+    }
+  }
+
+  [[gnu::cold]] [[gnu::noinline]] void too_short(const char* what, std::uint32_t length,
+                                                 std::size_t minimum) {
+    fail(std::string(what) + " block of " + std::to_string(length) +
+         " bytes is shorter than its minimum of " + std::to_string(minimum));
+  }
+
+  bool packet_fits(std::uint32_t interface, std::uint32_t caplen, std::size_t room) {
+    if (interface >= section_interfaces()) [[unlikely]] {
+      fail("packet names interface " + std::to_string(interface) + " but the section declares " +
+           std::to_string(section_interfaces()));
+      return false;
+    }
+    if (caplen > room) [[unlikely]] {
+      fail("captured length " + std::to_string(caplen) + " exceeds the block's room of " +
+           std::to_string(room) + " bytes");
+      return false;
+    }
+    return true;
+  }
+
+  // Reads the SHB at `pos`, which sets the byte order of everything up to the next one.
+  bool read_section_header() {
+    const std::size_t remaining = size - pos;
+    if (remaining < shb_min_bytes) {
+      fail("section header block truncated: " + std::to_string(remaining) + " of at least " +
+           std::to_string(shb_min_bytes) + " bytes");
+      return false;
+    }
+    const std::uint8_t* b = data + pos;
+    const std::uint32_t magic = load32<false>(b + 8);
+    if (magic == byte_order_magic) return read_section_header_as<false>(b, remaining);
+    if (magic == __builtin_bswap32(byte_order_magic)) {
+      return read_section_header_as<true>(b, remaining);
+    }
+    fail("section header byte-order magic " + hex32(magic) + " is not " +
+         hex32(byte_order_magic) + " in either byte order");
+    return false;
+  }
+
+  template <bool swapped>
+  bool read_section_header_as(const std::uint8_t* b, std::size_t remaining) {
+    const std::uint32_t length = load32<swapped>(b + 4);
+    if (length < shb_min_bytes || length % 4 != 0 || length > remaining) {
+      if (length < shb_min_bytes) {
+        too_short("section header", length, shb_min_bytes);
+      } else {
+        bad_block_length(length, remaining);
+      }
+      return false;
+    }
+    if (load32<swapped>(b + length - 4) != length) {
+      fail("trailing block length " + std::to_string(load32<swapped>(b + length - 4)) +
+           " differs from the leading length " + std::to_string(length));
+      return false;
+    }
+    const std::uint16_t major = load16<swapped>(b + 12);
+    const std::uint16_t minor = load16<swapped>(b + 14);
+    if (major != 1) {
+      fail("pcapng version " + std::to_string(major) + "." + std::to_string(minor) +
+               " is not supported (only 1.x)",
+           error_code::unsupported);
+      return false;
+    }
+    // Interface ids restart at 0 in each section; packets report the index into
+    // interfaces(), which keeps growing, so ids stay unique across sections.
+    section_first_interface = interfaces.size();
+    state = swapped ? mode::pcapng_swapped : mode::pcapng_native;
+    pos += length;
+    ++consumed;
+    return true;
+  }
+
+  template <bool swapped>
+  bool read_interface(const std::uint8_t* b, std::uint32_t length) {
+    if (length < idb_min_bytes) {
+      too_short("interface description", length, idb_min_bytes);
+      return false;
+    }
+    interface_info info;
+    info.link = static_cast<link_type>(load16<swapped>(b + 8));
+    info.snaplen = load32<swapped>(b + 12);
+    info.timestamp_unit_ns_num = 1000;  // the default if_tsresol is 6: microseconds
+    info.timestamp_unit_ns_den = 1;
+    timestamp_scale scale;
+    scale.mul = 1000;
+
+    // Options: code(16), length(16), value padded to 4, until opt_endofopt or the end.
+    const std::size_t end = length - 4;
+    std::size_t at = 16;
+    while (end - at >= 4) {
+      const std::uint16_t code = load16<swapped>(b + at);
+      const std::uint16_t option_length = load16<swapped>(b + at + 2);
+      if (code == opt_endofopt) break;
+      if (pad4(option_length) > end - at - 4) {
+        fail("interface option " + std::to_string(code) + " of length " +
+             std::to_string(option_length) + " at block offset " + std::to_string(at) +
+             " overruns the block");
+        return false;
+      }
+      const std::uint8_t* value = b + at + 4;
+      switch (code) {
+        case opt_if_name:
+        case opt_if_description: {
+          // UTF-8, not necessarily NUL-terminated; some writers pad with NULs anyway.
+          std::string text(reinterpret_cast<const char*>(value), option_length);
+          text.erase(std::find(text.begin(), text.end(), '\0'), text.end());
+          (code == opt_if_name ? info.name : info.description) = std::move(text);
+          break;
+        }
+        case opt_if_tsresol:
+          if (option_length < 1) {
+            fail("if_tsresol option is empty");
+            return false;
+          }
+          if (!set_resolution(value[0], info, scale)) return false;
+          break;
+        case opt_if_tsoffset:
+          if (option_length < 8) {
+            fail("if_tsoffset option has " + std::to_string(option_length) + " bytes, not 8");
+            return false;
+          }
+          scale.offset_ns =
+              static_cast<int128>(static_cast<std::int64_t>(load64<swapped>(value))) * ns_per_s;
+          break;
+        default:
+          break;
+      }
+      at += 4 + pad4(option_length);
+    }
+    interfaces.push_back(std::move(info));
+    scales.push_back(scale);
+    return true;
+  }
+
+  // if_tsresol: top bit clear means 10^-v seconds, set means 2^-v.
+  bool set_resolution(std::uint8_t resolution, interface_info& info, timestamp_scale& scale) {
+    const unsigned exponent = resolution & 0x7f;
+    scale = timestamp_scale{.offset_ns = scale.offset_ns};
+    if ((resolution & 0x80) == 0) {
+      // Beyond 10^-18 s the unit no longer fits the int64 fraction in interface_info.
+      if (exponent > 18) {
+        fail("if_tsresol 10^-" + std::to_string(exponent) + " s is not supported",
+             error_code::unsupported);
+        return false;
+      }
+      if (exponent <= 9) {
+        scale.mul = static_cast<std::uint64_t>(pow10(9 - exponent));
+        info.timestamp_unit_ns_num = pow10(9 - exponent);
+        info.timestamp_unit_ns_den = 1;
+      } else {
+        scale.div = static_cast<std::uint64_t>(pow10(exponent - 9));
+        info.timestamp_unit_ns_num = 1;
+        info.timestamp_unit_ns_den = pow10(exponent - 9);
+      }
+      return true;
+    }
+    // 10^9 / 2^k: cancel the common factors of two so the denominator fits an int64.
+    const unsigned common = std::min(exponent, 9U);
+    if (exponent - common > 62) {
+      fail("if_tsresol 2^-" + std::to_string(exponent) + " s is not supported",
+           error_code::unsupported);
+      return false;
+    }
+    scale.mul = static_cast<std::uint64_t>(ns_per_s);
+    scale.shift = exponent;
+    info.timestamp_unit_ns_num = ns_per_s >> common;
+    info.timestamp_unit_ns_den = std::int64_t{1} << (exponent - common);
+    return true;
+  }
+
+  // Reads the IDBs that directly follow the first SHB, so interfaces() is filled when
+  // open() returns, as it is for pcap. A malformed one is left for next() to report.
+  template <bool swapped>
+  void read_leading_interfaces() {
+    while (size - pos >= block_min_bytes) {
+      const std::uint8_t* b = data + pos;
+      if (load32<swapped>(b) != block_interface_description) return;
+      const std::uint32_t length = load32<swapped>(b + 4);
+      if (length < idb_min_bytes || length % 4 != 0 || length > size - pos ||
+          load32<swapped>(b + length - 4) != length) {
+        return;
+      }
+      if (!read_interface<swapped>(b, length)) {
+        error = status{};
+        state = swapped ? mode::pcapng_swapped : mode::pcapng_native;
+        return;
+      }
+      pos += length;
+      ++consumed;
+    }
+  }
+
+  // Detects the format from the first four bytes and reads the file header or the
+  // first section header; failures here fail open() / from_memory().
+  status start() {
+    pos = 0;
+    consumed = 0;
+    if (size < 4) {
+      return {error_code::malformed_input, "too short to be a capture file: " +
+                                               std::to_string(size) + " bytes"};
+    }
+    const std::uint32_t magic = load32<false>(data);
+    if (magic == block_section_header) {
+      format = capture_format::pcapng;
+      if (!read_section_header()) return std::exchange(error, status{});
+      if (state == mode::pcapng_swapped) {
+        read_leading_interfaces<true>();
+      } else {
+        read_leading_interfaces<false>();
+      }
+      return {};
+    }
+    format = capture_format::pcap;
+    if (magic == pcap_magic_us || magic == pcap_magic_ns) return start_pcap<false>();
+    if (magic == __builtin_bswap32(pcap_magic_us) || magic == __builtin_bswap32(pcap_magic_ns)) {
+      return start_pcap<true>();
+    }
+    return {error_code::malformed_input,
+            "not a pcap or pcapng file: magic " + hex32(magic)};
+  }
+
+  template <bool swapped>
+  status start_pcap() {
+    if (size < pcap_file_header_bytes) {
+      return {error_code::malformed_input, "pcap file header truncated: " +
+                                               std::to_string(size) + " of " +
+                                               std::to_string(pcap_file_header_bytes) +
+                                               " bytes"};
+    }
+    const std::uint32_t magic = load32<swapped>(data);
+    const std::uint16_t major = load16<swapped>(data + 4);
+    if (major != 2) {
+      return {error_code::unsupported, "pcap version " + std::to_string(major) + "." +
+                                           std::to_string(load16<swapped>(data + 6)) +
+                                           " is not supported (only 2.x)"};
+    }
+    pcap_fraction_ns = magic == pcap_magic_ns ? 1 : 1000;
+    interface_info info;
+    // The snap length is informative only: nothing is allocated from it, so an absurd
+    // value in a hostile header costs nothing.
+    info.snaplen = load32<swapped>(data + 16);
+    info.link = static_cast<link_type>(load32<swapped>(data + 20) & pcap_link_type_mask);
+    info.timestamp_unit_ns_num = pcap_fraction_ns;
+    info.timestamp_unit_ns_den = 1;
+    interfaces.push_back(std::move(info));
+    pos = pcap_file_header_bytes;
+    state = swapped ? mode::pcap_swapped : mode::pcap_native;
+    return {};
+  }
+};
+
+capture_file_reader::capture_file_reader(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+capture_file_reader::capture_file_reader(capture_file_reader&&) noexcept = default;
+capture_file_reader& capture_file_reader::operator=(capture_file_reader&&) noexcept = default;
+capture_file_reader::~capture_file_reader() = default;
+
+result<capture_file_reader> capture_file_reader::open(const std::string& path) {
+  detail::unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return status::from_errno("opening " + path);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return status::from_errno("stat of " + path);
+  if (!S_ISREG(st.st_mode)) {
+    return status(error_code::unsupported, path + " is not a regular file (cannot be mapped)");
+  }
+  if (st.st_size == 0) {
+    return status(error_code::malformed_input, "too short to be a capture file: 0 bytes");
+  }
+  const auto length = static_cast<std::size_t>(st.st_size);
+  // No MAP_POPULATE: faulting pages in as the reader walks lets it start at once and
+  // overlap with the kernel's read-ahead, which MADV_SEQUENTIAL makes aggressive.
+  void* base = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+  if (base == MAP_FAILED) return status::from_errno("mapping " + path);
+  detail::mapped_region mapping(base, length);
+  // Advice only: a failure changes speed, not results.
+  (void)::madvise(base, length, MADV_SEQUENTIAL);
+
+  auto state = std::make_unique<impl>();
+  state->data = mapping.bytes().data();
+  state->size = length;
+  state->mapping = std::move(mapping);
+  // The mapping outlives the descriptor; `fd` closes here.
+  if (status st_start = state->start(); !st_start.ok()) return st_start;
+  return capture_file_reader(std::move(state));
+}
+
+result<capture_file_reader> capture_file_reader::from_memory(std::span<const std::uint8_t> bytes) {
+  auto state = std::make_unique<impl>();
+  state->data = bytes.data();
+  state->size = bytes.size();
+  if (status st = state->start(); !st.ok()) return st;
+  return capture_file_reader(std::move(state));
+}
+
+bool capture_file_reader::next(packet_view& out) {
+  impl& s = *impl_;
+  for (;;) {
+    using mode = impl::mode;
+    using step = impl::step;
+    step r;
+    switch (s.state) {
+      case mode::pcap_native: return s.next_pcap<false>(out);
+      case mode::pcap_swapped: return s.next_pcap<true>(out);
+      case mode::pcapng_native: r = s.next_pcapng<false>(out); break;
+      case mode::pcapng_swapped: r = s.next_pcapng<true>(out); break;
+      case mode::done:
+      default: return false;
+    }
+    if (r != step::again) return r == step::packet;
+  }
+}
+
+const status& capture_file_reader::error() const { return impl_->error; }
+
+capture_format capture_file_reader::format() const { return impl_->format; }
+
+const std::vector<interface_info>& capture_file_reader::interfaces() const {
+  return impl_->interfaces;
+}
+
+}  // namespace rocelab::captures

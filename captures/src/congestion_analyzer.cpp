@@ -1,0 +1,373 @@
+#include "rocelab/captures/congestion_analyzer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <tuple>
+#include <unordered_map>
+
+namespace rocelab::captures {
+namespace {
+
+constexpr std::uint8_t bth_opcode_acknowledge = 0x11;
+constexpr std::uint8_t bth_opcode_cnp = 0x81;
+constexpr std::uint16_t mac_control_pause = 0x0001;
+constexpr std::uint16_t mac_control_pfc = 0x0101;
+constexpr std::uint32_t psn_mask = 0xffffff;
+
+// AETH syndrome, IBTA vol. 1 9.7.5.1: bits 7..5 select ACK (000), RNR NAK (001), NAK (011).
+constexpr std::uint8_t aeth_class(std::uint8_t syndrome) { return syndrome >> 5; }
+constexpr std::uint8_t aeth_class_rnr_nak = 1;
+constexpr std::uint8_t aeth_class_nak = 3;
+
+// True when 24-bit PSN a is strictly ahead of b (serial arithmetic, IBTA 9.7.1: a window
+// of half the PSN space ahead).
+constexpr bool psn_ahead(std::uint32_t a, std::uint32_t b) {
+  const std::uint32_t d = (a - b) & psn_mask;
+  return d != 0 && d < (1u << 23);
+}
+
+// The flow key as five 64-bit words (source, destination, QP), compared word by word
+// and stored inline in the hash slot, so a lookup touches one cache line.
+struct flow_key {
+  std::array<std::uint64_t, 5> words;
+  // Word by word: std::array's operator== may become a memcmp call on this path.
+  bool operator==(const flow_key& o) const {
+    return ((words[0] ^ o.words[0]) | (words[1] ^ o.words[1]) | (words[2] ^ o.words[2]) |
+            (words[3] ^ o.words[3]) | (words[4] ^ o.words[4])) == 0;
+  }
+
+  static flow_key of(const std::array<std::uint8_t, 16>& src, const std::array<std::uint8_t, 16>& dst,
+                     std::uint32_t dest_qp) {
+    flow_key k;
+    std::memcpy(&k.words[0], src.data(), 16);
+    std::memcpy(&k.words[2], dst.data(), 16);
+    k.words[4] = dest_qp;
+    return k;
+  }
+};
+
+// A multiply-xorshift mix over the key's words: flows are few and keys are not chosen by
+// an adversary who gains anything from collisions beyond slowing one analysis.
+std::uint64_t hash_key(const flow_key& k) {
+  constexpr std::uint64_t m = 0x9e3779b97f4a7c15ull;
+  std::uint64_t h = k.words[4] * m;
+  for (int i = 0; i < 4; ++i) {
+    h = (h ^ k.words[i]) * m;
+    h ^= h >> 29;
+  }
+  return h ^ (h >> 32);
+}
+
+struct flow_state {
+  flow_key key;
+  roce_flow record;
+  std::uint32_t highest_psn = 0;
+  std::uint32_t previous_psn = 0;
+  bool has_psn = false;
+};
+
+// Open addressing with linear probing. A slot is 8 bytes (flow index and 32 bits of the
+// hash), so a table for thousands of flows stays in L1; the full key is checked in the
+// flow record, which the caller touches anyway to update its counters.
+class flow_table {
+ public:
+  flow_table() { slots_.assign(1024, slot{}); }
+
+  flow_state& find_or_insert(const flow_key& key, std::vector<flow_state>& flows) {
+    const std::uint64_t h = hash_key(key);
+    const auto tag = static_cast<std::uint32_t>(h >> 32);
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+      slot& s = slots_[i];
+      if (s.index == empty) [[unlikely]] {
+        s = {static_cast<std::uint32_t>(flows.size()), tag};
+        flows.push_back({});
+        flow_state& f = flows.back();
+        f.key = key;
+        std::memcpy(f.record.src.data(), &key.words[0], 16);
+        std::memcpy(f.record.dst.data(), &key.words[2], 16);
+        f.record.dest_qp = static_cast<std::uint32_t>(key.words[4]);
+        if (flows.size() * 2 > slots_.size()) grow(flows);
+        return f;
+      }
+      if (s.tag == tag) {
+        flow_state& f = flows[s.index];
+        if (f.key == key) [[likely]] return f;
+      }
+    }
+  }
+
+ private:
+  static constexpr std::uint32_t empty = 0xffffffff;
+  struct slot {
+    std::uint32_t index = empty;
+    std::uint32_t tag = 0;
+  };
+
+  void grow(const std::vector<flow_state>& flows) {
+    std::vector<slot> bigger(slots_.size() * 2);
+    const std::size_t mask = bigger.size() - 1;
+    for (const slot& s : slots_) {
+      if (s.index == empty) continue;
+      std::size_t i = hash_key(flows[s.index].key) & mask;
+      while (bigger[i].index != empty) i = (i + 1) & mask;
+      bigger[i] = s;
+    }
+    slots_ = std::move(bigger);
+  }
+
+  std::vector<slot> slots_;
+};
+
+// Pause state of one (port, priority).
+struct priority_pause {
+  bool open = false;
+  std::int64_t start_ns = 0;
+  std::int64_t expiry_ns = 0;
+  std::uint32_t frames = 0;
+};
+
+struct port_pause {
+  std::string name;
+  std::array<priority_pause, 8> priority{};
+};
+
+std::uint64_t mac_key(const std::array<std::uint8_t, 6>& mac) {
+  std::uint64_t k = 0;
+  for (auto b : mac) k = (k << 8) | b;
+  return k;
+}
+
+}  // namespace
+
+struct congestion_analyzer::state {
+  analyzer_options options;
+  double quantum_ns;
+  capture_analysis out;
+  std::vector<interface_info> interfaces;
+  std::vector<flow_state> flows;
+  flow_table table;
+  // Ports keyed by interface id (bit 63 set) or source MAC.
+  std::unordered_map<std::uint64_t, std::size_t> port_index;
+  std::vector<port_pause> ports;
+  dissected_frame scratch;
+
+  explicit state(analyzer_options o)
+      : options(o), quantum_ns(512.0 / o.link_gbps) {
+    out.link_gbps = o.link_gbps;
+  }
+
+  link_type link_of(std::uint32_t interface_id) const {
+    return interface_id < interfaces.size() ? interfaces[interface_id].link : link_type::ethernet;
+  }
+
+  port_pause& port_for(const packet_view& packet, const dissected_frame& f) {
+    const bool by_interface = interfaces.size() > 1;
+    const std::uint64_t key = by_interface ? (1ull << 63) | packet.interface_id : mac_key(f.src_mac);
+    auto [it, inserted] = port_index.try_emplace(key, ports.size());
+    if (inserted) {
+      port_pause p;
+      if (by_interface) {
+        const auto& name = interfaces[packet.interface_id].name;
+        p.name = name.empty() ? "if" + std::to_string(packet.interface_id) : name;
+      } else {
+        p.name = format_mac(f.src_mac);
+      }
+      ports.push_back(std::move(p));
+    }
+    return ports[it->second];
+  }
+
+  void close(const std::string& port, std::uint8_t prio, priority_pause& p, std::int64_t end_ns) {
+    out.pauses.push_back({port, prio, p.start_ns, std::max(end_ns, p.start_ns), p.frames});
+    p = {};
+  }
+
+  void on_pfc(const packet_view& packet, const dissected_frame& f) {
+    auto& pfc = out.pfc;
+    ++pfc.frames;
+    const std::int64_t t = packet.timestamp_ns;
+    port_pause* port = nullptr;
+    for (std::uint8_t prio = 0; prio < 8; ++prio) {
+      if (!(f.pfc_class_enable & (1u << prio))) continue;
+      const std::uint16_t quanta = f.pfc_quanta[prio];
+      auto& counts = pfc.by_priority[prio];
+      ++counts.frames;
+      counts.quanta += quanta;
+      if (quanta) ++counts.xoff; else ++counts.xon;
+
+      if (!port) port = &port_for(packet, f);
+      priority_pause& p = port->priority[prio];
+      if (quanta == 0) {
+        // XON (802.1Qbb 36.1.3.3: zero quanta resumes at once).
+        if (p.open) close(port->name, prio, p, std::min(t, p.expiry_ns));
+        continue;
+      }
+      // Saturating: a hostile or clamped timestamp near the end of int64 must not wrap.
+      std::int64_t expiry;
+      if (__builtin_add_overflow(t, std::llround(quanta * quantum_ns), &expiry))
+        expiry = std::numeric_limits<std::int64_t>::max();
+      if (p.open && t > p.expiry_ns) close(port->name, prio, p, p.expiry_ns);
+      if (!p.open) {
+        p.open = true;
+        p.start_ns = t;
+      }
+      // A refresh restarts the pause timer with the new quanta (it may shorten it).
+      p.expiry_ns = expiry;
+      ++p.frames;
+    }
+  }
+
+  void on_roce(const packet_view& packet, const dissected_frame& f) {
+    auto& roce = out.roce;
+    const std::uint64_t bytes = packet.original_length > f.inner_offset
+                                    ? packet.original_length - f.inner_offset
+                                    : 0;
+    ++roce.packets;
+    roce.bytes += bytes;
+    switch (f.ecn) {
+      case 0: ++roce.ecn.not_ect; break;
+      case 1: ++roce.ecn.ect1; break;
+      case 2: ++roce.ecn.ect0; break;
+      default: ++roce.ecn.ce; break;
+    }
+
+    flow_state& flow = table.find_or_insert(flow_key::of(f.ip_src, f.ip_dst, f.dest_qp), flows);
+    roce_flow& r = flow.record;
+    if (r.packets == 0) r.first_ns = packet.timestamp_ns;
+    ++r.packets;
+    r.bytes += bytes;
+    r.last_ns = std::max(r.last_ns, packet.timestamp_ns);
+    if (f.ecn == 3) ++r.ce;
+
+    if (f.bth_opcode == bth_opcode_cnp) {
+      ++roce.cnp;
+      ++r.cnp;
+      return;
+    }
+    if (f.bth_opcode == bth_opcode_acknowledge) {
+      const std::uint8_t cls = f.has_aeth ? aeth_class(f.aeth_syndrome) : 0;
+      if (cls == aeth_class_nak) {
+        ++roce.nak;
+      } else if (cls == aeth_class_rnr_nak) {
+        ++roce.nak;
+        ++roce.rnr_nak;
+      } else {
+        ++roce.ack;
+      }
+      return;
+    }
+    ++roce.data;
+    const std::uint32_t psn = f.psn & psn_mask;
+    if (!flow.has_psn) {
+      flow.has_psn = true;
+      flow.highest_psn = psn;
+    } else if (psn_ahead(psn, flow.highest_psn)) {
+      flow.highest_psn = psn;
+    } else {
+      ++r.retransmits;
+      if (!psn_ahead(psn, flow.previous_psn)) ++r.psn_rewinds;
+    }
+    flow.previous_psn = psn;
+  }
+};
+
+congestion_analyzer::congestion_analyzer(analyzer_options options)
+    : state_(std::make_unique<state>(options)) {}
+congestion_analyzer::congestion_analyzer(congestion_analyzer&&) noexcept = default;
+congestion_analyzer& congestion_analyzer::operator=(congestion_analyzer&&) noexcept = default;
+congestion_analyzer::~congestion_analyzer() = default;
+
+void congestion_analyzer::set_interfaces(const std::vector<interface_info>& interfaces) {
+  state_->interfaces = interfaces;
+}
+
+void congestion_analyzer::add(const packet_view& packet) {
+  dissect(state_->link_of(packet.interface_id), packet.bytes, state_->scratch);
+  add(packet, state_->scratch);
+}
+
+void congestion_analyzer::add(const packet_view& packet, const dissected_frame& f) {
+  state& s = *state_;
+  ++s.out.frames;
+  if (f.erspan_type) ++s.out.erspan_packets;
+  if (f.malformed) ++s.out.malformed;
+  if (f.truncated) ++s.out.truncated;
+  if (f.unsupported_link) ++s.out.unsupported_link;
+  if (f.is_roce) {
+    s.on_roce(packet, f);
+  } else if (f.is_mac_control) {
+    if (f.mac_control_opcode == mac_control_pfc) {
+      s.on_pfc(packet, f);
+    } else if (f.mac_control_opcode == mac_control_pause) {
+      ++s.out.pause.frames;
+      s.out.pause.quanta += f.pause_quanta;
+    }
+  }
+}
+
+capture_analysis congestion_analyzer::finish() {
+  state& s = *state_;
+  for (auto& port : s.ports)
+    for (std::uint8_t prio = 0; prio < 8; ++prio)
+      if (port.priority[prio].open)
+        s.close(port.name, prio, port.priority[prio], port.priority[prio].expiry_ns);
+
+  s.out.flows.clear();
+  s.out.flows.reserve(s.flows.size());
+  for (const auto& f : s.flows) s.out.flows.push_back(f.record);
+  std::sort(s.out.flows.begin(), s.out.flows.end(), [](const roce_flow& a, const roce_flow& b) {
+    return std::tie(a.first_ns, a.src, a.dst, a.dest_qp) < std::tie(b.first_ns, b.src, b.dst, b.dest_qp);
+  });
+  std::sort(s.out.pauses.begin(), s.out.pauses.end(),
+            [](const pause_interval& a, const pause_interval& b) {
+              return std::tie(a.start_ns, a.port, a.priority) < std::tie(b.start_ns, b.port, b.priority);
+            });
+  capture_analysis result = std::move(s.out);
+  s.out = {};
+  s.out.link_gbps = s.options.link_gbps;
+  return result;
+}
+
+std::string format_mac(const std::array<std::uint8_t, 6>& mac) {
+  char text[18];
+  std::snprintf(text, sizeof text, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2],
+                mac[3], mac[4], mac[5]);
+  return text;
+}
+
+std::string format_ip(const std::array<std::uint8_t, 16>& a) {
+  static constexpr std::uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  char text[64];
+  if (std::memcmp(a.data(), v4_prefix, 12) == 0) {
+    std::snprintf(text, sizeof text, "%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
+    return text;
+  }
+  // RFC 5952: lower-case hex, no leading zeros, the longest run (>= 2) of zero groups as ::.
+  std::array<unsigned, 8> g{};
+  for (int i = 0; i < 8; ++i) g[i] = (a[2 * i] << 8) | a[2 * i + 1];
+  int best = -1, best_len = 0;
+  for (int i = 0; i < 8;) {
+    if (g[i] != 0) { ++i; continue; }
+    int j = i;
+    while (j < 8 && g[j] == 0) ++j;
+    if (j - i > best_len && j - i >= 2) { best = i; best_len = j - i; }
+    i = j;
+  }
+  std::string s;
+  for (int i = 0; i < 8; ++i) {
+    if (i == best) {
+      s += "::";
+      i += best_len - 1;
+      continue;
+    }
+    if (!s.empty() && s.back() != ':') s += ':';
+    std::snprintf(text, sizeof text, "%x", g[i]);
+    s += text;
+  }
+  return s;
+}
+
+}  // namespace rocelab::captures

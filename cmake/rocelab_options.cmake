@@ -1,0 +1,34 @@
+# Warnings and sanitizers for rocelab's own targets only (third-party headers are
+# included as SYSTEM, so -Werror never fires on them).
+add_library(rocelab_warnings INTERFACE)
+target_compile_options(rocelab_warnings INTERFACE -Wall -Wextra -Werror)
+
+if(ROCELAB_SANITIZE OR ROCELAB_FUZZ)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+if(ROCELAB_FUZZ)
+  # Coverage instrumentation for everything the fuzz targets link; the targets add
+  # -fsanitize=fuzzer (the driver) themselves.
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
+
+# rocelab_library(<folder> [SOURCES...]) declares the folder's library target
+# rocelab_<folder> with its alias rocelab::<folder> and public include/ directory.
+function(rocelab_library folder)
+  add_library(rocelab_${folder} ${ARGN})
+  add_library(rocelab::${folder} ALIAS rocelab_${folder})
+  if("INTERFACE" IN_LIST ARGN)
+    target_include_directories(rocelab_${folder} INTERFACE ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  else()
+    target_include_directories(rocelab_${folder} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+    target_link_libraries(rocelab_${folder} PRIVATE rocelab_warnings)
+  endif()
+endfunction()
+
+# An adapter target (hardware or optional C library) beside a folder's core library.
+function(rocelab_adapter name)
+  add_library(rocelab_${name} ${ARGN})
+  add_library(rocelab::${name} ALIAS rocelab_${name})
+  target_link_libraries(rocelab_${name} PRIVATE rocelab_warnings)
+endfunction()

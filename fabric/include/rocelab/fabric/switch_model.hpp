@@ -1,0 +1,229 @@
+#pragma once
+// The switch data plane: shared-buffer admission (Broadcom/SONiC MMU), PFC, ECN,
+// egress scheduling and line-rate serialization. Written once; driven by the twin in
+// virtual time and by the soft switch in real time.
+//
+// Model:
+// - One buffer of buffer_bytes counted in cells. Every packet is counted twice, as in
+//   Broadcom XGS/TH MMUs: against its ingress priority group (ingress port x priority) and
+//   its egress queue (egress port x priority). Each has a reserve, then a share of a pool
+//   capped by a dynamic (alpha x free pool) or static threshold. Lossless PGs also own
+//   headroom. Ingress pool = buffer - all PG reserves - all lossless headroom; egress
+//   pool = buffer - all queue reserves.
+// - Admission (store-and-forward: call admit when the last bit has arrived): the reserve
+//   first, then shared if pg_shared + cells <= limit, otherwise headroom for a lossless
+//   PG (drop reason headroom_exhausted if it does not fit) or a drop (ingress_limit) for
+//   a lossy one; then the egress queue's reserve/shared check (egress_limit). Once a PG
+//   uses headroom, its later arrivals go to headroom until it drains, keeping the
+//   in-flight data together. On release, headroom is freed first, then shared, then the
+//   reserve (ns-3 SwitchMmu::RemoveFromIngressAdmission does the same).
+// - PFC through link_flow_control (see link_flow_control.hpp); PFC frames leave through
+//   a pfc_frame_sink with the time their last bit leaves the port.
+// - ECN on the egress queue at enqueue (depth before the packet joins) or at dequeue
+//   (depth after it leaves, as the ns-3 switch does); only ECT packets are marked.
+// - Scheduling: strict-priority queues first (order per strict_low_index_first), then
+//   DWRR among weighted queues (Shreedhar & Varghese 1995). A port sends one frame at a
+//   time at rate_bps; time on the wire is tracked in picoseconds so back-to-back frames
+//   keep the exact line rate even when a frame's time is not a whole nanosecond.
+//
+// Per-packet cost: O(1), no allocation after create() (descriptors live in a
+// preallocated node pool that only grows if more packets are resident than
+// buffer_bytes / 64), no hashing; state is in flat arrays indexed port x 8 + priority.
+// Threading: one thread, the one that drives the clock.
+// Errors: create() validates the config; admit/dequeue expect ports and priorities in
+// range (checked by assert in debug builds).
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "rocelab/common/result.hpp"
+#include "rocelab/fabric/clock.hpp"
+#include "rocelab/fabric/link_flow_control.hpp"
+#include "rocelab/fabric/packet.hpp"
+#include "rocelab/fabric/switch_config.hpp"
+
+namespace rocelab::fabric {
+
+enum class drop_reason : std::uint8_t { none = 0, ingress_limit, egress_limit, headroom_exhausted };
+inline constexpr int num_drop_reasons = 4;
+
+struct admission {
+  bool accepted = false;
+  drop_reason reason = drop_reason::none;
+  bool ce_marked = false;  // marked at enqueue by this switch
+};
+
+struct departure {
+  packet pkt;                 // ecn is CE if marked here (either mode) or upstream
+  std::int64_t tx_start_ns;   // first bit on the wire (rounded down)
+  std::int64_t tx_end_ns;     // last bit on the wire (rounded up); the next hop's arrival is this + propagation
+};
+
+// A PFC frame the switch sends out of `port` toward its peer.
+struct pfc_frame_out {
+  std::uint16_t port = 0;
+  std::uint8_t priority = 0;
+  std::uint16_t quanta = 0;  // 0: XON
+  bool refresh = false;
+  std::int64_t decided_ns = 0;  // when the MMU decided
+  std::int64_t tx_end_ns = 0;   // last bit leaves the port (after any frame in progress)
+};
+
+class pfc_frame_sink {
+ public:
+  virtual void on_pfc_frame_out(const pfc_frame_out& frame) = 0;
+
+ protected:
+  ~pfc_frame_sink() = default;
+};
+
+struct queue_stats {
+  std::uint64_t enqueued_packets = 0, enqueued_bytes = 0;
+  std::uint64_t dequeued_packets = 0, dequeued_bytes = 0;
+  std::array<std::uint64_t, num_drop_reasons> dropped_packets{};  // by drop_reason
+  std::uint64_t ecn_marked = 0;
+  std::uint64_t depth_packets = 0, depth_bytes = 0;
+  std::uint64_t watermark_bytes = 0;
+  std::int64_t reserve_cells = 0, shared_cells = 0;
+};
+
+struct pg_stats {
+  std::uint64_t rx_packets = 0, rx_bytes = 0;
+  std::array<std::uint64_t, num_drop_reasons> dropped_packets{};
+  std::int64_t reserve_cells = 0, shared_cells = 0, headroom_cells = 0;
+  std::int64_t shared_watermark_cells = 0, headroom_watermark_cells = 0;
+  bool xoff = false;  // the receive side currently tells the peer to stop
+  std::uint64_t xoff_sent = 0, xon_sent = 0, refresh_sent = 0;
+};
+
+struct port_stats {
+  std::uint64_t rx_packets = 0, rx_bytes = 0;
+  std::uint64_t tx_packets = 0, tx_bytes = 0;
+  std::array<std::uint64_t, num_drop_reasons> dropped_packets{};  // ingress drops by ingress port, egress by egress port
+  std::uint64_t pfc_tx_frames = 0, pfc_rx_frames = 0;
+};
+
+struct buffer_stats {
+  std::int64_t total_cells = 0, used_cells = 0, watermark_cells = 0;
+  std::int64_t ingress_pool_cells = 0, ingress_shared_used_cells = 0;
+  std::int64_t egress_pool_cells = 0, egress_shared_used_cells = 0;
+  std::uint64_t resident_packets = 0;
+};
+
+class switch_model final : private control_frame_port {
+ public:
+  // `clk` and `sink` (may be null) must outlive the model. The model registers timers
+  // (PFC refresh) with `clk`, so it is neither copyable nor movable.
+  [[nodiscard]] static result<std::unique_ptr<switch_model>> create(const switch_config& cfg, clock& clk,
+                                                                    pfc_frame_sink* sink = nullptr);
+  switch_model(const switch_model&) = delete;
+  switch_model& operator=(const switch_model&) = delete;
+  ~switch_model();
+
+  // A packet fully received on pkt.ingress_port at now_ns, to leave by pkt.egress_port.
+  admission admit(const packet& pkt, std::int64_t now_ns);
+  // Starts sending the next frame on `port` if the link is free, a queue is non-empty and
+  // its priority is not paused; nullopt otherwise. Frees the packet's buffer.
+  std::optional<departure> dequeue(std::uint16_t port, std::int64_t now_ns);
+  // A PFC frame from the peer on `port`, fully received at now_ns.
+  void on_pfc_frame(std::uint16_t port, std::uint8_t class_enable,
+                    const std::array<std::uint16_t, num_priorities>& quanta, std::int64_t now_ns);
+
+  // When the port's link is free (end of the frame in progress), rounded up to ns.
+  [[nodiscard]] std::int64_t next_transmit_time_ns(std::uint16_t port) const;
+  // Earliest time a dequeue on `port` can succeed given link, queues and pauses;
+  // never_ns when nothing is queued or everything queued is held until XON.
+  [[nodiscard]] std::int64_t next_dequeue_time_ns(std::uint16_t port, std::int64_t now_ns) const;
+  // Serialization time of a frame of `bytes` on `port` (plus wire overhead), in ps.
+  [[nodiscard]] std::int64_t serialization_ps(std::uint16_t port, std::uint32_t bytes) const;
+
+  [[nodiscard]] queue_stats queue(std::uint16_t port, std::uint8_t prio) const;
+  [[nodiscard]] pg_stats priority_group(std::uint16_t port, std::uint8_t prio) const;
+  [[nodiscard]] const port_stats& port(std::uint16_t port) const { return ports_[port].stats; }
+  [[nodiscard]] buffer_stats buffer() const;
+  [[nodiscard]] std::size_t num_ports() const { return ports_.size(); }
+  [[nodiscard]] const switch_config& config() const { return cfg_; }
+  [[nodiscard]] link_flow_control& flow_control() { return *fc_; }
+  // Limits in force now, in cells (for tests and telemetry).
+  [[nodiscard]] std::int64_t pg_shared_limit_cells(std::uint16_t port, std::uint8_t prio) const;
+  [[nodiscard]] std::int64_t queue_shared_limit_cells(std::uint16_t port, std::uint8_t prio) const;
+  [[nodiscard]] std::int64_t cells_of(std::uint32_t bytes) const { return (bytes + cell_bytes_ - 1) / cell_bytes_; }
+
+ private:
+  struct threshold_cells {
+    buffer_threshold::kind mode = buffer_threshold::kind::dynamic;
+    int alpha_log2 = 0;
+    std::int64_t fixed_cells = 0;
+  };
+  struct pg_state {
+    // configuration in cells
+    std::int64_t reserve = 0, headroom = 0, xon_fixed = -1, xon_offset = 0;
+    threshold_cells limit;
+    bool lossless = false;
+    // occupancy
+    std::int64_t min_used = 0, shared_used = 0, hdrm_used = 0;
+    std::int64_t shared_wm = 0, hdrm_wm = 0;
+    std::uint64_t rx_packets = 0, rx_bytes = 0;
+    std::array<std::uint64_t, num_drop_reasons> dropped{};
+  };
+  static constexpr std::uint32_t nil = 0xffffffffu;
+  struct queue_state {
+    std::int64_t reserve = 0;
+    threshold_cells limit;
+    bool ecn = false;
+    std::int64_t kmin = 0, kmax = 0;
+    double pmax = 0.0;
+    std::int64_t quantum = 0;  // DWRR bytes per turn; 0 = strict
+    std::int64_t deficit = 0;
+    std::int64_t min_used = 0, shared_used = 0;
+    std::uint32_t head = nil, tail = nil;
+    std::uint64_t depth_packets = 0, depth_bytes = 0, watermark_bytes = 0;
+    std::uint64_t enq_packets = 0, enq_bytes = 0, deq_packets = 0, deq_bytes = 0, ecn_marked = 0;
+    std::array<std::uint64_t, num_drop_reasons> dropped{};
+  };
+  struct alignas(64) port_state {
+    std::int64_t rate_bps = 0;
+    std::int64_t busy_until_ps = 0;
+    std::uint8_t nonempty = 0;     // bit p: queue p has packets
+    std::uint8_t strict_mask = 0;  // bit p: queue p is strict priority
+    std::uint8_t dwrr_current = 0;
+    bool dwrr_credited = false;
+    port_stats stats;
+  };
+  struct node {
+    packet pkt;
+    std::uint32_t next;
+  };
+
+  switch_model(const switch_config& cfg, clock& clk, pfc_frame_sink* sink);
+  void send_pfc(std::uint16_t port, std::uint8_t prio, std::uint16_t quanta, bool refresh,
+                std::int64_t now_ns) override;
+  static std::int64_t limit_of(const threshold_cells& t, std::int64_t free_cells);
+  void report_pg(std::uint16_t port, std::uint8_t prio, std::int64_t now_ns);
+  bool ecn_decide(const queue_state& q, std::uint64_t depth_bytes);
+  int pick_queue(port_state& ps, std::uint8_t eligible, std::uint16_t port);
+  std::uint32_t alloc_node();
+  double uniform01();
+
+  switch_config cfg_;
+  clock& clock_;
+  pfc_frame_sink* sink_;
+  std::int64_t cell_bytes_ = 1;
+  std::int64_t total_cells_ = 0, used_cells_ = 0, used_wm_ = 0;
+  std::int64_t ingress_pool_ = 0, ingress_shared_used_ = 0;
+  std::int64_t egress_pool_ = 0, egress_shared_used_ = 0;
+  std::uint64_t resident_ = 0;
+  std::uint64_t rng_state_ = 0;
+  std::vector<port_state> ports_;
+  std::vector<pg_state> pgs_;        // port x 8 + priority
+  std::vector<queue_state> queues_;  // port x 8 + priority
+  std::vector<node> nodes_;
+  std::uint32_t free_node_ = nil;
+  std::unique_ptr<link_flow_control> fc_;
+  pfc_flow_control* pfc_ = nullptr;  // fc_ when it is PFC, for its counters
+};
+
+}  // namespace rocelab::fabric

@@ -1,0 +1,479 @@
+#include "rocelab/fabric/switch_model.hpp"
+
+#include "rocelab/fabric/headroom.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <limits>
+#include <string>
+
+namespace rocelab::fabric {
+namespace {
+
+constexpr std::int64_t unlimited_cells = std::numeric_limits<std::int64_t>::max() / 4;
+constexpr std::int64_t min_frame_bytes = 64;  // sizes the descriptor pool
+
+std::int64_t cells_up(std::int64_t bytes, std::int64_t cell) { return (std::max<std::int64_t>(bytes, 0) + cell - 1) / cell; }
+
+std::size_t idx(std::uint16_t port, std::uint8_t prio) {
+  return static_cast<std::size_t>(port) * num_priorities + prio;
+}
+
+status check_threshold(const buffer_threshold& t, const std::string& where) {
+  if (t.mode == buffer_threshold::kind::dynamic && (t.alpha_log2 < -7 || t.alpha_log2 > 3))
+    return {error_code::invalid_argument, where + ": alpha_log2 " + std::to_string(t.alpha_log2) +
+                                              " outside -7..3 (alpha 1/128..8, SONiC dynamic_th)"};
+  if (t.mode == buffer_threshold::kind::fixed && t.fixed_bytes < 0)
+    return {error_code::invalid_argument, where + ": negative static threshold"};
+  return status::success();
+}
+
+}  // namespace
+
+status validate(const switch_config& cfg) {
+  if (cfg.ports.empty()) return {error_code::invalid_argument, "switch has no ports"};
+  if (cfg.ports.size() > 0xffff) return {error_code::invalid_argument, "more than 65535 ports"};
+  if (cfg.cell_bytes < 1) return {error_code::invalid_argument, "cell_bytes must be >= 1"};
+  if (cfg.buffer_bytes < cfg.cell_bytes) return {error_code::invalid_argument, "buffer smaller than one cell"};
+  if (cfg.dwrr_quantum_bytes < 1) return {error_code::invalid_argument, "dwrr_quantum_bytes must be >= 1"};
+  if (cfg.wire_overhead_bytes < 0) return {error_code::invalid_argument, "negative wire_overhead_bytes"};
+  if (cfg.pfc.pause_quanta == 0) return {error_code::invalid_argument, "pfc pause_quanta must be > 0"};
+  const std::int64_t total = cfg.buffer_bytes / cfg.cell_bytes;
+  std::int64_t ingress_reserved = 0, egress_reserved = 0;
+  for (std::size_t i = 0; i < cfg.ports.size(); ++i) {
+    const auto& port = cfg.ports[i];
+    const std::string where = "port " + std::to_string(i);
+    if (port.rate_bps <= 0) return {error_code::invalid_argument, where + ": rate_bps must be > 0"};
+    for (int p = 0; p < num_priorities; ++p) {
+      const auto& pg = port.pgs[static_cast<std::size_t>(p)];
+      const auto& q = port.queues[static_cast<std::size_t>(p)];
+      const std::string pgw = where + " pg " + std::to_string(p);
+      const std::string qw = where + " queue " + std::to_string(p);
+      ROCELAB_RETURN_IF_ERROR(check_threshold(pg.shared, pgw));
+      ROCELAB_RETURN_IF_ERROR(check_threshold(q.shared, qw));
+      if (pg.reserve_bytes < 0 || pg.headroom_bytes < 0 || pg.xon_offset_bytes < 0)
+        return {error_code::invalid_argument, pgw + ": negative size"};
+      if (q.reserve_bytes < 0) return {error_code::invalid_argument, qw + ": negative reserve"};
+      if (q.ecn.enabled && (q.ecn.kmin_bytes < 0 || q.ecn.kmax_bytes < q.ecn.kmin_bytes))
+        return {error_code::invalid_argument, qw + ": ECN needs 0 <= kmin_bytes <= kmax_bytes"};
+      if (q.ecn.enabled && !(q.ecn.pmax >= 0.0 && q.ecn.pmax <= 1.0))
+        return {error_code::invalid_argument, qw + ": ECN pmax outside 0..1"};
+      ingress_reserved += cells_up(pg.reserve_bytes, cfg.cell_bytes);
+      if ((cfg.lossless_priorities >> p) & 1u) ingress_reserved += cells_up(pg.headroom_bytes, cfg.cell_bytes);
+      egress_reserved += cells_up(q.reserve_bytes, cfg.cell_bytes);
+    }
+  }
+  if (ingress_reserved > total)
+    return {error_code::invalid_argument, "PG reserves plus lossless headroom (" + std::to_string(ingress_reserved) +
+                                              " cells) exceed the buffer (" + std::to_string(total) + " cells)"};
+  if (egress_reserved > total)
+    return {error_code::invalid_argument, "queue reserves (" + std::to_string(egress_reserved) +
+                                              " cells) exceed the buffer (" + std::to_string(total) + " cells)"};
+  return status::success();
+}
+
+result<std::unique_ptr<switch_model>> switch_model::create(const switch_config& cfg, clock& clk,
+                                                           pfc_frame_sink* sink) {
+  if (status st = validate(cfg); !st.ok()) return std::move(st).with_context("switch config");
+  return std::unique_ptr<switch_model>(new switch_model(cfg, clk, sink));
+}
+
+switch_model::switch_model(const switch_config& cfg, clock& clk, pfc_frame_sink* sink)
+    : cfg_(cfg), clock_(clk), sink_(sink), cell_bytes_(cfg.cell_bytes) {
+  total_cells_ = cfg.buffer_bytes / cell_bytes_;
+  const std::size_t n = cfg.ports.size();
+  ports_.resize(n);
+  pgs_.resize(n * num_priorities);
+  queues_.resize(n * num_priorities);
+  std::int64_t ingress_reserved = 0, egress_reserved = 0;
+  auto to_cells = [&](const buffer_threshold& t) {
+    return threshold_cells{t.mode, t.alpha_log2, t.fixed_bytes / cell_bytes_};
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& pc = cfg.ports[i];
+    ports_[i].rate_bps = pc.rate_bps;
+    for (std::uint8_t p = 0; p < num_priorities; ++p) {
+      pg_state& pg = pgs_[i * num_priorities + p];
+      const pg_config& pgc = pc.pgs[p];
+      pg.lossless = ((cfg.lossless_priorities >> p) & 1u) != 0;
+      pg.reserve = cells_up(pgc.reserve_bytes, cell_bytes_);
+      pg.headroom = pg.lossless ? cells_up(pgc.headroom_bytes, cell_bytes_) : 0;
+      pg.xon_fixed = pgc.xon_bytes >= 0 ? pgc.xon_bytes / cell_bytes_ : -1;
+      pg.xon_offset = cells_up(pgc.xon_offset_bytes, cell_bytes_);
+      pg.limit = to_cells(pgc.shared);
+      ingress_reserved += pg.reserve + pg.headroom;
+
+      queue_state& q = queues_[i * num_priorities + p];
+      const queue_config& qc = pc.queues[p];
+      q.reserve = cells_up(qc.reserve_bytes, cell_bytes_);
+      q.limit = to_cells(qc.shared);
+      q.ecn = qc.ecn.enabled;
+      q.kmin = qc.ecn.kmin_bytes;
+      q.kmax = qc.ecn.kmax_bytes;
+      q.pmax = qc.ecn.pmax;
+      q.quantum = static_cast<std::int64_t>(qc.dwrr_weight) * cfg.dwrr_quantum_bytes;
+      if (qc.dwrr_weight == 0) ports_[i].strict_mask |= static_cast<std::uint8_t>(1u << p);
+      egress_reserved += q.reserve;
+    }
+  }
+  ingress_pool_ = total_cells_ - ingress_reserved;
+  egress_pool_ = total_cells_ - egress_reserved;
+  // Every resident packet takes at least one minimum-size frame's worth of buffer, so
+  // this many descriptors cover a full buffer without growing.
+  const std::size_t pool = static_cast<std::size_t>(std::max<std::int64_t>(
+      1024, std::min<std::int64_t>(cfg.buffer_bytes / min_frame_bytes, total_cells_)));
+  nodes_.resize(pool);
+  for (std::size_t k = 0; k < pool; ++k) nodes_[k].next = k + 1 < pool ? static_cast<std::uint32_t>(k + 1) : nil;
+  free_node_ = 0;
+  rng_state_ = cfg.ecn_seed;
+  auto pfc = std::make_unique<pfc_flow_control>(cfg, clk, static_cast<control_frame_port&>(*this));
+  pfc_ = pfc.get();
+  fc_ = std::move(pfc);
+}
+
+switch_model::~switch_model() = default;
+
+std::int64_t switch_model::limit_of(const threshold_cells& t, std::int64_t free_cells) {
+  switch (t.mode) {
+    case buffer_threshold::kind::dynamic:
+      // Broadcom/SONiC dynamic threshold: alpha x free pool, alpha a power of two.
+      free_cells = std::max<std::int64_t>(free_cells, 0);
+      return t.alpha_log2 >= 0 ? free_cells << t.alpha_log2 : free_cells >> -t.alpha_log2;
+    case buffer_threshold::kind::fixed:
+      return t.fixed_cells;
+    case buffer_threshold::kind::unlimited:
+      return unlimited_cells;
+  }
+  return 0;
+}
+
+std::int64_t switch_model::pg_shared_limit_cells(std::uint16_t port, std::uint8_t prio) const {
+  return limit_of(pgs_[idx(port, prio)].limit, ingress_pool_ - ingress_shared_used_);
+}
+
+std::int64_t switch_model::queue_shared_limit_cells(std::uint16_t port, std::uint8_t prio) const {
+  return limit_of(queues_[idx(port, prio)].limit, egress_pool_ - egress_shared_used_);
+}
+
+double switch_model::uniform01() {
+  // splitmix64 (Steele, Lea, Flood 2014): one add, three xor-shift-multiplies; the state
+  // is a member seeded from the config, so marks are reproducible per seed.
+  std::uint64_t z = (rng_state_ += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+bool switch_model::ecn_decide(const queue_state& q, std::uint64_t depth_bytes) {
+  const auto depth = static_cast<std::int64_t>(depth_bytes);
+  if (depth <= q.kmin) return false;
+  if (depth > q.kmax) return true;
+  const double p = q.pmax * static_cast<double>(depth - q.kmin) / static_cast<double>(q.kmax - q.kmin);
+  return uniform01() < p;
+}
+
+std::uint32_t switch_model::alloc_node() {
+  if (free_node_ == nil) {
+    // More resident packets than buffer_bytes/64: only with sub-64-byte frames. Grow
+    // (amortized, and never again once the pool covers the workload).
+    const std::size_t old = nodes_.size();
+    nodes_.resize(old * 2);
+    for (std::size_t k = old; k < nodes_.size(); ++k)
+      nodes_[k].next = k + 1 < nodes_.size() ? static_cast<std::uint32_t>(k + 1) : nil;
+    free_node_ = static_cast<std::uint32_t>(old);
+  }
+  const std::uint32_t n = free_node_;
+  free_node_ = nodes_[n].next;
+  return n;
+}
+
+void switch_model::report_pg(std::uint16_t port, std::uint8_t prio, std::int64_t now_ns) {
+  const pg_state& pg = pgs_[idx(port, prio)];
+  pg_occupancy occ;
+  occ.shared_cells = pg.shared_used;
+  occ.headroom_cells = pg.hdrm_used;
+  occ.xoff_cells = limit_of(pg.limit, ingress_pool_ - ingress_shared_used_);
+  occ.xon_cells = pg.xon_fixed >= 0 ? pg.xon_fixed : std::max<std::int64_t>(0, occ.xoff_cells - pg.xon_offset);
+  fc_->on_ingress_occupancy(port, prio, occ, now_ns);
+}
+
+admission switch_model::admit(const packet& in, std::int64_t now_ns) {
+  assert(in.ingress_port < ports_.size() && in.egress_port < ports_.size() && in.priority < num_priorities);
+  const std::int64_t cells = cells_of(in.size_bytes);
+  pg_state& pg = pgs_[idx(in.ingress_port, in.priority)];
+  queue_state& q = queues_[idx(in.egress_port, in.priority)];
+  port_state& inp = ports_[in.ingress_port];
+  ++inp.stats.rx_packets;
+  inp.stats.rx_bytes += in.size_bytes;
+  ++pg.rx_packets;
+  pg.rx_bytes += in.size_bytes;
+
+  admission res;
+  auto drop = [&](drop_reason why, port_state& where) {
+    res.reason = why;
+    ++where.stats.dropped_packets[static_cast<std::size_t>(why)];
+    if (why == drop_reason::egress_limit)
+      ++q.dropped[static_cast<std::size_t>(why)];
+    else
+      ++pg.dropped[static_cast<std::size_t>(why)];
+    return res;
+  };
+
+  // Ingress: reserve, then shared under the PG's threshold, then headroom (lossless).
+  const std::int64_t to_min = std::min(cells, std::max<std::int64_t>(0, pg.reserve - pg.min_used));
+  const std::int64_t rest = cells - to_min;
+  std::int64_t to_shared = 0, to_hdrm = 0;
+  if (rest > 0) {
+    bool headroom = pg.lossless && pg.hdrm_used > 0;
+    if (!headroom) {
+      const std::int64_t limit = limit_of(pg.limit, ingress_pool_ - ingress_shared_used_);
+      if (pg.shared_used + rest <= limit && ingress_shared_used_ + rest <= ingress_pool_)
+        to_shared = rest;
+      else if (pg.lossless)
+        headroom = true;
+      else
+        return drop(drop_reason::ingress_limit, inp);
+    }
+    if (headroom) {
+      if (pg.hdrm_used + rest > pg.headroom) return drop(drop_reason::headroom_exhausted, inp);
+      to_hdrm = rest;
+    }
+  }
+  // Egress: reserve, then shared under the queue's threshold.
+  const std::int64_t q_to_min = std::min(cells, std::max<std::int64_t>(0, q.reserve - q.min_used));
+  const std::int64_t q_rest = cells - q_to_min;
+  if (q_rest > 0 && q.limit.mode != buffer_threshold::kind::unlimited) {
+    const std::int64_t limit = limit_of(q.limit, egress_pool_ - egress_shared_used_);
+    if (q.shared_used + q_rest > limit || egress_shared_used_ + q_rest > egress_pool_)
+      return drop(drop_reason::egress_limit, ports_[in.egress_port]);
+  }
+
+  // Commit.
+  pg.min_used += to_min;
+  pg.shared_used += to_shared;
+  pg.hdrm_used += to_hdrm;
+  ingress_shared_used_ += to_shared;
+  pg.shared_wm = std::max(pg.shared_wm, pg.shared_used);
+  pg.hdrm_wm = std::max(pg.hdrm_wm, pg.hdrm_used);
+  q.min_used += q_to_min;
+  q.shared_used += q_rest;
+  egress_shared_used_ += q_rest;
+  used_cells_ += cells;
+  used_wm_ = std::max(used_wm_, used_cells_);
+  ++resident_;
+
+  packet pkt = in;
+  if (q.ecn && !cfg_.ecn_mark_on_dequeue && is_ect(pkt.ecn) && ecn_decide(q, q.depth_bytes)) {
+    pkt.ecn = ecn_codepoint::ce;
+    ++q.ecn_marked;
+    res.ce_marked = true;
+  }
+  const std::uint32_t n = alloc_node();
+  nodes_[n].pkt = pkt;
+  nodes_[n].next = nil;
+  if (q.tail == nil)
+    q.head = n;
+  else
+    nodes_[q.tail].next = n;
+  q.tail = n;
+  ++q.depth_packets;
+  q.depth_bytes += pkt.size_bytes;
+  q.watermark_bytes = std::max(q.watermark_bytes, q.depth_bytes);
+  ++q.enq_packets;
+  q.enq_bytes += pkt.size_bytes;
+  ports_[in.egress_port].nonempty |= static_cast<std::uint8_t>(1u << in.priority);
+
+  if (pg.lossless) report_pg(in.ingress_port, in.priority, now_ns);
+  res.accepted = true;
+  return res;
+}
+
+int switch_model::pick_queue(port_state& ps, std::uint8_t eligible, std::uint16_t port) {
+  const std::uint8_t strict = eligible & ps.strict_mask;
+  if (strict != 0) {
+    return cfg_.strict_low_index_first ? std::countr_zero(strict) : 7 - std::countl_zero(strict);
+  }
+  // Deficit round robin over the weighted queues: each visit credits one quantum; a queue
+  // is served while its deficit covers its head packet. Terminates because every visit
+  // to an eligible queue adds a positive quantum.
+  for (;;) {
+    const std::uint8_t p = ps.dwrr_current;
+    queue_state& q = queues_[idx(port, p)];
+    if ((eligible >> p) & 1u) {
+      const std::int64_t head = nodes_[q.head].pkt.size_bytes;
+      if (q.deficit >= head) {
+        q.deficit -= head;
+        return p;
+      }
+      if (!ps.dwrr_credited) {
+        q.deficit += q.quantum;
+        ps.dwrr_credited = true;
+        continue;
+      }
+    } else if (q.head == nil) {
+      q.deficit = 0;  // DRR: an empty queue keeps no credit
+    }
+    ps.dwrr_current = static_cast<std::uint8_t>((p + 1) % num_priorities);
+    ps.dwrr_credited = false;
+  }
+}
+
+std::optional<departure> switch_model::dequeue(std::uint16_t port, std::int64_t now_ns) {
+  assert(port < ports_.size());
+  port_state& ps = ports_[port];
+  const std::int64_t now_ps = now_ns * 1000;
+  if (ps.nonempty == 0 || now_ps < ps.busy_until_ps) return std::nullopt;
+  const std::uint8_t eligible = ps.nonempty & fc_->transmit_allowed(port, now_ns);
+  if (eligible == 0) return std::nullopt;
+  const int p = pick_queue(ps, eligible, port);
+  queue_state& q = queues_[idx(port, static_cast<std::uint8_t>(p))];
+
+  const std::uint32_t n = q.head;
+  packet pkt = nodes_[n].pkt;
+  q.head = nodes_[n].next;
+  if (q.head == nil) {
+    q.tail = nil;
+    ps.nonempty &= static_cast<std::uint8_t>(~(1u << p));
+  }
+  nodes_[n].next = free_node_;
+  free_node_ = n;
+  --q.depth_packets;
+  q.depth_bytes -= pkt.size_bytes;
+  ++q.deq_packets;
+  q.deq_bytes += pkt.size_bytes;
+
+  // Release: egress shared before reserve; ingress headroom, then shared, then reserve.
+  const std::int64_t cells = cells_of(pkt.size_bytes);
+  const std::int64_t q_from_shared = std::min(cells, q.shared_used);
+  q.shared_used -= q_from_shared;
+  egress_shared_used_ -= q_from_shared;
+  q.min_used -= cells - q_from_shared;
+  pg_state& pg = pgs_[idx(pkt.ingress_port, pkt.priority)];
+  const std::int64_t from_h = std::min(cells, pg.hdrm_used);
+  pg.hdrm_used -= from_h;
+  const std::int64_t from_s = std::min(cells - from_h, pg.shared_used);
+  pg.shared_used -= from_s;
+  ingress_shared_used_ -= from_s;
+  pg.min_used -= cells - from_h - from_s;
+  used_cells_ -= cells;
+  --resident_;
+  assert(q.min_used >= 0 && pg.min_used >= 0);
+
+  if (q.ecn && cfg_.ecn_mark_on_dequeue && is_ect(pkt.ecn) && ecn_decide(q, q.depth_bytes)) {
+    pkt.ecn = ecn_codepoint::ce;
+    ++q.ecn_marked;
+  }
+
+  // Back to back: a dequeue at the rounded-up end of the previous frame continues from
+  // its exact picosecond end, so rounding never stretches the line rate.
+  const std::int64_t start_ps = (now_ps - ps.busy_until_ps < 1000) ? ps.busy_until_ps : now_ps;
+  ps.busy_until_ps = start_ps + serialization_ps(port, pkt.size_bytes);
+  ++ps.stats.tx_packets;
+  ps.stats.tx_bytes += pkt.size_bytes;
+  fc_->on_transmit(port, pkt.priority, pkt.size_bytes, now_ns);
+  if (pg.lossless) report_pg(pkt.ingress_port, pkt.priority, now_ns);
+  return departure{pkt, start_ps / 1000, (ps.busy_until_ps + 999) / 1000};
+}
+
+std::int64_t switch_model::serialization_ps(std::uint16_t port, std::uint32_t bytes) const {
+  // Fits 64 bits for any frame below 1 MB (8e6 bits x 1e12 < 9.2e18).
+  const std::int64_t bits = (static_cast<std::int64_t>(bytes) + cfg_.wire_overhead_bytes) * 8;
+  const std::int64_t rate = ports_[port].rate_bps;
+  return (bits * 1'000'000'000'000 + rate - 1) / rate;
+}
+
+void switch_model::send_pfc(std::uint16_t port, std::uint8_t prio, std::uint16_t quanta, bool refresh,
+                            std::int64_t now_ns) {
+  port_state& ps = ports_[port];
+  // A MAC control frame waits for the frame in progress (it cannot preempt it) and goes
+  // ahead of queued data; it occupies the link for its own serialization time.
+  const std::int64_t start_ps = std::max(now_ns * 1000, ps.busy_until_ps);
+  ps.busy_until_ps = start_ps + serialization_ps(port, static_cast<std::uint32_t>(pfc_frame_bytes));
+  ++ps.stats.pfc_tx_frames;
+  if (sink_ != nullptr) {
+    pfc_frame_out f;
+    f.port = port;
+    f.priority = prio;
+    f.quanta = quanta;
+    f.refresh = refresh;
+    f.decided_ns = now_ns;
+    f.tx_end_ns = (ps.busy_until_ps + 999) / 1000;
+    sink_->on_pfc_frame_out(f);
+  }
+}
+
+void switch_model::on_pfc_frame(std::uint16_t port, std::uint8_t class_enable,
+                                const std::array<std::uint16_t, num_priorities>& quanta, std::int64_t now_ns) {
+  ++ports_[port].stats.pfc_rx_frames;
+  fc_->on_pfc_frame(port, class_enable, quanta, now_ns);
+}
+
+std::int64_t switch_model::next_transmit_time_ns(std::uint16_t port) const {
+  return (ports_[port].busy_until_ps + 999) / 1000;
+}
+
+std::int64_t switch_model::next_dequeue_time_ns(std::uint16_t port, std::int64_t now_ns) const {
+  const port_state& ps = ports_[port];
+  if (ps.nonempty == 0) return never_ns;
+  const std::int64_t link = std::max(now_ns, next_transmit_time_ns(port));
+  if ((ps.nonempty & fc_->transmit_allowed(port, now_ns)) != 0) return link;
+  std::int64_t resume = never_ns;
+  for (std::uint8_t p = 0; p < num_priorities; ++p)
+    if ((ps.nonempty >> p) & 1u) resume = std::min(resume, fc_->resume_ns(port, p));
+  return resume == never_ns ? never_ns : std::max(link, resume);
+}
+
+queue_stats switch_model::queue(std::uint16_t port, std::uint8_t prio) const {
+  const queue_state& q = queues_[idx(port, prio)];
+  queue_stats s;
+  s.enqueued_packets = q.enq_packets;
+  s.enqueued_bytes = q.enq_bytes;
+  s.dequeued_packets = q.deq_packets;
+  s.dequeued_bytes = q.deq_bytes;
+  s.dropped_packets = q.dropped;
+  s.ecn_marked = q.ecn_marked;
+  s.depth_packets = q.depth_packets;
+  s.depth_bytes = q.depth_bytes;
+  s.watermark_bytes = q.watermark_bytes;
+  s.reserve_cells = q.min_used;
+  s.shared_cells = q.shared_used;
+  return s;
+}
+
+pg_stats switch_model::priority_group(std::uint16_t port, std::uint8_t prio) const {
+  const pg_state& pg = pgs_[idx(port, prio)];
+  pg_stats s;
+  s.rx_packets = pg.rx_packets;
+  s.rx_bytes = pg.rx_bytes;
+  s.dropped_packets = pg.dropped;
+  s.reserve_cells = pg.min_used;
+  s.shared_cells = pg.shared_used;
+  s.headroom_cells = pg.hdrm_used;
+  s.shared_watermark_cells = pg.shared_wm;
+  s.headroom_watermark_cells = pg.hdrm_wm;
+  s.xoff = fc_->ingress_stopped(port, prio);
+  if (pfc_ != nullptr) {
+    const auto& c = pfc_->counters(port, prio);
+    s.xoff_sent = c.xoff_sent;
+    s.xon_sent = c.xon_sent;
+    s.refresh_sent = c.refresh_sent;
+  }
+  return s;
+}
+
+buffer_stats switch_model::buffer() const {
+  buffer_stats s;
+  s.total_cells = total_cells_;
+  s.used_cells = used_cells_;
+  s.watermark_cells = used_wm_;
+  s.ingress_pool_cells = ingress_pool_;
+  s.ingress_shared_used_cells = ingress_shared_used_;
+  s.egress_pool_cells = egress_pool_;
+  s.egress_shared_used_cells = egress_shared_used_;
+  s.resident_packets = resident_;
+  return s;
+}
+
+}  // namespace rocelab::fabric
