@@ -1,0 +1,127 @@
+#pragma once
+// The records every backend yields (twin, virtual lab, real lab), so analysis, tuning,
+// reports, the store and Python never ask which backend ran. See shared/DESIGN.md.
+//
+// All times are int64 nanoseconds on the run's one timeline (the twin's virtual time;
+// in a lab, the controller's clock after mapping agents by their estimated offsets).
+// Hosts and devices are indexes into run_records::hosts / devices, so a run of millions
+// of flows carries no strings per record.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rocelab {
+
+enum class workload_kind : std::uint8_t { incast = 0, allreduce = 1, background = 2, other = 3 };
+
+[[nodiscard]] constexpr const char* to_string(workload_kind k) noexcept {
+  switch (k) {
+    case workload_kind::incast: return "incast";
+    case workload_kind::allreduce: return "allreduce";
+    case workload_kind::background: return "background";
+    case workload_kind::other: return "other";
+  }
+  return "other";
+}
+
+// One message (an RDMA WRITE or SEND of `bytes`) from start to its last ACK.
+struct flow_record {
+  std::uint32_t src = 0;  // host index
+  std::uint32_t dst = 0;
+  std::uint32_t qp = 0;
+  std::uint8_t priority = 0;
+  workload_kind kind = workload_kind::other;
+  std::uint64_t bytes = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = -1;       // -1: did not complete
+  std::int64_t fct_ns = -1;
+  std::int64_t ideal_fct_ns = 0;  // alone on an idle path: propagation + serialization
+  std::uint64_t retransmits = 0;  // packets sent again (go-back-N)
+  std::uint64_t ce_marked = 0;    // data packets that arrived CE-marked
+  std::uint64_t cnps = 0;         // CNPs the sender received
+
+  [[nodiscard]] bool completed() const noexcept { return end_ns >= 0; }
+  [[nodiscard]] double slowdown() const noexcept {
+    return completed() && ideal_fct_ns > 0 ? static_cast<double>(fct_ns) / static_cast<double>(ideal_fct_ns) : 0.0;
+  }
+};
+
+// Where a pause interval came from: a PFC frame in the capture, a sampled pause counter,
+// or the twin's model.
+enum class pause_source : std::uint8_t { capture = 0, counter = 1, model = 2 };
+
+[[nodiscard]] constexpr const char* to_string(pause_source s) noexcept {
+  switch (s) {
+    case pause_source::capture: return "capture";
+    case pause_source::counter: return "counter";
+    case pause_source::model: return "model";
+  }
+  return "model";
+}
+
+// A (device, port, priority) was paused: it could not transmit on that priority.
+struct pause_interval {
+  std::uint32_t device = 0;  // index into run_records::devices
+  std::uint32_t port = 0;
+  std::uint8_t priority = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  pause_source source = pause_source::model;
+};
+
+// A named counter's value at t_ns (NIC hw_counters, ethtool pause counters, switch queue
+// and PFC counters).
+struct counter_sample {
+  std::uint32_t device = 0;
+  std::uint32_t port = 0;
+  std::string name;
+  std::int64_t t_ns = 0;
+  std::uint64_t value = 0;
+};
+
+struct queue_sample {
+  std::uint32_t device = 0;
+  std::uint32_t port = 0;
+  std::uint8_t queue = 0;
+  std::int64_t t_ns = 0;
+  std::uint64_t bytes = 0;
+};
+
+// nccl-tests definitions: algbw = bytes / time; busbw = algbw x 2 (ranks - 1) / ranks for
+// all-reduce.
+struct allreduce_result {
+  std::string algorithm;  // "ring", "halving_doubling"
+  std::uint32_t ranks = 0;
+  std::uint64_t bytes = 0;  // per rank
+  std::int64_t time_ns = 0;
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+};
+
+// Totals a backend counts that are not per flow.
+struct run_totals {
+  std::uint64_t pfc_pause_frames = 0;  // XOFF frames sent (refreshes included)
+  std::uint64_t pfc_resume_frames = 0;
+  std::int64_t paused_ns = 0;          // sum of pause interval lengths
+  std::uint64_t ce_marked = 0;         // packets marked by switches
+  std::uint64_t cnps = 0;              // CNPs sent by notification points
+  std::uint64_t drops = 0;
+  std::uint64_t retransmits = 0;
+  std::uint64_t packets_forwarded = 0; // packet-hops through switches
+};
+
+struct run_records {
+  std::string backend;                 // "twin", "virtual", "lab"
+  std::vector<std::string> hosts;      // host index -> name ("h1", ...)
+  std::vector<std::string> devices;    // device index -> name ("sw0", "leaf1", "h3", ...)
+  std::vector<flow_record> flows;
+  std::vector<pause_interval> pauses;
+  std::vector<counter_sample> counters;
+  std::vector<queue_sample> queues;
+  std::vector<allreduce_result> allreduce;
+  run_totals totals;
+  std::int64_t simulated_ns = 0;       // twin: virtual time at the end
+};
+
+}  // namespace rocelab
