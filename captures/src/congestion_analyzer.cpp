@@ -48,16 +48,17 @@ struct flow_key {
   }
 };
 
-// A multiply-xorshift mix over the key's words: flows are few and keys are not chosen by
-// an adversary who gains anything from collisions beyond slowing one analysis.
+// Each word times its own odd constant, folded and mixed once: the five products do not
+// depend on each other, so they issue in parallel instead of a chain of multiplies on the
+// per-packet path. Keys are not chosen by anyone who gains from collisions beyond slowing
+// one analysis.
 std::uint64_t hash_key(const flow_key& k) {
-  constexpr std::uint64_t m = 0x9e3779b97f4a7c15ull;
-  std::uint64_t h = k.words[4] * m;
-  for (int i = 0; i < 4; ++i) {
-    h = (h ^ k.words[i]) * m;
-    h ^= h >> 29;
-  }
-  return h ^ (h >> 32);
+  std::uint64_t h = (k.words[0] * 0x9e3779b97f4a7c15ull) ^ (k.words[1] * 0xc2b2ae3d27d4eb4full) ^
+                    (k.words[2] * 0x165667b19e3779f9ull) ^ (k.words[3] * 0xd6e8feb86659fd93ull) ^
+                    (k.words[4] * 0xff51afd7ed558ccdull);
+  h ^= h >> 32;
+  h *= 0x9e3779b97f4a7c15ull;
+  return h ^ (h >> 29);
 }
 
 struct flow_state {
@@ -75,8 +76,7 @@ class flow_table {
  public:
   flow_table() { slots_.assign(1024, slot{}); }
 
-  flow_state& find_or_insert(const flow_key& key, std::vector<flow_state>& flows) {
-    const std::uint64_t h = hash_key(key);
+  flow_state& find_or_insert(const flow_key& key, std::uint64_t h, std::vector<flow_state>& flows) {
     const auto tag = static_cast<std::uint32_t>(h >> 32);
     const std::size_t mask = slots_.size() - 1;
     for (std::size_t i = h & mask;; i = (i + 1) & mask) {
@@ -220,7 +220,15 @@ struct congestion_analyzer::state {
     }
   }
 
-  void on_roce(const packet_view& packet, const dissected_frame& f) {
+  // Counts one dissected packet; `flow` is its flow when the caller resolved it already.
+  void count(const packet_view& packet, const dissected_frame& f, flow_state* flow);
+
+  flow_state& flow_of(const dissected_frame& f) {
+    const flow_key key = flow_key::of(f.ip_src, f.ip_dst, f.dest_qp);
+    return table.find_or_insert(key, hash_key(key), flows);
+  }
+
+  void on_roce(const packet_view& packet, const dissected_frame& f, flow_state& flow) {
     auto& roce = out.roce;
     const std::uint64_t bytes = packet.original_length > f.inner_offset
                                     ? packet.original_length - f.inner_offset
@@ -234,7 +242,6 @@ struct congestion_analyzer::state {
       default: ++roce.ecn.ce; break;
     }
 
-    flow_state& flow = table.find_or_insert(flow_key::of(f.ip_src, f.ip_dst, f.dest_qp), flows);
     roce_flow& r = flow.record;
     if (r.packets == 0) r.first_ns = packet.timestamp_ns;
     ++r.packets;
@@ -291,13 +298,18 @@ void congestion_analyzer::add(const packet_view& packet) {
 
 void congestion_analyzer::add(const packet_view& packet, const dissected_frame& f) {
   state& s = *state_;
+  s.count(packet, f, nullptr);
+}
+
+void congestion_analyzer::state::count(const packet_view& packet, const dissected_frame& f, flow_state* flow) {
+  state& s = *this;
   ++s.out.frames;
   if (f.erspan_type) ++s.out.erspan_packets;
   if (f.malformed) ++s.out.malformed;
   if (f.truncated) ++s.out.truncated;
   if (f.unsupported_link) ++s.out.unsupported_link;
   if (f.is_roce) {
-    s.on_roce(packet, f);
+    s.on_roce(packet, f, flow ? *flow : s.flow_of(f));
   } else if (f.is_mac_control) {
     if (f.mac_control_opcode == mac_control_pfc) {
       s.on_pfc(packet, f);

@@ -1,0 +1,106 @@
+#pragma once
+// The digital twin: a packet-level discrete-event simulation of a RoCEv2 fabric that
+// drives the fabric model (switch_model, DCQCN reaction/notification points, PFC) in
+// virtual time. It yields the same records as a lab run (common/records.hpp).
+//
+// Contract between the twin engine (fabric/twin/) and the workloads (traffic/): a
+// workload posts messages through twin_context and is told when each completes, so
+// dependent traffic (an all-reduce step waiting for the previous chunk) is expressed in
+// the workload, not in the engine. Deterministic: the same config, workload and seed give
+// the same records, bit for bit.
+
+#include <cstdint>
+#include <string>
+
+#include "rocelab/common/records.hpp"
+#include "rocelab/common/result.hpp"
+#include "rocelab/fabric/dcqcn.hpp"
+#include "rocelab/fabric/switch_config.hpp"
+
+namespace rocelab::fabric::twin {
+
+struct topology_config {
+  enum class kind : std::uint8_t { single_switch, leaf_spine };
+  kind type = kind::single_switch;
+  std::uint32_t hosts = 16;            // in all; leaf-spine: hosts / leaves per leaf
+  double link_gbps = 100;              // host <-> switch links
+  std::int64_t link_delay_ns = 1000;   // propagation delay of every link
+  // Leaf-spine only.
+  std::uint32_t leaves = 0;
+  std::uint32_t spines = 0;
+  // Uplink speed; 0 derives it from oversubscription: host bandwidth of a leaf divided by
+  // (oversubscription x spines).
+  double spine_link_gbps = 0;
+  double oversubscription = 1.0;
+};
+
+// The RoCEv2 NIC of every host.
+struct nic_config {
+  std::uint32_t mtu_bytes = 1024;      // RoCE MTU: payload bytes per packet (256..4096)
+  bool dcqcn_enabled = true;
+  dcqcn_config dcqcn = dcqcn_config::mlx5();
+  std::uint8_t data_priority = 3;      // 802.1p of data (and of ACKs unless ack_priority set)
+  std::int16_t ack_priority = -1;      // -1: same as data
+  // CNPs go on dcqcn.cnp_802p_prio.
+  bool pfc_enabled = true;             // honour PFC frames for our priorities
+  std::int64_t retransmit_timeout_ns = 4'000'000;  // go-back-N when no ACK progress
+  std::uint32_t ack_every_packets = 1; // the responder ACKs every Nth packet (and the last)
+};
+
+// Switches of the topology are built from `switch_template`: its global settings
+// (buffer, cells, PFC, ECN mode, lossless priorities ...) and ports[0] as the template of
+// every port (rate_bps is replaced by the topology's link speed).
+struct twin_config {
+  topology_config topology;
+  switch_config switch_template;
+  nic_config nic;
+  std::uint64_t seed = 1;
+  std::int64_t queue_sample_interval_ns = 0;  // 0: no queue samples
+  std::int64_t stop_ns = 10'000'000'000;      // virtual-time limit: flows not done are incomplete
+  // Reproduce the HPCC ns-3 simulator's modelling shortcuts (see
+  // shared/scenarios/hpcc-ns3/README.md) for line-by-line comparison with it.
+  bool hpcc_ns3_compat = false;
+};
+
+// One message from src to dst (host indexes), sent as an RDMA WRITE on its own QP.
+struct message {
+  std::uint32_t src = 0;
+  std::uint32_t dst = 0;
+  std::uint64_t bytes = 0;
+  std::int64_t start_ns = 0;     // not before this virtual time
+  workload_kind kind = workload_kind::other;
+  std::int16_t priority = -1;    // -1: nic.data_priority
+  std::uint64_t tag = 0;         // the workload's own reference
+};
+
+class twin_context {
+ public:
+  [[nodiscard]] virtual std::int64_t now_ns() const = 0;
+  [[nodiscard]] virtual std::uint32_t hosts() const = 0;
+  [[nodiscard]] virtual double link_gbps() const = 0;
+  // Queues a message; it starts at max(now, m.start_ns). Returns its id.
+  virtual std::uint64_t post(const message& m) = 0;
+  virtual void report_allreduce(const allreduce_result& result) = 0;
+
+ protected:
+  ~twin_context() = default;
+};
+
+class workload {
+ public:
+  virtual ~workload() = default;
+  virtual void start(twin_context& ctx) = 0;
+  // Called when message `id` (posted with `m`) completed, at ctx.now_ns() == record.end_ns.
+  virtual void on_message_complete(std::uint64_t id, const message& m, const flow_record& record,
+                                   twin_context& ctx) {
+    (void)id, (void)m, (void)record, (void)ctx;
+  }
+};
+
+// Runs the workload to completion (or config.stop_ns) and returns the records.
+// Fails only on an invalid config (naming the field).
+result<run_records> run_twin(const twin_config& config, workload& load);
+
+[[nodiscard]] status validate(const twin_config& config);
+
+}  // namespace rocelab::fabric::twin
