@@ -20,10 +20,13 @@
 #include <limits>
 #include <utility>
 
+#include "pcapng_format.hpp"
 #include "posix_file.hpp"
 
 namespace rocelab::captures {
 namespace {
+
+using namespace pcapng;
 
 // Both spellings of the pcap magic as read in host order decide the byte order.
 constexpr std::uint32_t pcap_magic_us = 0xa1b2c3d4;
@@ -34,13 +37,6 @@ constexpr std::size_t pcap_record_header_bytes = 16;
 // flags (draft-ietf-opsawg-pcap, "LinkType and additional information").
 constexpr std::uint32_t pcap_link_type_mask = 0xffff;
 
-constexpr std::uint32_t block_section_header = 0x0a0d0d0a;  // palindrome: any byte order
-constexpr std::uint32_t block_interface_description = 1;
-constexpr std::uint32_t block_packet_obsolete = 2;
-constexpr std::uint32_t block_simple_packet = 3;
-constexpr std::uint32_t block_enhanced_packet = 6;
-constexpr std::uint32_t byte_order_magic = 0x1a2b3c4d;
-
 // Minimum total lengths: type, length, body, trailing length.
 constexpr std::size_t block_min_bytes = 12;
 constexpr std::size_t shb_min_bytes = 28;  // + magic, versions, section length
@@ -49,11 +45,6 @@ constexpr std::size_t epb_min_bytes = 32;  // + interface, ts high, ts low, capl
 constexpr std::size_t pb_min_bytes = 32;   // + interface(16), drops(16), ts, caplen, len
 constexpr std::size_t spb_min_bytes = 16;  // + original length
 
-constexpr std::uint16_t opt_endofopt = 0;
-constexpr std::uint16_t opt_if_name = 2;
-constexpr std::uint16_t opt_if_description = 3;
-constexpr std::uint16_t opt_if_tsresol = 9;
-constexpr std::uint16_t opt_if_tsoffset = 14;
 
 constexpr std::int64_t ns_per_s = 1'000'000'000;
 
@@ -81,7 +72,6 @@ inline std::uint64_t load64(const std::uint8_t* p) noexcept {
   return v;
 }
 
-constexpr std::size_t pad4(std::size_t n) noexcept { return (n + 3) & ~std::size_t{3}; }
 
 std::string hex32(std::uint32_t v) {
   char text[16];

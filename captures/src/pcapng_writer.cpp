@@ -14,25 +14,14 @@
 #include <string_view>
 #include <utility>
 
+#include "pcapng_format.hpp"
 #include "posix_file.hpp"
 #include "rocelab/captures/capture_file.hpp"
 
 namespace rocelab::captures {
 namespace {
 
-constexpr std::uint32_t block_section_header = 0x0a0d0d0a;
-constexpr std::uint32_t block_interface_description = 1;
-constexpr std::uint32_t block_interface_statistics = 5;
-constexpr std::uint32_t block_enhanced_packet = 6;
-constexpr std::uint32_t byte_order_magic = 0x1a2b3c4d;
-
-constexpr std::uint16_t opt_endofopt = 0;
-constexpr std::uint16_t opt_shb_userappl = 4;
-constexpr std::uint16_t opt_if_name = 2;
-constexpr std::uint16_t opt_if_description = 3;
-constexpr std::uint16_t opt_if_tsresol = 9;
-constexpr std::uint16_t opt_isb_ifrecv = 4;
-constexpr std::uint16_t opt_isb_ifdrop = 5;
+using namespace pcapng;
 
 constexpr std::uint8_t tsresol_nanoseconds = 9;  // 10^-9 s
 constexpr std::size_t epb_overhead_bytes = 32;
@@ -41,7 +30,6 @@ constexpr std::size_t flush_threshold_bytes = std::size_t{1} << 20;
 // An option value's length is 16 bits.
 constexpr std::size_t max_option_bytes = std::numeric_limits<std::uint16_t>::max();
 
-constexpr std::size_t pad4(std::size_t n) noexcept { return (n + 3) & ~std::size_t{3}; }
 
 }  // namespace
 

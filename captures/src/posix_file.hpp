@@ -1,8 +1,8 @@
 #pragma once
-// Private to captures/: owning handles for a POSIX file descriptor and a read-only
-// mapping, shared by the capture file reader and the pcapng writer. Move-only; the
-// destructors release quietly (a failed close(2) of a read-only descriptor or a failed
-// munmap(2) of our own mapping leaves nothing a caller could act on).
+// Private to captures/: an owning handle for a read-only mapping, shared by the capture
+// file reader and the pcapng writer, beside the common unique_fd. Move-only; the
+// destructor releases quietly (a failed munmap(2) of our own mapping leaves nothing a
+// caller could act on).
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -12,37 +12,12 @@
 #include <span>
 #include <utility>
 
+#include "rocelab/common/unique_fd.hpp"
+
 namespace rocelab::captures::detail {
 
-class unique_fd {
- public:
-  unique_fd() = default;
-  explicit unique_fd(int fd) noexcept : fd_(fd) {}
-  unique_fd(unique_fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  unique_fd& operator=(unique_fd&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  unique_fd(const unique_fd&) = delete;
-  unique_fd& operator=(const unique_fd&) = delete;
-  ~unique_fd() { reset(); }
-
-  [[nodiscard]] int get() const noexcept { return fd_; }
-  [[nodiscard]] bool valid() const noexcept { return fd_ >= 0; }
-  // Gives up ownership, e.g. to close(2) explicitly and look at the result.
-  [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
-  void reset() noexcept {
-    // close(2) must not be retried on EINTR on Linux: the descriptor is already gone.
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
+// The owned descriptor is common to every folder.
+using rocelab::unique_fd;
 
 class mapped_region {
  public:

@@ -44,14 +44,7 @@ TEST(lab_dpdk_capture, af_packet_port_captures_every_frame_sent_without_drops) {
                           " --log-level=lib.eal:notice";
   const auto out = run_capture_lab(*ns, {"--dpdk", eal}, frames, file.path);
 
-  ASSERT_TRUE(out.setup_error.empty()) << out.setup_error << "\n" << out.output;
-  ASSERT_TRUE(out.exit_code.has_value()) << "capture did not stop at --count\n" << out.output;
-  EXPECT_EQ(*out.exit_code, 0) << out.output;
-  ASSERT_TRUE(out.read_error.empty()) << out.read_error;
-  EXPECT_TRUE(out.missing.empty()) << "missing: " << first_few(out.missing) << "\n" << out.output;
-  EXPECT_TRUE(out.duplicated.empty()) << "duplicated: " << first_few(out.duplicated);
-  EXPECT_TRUE(out.altered.empty()) << "altered: " << first_few(out.altered);
-  EXPECT_EQ(out.frames_in_file, frames) << out.foreign_frames << " foreign frames";
+  ASSERT_NO_FATAL_FAILURE(expect_complete_capture(out, frames));
   // af_packet's imissed misses kernel ring overflows (DPDK 22.11), so the byte-for-byte
   // completeness above is the real proof; the counters must still read zero.
   EXPECT_NE(out.output.find("imissed=0 rx_nombuf=0"), std::string::npos) << out.output;

@@ -21,14 +21,7 @@ TEST(lab_pcap_capture, veth_capture_holds_every_frame_sent_without_drops) {
   const scoped_file file{"/tmp/rl-lab-pcap-" + std::to_string(::getpid()) + ".pcapng"};
   const auto out = run_capture_lab(*ns, {"--iface", test_netns::veth_b}, frames, file.path);
 
-  ASSERT_TRUE(out.setup_error.empty()) << out.setup_error << "\n" << out.output;
-  ASSERT_TRUE(out.exit_code.has_value()) << "capture did not stop at --count\n" << out.output;
-  EXPECT_EQ(*out.exit_code, 0) << out.output;
-  ASSERT_TRUE(out.read_error.empty()) << out.read_error;
-  EXPECT_TRUE(out.missing.empty()) << "missing: " << first_few(out.missing) << "\n" << out.output;
-  EXPECT_TRUE(out.duplicated.empty()) << "duplicated: " << first_few(out.duplicated);
-  EXPECT_TRUE(out.altered.empty()) << "altered: " << first_few(out.altered);
-  EXPECT_EQ(out.frames_in_file, frames) << out.foreign_frames << " foreign frames";
+  ASSERT_NO_FATAL_FAILURE(expect_complete_capture(out, frames));
   EXPECT_NE(out.output.find("kernel_dropped=0 if_dropped=0"), std::string::npos) << out.output;
   std::cout << out.output;
 }

@@ -1,5 +1,7 @@
 #include "rocelab/captures/capture_file.hpp"
 
+#include "capture_test_support.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,28 +25,8 @@ namespace {
 
 const std::string pcaps_dir = ROCELAB_SHARED_DIR "/pcaps/";
 
-struct packet_copy {
-  std::int64_t timestamp_ns = 0;
-  std::uint32_t interface_id = 0;
-  std::uint32_t original_length = 0;
-  std::vector<std::uint8_t> bytes;
-  bool operator==(const packet_copy&) const = default;
-};
-
-std::ostream& operator<<(std::ostream& os, const packet_copy& p) {
-  return os << "{ts " << p.timestamp_ns << ", if " << p.interface_id << ", len "
-            << p.original_length << ", caplen " << p.bytes.size() << "}";
-}
-
-std::vector<packet_copy> read_all(capture_file_reader& reader) {
-  std::vector<packet_copy> out;
-  packet_view view;
-  while (reader.next(view)) {
-    out.push_back({view.timestamp_ns, view.interface_id, view.original_length,
-                   {view.bytes.begin(), view.bytes.end()}});
-  }
-  return out;
-}
+using test::packet_copy;
+using test::read_all;
 
 std::vector<std::uint8_t> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

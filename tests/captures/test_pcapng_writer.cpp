@@ -1,5 +1,7 @@
 #include "rocelab/captures/capture_file.hpp"
 
+#include "capture_test_support.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,22 +16,8 @@
 namespace rocelab::captures {
 namespace {
 
-struct packet_copy {
-  std::int64_t timestamp_ns = 0;
-  std::uint32_t interface_id = 0;
-  std::uint32_t original_length = 0;
-  std::vector<std::uint8_t> bytes;
-  bool operator==(const packet_copy&) const = default;
-};
-
-std::ostream& operator<<(std::ostream& os, const packet_copy& p) {
-  return os << "{ts " << p.timestamp_ns << ", if " << p.interface_id << ", len "
-            << p.original_length << ", caplen " << p.bytes.size() << "}";
-}
-
-packet_view view_of(const packet_copy& p) {
-  return {p.timestamp_ns, p.interface_id, p.original_length, p.bytes};
-}
+using test::packet_copy;
+using test::view_of;
 
 std::vector<packet_copy> read_back(const std::string& path, std::vector<interface_info>* interfaces,
                                    status* end) {
@@ -38,11 +26,7 @@ std::vector<packet_copy> read_back(const std::string& path, std::vector<interfac
   std::vector<packet_copy> out;
   if (!reader.ok()) return out;
   EXPECT_EQ(reader->format(), capture_format::pcapng);
-  packet_view view;
-  while (reader->next(view)) {
-    out.push_back({view.timestamp_ns, view.interface_id, view.original_length,
-                   {view.bytes.begin(), view.bytes.end()}});
-  }
+  out = test::read_all(*reader);
   if (interfaces != nullptr) *interfaces = reader->interfaces();
   if (end != nullptr) *end = reader->error();
   return out;

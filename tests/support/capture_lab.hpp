@@ -1,4 +1,6 @@
 #pragma once
+
+#include <gtest/gtest.h>
 // The shared body of the live-capture lab tests: run `rocelab capture` inside a test
 // namespace on veth_b, send numbered RoCEv2 frames from veth_a with a raw socket, and
 // check that the file holds every frame sent, byte for byte.
@@ -160,6 +162,19 @@ inline std::string first_few(const std::vector<std::uint32_t>& v) {
   for (std::size_t i = 0; i < v.size() && i < 10; ++i) s += std::to_string(v[i]) + " ";
   if (v.size() > 10) s += "... (" + std::to_string(v.size()) + " in all)";
   return s;
+}
+
+// The capture ran to --count and holds every frame sent, once and unaltered, and nothing
+// else. Call with ASSERT_NO_FATAL_FAILURE.
+inline void expect_complete_capture(const lab_capture_outcome& out, std::uint32_t frames) {
+  ASSERT_TRUE(out.setup_error.empty()) << out.setup_error << "\n" << out.output;
+  ASSERT_TRUE(out.exit_code.has_value()) << "capture did not stop at --count\n" << out.output;
+  EXPECT_EQ(*out.exit_code, 0) << out.output;
+  ASSERT_TRUE(out.read_error.empty()) << out.read_error;
+  EXPECT_TRUE(out.missing.empty()) << "missing: " << first_few(out.missing) << "\n" << out.output;
+  EXPECT_TRUE(out.duplicated.empty()) << "duplicated: " << first_few(out.duplicated);
+  EXPECT_TRUE(out.altered.empty()) << "altered: " << first_few(out.altered);
+  EXPECT_EQ(out.frames_in_file, frames) << out.foreign_frames << " foreign frames";
 }
 
 }  // namespace rocelab::test
