@@ -40,6 +40,7 @@ struct flow_record {
   std::uint64_t retransmits = 0;  // packets sent again (go-back-N)
   std::uint64_t ce_marked = 0;    // data packets that arrived CE-marked
   std::uint64_t cnps = 0;         // CNPs the sender received
+  std::uint64_t tag = 0;          // the workload's reference for the message (twin: message::tag)
 
   [[nodiscard]] bool completed() const noexcept { return end_ns >= 0; }
   [[nodiscard]] double slowdown() const noexcept {

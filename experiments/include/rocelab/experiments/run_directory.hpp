@@ -1,0 +1,32 @@
+#pragma once
+// The files a run leaves until the run store (SQLite) exists: one directory per run with
+//   flows.csv, pauses.csv, queues.csv, counters.csv, allreduce.csv (records of every
+//   repeat, with `repeat` and `seed` columns), summary.json and spec.yaml (the resolved
+//   spec: every field, loadable again). Each CSV starts with a header line.
+// Later issues read these; the column names are the record field names (records.hpp).
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rocelab/common/records.hpp"
+#include "rocelab/common/result.hpp"
+
+namespace rocelab::experiments {
+
+// A time-sortable run id: UTC "20250131T235959.123Z-" then 4 hex digits of `entropy`
+// (so two runs in the same millisecond differ). Lexical order is time order.
+[[nodiscard]] std::string make_run_id(std::chrono::system_clock::time_point now, std::uint32_t entropy);
+
+struct run_files {
+  std::string spec_yaml;
+  std::string summary_json;
+  std::vector<std::uint64_t> seeds;         // seed of each repeat
+  std::vector<const run_records*> repeats;  // records of each repeat
+};
+
+// Creates `dir` (and parents) and writes the files; errors name the file.
+[[nodiscard]] status write_run_directory(const std::string& dir, const run_files& files);
+
+}  // namespace rocelab::experiments

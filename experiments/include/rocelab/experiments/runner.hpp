@@ -1,0 +1,24 @@
+#pragma once
+// Runs a validated spec on its backend, once per repeat (seeds seed .. seed+repeats-1).
+// Only the twin backend exists so far; `virtual` and `lab` say so (unsupported).
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "rocelab/common/records.hpp"
+#include "rocelab/common/result.hpp"
+#include "rocelab/experiments/spec.hpp"
+
+namespace rocelab::experiments {
+
+struct experiment_result {
+  std::vector<std::uint64_t> seeds;
+  std::vector<run_records> repeats;  // one per seed
+};
+
+// `on_repeat(i, seed)` is called before each repeat starts (progress output).
+[[nodiscard]] result<experiment_result> run_experiment(
+    const experiment_spec& spec, const std::function<void(std::uint32_t, std::uint64_t)>& on_repeat = {});
+
+}  // namespace rocelab::experiments

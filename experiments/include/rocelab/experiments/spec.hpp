@@ -1,0 +1,193 @@
+#pragma once
+// The experiment spec: what `rocelab run` reads from YAML and `--set` changes, and what
+// every backend (twin now; the namespace lab and real labs later) runs.
+//
+// experiment_spec is plain data. Every field has a dotted path ("switch.ecn.kmin_bytes")
+// in one field table, which is the only place that parses or prints a field: YAML
+// loading, `--set path=value`, the resolved spec.yaml of a run and (later) the Python API
+// all go through field_table()/set_field()/get_field(), so a new field is one table row.
+//
+// Values are text with units (units.hpp): sizes "20KiB", durations "10us", rates "100Gbps"
+// (a plain number in a *_gbps field is Gb/s), probabilities 0..1, booleans true/false,
+// host lists "0,3,5-8" or a YAML sequence. DCQCN knobs take the mlx5 name and unit
+// (nic.dcqcn.rpg_time_reset: 300 is 300 us; "300us" works too).
+//
+// Errors name where the value came from: "spec.yaml:12: switch.ecn.kmin_bytes: ..." for
+// a file, "--set switch.ecn.pmax=2: ..." for an override, and "(default)" otherwise. An
+// unknown key names the nearest valid key.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rocelab/common/result.hpp"
+#include "rocelab/fabric/dcqcn.hpp"
+
+namespace rocelab::experiments {
+
+struct topology_spec {
+  std::string type = "single_switch";  // single_switch | leaf_spine
+  std::uint32_t hosts = 16;
+  double link_gbps = 100;
+  std::int64_t link_delay_ns = 1000;
+  std::uint32_t leaves = 0;  // leaf_spine
+  std::uint32_t spines = 0;
+  double spine_link_gbps = 0;  // 0: derived from oversubscription
+  double oversubscription = 1.0;
+};
+
+// Defaults follow SONiC's lossless RoCE profile: sonic-buildimage
+// files/build_templates/qos_config.j2 puts PFC on priorities 3 and 4 and the WRED profile
+// AZURE_LOSSLESS (ecn_all, green_min_threshold 1048576, green_max_threshold 2097152,
+// green_drop_probability 5) on queues 3 and 4; here one lossless class, 3, as the RoCE
+// deployment guides use. CNPs on priority 6 (dcqcn_config::mlx5). Buffer profiles:
+// lossless PGs dynamic_th 0 (alpha 1) and lossy ones dynamic_th 3 (alpha 8) are the values
+// commonly found in SONiC buffer templates; they vary by SKU, so check the target
+// switch's BUFFER_PROFILE before comparing with a lab. 256-byte cells (Broadcom XGS).
+struct pfc_spec {
+  bool enabled = true;
+  std::vector<std::uint32_t> priorities{3};   // lossless priorities (SONiC pfc_enable "3,4"; here 3)
+  std::uint32_t pause_quanta = 0xffff;
+  std::int64_t headroom_bytes = 0;            // 0: computed (headroom_calculator) from speed, cable, MTU
+  std::int64_t xon_offset_bytes = 2 * 1024;   // XON = XOFF threshold - this (SONiC xon_offset); two RoCE frames
+  double cable_m = 5;                          // SONiC's default cable length for headroom (5m)
+};
+
+struct ecn_spec {
+  bool enabled = true;
+  std::int64_t kmin_bytes = 1048576;
+  std::int64_t kmax_bytes = 2097152;
+  double pmax = 0.05;
+  std::vector<std::uint32_t> queues{3};  // egress queues the WRED/ECN profile is on
+};
+
+struct switch_spec {
+  std::int64_t buffer_bytes = 32 * 1024 * 1024;
+  std::int64_t cell_bytes = 256;
+  std::int32_t dynamic_th = 0;        // lossless PGs: alpha = 2^dynamic_th
+  std::int32_t lossy_dynamic_th = 3;  // lossy PGs and queues
+  bool ecn_mark_on_dequeue = false;
+  pfc_spec pfc;
+  ecn_spec ecn;
+};
+
+struct nic_spec {
+  std::uint32_t mtu_bytes = 1024;
+  std::uint32_t data_priority = 3;
+  bool dcqcn_enabled = true;
+  fabric::dcqcn_config dcqcn = fabric::dcqcn_config::mlx5();
+  std::int64_t retransmit_timeout_ns = 4'000'000;
+  std::uint32_t ack_every_packets = 1;
+};
+
+// A workload section is on when the spec has it (or a --set names one of its fields)
+// unless it says enabled: false.
+struct incast_spec {
+  bool enabled = false;
+  std::uint32_t receiver = 0;
+  std::uint32_t senders = 16;
+  std::vector<std::uint32_t> sender_hosts;  // explicit senders; overrides `senders`
+  std::int64_t flow_bytes = 64 * 1024;
+  std::uint32_t rounds = 1;
+  std::int64_t round_gap_ns = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t start_jitter_ns = 0;
+  std::int32_t priority = -1;
+};
+
+struct allreduce_spec {
+  bool enabled = false;
+  std::string algorithm = "ring";  // ring | halving_doubling
+  std::uint32_t ranks = 8;
+  std::vector<std::uint32_t> rank_hosts;
+  std::int64_t bytes = 64 * 1024 * 1024;
+  std::uint32_t iterations = 1;
+  std::int64_t start_ns = 0;
+  std::int64_t iteration_gap_ns = 0;
+  std::int32_t priority = -1;
+};
+
+struct background_spec {
+  bool enabled = false;
+  std::string cdf = "websearch";  // websearch | hadoop | a CDF file (relative to the spec)
+  double load = 0.5;
+  std::vector<std::uint32_t> hosts;
+  std::int64_t start_ns = 0;
+  std::int64_t duration_ns = 10'000'000;
+  std::uint64_t max_flows = 0;
+  std::int32_t priority = -1;
+};
+
+struct workload_spec {
+  incast_spec incast;
+  allreduce_spec allreduce;
+  background_spec background;
+};
+
+// Settings only the twin backend reads.
+struct twin_spec {
+  std::int64_t stop_ns = 10'000'000'000;
+  std::int64_t queue_sample_interval_ns = 0;
+  bool hpcc_ns3_compat = false;
+};
+
+struct experiment_spec {
+  std::string name;
+  std::string backend = "twin";  // twin | virtual | lab
+  std::uint64_t seed = 1;
+  std::uint32_t repeats = 1;
+  topology_spec topology;
+  switch_spec sw;  // "switch" in the file
+  nic_spec nic;
+  workload_spec workload;
+  twin_spec twin;
+
+  // Where values came from: path -> "file:line" or "--set ...". Sections too.
+  std::map<std::string, std::string> origins;
+  std::string source_file;  // the YAML file, for messages
+  std::string base_dir;     // relative paths in the spec (a CDF file) start here
+};
+
+enum class field_type : std::uint8_t { boolean, integer, size, duration, rate_gbps, real, text, choice, host_list };
+
+struct field_info {
+  std::string path;
+  field_type type;
+  std::string help;
+  std::vector<std::string> choices;  // choice fields
+  std::function<status(experiment_spec&, std::string_view)> set;
+  std::function<std::string(const experiment_spec&)> get;
+};
+
+// Every field, in the order the resolved spec is written.
+[[nodiscard]] const std::vector<field_info>& field_table();
+[[nodiscard]] const field_info* find_field(std::string_view path);
+// Whether `path` is a section ("switch.ecn") that has fields under it.
+[[nodiscard]] bool is_section(std::string_view path);
+// The valid path nearest to an unknown one, or "" when nothing is close.
+[[nodiscard]] std::string nearest_path(std::string_view path);
+
+// Sets a field from text and records `origin` for it. Errors: unknown path (with the
+// nearest one), bad value, value out of range; not prefixed with the origin (the caller
+// knows how to name it).
+[[nodiscard]] status set_field(experiment_spec& spec, std::string_view path, std::string_view value,
+                               const std::string& origin);
+[[nodiscard]] result<std::string> get_field(const experiment_spec& spec, std::string_view path);
+
+// Applies "path=value" from the command line.
+[[nodiscard]] status apply_override(experiment_spec& spec, std::string_view assignment);
+
+// Cross-field checks (kmin <= kmax, a workload present, the workloads fit the topology,
+// switch and DCQCN configs valid), each error naming the origin of the field at fault.
+[[nodiscard]] status validate(const experiment_spec& spec);
+
+// YAML. load_spec_file also sets source_file and base_dir; errors name file:line.
+[[nodiscard]] result<experiment_spec> load_spec(std::string_view yaml_text, const std::string& source_name);
+[[nodiscard]] result<experiment_spec> load_spec_file(const std::string& path);
+// The resolved spec: every field with its value, loadable by load_spec.
+[[nodiscard]] std::string to_yaml(const experiment_spec& spec);
+
+}  // namespace rocelab::experiments

@@ -1,0 +1,75 @@
+#pragma once
+// The summary of a run (or of its repeats pooled): flow completion times and slowdowns
+// at percentiles, PFC/ECN/CNP totals and all-reduce bandwidth, as `rocelab run --json`
+// prints it and summary.json stores it.
+//
+// Percentiles are nearest-rank (the p-th percentile of n sorted values is the value at
+// rank ceil(p/100 x n), 1-based; p0 is the minimum): always an observed value, no
+// interpolation, so p99 of 16 flows is the largest. Over completed flows only; flows
+// that did not finish count in `flows` but not in `completed`.
+// Slowdown = fct / ideal_fct (ideal: alone on an idle path), over completed flows with an
+// ideal time.
+// All-reduce: nccl-tests averages the time over iterations and derives the bandwidths
+// from the mean time; so do we (algbw = bytes / mean time, busbw = algbw x 2(n-1)/n).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rocelab/common/records.hpp"
+
+namespace rocelab::experiments {
+
+// Nearest-rank percentile of sorted values; 0 when empty.
+[[nodiscard]] double percentile(std::span<const double> sorted, double p);
+[[nodiscard]] std::int64_t percentile(std::span<const std::int64_t> sorted, double p);
+
+struct flow_stats {
+  std::uint64_t flows = 0;
+  std::uint64_t completed = 0;
+  std::int64_t fct_p50_ns = 0, fct_p99_ns = 0, fct_max_ns = 0;
+  double slowdown_p50 = 0, slowdown_p99 = 0;
+};
+
+struct allreduce_stats {
+  std::string algorithm;
+  std::uint32_t ranks = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t iterations = 0;
+  double time_mean_ns = 0;
+  double algbw_gbps = 0, busbw_gbps = 0;
+};
+
+struct run_summary {
+  std::vector<std::uint64_t> seeds;  // one per run pooled in
+  flow_stats all;
+  std::map<std::string, flow_stats> by_kind;  // "incast", "background", ...
+  std::uint64_t pause_frames = 0;
+  std::int64_t paused_ns = 0;
+  std::uint64_t ce_marked = 0, cnp = 0, drops = 0, retransmits = 0;
+  std::optional<allreduce_stats> allreduce;
+  std::int64_t simulated_ns = 0;  // the longest of the runs
+};
+
+[[nodiscard]] flow_stats flow_statistics(std::span<const flow_record> flows);
+
+// Pools the runs (one per seed) into one summary.
+[[nodiscard]] run_summary summarize(const std::vector<const run_records*>& runs, const std::vector<std::uint64_t>& seeds);
+
+struct summary_header {
+  std::string run_id;
+  std::string backend;
+  std::string name;
+};
+
+// The summary object: run_id, backend, name, seeds, flows, completed, fct_ns {p50, p99,
+// max}, slowdown {p50, p99}, pfc {pause_frames, paused_ns}, ecn {ce_marked}, cnp, drops,
+// retransmits, allreduce {algbw_gbps, busbw_gbps, ...} when there was one, by_kind, and
+// runs: the same fields for each repeat.
+[[nodiscard]] std::string summary_json(const summary_header& header, const run_summary& aggregate,
+                                       const std::vector<run_summary>& each);
+
+}  // namespace rocelab::experiments

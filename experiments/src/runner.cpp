@@ -1,0 +1,30 @@
+// Kept apart from the rest of the library: it is the only part that needs the twin
+// engine linked (spec, build and summary tests do not).
+#include "rocelab/experiments/runner.hpp"
+
+#include "rocelab/experiments/build.hpp"
+
+namespace rocelab::experiments {
+
+result<experiment_result> run_experiment(const experiment_spec& spec,
+                                         const std::function<void(std::uint32_t, std::uint64_t)>& on_repeat) {
+  if (spec.backend != "twin")
+    return status(error_code::unsupported, "backend '" + spec.backend + "' is not available yet; use backend: twin");
+  ROCELAB_RETURN_IF_ERROR(validate(spec));
+  experiment_result out;
+  for (std::uint32_t i = 0; i < spec.repeats; ++i) {
+    const std::uint64_t seed = spec.seed + i;
+    if (on_repeat) on_repeat(i, seed);
+    auto config = to_twin_config(spec, seed);
+    if (!config) return config.error();
+    auto load = make_workload(spec, seed);
+    if (!load) return load.error();
+    auto records = fabric::twin::run_twin(*config, **load);
+    if (!records) return records.error().with_context("repeat " + std::to_string(i) + " (seed " + std::to_string(seed) + ")");
+    out.seeds.push_back(seed);
+    out.repeats.push_back(std::move(*records));
+  }
+  return out;
+}
+
+}  // namespace rocelab::experiments

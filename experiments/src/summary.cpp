@@ -1,0 +1,134 @@
+#include "rocelab/experiments/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace rocelab::experiments {
+namespace {
+
+template <class T>
+T nearest_rank(std::span<const T> sorted, double p) {
+  if (sorted.empty()) return T{};
+  const double n = static_cast<double>(sorted.size());
+  // Rank ceil(p/100 x n), 1-based, at least 1. A tiny epsilon keeps p x n that is an
+  // integer in exact arithmetic (99 x 100 / 100) from rounding up past it.
+  auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * n - 1e-9));
+  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+nlohmann::ordered_json flow_json(const flow_stats& s) {
+  nlohmann::ordered_json j;
+  j["flows"] = s.flows;
+  j["completed"] = s.completed;
+  j["fct_ns"] = {{"p50", s.fct_p50_ns}, {"p99", s.fct_p99_ns}, {"max", s.fct_max_ns}};
+  j["slowdown"] = {{"p50", s.slowdown_p50}, {"p99", s.slowdown_p99}};
+  return j;
+}
+
+nlohmann::ordered_json summary_object(const run_summary& s) {
+  nlohmann::ordered_json j = flow_json(s.all);
+  j["pfc"] = {{"pause_frames", s.pause_frames}, {"paused_ns", s.paused_ns}};
+  j["ecn"] = {{"ce_marked", s.ce_marked}};
+  j["cnp"] = s.cnp;
+  j["drops"] = s.drops;
+  j["retransmits"] = s.retransmits;
+  if (s.allreduce) {
+    const allreduce_stats& a = *s.allreduce;
+    j["allreduce"] = {{"algorithm", a.algorithm},   {"ranks", a.ranks},
+                      {"bytes", a.bytes},           {"iterations", a.iterations},
+                      {"time_ns", a.time_mean_ns},  {"algbw_gbps", a.algbw_gbps},
+                      {"busbw_gbps", a.busbw_gbps}};
+  }
+  if (s.by_kind.size() > 1) {
+    nlohmann::ordered_json k;
+    for (const auto& [kind, stats] : s.by_kind) k[kind] = flow_json(stats);
+    j["by_kind"] = k;
+  }
+  j["simulated_ns"] = s.simulated_ns;
+  return j;
+}
+
+}  // namespace
+
+double percentile(std::span<const double> sorted, double p) { return nearest_rank(sorted, p); }
+std::int64_t percentile(std::span<const std::int64_t> sorted, double p) { return nearest_rank(sorted, p); }
+
+flow_stats flow_statistics(std::span<const flow_record> flows) {
+  flow_stats s;
+  std::vector<std::int64_t> fct;
+  std::vector<double> slowdown;
+  for (const flow_record& f : flows) {
+    ++s.flows;
+    if (!f.completed()) continue;
+    ++s.completed;
+    fct.push_back(f.fct_ns);
+    if (f.ideal_fct_ns > 0) slowdown.push_back(f.slowdown());
+  }
+  std::sort(fct.begin(), fct.end());
+  std::sort(slowdown.begin(), slowdown.end());
+  s.fct_p50_ns = percentile(std::span<const std::int64_t>(fct), 50);
+  s.fct_p99_ns = percentile(std::span<const std::int64_t>(fct), 99);
+  s.fct_max_ns = fct.empty() ? 0 : fct.back();
+  s.slowdown_p50 = percentile(std::span<const double>(slowdown), 50);
+  s.slowdown_p99 = percentile(std::span<const double>(slowdown), 99);
+  return s;
+}
+
+run_summary summarize(const std::vector<const run_records*>& runs, const std::vector<std::uint64_t>& seeds) {
+  run_summary s;
+  s.seeds = seeds;
+  std::vector<flow_record> pooled;
+  std::map<std::string, std::vector<flow_record>> kinds;
+  double ar_time_sum = 0;
+  for (const run_records* r : runs) {
+    pooled.insert(pooled.end(), r->flows.begin(), r->flows.end());
+    for (const flow_record& f : r->flows) kinds[to_string(f.kind)].push_back(f);
+    s.pause_frames += r->totals.pfc_pause_frames;
+    s.paused_ns += r->totals.paused_ns;
+    s.ce_marked += r->totals.ce_marked;
+    s.cnp += r->totals.cnps;
+    s.drops += r->totals.drops;
+    s.retransmits += r->totals.retransmits;
+    s.simulated_ns = std::max(s.simulated_ns, r->simulated_ns);
+    for (const allreduce_result& a : r->allreduce) {
+      if (!s.allreduce) s.allreduce = allreduce_stats{a.algorithm, a.ranks, a.bytes, 0, 0, 0, 0};
+      ++s.allreduce->iterations;
+      ar_time_sum += static_cast<double>(a.time_ns);
+    }
+  }
+  s.all = flow_statistics(pooled);
+  for (const auto& [kind, flows] : kinds) s.by_kind[kind] = flow_statistics(flows);
+  if (s.allreduce && s.allreduce->iterations > 0) {
+    allreduce_stats& a = *s.allreduce;
+    a.time_mean_ns = ar_time_sum / static_cast<double>(a.iterations);
+    if (a.time_mean_ns > 0) {
+      a.algbw_gbps = static_cast<double>(a.bytes) * 8.0 / a.time_mean_ns;
+      a.busbw_gbps = a.algbw_gbps * 2.0 * (a.ranks - 1) / a.ranks;
+    }
+  }
+  return s;
+}
+
+std::string summary_json(const summary_header& header, const run_summary& aggregate,
+                         const std::vector<run_summary>& each) {
+  nlohmann::ordered_json j;
+  j["run_id"] = header.run_id;
+  j["backend"] = header.backend;
+  j["name"] = header.name;
+  j["seeds"] = aggregate.seeds;
+  j.update(summary_object(aggregate));
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  for (const run_summary& r : each) {
+    nlohmann::ordered_json one;
+    one["seed"] = r.seeds.empty() ? 0 : r.seeds.front();
+    one.update(summary_object(r));
+    runs.push_back(std::move(one));
+  }
+  j["runs"] = std::move(runs);
+  return j.dump(2);
+}
+
+}  // namespace rocelab::experiments

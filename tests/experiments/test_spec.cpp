@@ -1,0 +1,322 @@
+#include "rocelab/experiments/spec.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "rocelab/experiments/build.hpp"
+
+namespace rocelab::experiments {
+namespace {
+
+const std::string examples = std::string(ROCELAB_SOURCE_DIR) + "/examples";
+
+TEST(spec, every_example_loads_and_validates) {
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(examples)) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++seen;
+    auto spec = load_spec_file(entry.path().string());
+    ASSERT_TRUE(spec.ok()) << spec.error().message();
+    EXPECT_TRUE(validate(*spec).ok()) << entry.path() << ": " << validate(*spec).message();
+    EXPECT_EQ(spec->backend, "twin");
+  }
+  EXPECT_GE(seen, 3);
+}
+
+TEST(spec, examples_say_what_the_issue_asks) {
+  auto incast = load_spec_file(examples + "/incast-16to1.yaml");
+  ASSERT_TRUE(incast.ok());
+  EXPECT_TRUE(incast->workload.incast.enabled);
+  EXPECT_EQ(incast->workload.incast.senders, 16u);
+  EXPECT_EQ(incast->workload.incast.flow_bytes, 64 * 1024);
+  EXPECT_EQ(incast->topology.link_gbps, 100);
+  EXPECT_FALSE(incast->workload.allreduce.enabled);
+
+  auto ring = load_spec_file(examples + "/allreduce-ring8.yaml");
+  ASSERT_TRUE(ring.ok());
+  EXPECT_EQ(ring->workload.allreduce.ranks, 8u);
+  EXPECT_EQ(ring->workload.allreduce.algorithm, "ring");
+
+  auto ls = load_spec_file(examples + "/leafspine-websearch.yaml");
+  ASSERT_TRUE(ls.ok());
+  EXPECT_EQ(ls->topology.hosts, 128u);
+  EXPECT_EQ(ls->topology.type, "leaf_spine");
+  EXPECT_TRUE(ls->workload.background.enabled);
+  EXPECT_EQ(ls->workload.background.load, 0.5);
+  EXPECT_TRUE(ls->workload.incast.enabled);
+}
+
+TEST(spec, the_keys_sweeps_rely_on_exist) {
+  for (const char* path :
+       {"backend", "seed", "topology.hosts", "topology.link_gbps", "switch.buffer_bytes", "switch.pfc.enabled",
+        "switch.ecn.enabled", "switch.ecn.kmin_bytes", "switch.ecn.kmax_bytes", "switch.ecn.pmax",
+        "nic.dcqcn.enabled", "nic.dcqcn.rpg_time_reset", "nic.dcqcn.rpg_ai_rate", "nic.dcqcn.dce_tcp_g",
+        "nic.dcqcn.min_time_between_cnps", "nic.dcqcn.cnp_802p_prio", "nic.dcqcn.rate_reduce_monitor_period"})
+    EXPECT_NE(find_field(path), nullptr) << path;
+  // Every mlx5 knob dcqcn_config knows is a field.
+  const fabric::dcqcn_config d;
+  for (const auto& f : field_table())
+    if (f.path.rfind("nic.dcqcn.", 0) == 0 && f.path != "nic.dcqcn.enabled") {
+      EXPECT_TRUE(d.get(f.path.substr(10)).has_value()) << f.path;
+    }
+}
+
+TEST(spec, defaults_are_the_sonic_lossless_profile) {
+  const experiment_spec s;
+  EXPECT_EQ(s.sw.pfc.priorities, std::vector<std::uint32_t>{3});
+  EXPECT_EQ(s.sw.ecn.kmin_bytes, 1048576);  // AZURE_LOSSLESS green_min_threshold
+  EXPECT_EQ(s.sw.ecn.kmax_bytes, 2097152);
+  EXPECT_DOUBLE_EQ(s.sw.ecn.pmax, 0.05);
+  EXPECT_EQ(s.nic.dcqcn.cnp_802p_prio, 6);
+  EXPECT_EQ(s.sw.dynamic_th, 0);
+}
+
+struct error_case {
+  const char* name;
+  const char* yaml;
+  std::vector<const char*> needles;
+};
+
+TEST(spec, errors_name_file_line_and_field) {
+  const error_case cases[] = {
+      {"unknown key suggests the nearest",
+       "switch:\n  ecn:\n    kmim_bytes: 20KiB\n",
+       {"t.yaml:3:", "unknown key switch.ecn.kmim_bytes", "did you mean switch.ecn.kmin_bytes"}},
+      {"key in the wrong section",
+       "switch:\n  kmin_bytes: 20KiB\n",
+       {"t.yaml:2:", "switch.kmin_bytes", "switch.ecn.kmin_bytes"}},
+      {"unknown top-level key",
+       "backend: twin\nseeed: 3\n",
+       {"t.yaml:2:", "seeed", "did you mean seed"}},
+      {"bad size unit",
+       "switch:\n  buffer_bytes: 32MB\n  ecn:\n    kmin_bytes: 20kb\n",
+       {"t.yaml:4:", "switch.ecn.kmin_bytes", "'20kb' is not a size"}},
+      {"bad duration",
+       "topology:\n  link_delay_ns: 1 minute\n",
+       {"t.yaml:2:", "topology.link_delay_ns", "not a duration"}},
+      {"pmax out of range",
+       "switch:\n  ecn:\n    pmax: 1.5\n",
+       {"t.yaml:3:", "switch.ecn.pmax", "outside 0..1"}},
+      {"wrong type",
+       "switch:\n  pfc:\n    enabled: maybe\n",
+       {"t.yaml:3:", "switch.pfc.enabled", "not a boolean"}},
+      {"bad choice",
+       "backend: qemu\n",
+       {"t.yaml:1:", "backend", "not one of twin, virtual, lab"}},
+      {"mapping where a value belongs",
+       "seed:\n  a: 1\n",
+       {"t.yaml:1:", "seed", "expects a value"}},
+      {"value where a section belongs",
+       "switch: 3\n",
+       {"t.yaml:1:", "switch is a section"}},
+      {"dcqcn knob out of range",
+       "nic:\n  dcqcn:\n    rpg_time_reset: 0\n",
+       {"t.yaml:3:", "nic.dcqcn.rpg_time_reset"}},
+      {"unknown dcqcn knob",
+       "nic:\n  dcqcn:\n    rpg_time_rest: 300\n",
+       {"t.yaml:3:", "did you mean nic.dcqcn.rpg_time_reset"}},
+      {"invalid yaml",
+       "switch:\n  ecn: [\n",
+       {"t.yaml:", "not valid YAML"}},
+  };
+  for (const auto& c : cases) {
+    auto spec = load_spec(c.yaml, "t.yaml");
+    ASSERT_FALSE(spec.ok()) << c.name;
+    for (const char* needle : c.needles)
+      EXPECT_NE(spec.error().message().find(needle), std::string::npos) << c.name << ": " << spec.error().message();
+  }
+}
+
+TEST(spec, cross_field_errors_name_the_line_of_the_field) {
+  const error_case cases[] = {
+      {"kmin above kmax",
+       "switch:\n  ecn:\n    kmin_bytes: 3MiB\n    kmax_bytes: 1MiB\nworkload:\n  incast:\n    senders: 4\n",
+       {"t.yaml:3:", "switch.ecn.kmin_bytes", "3MiB > switch.ecn.kmax_bytes 1MiB"}},
+      {"too many senders for the hosts",
+       "topology:\n  hosts: 4\nworkload:\n  incast:\n    senders: 16\n",
+       {"t.yaml:4:", "workload.incast", "senders 16"}},
+      {"no workload", "seed: 2\n", {"workload", "no workload"}},
+      {"halving-doubling on 6 ranks",
+       "topology:\n  hosts: 8\nworkload:\n  allreduce:\n    algorithm: halving_doubling\n    ranks: 6\n",
+       {"t.yaml:4:", "power-of-two"}},
+      {"leaf-spine hosts do not divide",
+       "topology:\n  type: leaf_spine\n  hosts: 10\n  leaves: 4\n  spines: 2\nworkload:\n  incast:\n    senders: 4\n",
+       {"t.yaml:3:", "topology.hosts"}},
+      {"missing CDF file",
+       "workload:\n  background:\n    cdf: no-such.cdf\n",
+       {"t.yaml:3:", "workload.background.cdf", "no-such.cdf"}},
+  };
+  for (const auto& c : cases) {
+    auto spec = load_spec(c.yaml, "t.yaml");
+    ASSERT_TRUE(spec.ok()) << c.name << ": " << spec.error().message();
+    const status st = validate(*spec);
+    ASSERT_FALSE(st.ok()) << c.name;
+    for (const char* needle : c.needles)
+      EXPECT_NE(st.message().find(needle), std::string::npos) << c.name << ": " << st.message();
+  }
+}
+
+TEST(spec, set_overrides_any_field) {
+  auto spec = load_spec_file(examples + "/incast-16to1.yaml");
+  ASSERT_TRUE(spec.ok());
+  ASSERT_TRUE(apply_override(*spec, "switch.ecn.kmin_bytes=20KiB").ok());
+  ASSERT_TRUE(apply_override(*spec, "switch.ecn.pmax=0.01").ok());
+  ASSERT_TRUE(apply_override(*spec, "nic.dcqcn.rpg_time_reset=55us").ok());
+  ASSERT_TRUE(apply_override(*spec, "nic.dcqcn.rpg_ai_rate=40Mbps").ok());
+  ASSERT_TRUE(apply_override(*spec, "topology.link_gbps=25Gbps").ok());
+  ASSERT_TRUE(apply_override(*spec, "seed=7").ok());
+  ASSERT_TRUE(apply_override(*spec, "workload.incast.sender_hosts=1-4,9").ok());
+  EXPECT_EQ(spec->sw.ecn.kmin_bytes, 20480);
+  EXPECT_DOUBLE_EQ(spec->sw.ecn.pmax, 0.01);
+  EXPECT_EQ(spec->nic.dcqcn.rpg_time_reset_us, 55);
+  EXPECT_EQ(spec->nic.dcqcn.rpg_ai_rate_mbps, 40);
+  EXPECT_DOUBLE_EQ(spec->topology.link_gbps, 25);
+  EXPECT_EQ(spec->seed, 7u);
+  EXPECT_EQ(spec->workload.incast.sender_hosts, (std::vector<std::uint32_t>{1, 2, 3, 4, 9}));
+  EXPECT_EQ(*get_field(*spec, "switch.ecn.kmin_bytes"), "20KiB");
+  EXPECT_EQ(*get_field(*spec, "nic.dcqcn.rpg_time_reset"), "55");
+
+  const status bad = apply_override(*spec, "switch.ecn.pmax=2");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("--set switch.ecn.pmax=2: switch.ecn.pmax: 2 is outside 0..1"), std::string::npos)
+      << bad.message();
+  EXPECT_FALSE(apply_override(*spec, "switch.ecn.kmin=1").ok());
+  EXPECT_FALSE(apply_override(*spec, "no_equals_sign").ok());
+
+  // A cross-field error caused by an override names the override.
+  ASSERT_TRUE(apply_override(*spec, "switch.ecn.kmax_bytes=10KiB").ok());
+  const status st = validate(*spec);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("--set switch.ecn.kmin_bytes=20KiB"), std::string::npos) << st.message();
+}
+
+TEST(spec, set_on_a_workload_field_turns_it_on_unless_disabled) {
+  auto spec = load_spec("workload:\n  incast:\n    senders: 4\n  background:\n    enabled: false\n", "t.yaml");
+  ASSERT_TRUE(spec.ok());
+  EXPECT_TRUE(spec->workload.incast.enabled);
+  EXPECT_FALSE(spec->workload.background.enabled);
+  ASSERT_TRUE(apply_override(*spec, "workload.background.load=0.3").ok());
+  EXPECT_FALSE(spec->workload.background.enabled) << "enabled: false in the file wins";
+  ASSERT_TRUE(apply_override(*spec, "workload.allreduce.ranks=4").ok());
+  EXPECT_TRUE(spec->workload.allreduce.enabled);
+  auto empty = load_spec("workload:\n  incast: {}\n", "t.yaml");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->workload.incast.enabled);
+}
+
+TEST(spec, resolved_yaml_round_trips_every_field) {
+  for (const char* file : {"/incast-16to1.yaml", "/allreduce-ring8.yaml", "/leafspine-websearch.yaml"}) {
+    auto spec = load_spec_file(examples + file);
+    ASSERT_TRUE(spec.ok());
+    ASSERT_TRUE(apply_override(*spec, "nic.dcqcn.dce_tcp_g=1000").ok());
+    const std::string yaml = to_yaml(*spec);
+    auto again = load_spec(yaml, "resolved.yaml");
+    ASSERT_TRUE(again.ok()) << again.error().message() << "\n" << yaml;
+    for (const auto& f : field_table()) EXPECT_EQ(f.get(*again), f.get(*spec)) << file << " " << f.path;
+  }
+}
+
+TEST(spec, twin_config_follows_the_spec) {
+  auto spec = load_spec_file(examples + "/incast-16to1.yaml");
+  ASSERT_TRUE(spec.ok());
+  ASSERT_TRUE(apply_override(*spec, "switch.pfc.priorities=3,4").ok());
+  ASSERT_TRUE(apply_override(*spec, "nic.dcqcn.rpg_hai_rate=100").ok());
+  auto c = to_twin_config(*spec, 42);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->seed, 42u);
+  EXPECT_EQ(c->topology.hosts, 17u);
+  EXPECT_EQ(c->switch_template.lossless_priorities, 0b0001'1000);
+  ASSERT_EQ(c->switch_template.ports.size(), 1u);
+  const auto& port = c->switch_template.ports[0];
+  EXPECT_TRUE(port.queues[3].ecn.enabled);
+  EXPECT_FALSE(port.queues[4].ecn.enabled);
+  EXPECT_EQ(port.queues[3].ecn.kmin_bytes, 100'000);
+  EXPECT_EQ(port.queues[3].ecn.kmax_bytes, 400'000);
+  EXPECT_DOUBLE_EQ(port.queues[3].ecn.pmax, 0.2);
+  EXPECT_GT(port.pgs[3].headroom_bytes, 0);  // computed
+  EXPECT_EQ(port.pgs[0].headroom_bytes, 0);
+  EXPECT_EQ(c->nic.dcqcn.rpg_hai_rate_mbps, 100);
+  EXPECT_TRUE(c->nic.dcqcn_enabled);
+  EXPECT_TRUE(c->nic.pfc_enabled);
+
+  ASSERT_TRUE(apply_override(*spec, "switch.pfc.enabled=false").ok());
+  ASSERT_TRUE(apply_override(*spec, "switch.ecn.enabled=false").ok());
+  auto off = to_twin_config(*spec, 1);
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off->switch_template.lossless_priorities, 0);
+  EXPECT_FALSE(off->switch_template.ports[0].queues[3].ecn.enabled);
+  EXPECT_FALSE(off->nic.pfc_enabled);
+}
+
+}  // namespace
+}  // namespace rocelab::experiments
+
+namespace rocelab::experiments {
+namespace {
+
+// Records what a workload posts (the workload is the caller under test here).
+class recording_context final : public fabric::twin::twin_context {
+ public:
+  explicit recording_context(std::uint32_t hosts) : hosts_(hosts) {}
+  [[nodiscard]] std::int64_t now_ns() const override { return 0; }
+  [[nodiscard]] std::uint32_t hosts() const override { return hosts_; }
+  [[nodiscard]] double link_gbps() const override { return 100; }
+  std::uint64_t post(const fabric::twin::message& m) override {
+    posts.push_back(m);
+    return posts.size();
+  }
+  void report_allreduce(const allreduce_result&) override {}
+  std::vector<fabric::twin::message> posts;
+
+ private:
+  std::uint32_t hosts_;
+};
+
+std::vector<fabric::twin::message> posts_of(const experiment_spec& spec, std::uint64_t seed) {
+  auto w = make_workload(spec, seed);
+  EXPECT_TRUE(w.ok()) << w.error().message();
+  recording_context ctx(spec.topology.hosts);
+  (*w)->start(ctx);
+  return ctx.posts;
+}
+
+TEST(spec, workloads_are_deterministic_for_a_seed) {
+  auto spec = load_spec_file(examples + "/leafspine-websearch.yaml");
+  ASSERT_TRUE(spec.ok());
+  const auto a = posts_of(*spec, 1), b = posts_of(*spec, 1), c = posts_of(*spec, 2);
+  ASSERT_EQ(a.size(), b.size());
+  std::size_t incast = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].src, b[i].src);
+    EXPECT_EQ(a[i].dst, b[i].dst);
+    EXPECT_EQ(a[i].bytes, b[i].bytes);
+    EXPECT_EQ(a[i].start_ns, b[i].start_ns);
+    incast += a[i].kind == workload_kind::incast;
+  }
+  EXPECT_EQ(incast, 16u);
+  EXPECT_GT(a.size(), 1000u);  // 128 hosts x ~18 WebSearch flows in 5 ms at 50% load
+  EXPECT_NE(a.size(), c.size());
+}
+
+TEST(spec, user_cdf_files_are_relative_to_the_spec) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "rocelab-spec-cdf";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir / "tiny.cdf") << "1000 0\n2000 1\n";
+    std::ofstream(dir / "s.yaml") << "topology:\n  hosts: 4\nworkload:\n  background:\n    cdf: tiny.cdf\n"
+                                     "    duration_ns: 1ms\n";
+  }
+  auto spec = load_spec_file((dir / "s.yaml").string());
+  ASSERT_TRUE(spec.ok());
+  ASSERT_TRUE(validate(*spec).ok()) << validate(*spec).message();
+  for (const auto& m : posts_of(*spec, 3)) {
+    EXPECT_GE(m.bytes, 1000u);
+    EXPECT_LE(m.bytes, 2000u);
+  }
+}
+
+}  // namespace
+}  // namespace rocelab::experiments

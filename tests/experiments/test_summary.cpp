@@ -1,0 +1,157 @@
+#include "rocelab/experiments/summary.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "rocelab/experiments/run_directory.hpp"
+
+namespace rocelab::experiments {
+namespace {
+
+TEST(summary, nearest_rank_percentiles) {
+  struct {
+    const char* name;
+    std::vector<std::int64_t> sorted;
+    double p;
+    std::int64_t expected;
+  } cases[] = {
+      {"empty is zero", {}, 50, 0},
+      {"one value", {7}, 99, 7},
+      {"median of four is the second", {1, 2, 3, 4}, 50, 2},
+      {"median of five is the third", {1, 2, 3, 4, 5}, 50, 3},
+      {"p99 of 16 flows is the largest", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, 99, 16},
+      {"p0 is the minimum", {3, 9}, 0, 3},
+      {"p100 is the maximum", {3, 9}, 100, 9},
+  };
+  for (const auto& c : cases) EXPECT_EQ(percentile(std::span<const std::int64_t>(c.sorted), c.p), c.expected) << c.name;
+  // p99 of 1..100 is 99 exactly (rank 99), not rounded up to 100.
+  std::vector<std::int64_t> hundred;
+  for (int i = 1; i <= 100; ++i) hundred.push_back(i);
+  EXPECT_EQ(percentile(std::span<const std::int64_t>(hundred), 99), 99);
+  EXPECT_EQ(percentile(std::span<const std::int64_t>(hundred), 50), 50);
+}
+
+flow_record flow(workload_kind kind, std::int64_t fct, std::int64_t ideal, bool done = true) {
+  flow_record f;
+  f.kind = kind;
+  f.bytes = 1000;
+  f.start_ns = 0;
+  f.end_ns = done ? fct : -1;
+  f.fct_ns = done ? fct : -1;
+  f.ideal_fct_ns = ideal;
+  return f;
+}
+
+run_records sample_run() {
+  run_records r;
+  r.backend = "twin";
+  for (int i = 1; i <= 10; ++i) r.flows.push_back(flow(workload_kind::incast, i * 1000, 500));
+  r.flows.push_back(flow(workload_kind::background, 0, 100, false));
+  r.totals.pfc_pause_frames = 3;
+  r.totals.paused_ns = 4000;
+  r.totals.ce_marked = 12;
+  r.totals.cnps = 5;
+  r.totals.drops = 0;
+  r.totals.retransmits = 1;
+  r.allreduce.push_back({"ring", 8, 1'000'000, 100'000, 80, 140});
+  r.allreduce.push_back({"ring", 8, 1'000'000, 300'000, 26.7, 46.7});
+  r.simulated_ns = 123456;
+  return r;
+}
+
+TEST(summary, pools_flows_and_totals) {
+  const run_records a = sample_run(), b = sample_run();
+  const run_summary s = summarize({&a, &b}, {1, 2});
+  EXPECT_EQ(s.all.flows, 22u);
+  EXPECT_EQ(s.all.completed, 20u);
+  EXPECT_EQ(s.all.fct_p50_ns, 5000);  // rank 10 of 20: 1,1,2,2,...,5,5
+  EXPECT_EQ(s.all.fct_max_ns, 10000);
+  EXPECT_DOUBLE_EQ(s.all.slowdown_p50, 10.0);
+  EXPECT_EQ(s.pause_frames, 6u);
+  EXPECT_EQ(s.paused_ns, 8000);
+  EXPECT_EQ(s.ce_marked, 24u);
+  EXPECT_EQ(s.cnp, 10u);
+  EXPECT_EQ(s.retransmits, 2u);
+  ASSERT_TRUE(s.allreduce.has_value());
+  EXPECT_EQ(s.allreduce->iterations, 4u);
+  // Mean time 200 us: 1 MB x 8 / 200000 ns = 40 Gb/s; busbw x 14/8 = 70.
+  EXPECT_DOUBLE_EQ(s.allreduce->algbw_gbps, 40.0);
+  EXPECT_DOUBLE_EQ(s.allreduce->busbw_gbps, 70.0);
+  EXPECT_EQ(s.by_kind.at("incast").completed, 20u);
+  EXPECT_EQ(s.by_kind.at("background").completed, 0u);
+}
+
+TEST(summary, json_has_the_documented_keys) {
+  const run_records a = sample_run();
+  const run_summary one = summarize({&a}, {1});
+  const auto j = nlohmann::json::parse(summary_json({"20250101T000000.000Z-0001", "twin", "x"}, one, {one}));
+  for (const char* key : {"run_id", "backend", "flows", "completed", "fct_ns", "slowdown", "pfc", "ecn", "cnp", "drops",
+                          "retransmits", "allreduce", "runs"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["fct_ns"]["p99"], 10000);
+  EXPECT_TRUE(j["fct_ns"].contains("p50"));
+  EXPECT_TRUE(j["fct_ns"].contains("max"));
+  EXPECT_TRUE(j["slowdown"].contains("p99"));
+  EXPECT_EQ(j["pfc"]["pause_frames"], 3);
+  EXPECT_EQ(j["pfc"]["paused_ns"], 4000);
+  EXPECT_EQ(j["ecn"]["ce_marked"], 12);
+  EXPECT_TRUE(j["allreduce"].contains("algbw_gbps"));
+  EXPECT_TRUE(j["allreduce"].contains("busbw_gbps"));
+  EXPECT_EQ(j["runs"].size(), 1u);
+  EXPECT_EQ(j["runs"][0]["seed"], 1);
+}
+
+TEST(run_directory, run_ids_sort_by_time) {
+  using namespace std::chrono;
+  const auto t0 = system_clock::time_point(milliseconds(1'700'000'000'123));
+  const std::string a = make_run_id(t0, 0xffff);
+  const std::string b = make_run_id(t0 + milliseconds(1), 0x0000);
+  const std::string c = make_run_id(t0 + hours(24 * 400), 0x1234);
+  EXPECT_EQ(a, "20231114T221320.123Z-ffff");
+  EXPECT_LT(a, b);
+  EXPECT_LT(b, c);
+}
+
+TEST(run_directory, writes_every_file_with_a_header) {
+  const std::string dir = ::testing::TempDir() + "/rocelab-run-test/run1";
+  std::filesystem::remove_all(dir);
+  run_records r = sample_run();
+  r.devices = {"sw0", "h0"};
+  r.pauses.push_back({0, 1, 3, 100, 300, pause_source::model});
+  r.queues.push_back({0, 1, 3, 50, 4096});
+  run_files files{"seed: 1\n", "{}", {1}, {&r}};
+  ASSERT_TRUE(write_run_directory(dir, files).ok());
+  const std::pair<const char*, const char*> expected[] = {
+      {"flows.csv", "repeat,seed,src,dst,qp,priority,kind,bytes,start_ns,end_ns,fct_ns,ideal_fct_ns,slowdown,"},
+      {"pauses.csv", "repeat,seed,device,port,priority,start_ns,end_ns,duration_ns,source"},
+      {"queues.csv", "repeat,seed,device,port,queue,t_ns,bytes"},
+      {"allreduce.csv", "repeat,seed,iteration,algorithm,ranks,bytes,time_ns,algbw_gbps,busbw_gbps"},
+      {"counters.csv", "repeat,seed,device,port,name,t_ns,value"},
+      {"summary.json", "{}"},
+      {"spec.yaml", "seed: 1"},
+  };
+  for (const auto& [name, header] : expected) {
+    std::ifstream in(dir + "/" + name);
+    ASSERT_TRUE(in) << name;
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line.rfind(header, 0), 0u) << name << ": " << line;
+  }
+  std::ifstream pauses(dir + "/pauses.csv");
+  std::string line;
+  std::getline(pauses, line);
+  std::getline(pauses, line);
+  EXPECT_EQ(line, "0,1,\"sw0\",1,3,100,300,200,model");
+  std::ifstream flows(dir + "/flows.csv");
+  int lines = 0;
+  while (std::getline(flows, line)) ++lines;
+  EXPECT_EQ(lines, 1 + 11);
+}
+
+}  // namespace
+}  // namespace rocelab::experiments

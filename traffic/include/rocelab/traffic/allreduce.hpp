@@ -1,0 +1,74 @@
+#pragma once
+// All-reduce of `bytes` per rank among `ranks` hosts, as the messages a collective
+// library sends, with its step dependencies:
+//
+//   ring (NCCL's ring algorithm; Patarasuk and Yuan, "Bandwidth optimal all-reduce
+//     algorithms for clusters of workstations", JPDC 2009): the buffer is cut into n
+//     chunks; n-1 reduce-scatter steps then n-1 all-gather steps, in each of which every
+//     rank sends one chunk to its right neighbour. 2(n-1) messages of S/n per rank.
+//   halving_doubling (Rabenseifner's algorithm; Thakur, Rabenseifner and Gropp,
+//     "Optimization of collective communication operations in MPICH", IJHPCA 2005):
+//     reduce-scatter by recursive halving (log2 n steps exchanging S/2, S/4 ... S/n with
+//     the partner at distance n/2, n/4 ... 1), then all-gather by recursive doubling
+//     (S/n ... S/2 at distance 1 ... n/2). Needs a power-of-two rank count.
+//   Both send 2(n-1)/n x S per rank.
+//
+// Dependencies: a rank's step k+1 is posted when its step k is complete, i.e. the chunk it
+// receives in step k has arrived (the data it forwards or reduces next depends on it) and
+// its own step-k message has been delivered (one outstanding message per rank and
+// direction, like a collective library's single connection per peer per channel).
+// Iterations run back to back (iteration_gap_ns between them); each is reported with
+// twin_context::report_allreduce using the nccl-tests definitions (doc/PERFORMANCE.md in
+// NVIDIA/nccl-tests): algbw = S / t, busbw = algbw x 2(n-1)/n, where t runs from the
+// iteration's start to the completion of its last message.
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "rocelab/common/records.hpp"
+#include "rocelab/common/result.hpp"
+#include "rocelab/fabric/twin/twin.hpp"
+
+namespace rocelab::traffic {
+
+enum class allreduce_algorithm : std::uint8_t { ring, halving_doubling };
+
+[[nodiscard]] constexpr const char* to_string(allreduce_algorithm a) noexcept {
+  return a == allreduce_algorithm::ring ? "ring" : "halving_doubling";
+}
+
+struct allreduce_config {
+  allreduce_algorithm algorithm = allreduce_algorithm::ring;
+  std::vector<std::uint32_t> ranks;  // rank -> host; empty: hosts 0 .. rank_count-1
+  std::uint32_t rank_count = 8;
+  std::uint64_t bytes = 64 * 1024 * 1024;  // per rank (nccl-tests "size")
+  std::uint32_t iterations = 1;
+  std::int64_t start_ns = 0;
+  std::int64_t iteration_gap_ns = 0;
+  std::int16_t priority = -1;
+};
+
+[[nodiscard]] status validate(const allreduce_config& cfg, std::uint32_t hosts);
+
+// One message of the schedule: what rank `rank` sends in `step`.
+struct allreduce_send {
+  std::uint32_t to_rank = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t from_rank = 0;  // whose step-k message this rank receives
+};
+
+// schedule[rank][step]: the static pattern of one iteration (chunks of S/n, the first
+// S mod n chunks one byte larger).
+[[nodiscard]] std::vector<std::vector<allreduce_send>> allreduce_schedule(allreduce_algorithm algorithm,
+                                                                          std::uint32_t ranks, std::uint64_t bytes);
+
+// nccl-tests: algbw = bytes / time; busbw = algbw x 2(n-1)/n; in Gb/s (bits).
+[[nodiscard]] allreduce_result allreduce_bandwidth(allreduce_algorithm algorithm, std::uint32_t ranks,
+                                                   std::uint64_t bytes, std::int64_t time_ns);
+
+[[nodiscard]] result<std::unique_ptr<fabric::twin::workload>> make_allreduce(const allreduce_config& cfg,
+                                                                             std::uint32_t hosts);
+
+}  // namespace rocelab::traffic
