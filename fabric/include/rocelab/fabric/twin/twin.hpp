@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
@@ -47,12 +48,22 @@ struct nic_config {
   std::uint32_t ack_every_packets = 1; // the responder ACKs every Nth packet (and the last)
 };
 
+// ECN thresholds for ports of one speed. Deployments scale Kmin/Kmax with port speed, and
+// the HPCC ns-3 simulator's KMIN_MAP/KMAX_MAP/PMAX_MAP key them by link rate.
+struct ecn_for_rate {
+  double gbps = 0;
+  ecn_config ecn;
+};
+
 // Switches of the topology are built from `switch_template`: its global settings
 // (buffer, cells, PFC, ECN mode, lossless priorities ...) and ports[0] as the template of
 // every port (rate_bps is replaced by the topology's link speed).
 struct twin_config {
   topology_config topology;
   switch_config switch_template;
+  // Per-speed ECN overrides of the template's queue ECN settings, for every queue of a
+  // port whose speed matches; empty: every port uses the template's.
+  std::vector<ecn_for_rate> ecn_by_rate;
   nic_config nic;
   std::uint64_t seed = 1;
   std::int64_t queue_sample_interval_ns = 0;  // 0: no queue samples
@@ -70,7 +81,7 @@ struct message {
   std::int64_t start_ns = 0;     // not before this virtual time
   workload_kind kind = workload_kind::other;
   std::int16_t priority = -1;    // -1: nic.data_priority
-  std::uint64_t tag = 0;         // the workload's own reference
+  std::uint64_t tag = 0;         // the workload's own reference; copied into flow_record::tag
 };
 
 class twin_context {
@@ -97,7 +108,8 @@ class workload {
   }
 };
 
-// Runs the workload to completion (or config.stop_ns) and returns the records.
+// Runs the workload to completion (or config.stop_ns) and returns the records; flows are
+// in the order the messages were posted (message id order), each with its tag.
 // Fails only on an invalid config (naming the field).
 result<run_records> run_twin(const twin_config& config, workload& load);
 
