@@ -56,6 +56,9 @@ struct hpcc_texts {
 // The messages of the scenario's flows, for a workload to post.
 [[nodiscard]] std::vector<fabric::twin::message> hpcc_messages(const hpcc_scenario& scenario);
 
+// Runs the scenario's flows on the twin (in compatibility mode, as parsed).
+[[nodiscard]] result<run_records> run_hpcc_scenario(const hpcc_scenario& scenario);
+
 // That simulator's "standalone" FCT: base RTT (twice the path's propagation delay plus
 // one payload's serialization per hop) plus all bytes with headers at the path's
 // slowest link.
