@@ -152,8 +152,11 @@ result<hpcc_scenario> parse_hpcc_scenario(const hpcc_texts& texts) {
       dc.rate_reduce_monitor_period_us = v;
     } else if (key == "CLAMP_TARGET_RATE") {
       if (!integer(v)) return fail("expected 0 or 1, got '" + arg(1) + "'");
+      // rdma-hw.cc CheckRateDecreaseMlx: with CLAMP_TARGET_RATE 0 the target is still
+      // clamped when a timer increase happened since the last cut (m_rpTimeStage != 0),
+      // which is mlx5's clamp_tgt_rate_after_time_inc.
       dc.clamp_tgt_rate = v != 0;
-      dc.clamp_tgt_rate_after_time_inc = false;
+      dc.clamp_tgt_rate_after_time_inc = true;
     } else if (key == "RP_TIMER") {
       if (!integer(v) || v <= 0) return fail("expected microseconds, got '" + arg(1) + "'");
       dc.rpg_time_reset_us = v;

@@ -50,6 +50,10 @@ class pfc_pause_state {
   std::int64_t rate_bps_ = 100'000'000'000;
   bool pause_until_resume_ = false;
   std::array<std::int64_t, num_priorities> paused_until_ps_{};  // 0: not paused
+  // The latest pause end over all priorities (never_ns if one is held until XON): at or
+  // after it every priority may send, which answers allowed_mask without the loop in
+  // the common unpaused case (it is asked before every frame).
+  std::int64_t latest_until_ps_ = 0;
 };
 
 // What the MMU reports about an ingress priority group, in cells.

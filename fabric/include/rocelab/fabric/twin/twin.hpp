@@ -66,7 +66,10 @@ struct twin_config {
   std::vector<ecn_for_rate> ecn_by_rate;
   nic_config nic;
   std::uint64_t seed = 1;
-  std::int64_t queue_sample_interval_ns = 0;  // 0: no queue samples
+  // 0: no samples. Otherwise every interval from t = 0: a queue_sample per switch queue
+  // (port x priority) that is non-empty or was non-empty at the previous sample (absent
+  // means 0 bytes), and a counter_sample "tx_bytes" per host NIC whose count moved.
+  std::int64_t queue_sample_interval_ns = 0;
   std::int64_t stop_ns = 10'000'000'000;      // virtual-time limit: flows not done are incomplete
   // Reproduce the HPCC ns-3 simulator's modelling shortcuts (see
   // shared/scenarios/hpcc-ns3/README.md) for line-by-line comparison with it.

@@ -1,0 +1,57 @@
+#pragma once
+// Frame sizes the twin puts on its links: every byte a RoCEv2 packet occupies on the
+// wire, so link utilisation, queue depths and FCTs carry the real header cost.
+//
+// Sizes are L2 frames without preamble and inter-frame gap (those 20 bytes are the
+// switch's wire_overhead_bytes, added to every frame's serialization time by the switch
+// model and by the NIC alike). IPv4 without options, no VLAN tag (PFC priority from
+// DSCP, the common RoCE deployment with `trust dscp`).
+
+#include <cstdint>
+
+namespace rocelab::fabric::twin {
+
+inline constexpr std::uint32_t eth_header_bytes = 14;   // 802.3 MAC header
+inline constexpr std::uint32_t ipv4_header_bytes = 20;  // RFC 791, no options
+inline constexpr std::uint32_t udp_header_bytes = 8;    // RoCEv2: UDP dport 4791
+inline constexpr std::uint32_t bth_bytes = 12;          // IBTA 9.2 base transport header
+inline constexpr std::uint32_t reth_bytes = 16;         // IBTA 9.3.2: on RDMA WRITE First/Only
+inline constexpr std::uint32_t aeth_bytes = 4;          // IBTA 9.3.5: on ACK/NAK
+inline constexpr std::uint32_t icrc_bytes = 4;          // IBTA annex A17.3.3 invariant CRC
+inline constexpr std::uint32_t fcs_bytes = 4;           // 802.3 frame check sequence
+inline constexpr std::uint32_t cnp_reserved_bytes = 16; // IBTA annex A17.9.3: CNP payload
+inline constexpr std::uint16_t roce_v2_udp_port = 4791;
+
+// Per-packet overhead of a data packet: Ethernet + IPv4 + UDP + BTH + ICRC + FCS = 62.
+inline constexpr std::uint32_t roce_data_overhead_bytes =
+    eth_header_bytes + ipv4_header_bytes + udp_header_bytes + bth_bytes + icrc_bytes + fcs_bytes;
+// ACK / NAK: the same plus an AETH = 66.
+inline constexpr std::uint32_t roce_ack_frame_bytes = roce_data_overhead_bytes + aeth_bytes;
+// CNP: the same plus 16 reserved bytes = 78.
+inline constexpr std::uint32_t roce_cnp_frame_bytes = roce_data_overhead_bytes + cnp_reserved_bytes;
+
+// The HPCC ns-3 simulator: 48 bytes of headers on a data packet (PPP 2, IPv4 20, UDP 8,
+// SeqTs and INT headers), and ACKs padded to 60 - 14 - 20 bytes of payload+qbb header
+// plus IPv4 and PPP, i.e. 48 bytes as well (rdma-hw.cc ReceiveUdp, "60-14-20").
+inline constexpr std::uint32_t hpcc_data_overhead_bytes = 48;
+inline constexpr std::uint32_t hpcc_ack_frame_bytes = 48;
+
+struct frame_sizes {
+  std::uint32_t data_overhead = roce_data_overhead_bytes;  // added to every data payload
+  std::uint32_t first_extra = reth_bytes;                  // added to a message's first packet
+  std::uint32_t ack = roce_ack_frame_bytes;                // ACK and NAK
+  std::uint32_t cnp = roce_cnp_frame_bytes;
+};
+
+[[nodiscard]] constexpr frame_sizes frame_sizes_for(bool hpcc_ns3_compat) {
+  if (hpcc_ns3_compat) return {hpcc_data_overhead_bytes, 0, hpcc_ack_frame_bytes, hpcc_ack_frame_bytes};
+  return {};
+}
+
+// Packets of a message of `bytes` at `mtu` payload bytes per packet; a zero-length
+// WRITE still sends one packet (IBTA 9.4.3: RDMA WRITE Only with no payload).
+[[nodiscard]] constexpr std::uint64_t packets_of(std::uint64_t bytes, std::uint32_t mtu) {
+  return bytes == 0 ? 1 : (bytes + mtu - 1) / mtu;
+}
+
+}  // namespace rocelab::fabric::twin

@@ -1,0 +1,44 @@
+#pragma once
+// A mirror session's settings and the copy it sends to the mirror port: the frame as
+// seen at ingress or egress, optionally truncated, optionally ERSPAN-encapsulated
+// (draft-foschiano-erspan-03, type II or III over GRE/IPv4), as SONiC "mirror_session
+// erspan" and Broadcom mirror-to-port sessions produce. Pure; no allocation.
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "rocelab/fabric/soft_switch/control_api.hpp"
+#include "rocelab/fabric/soft_switch/frame_ops.hpp"
+
+namespace rocelab::fabric::soft_switch {
+
+struct mirror_settings {
+  bool enabled = false;
+  mirror_direction direction = mirror_direction::both;
+  std::uint32_t truncate_bytes = 0;  // 0: the whole frame
+  std::uint8_t erspan_type = 0;      // 0: plain copy; 2 or 3: ERSPAN over GRE/IPv4
+  std::uint16_t session_id = 1;
+  // ERSPAN outer headers: from the mirror port to the collector (the capture host).
+  mac_address src_mac{};
+  mac_address dst_mac{};
+  std::array<std::uint8_t, 4> src_ip{198, 18, 1, 254};
+  std::array<std::uint8_t, 4> dst_ip{198, 18, 1, 1};
+};
+
+struct mirror_context {
+  std::uint16_t port = 0;  // switch port index the frame was seen on
+  bool egress = false;
+  std::uint8_t tc = 0;
+  std::int64_t now_ns = 0;
+  std::uint32_t sequence = 0;  // GRE sequence number (types II, III)
+};
+
+// Writes the mirror copy of `frame` into `out` and returns its length (0: `out` too
+// small). Without ERSPAN the copy is the (truncated) frame itself. `truncated` is set
+// when truncate_bytes cut the frame. `frame` must not overlap `out`.
+[[nodiscard]] std::size_t build_mirror_copy(const mirror_settings& m, const mirror_context& ctx,
+                                            std::span<const std::uint8_t> frame, std::span<std::uint8_t> out,
+                                            bool& truncated) noexcept;
+
+}  // namespace rocelab::fabric::soft_switch

@@ -1,0 +1,89 @@
+#pragma once
+// The soft switch: rocelab::fabric's switch_model run in real time over real frames.
+//
+// Data path, one thread, one event loop:
+//   receive (packet_port rings) -> parse -> MAC control? (PFC/PAUSE honoured, consumed)
+//   -> ingress mirror -> faults (drop/mark the k-th packet of a QP) -> forwarding (static
+//   FDB from the lab, learned source MACs, flooding of group/unknown destinations)
+//   -> classification (DSCP/PCP -> traffic class) -> switch_model::admit
+//   ... switch_model::dequeue when the port's shaper allows -> ECN rewrite if the model
+//   marked CE -> egress mirror -> port delay line (fault) -> send.
+// PFC frames the model decides on (XOFF, refresh, XON) are built as real 802.1Qbb
+// frames and sent out of the congested ingress port at once.
+//
+// Real-time shaping: the model serializes frames at rate_bps in picoseconds; the loop
+// sends a frame when the model says the link is free. When the loop wakes late (by at
+// most max_catchup_ns) it continues back to back from the exact end of the previous
+// frame, so the long-run rate is the configured one; after a longer idle period the next
+// frame starts at the real time (no burst credit is saved up).
+//
+// Buffers: a preallocated pool of frame slots; a model packet's cookie is its slot. No
+// allocation per packet. When the pool is empty an arriving frame is dropped and counted
+// (pool_drops); the pool holds buffer_bytes / 64 + 1024 slots, more than the model can
+// keep resident at its smallest frame.
+//
+// Run-time changes (control API `set`): the model is rebuilt with the new config; the
+// packets it held are moved into the new model in their departure order (dropped and
+// counted as reconfig_drops if the new thresholds refuse them); counters carry over;
+// priority groups that were XOFF and are not any more get an XON frame.
+//
+// Threading: create() and run() on one thread; handle_request() on that same thread (the
+// control socket is served by run()), or any thread while run() is not running.
+// Errors: create() returns what could not be opened; run() returns only on stop or on
+// an error of the loop itself (epoll), never per packet.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rocelab/common/result.hpp"
+#include "rocelab/fabric/soft_switch/control_api.hpp"
+#include "rocelab/fabric/soft_switch/frame_ops.hpp"
+#include "rocelab/fabric/soft_switch/mirror.hpp"
+#include "rocelab/fabric/soft_switch/packet_port.hpp"
+#include "rocelab/fabric/soft_switch/switch_settings.hpp"
+
+namespace rocelab::fabric::soft_switch {
+
+struct port_spec {
+  std::string ifname;
+  mac_address mac{};                   // the switch port's own MAC (source of its PFC frames)
+  std::vector<mac_address> peer_macs;  // static FDB entries: hosts behind this port
+};
+
+struct soft_switch_options {
+  std::vector<port_spec> ports;
+  std::string mirror_ifname;  // empty: no mirror port
+  switch_settings settings;   // settings.model.ports must have ports.size() entries
+  mirror_settings mirror;
+  std::string control_socket;  // empty: no control socket (handle_request still works)
+  packet_port_options ring;    // ifname ignored
+  std::uint32_t max_frame_bytes = 9216 + 64;
+  std::int64_t max_catchup_ns = 50'000;
+  std::int64_t spin_ns = 20'000;  // sleep only when the next deadline is further away
+  bool learn = true;              // learn source MACs (static entries win)
+};
+
+class soft_switch {
+ public:
+  [[nodiscard]] static result<std::unique_ptr<soft_switch>> create(soft_switch_options options);
+  ~soft_switch();
+  soft_switch(const soft_switch&) = delete;
+  soft_switch& operator=(const soft_switch&) = delete;
+
+  // Runs until `stop` is set (checked at least every 50 ms).
+  [[nodiscard]] status run(const std::atomic<bool>& stop);
+
+  // One control request line -> one response line (no newline).
+  [[nodiscard]] std::string handle_request(std::string_view line);
+
+  class impl;
+
+ private:
+  explicit soft_switch(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace rocelab::fabric::soft_switch

@@ -1,0 +1,208 @@
+#include "rocelab/fabric/soft_switch/packet_port.hpp"
+
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace rocelab::fabric::soft_switch {
+namespace {
+
+std::uint32_t load_status(const volatile std::uint32_t* p) noexcept {
+  return __atomic_load_n(const_cast<const std::uint32_t*>(p), __ATOMIC_ACQUIRE);
+}
+void store_status(volatile std::uint32_t* p, std::uint32_t v) noexcept {
+  __atomic_store_n(const_cast<std::uint32_t*>(p), v, __ATOMIC_RELEASE);
+}
+
+}  // namespace
+
+result<packet_port> packet_port::open(const packet_port_options& o) {
+  const std::string where = "port " + o.ifname;
+  packet_port p;
+  p.name_ = o.ifname;
+  p.version_ = o.version;
+  const int proto = o.receive ? htons(ETH_P_ALL) : 0;  // 0: send only, nothing is queued
+  p.fd_ = unique_fd(::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, proto));
+  if (!p.fd_.valid()) return status::from_errno("socket(AF_PACKET)").with_context(where);
+  p.ifindex_ = static_cast<int>(::if_nametoindex(o.ifname.c_str()));
+  if (p.ifindex_ == 0) return status(error_code::not_found, "no such interface").with_context(where);
+  const int fd = p.fd_.get();
+  const int one = 1;
+  // Frames go to the driver directly, as from a switch's MAC; no qdisc reordering.
+  if (::setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one) != 0)
+    return status::from_errno("PACKET_QDISC_BYPASS").with_context(where);
+
+  if (o.receive) {
+    // Our own transmissions must not come back as receptions (Linux 4.20+).
+    if (::setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one) != 0)
+      return status::from_errno("PACKET_IGNORE_OUTGOING").with_context(where);
+    const int version = o.version == ring_version::v2 ? TPACKET_V2 : TPACKET_V3;
+    if (::setsockopt(fd, SOL_PACKET, PACKET_VERSION, &version, sizeof version) != 0)
+      return status::from_errno("PACKET_VERSION").with_context(where);
+    if (o.version == ring_version::v2) {
+      tpacket_req req{};
+      req.tp_frame_size = o.frame_bytes;
+      req.tp_frame_nr = o.frames;
+      req.tp_block_size = o.frame_bytes;  // one frame per block: any power-of-two size works
+      req.tp_block_nr = o.frames;
+      if (::setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) != 0)
+        return status::from_errno("PACKET_RX_RING (v2)").with_context(where);
+      p.frame_bytes_ = o.frame_bytes;
+      p.frames_ = o.frames;
+      p.ring_bytes_ = std::size_t{o.frame_bytes} * o.frames;
+    } else {
+      tpacket_req3 req{};
+      req.tp_block_size = o.block_bytes;
+      req.tp_block_nr = o.blocks;
+      req.tp_frame_size = 2048;  // only checked for alignment in v3
+      req.tp_frame_nr = static_cast<unsigned>((std::size_t{o.block_bytes} * o.blocks) / 2048);
+      req.tp_retire_blk_tov = o.block_timeout_ms;
+      if (::setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) != 0)
+        return status::from_errno("PACKET_RX_RING (v3)").with_context(where);
+      p.block_bytes_ = o.block_bytes;
+      p.blocks_ = o.blocks;
+      p.ring_bytes_ = std::size_t{o.block_bytes} * o.blocks;
+    }
+    void* ring = ::mmap(nullptr, p.ring_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    if (ring == MAP_FAILED) {
+      p.ring_bytes_ = 0;
+      return status::from_errno("mmap of the receive ring").with_context(where);
+    }
+    p.ring_ = static_cast<std::uint8_t*>(ring);
+    // A switch port takes every frame, whatever its destination MAC.
+    packet_mreq mr{};
+    mr.mr_ifindex = p.ifindex_;
+    mr.mr_type = PACKET_MR_PROMISC;
+    if (::setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) != 0)
+      return status::from_errno("PACKET_MR_PROMISC").with_context(where);
+  }
+  sockaddr_ll addr{};
+  addr.sll_family = AF_PACKET;
+  addr.sll_protocol = static_cast<std::uint16_t>(proto);
+  addr.sll_ifindex = p.ifindex_;
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
+    return status::from_errno("bind").with_context(where);
+  return p;
+}
+
+packet_port::packet_port(packet_port&& o) noexcept
+    : name_(std::move(o.name_)),
+      fd_(std::move(o.fd_)),
+      ifindex_(o.ifindex_),
+      version_(o.version_),
+      ring_(std::exchange(o.ring_, nullptr)),
+      ring_bytes_(std::exchange(o.ring_bytes_, 0)),
+      frame_bytes_(o.frame_bytes_),
+      frames_(o.frames_),
+      head_(o.head_),
+      block_bytes_(o.block_bytes_),
+      blocks_(o.blocks_),
+      block_(o.block_),
+      left_in_block_(o.left_in_block_),
+      next_in_block_(o.next_in_block_),
+      stats_(o.stats_) {}
+
+packet_port::~packet_port() {
+  if (ring_ != nullptr) ::munmap(ring_, ring_bytes_);
+}
+
+std::span<const std::uint8_t> packet_port::peek(std::span<std::uint8_t> scratch) noexcept {
+  if (ring_ == nullptr) return {};
+  const std::uint8_t* base = nullptr;
+  std::uint32_t snaplen = 0, wirelen = 0, st = 0, mac = 0;
+  std::uint16_t tci = 0, tpid = 0;
+  if (version_ == ring_version::v2) {
+    auto* h = reinterpret_cast<tpacket2_hdr*>(ring_ + std::size_t{head_} * frame_bytes_);
+    st = load_status(&h->tp_status);
+    if ((st & TP_STATUS_USER) == 0) return {};
+    base = reinterpret_cast<const std::uint8_t*>(h);
+    snaplen = h->tp_snaplen;
+    wirelen = h->tp_len;
+    mac = h->tp_mac;
+    tci = h->tp_vlan_tci;
+    tpid = h->tp_vlan_tpid;
+  } else {
+    if (left_in_block_ == 0) {
+      auto* bd = reinterpret_cast<tpacket_block_desc*>(ring_ + std::size_t{block_} * block_bytes_);
+      if ((load_status(&bd->hdr.bh1.block_status) & TP_STATUS_USER) == 0) return {};
+      left_in_block_ = bd->hdr.bh1.num_pkts;
+      next_in_block_ = reinterpret_cast<std::uint8_t*>(bd) + bd->hdr.bh1.offset_to_first_pkt;
+      if (left_in_block_ == 0) {
+        store_status(&bd->hdr.bh1.block_status, TP_STATUS_KERNEL);
+        block_ = (block_ + 1) % blocks_;
+        return {};
+      }
+    }
+    auto* h = reinterpret_cast<tpacket3_hdr*>(next_in_block_);
+    base = next_in_block_;
+    st = h->tp_status;
+    snaplen = h->tp_snaplen;
+    wirelen = h->tp_len;
+    mac = h->tp_mac;
+    tci = h->hv1.tp_vlan_tci;
+    tpid = h->hv1.tp_vlan_tpid;
+  }
+  if (snaplen < wirelen) ++stats_.rx_truncated;
+  std::span<const std::uint8_t> frame(base + mac, snaplen);
+  if ((st & TP_STATUS_VLAN_VALID) == 0 || frame.size() < 12 || frame.size() + 4 > scratch.size()) return frame;
+  // Put back the 802.1Q tag the kernel moved into the header.
+  if ((st & TP_STATUS_VLAN_TPID_VALID) == 0) tpid = ETH_P_8021Q;
+  std::memcpy(scratch.data(), frame.data(), 12);
+  scratch[12] = static_cast<std::uint8_t>(tpid >> 8);
+  scratch[13] = static_cast<std::uint8_t>(tpid);
+  scratch[14] = static_cast<std::uint8_t>(tci >> 8);
+  scratch[15] = static_cast<std::uint8_t>(tci);
+  std::memcpy(scratch.data() + 16, frame.data() + 12, frame.size() - 12);
+  return scratch.first(frame.size() + 4);
+}
+
+void packet_port::release() noexcept {
+  if (version_ == ring_version::v2) {
+    auto* h = reinterpret_cast<tpacket2_hdr*>(ring_ + std::size_t{head_} * frame_bytes_);
+    store_status(&h->tp_status, TP_STATUS_KERNEL);
+    head_ = (head_ + 1) % frames_;
+    return;
+  }
+  auto* h = reinterpret_cast<tpacket3_hdr*>(next_in_block_);
+  next_in_block_ += h->tp_next_offset;
+  if (--left_in_block_ == 0) {
+    auto* bd = reinterpret_cast<tpacket_block_desc*>(ring_ + std::size_t{block_} * block_bytes_);
+    store_status(&bd->hdr.bh1.block_status, TP_STATUS_KERNEL);
+    block_ = (block_ + 1) % blocks_;
+  }
+}
+
+bool packet_port::send(std::span<const std::uint8_t> frame) noexcept {
+  sockaddr_ll to{};
+  to.sll_family = AF_PACKET;
+  to.sll_ifindex = ifindex_;
+  to.sll_halen = 6;
+  if (frame.size() >= 6) std::memcpy(to.sll_addr, frame.data(), 6);
+  const ssize_t n = ::sendto(fd_.get(), frame.data(), frame.size(), MSG_DONTWAIT,
+                             reinterpret_cast<const sockaddr*>(&to), sizeof to);
+  if (n != static_cast<ssize_t>(frame.size())) {
+    ++stats_.tx_errors;
+    return false;
+  }
+  ++stats_.tx_frames;
+  stats_.tx_bytes += frame.size();
+  return true;
+}
+
+const packet_port_stats& packet_port::stats() noexcept {
+  if (ring_ != nullptr) {
+    tpacket_stats_v3 s{};
+    socklen_t len = version_ == ring_version::v2 ? sizeof(tpacket_stats) : sizeof s;
+    if (::getsockopt(fd_.get(), SOL_PACKET, PACKET_STATISTICS, &s, &len) == 0) stats_.kernel_drops += s.tp_drops;
+  }
+  return stats_;
+}
+
+}  // namespace rocelab::fabric::soft_switch

@@ -1,0 +1,1218 @@
+// The twin's engine: hosts with RoCEv2 NICs, links, and switch_model switches in one
+// discrete-event loop (see twin.hpp for the contract).
+//
+// Model, in the order a packet meets it:
+// - Sender NIC (one port, the host's link rate): a high-priority FIFO of control
+//   packets (ACK, NAK, CNP), served first (as the HPCC ns-3 RdmaEgressQueue and mlx5
+//   do), then round robin over the QPs that have data to send, each paced by its DCQCN
+//   reaction point (next start = last start + frame bits / current rate, re-evaluated
+//   with the current rate, as ns-3 ChangeRate does). PFC frames from the ToR stop the
+//   priorities they name (fabric::pfc_pause_state).
+// - Links: propagation delay; a link is a FIFO of frames in flight with their arrival
+//   times (frames never overtake on a wire), and only its head is in the event queue.
+// - Switches: fabric::switch_model (admission, PFC, ECN, scheduling, serialization);
+//   routes are computed, not looked up: single switch: port = host; leaf: local host or
+//   uplink by the ECMP choice; spine: the destination's leaf.
+// - Receiver NIC (IBTA RC responder, go-back-N): in-order packets advance the expected
+//   PSN and are ACKed every ack_every_packets and on the last; the first out-of-order
+//   packet of a gap gets one NAK (PSN sequence error, IBTA 9.7.5.2.2), later ones are
+//   dropped silently until the expected PSN arrives; duplicates are re-ACKed (9.7.5.1.3).
+//   A CE-marked packet goes to the flow's notification point, which may send a CNP.
+// - Requester: an ACK advances snd_una; a NAK goes back to its PSN; a retransmit timer
+//   (lazy: one pending event per QP, re-armed from the last progress when it fires) goes
+//   back to snd_una when no ACK progress was seen for retransmit_timeout_ns.
+//
+// Speed: events are 16-byte records in one 4-ary heap; packets are the 24-byte
+// fabric::packet descriptors with everything the twin needs in `cookie` (PSN, type, the
+// ECMP choice, the destination host), so no per-packet allocation or pool; flows are in
+// flat vectors; reaction points exist only for flows that saw a CNP.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rocelab/fabric/headroom.hpp"
+#include "rocelab/fabric/link_flow_control.hpp"
+#include "rocelab/fabric/switch_model.hpp"
+#include "rocelab/fabric/twin/event_queue.hpp"
+#include "rocelab/fabric/twin/frames.hpp"
+#include "rocelab/fabric/twin/twin.hpp"
+#include "ring.hpp"
+
+namespace rocelab::fabric::twin {
+namespace {
+
+// ---- packet cookie: psn 0..31 | type 32..35 | flag 36 | ecmp 40..47 | dst host 48..63 ----
+enum class pkt_type : std::uint8_t { data = 0, ack = 1, nak = 2, cnp = 3, pfc = 4 };
+
+constexpr std::uint64_t make_cookie(std::uint32_t psn, pkt_type t, bool flag, std::uint32_t ecmp, std::uint32_t dst) {
+  return static_cast<std::uint64_t>(psn) | (static_cast<std::uint64_t>(t) << 32) |
+         (static_cast<std::uint64_t>(flag ? 1 : 0) << 36) | (static_cast<std::uint64_t>(ecmp & 0xff) << 40) |
+         (static_cast<std::uint64_t>(dst) << 48);
+}
+constexpr std::uint32_t psn_of(std::uint64_t c) { return static_cast<std::uint32_t>(c); }
+constexpr pkt_type type_of(std::uint64_t c) { return static_cast<pkt_type>((c >> 32) & 0xf); }
+constexpr bool flag_of(std::uint64_t c) { return ((c >> 36) & 1u) != 0; }
+constexpr std::uint32_t ecmp_of(std::uint64_t c) { return static_cast<std::uint32_t>((c >> 40) & 0xff); }
+constexpr std::uint32_t dst_of(std::uint64_t c) { return static_cast<std::uint32_t>(c >> 48); }
+
+enum event_kind : std::uint32_t {
+  ev_channel = 0,  // head frame of a link arrives
+  ev_port = 1,     // a switch port may start its next frame
+  ev_nic = 2,      // a host NIC may start its next frame
+  ev_timer = 3,    // a fabric object's timer (clock interface)
+  ev_rto = 4,      // a QP's retransmit timer
+  ev_start = 5,    // a message's start time
+  ev_sample = 6,   // queue-depth sampling
+};
+
+constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Serialization of a frame, in ps, rounded up: the switch model's formula
+// (switch_model::serialization_ps), so NIC and switch agree to the picosecond.
+constexpr std::int64_t ser_ps(std::int64_t frame_bytes, std::int64_t overhead, std::int64_t rate_bps) {
+  return ceil_div((frame_bytes + overhead) * 8 * 1'000'000'000'000, rate_bps);
+}
+
+// 64-bit finalizer (Stafford's Mix13 variant of MurmurHash3's fmix64): a stand-in for
+// the switch's 5-tuple hash; any well-mixed hash spreads flows the same way on average.
+constexpr std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// ECMP over `n` next hops by the RoCEv2 5-tuple (src IP, dst IP, UDP sport, 4791, UDP).
+std::uint32_t ecmp_pick(std::uint32_t src, std::uint32_t dst, std::uint32_t sport, std::uint64_t seed, std::uint32_t n) {
+  if (n <= 1) return 0;
+  const std::uint64_t tuple = (static_cast<std::uint64_t>(src) << 40) ^ (static_cast<std::uint64_t>(dst) << 16) ^
+                              sport ^ (static_cast<std::uint64_t>(roce_v2_udp_port) << 56) ^ (17ull << 48);
+  return static_cast<std::uint32_t>(mix64(tuple ^ mix64(seed)) % n);
+}
+
+std::int64_t rate_of(double gbps) { return static_cast<std::int64_t>(std::llround(gbps * 1e9)); }
+
+struct inflight {
+  std::int64_t at_ns;
+  packet pkt;
+};
+
+class engine;
+
+// The clock the fabric objects see: timers land in the engine's queue. A host's clock
+// also lets the engine re-evaluate that host's NIC after a DCQCN timer changed a rate.
+class node_clock final : public clock {
+ public:
+  node_clock(engine& e, std::int32_t host) : e_(e), host_(host) {}
+  [[nodiscard]] std::int64_t now_ns() const override;
+  timer_id schedule(std::int64_t at_ns, timer_client& client, std::uint64_t cookie) override;
+  bool cancel(timer_id id) override;
+
+ private:
+  engine& e_;
+  std::int32_t host_;
+};
+
+class switch_sink final : public pfc_frame_sink {
+ public:
+  switch_sink(engine& e, std::uint32_t sw) : e_(e), sw_(sw) {}
+  void on_pfc_frame_out(const pfc_frame_out& f) override;
+
+ private:
+  engine& e_;
+  std::uint32_t sw_;
+};
+
+// A fabric object's timer. DCQCN re-arms its rate timer on every cut (cancel, then
+// schedule later), which with a plain heap leaves one dead entry per cut for up to
+// rpg_time_reset (300 us): hundreds per congested flow. So a cancelled slot keeps its
+// heap entry; a schedule by the same client and cookie right after the cancel revives it
+// with a later due time, and when the entry surfaces before its due time it is pushed
+// again for the due time. The heap then holds about one entry per armed timer.
+struct timer_slot {
+  timer_client* client = nullptr;
+  std::uint64_t cookie = 0;
+  std::int64_t due_ns = 0;     // when the timer fires
+  std::int64_t queued_ns = 0;  // time of its entry in the event queue
+  std::uint32_t gen = 1;       // distinguishes timer ids that reuse the slot
+  std::int32_t host = -1;
+  enum class state : std::uint8_t { free, live, cancelled } st = state::free;
+};
+
+struct channel {
+  detail::ring<inflight> wire;
+  std::int64_t delay_ns = 0;
+  std::int32_t to_switch = -1;  // -1: to a host
+  std::uint32_t to_index = 0;   // switch or host index
+  std::uint16_t to_port = 0;    // ingress port on the switch
+  std::uint32_t to_device = 0;  // device index (run_records::devices) of the receiver
+};
+
+struct pause_track {
+  bool open = false;
+  std::int64_t start_ns = 0, until_ns = 0;
+};
+
+struct switch_node {
+  std::unique_ptr<node_clock> clk;
+  std::unique_ptr<switch_sink> sink;
+  std::unique_ptr<switch_model> model;
+  std::uint32_t port_base = 0;     // global port id of port 0
+  std::uint32_t channel_base = 0;  // channel id of port 0's egress link
+  enum class role : std::uint8_t { single, leaf, spine } kind = role::single;
+  std::uint32_t index = 0;         // leaf or spine number
+};
+
+struct host_node {
+  std::int64_t rate_bps = 0;
+  std::int64_t busy_until_ps = 0;
+  std::int64_t pending_ns = never_ns;  // the NIC event in the queue, if any
+  pfc_pause_state pause;
+  detail::ring<packet> control;
+  std::vector<std::uint32_t> active;  // QPs with data to send
+  std::uint32_t rr = 0;
+  std::uint32_t channel = 0;
+  std::unique_ptr<node_clock> clk;
+  std::uint64_t tx_bytes = 0, tx_packets = 0, sampled_tx_bytes = 0;
+};
+
+struct flow_state {
+  std::uint32_t src = 0, dst = 0;
+  std::uint8_t prio = 0;
+  std::uint8_t fwd_ecmp = 0, rev_ecmp = 0;
+  std::uint32_t npkts = 0, last_payload = 0;
+  // requester
+  std::uint32_t snd_una = 0, snd_nxt = 0, snd_max = 0;
+  std::int64_t last_tx_ps = std::numeric_limits<std::int64_t>::min() / 2;
+  std::uint32_t last_bits = 0;
+  std::int64_t last_progress_ns = 0;
+  bool in_active = false, rto_armed = false, done = false;
+  std::unique_ptr<reaction_point> rp;
+  // responder
+  std::uint32_t epsn = 0, since_ack = 0;
+  bool nak_sent = false, ce_since_ack = false;
+  notification_point np;
+
+  explicit flow_state(const dcqcn_config& c) : np(c) {}
+};
+
+class engine final : public twin_context {
+ public:
+  engine(const twin_config& cfg, workload& load);
+  status build();
+  run_records run();
+
+  // twin_context
+  [[nodiscard]] std::int64_t now_ns() const override { return now_; }
+  [[nodiscard]] std::uint32_t hosts() const override { return cfg_.topology.hosts; }
+  [[nodiscard]] double link_gbps() const override { return cfg_.topology.link_gbps; }
+  std::uint64_t post(const message& m) override;
+  void report_allreduce(const allreduce_result& r) override { out_.allreduce.push_back(r); }
+
+  // clock plumbing
+  timer_id schedule_timer(std::int64_t at_ns, timer_client& client, std::uint64_t cookie, std::int32_t host);
+  bool cancel_timer(timer_id id);
+  void on_timer_event(std::uint32_t slot);
+  void on_switch_pfc(std::uint32_t sw, const pfc_frame_out& f);
+
+ private:
+  // topology
+  status build_switches();
+  switch_config switch_config_for(const std::vector<std::int64_t>& rates, bool compat_host_ports_first,
+                                  std::uint32_t host_ports) const;
+  std::uint16_t route(const switch_node& s, std::uint32_t dst, std::uint32_t ecmp) const;
+  void path_of(std::uint32_t src, std::uint32_t dst, std::vector<std::pair<std::int64_t, std::int64_t>>& links) const;
+  std::int64_t ideal_fct(const flow_state& f, std::uint64_t bytes) const;
+
+  // events
+  void dispatch(const event_record& e);
+  void push_wire(std::uint32_t ch, std::int64_t at_ns, const packet& p);
+  void on_channel(std::uint32_t ch);
+  void on_switch_packet(std::uint32_t sw, std::uint16_t in_port, packet p);
+  void port_kick(std::uint32_t sw, std::uint16_t port);
+  void on_port_event(std::uint32_t gport, std::int64_t at);
+  void on_host_packet(std::uint32_t h, const packet& p, std::uint32_t ch);
+  void on_pfc_at(std::uint32_t ch, const packet& p);
+  void nic_kick(std::uint32_t h);
+  void nic_schedule(std::uint32_t h, std::int64_t at_ns);
+  void nic_try(std::uint32_t h);
+  void send_control(std::uint32_t h, pkt_type t, std::uint32_t flow, std::uint32_t psn, bool flag, std::uint8_t prio);
+  void start_flow(std::uint32_t f);
+  void activate(std::uint32_t f);
+  void on_rto(std::uint32_t f);
+  void complete(std::uint32_t f);
+  void sample_queues();
+  void close_pause(std::uint32_t key, std::int64_t end_ns);
+
+  twin_config cfg_;
+  workload& load_;
+  bool compat_ = false;
+  frame_sizes sizes_;
+  std::int64_t overhead_ = 20;     // preamble + IFG per frame, bytes
+  std::uint8_t ack_prio_ = 3, cnp_prio_ = 6;
+  std::uint32_t hosts_per_leaf_ = 0;
+  std::int64_t host_rate_bps_ = 0, uplink_rate_bps_ = 0;
+  dcqcn_config dcqcn_;
+
+  event_queue q_;
+  std::int64_t now_ = 0;
+  std::vector<timer_slot> slots_;
+  std::vector<std::uint32_t> free_slots_;
+  static constexpr std::uint32_t no_slot = 0xffffffffu;
+  std::uint32_t last_cancelled_ = no_slot;
+  std::vector<switch_node> switches_;
+  std::vector<std::int64_t> port_pending_;  // per global switch port: its ev_port time, or never
+  std::vector<std::pair<std::uint32_t, std::uint16_t>> port_owner_;  // global port -> (switch, port)
+  std::vector<channel> channels_;
+  std::vector<pause_track> pauses_;         // channel x 8 priorities (the receiver of PFC is paused)
+  std::vector<host_node> hosts_;
+  std::vector<flow_state> flows_;
+  std::vector<message> messages_;
+  run_records out_;
+  std::uint64_t outstanding_ = 0;
+  std::uint64_t forwarded_ = 0, pfc_xoff_ = 0, pfc_xon_ = 0;
+  std::vector<std::uint8_t> sampled_nonzero_;  // per switch queue: last sample was > 0
+};
+
+std::int64_t node_clock::now_ns() const { return e_.now_ns(); }
+timer_id node_clock::schedule(std::int64_t at_ns, timer_client& client, std::uint64_t cookie) {
+  return e_.schedule_timer(at_ns, client, cookie, host_);
+}
+bool node_clock::cancel(timer_id id) { return e_.cancel_timer(id); }
+void switch_sink::on_pfc_frame_out(const pfc_frame_out& f) { e_.on_switch_pfc(sw_, f); }
+
+engine::engine(const twin_config& cfg, workload& load) : cfg_(cfg), load_(load) {
+  compat_ = cfg.hpcc_ns3_compat;
+  sizes_ = frame_sizes_for(compat_);
+  dcqcn_ = cfg.nic.dcqcn;
+  if (compat_) {
+    // HPCC ns-3: every marked packet's ACK carries the congestion flag (no CNP spacing
+    // at the NP; the RP's rate_reduce_monitor_period still spaces the cuts), and the
+    // rate increases by timer only (no byte counter in RdmaHw's *Mlx functions).
+    dcqcn_.min_time_between_cnps_us = 0;
+    dcqcn_.byte_counter_enabled = false;
+    cfg_.nic.ack_every_packets = 1;
+  }
+}
+
+// ------------------------------------------------------------------ topology
+
+switch_config engine::switch_config_for(const std::vector<std::int64_t>& rates, bool /*unused*/,
+                                        std::uint32_t /*host_ports*/) const {
+  switch_config sc = cfg_.switch_template;
+  const port_config tmpl = sc.ports.empty() ? port_config{} : sc.ports.front();
+  sc.ports.clear();
+  if (compat_) {
+    // shared/scenarios/hpcc-ns3/README.md: byte accounting, no preamble/IFG, ECN at
+    // dequeue, pause held until resume, ACK queue 0 first, one lossless data class.
+    sc.cell_bytes = 1;
+    sc.wire_overhead_bytes = 0;
+    sc.ecn_mark_on_dequeue = true;
+    sc.pfc.pause_until_resume = true;
+    sc.pfc.send_xon = true;
+    sc.strict_low_index_first = true;
+    sc.lossless_priorities = static_cast<std::uint8_t>(1u << cfg_.nic.data_priority);
+  }
+  const double cable_m = static_cast<double>(cfg_.topology.link_delay_ns) / propagation_ns_per_m;
+  const std::int64_t max_frame = cfg_.nic.mtu_bytes + sizes_.data_overhead + sizes_.first_extra;
+  for (const std::int64_t rate : rates) {
+    port_config pc = tmpl;
+    pc.rate_bps = rate;
+    pc.cable_m = cable_m;
+    for (const auto& e : cfg_.ecn_by_rate)
+      if (rate_of(e.gbps) == rate)
+        for (auto& qc : pc.queues) qc.ecn = e.ecn;
+    for (int p = 0; p < num_priorities; ++p) {
+      auto& pg = pc.pgs[static_cast<std::size_t>(p)];
+      const bool lossless = ((sc.lossless_priorities >> p) & 1u) != 0;
+      if (compat_) {
+        auto& qc = pc.queues[static_cast<std::size_t>(p)];
+        qc.reserve_bytes = 0;
+        qc.shared = buffer_threshold::unlimited();  // ns-3: egress queues are unbounded
+        qc.dwrr_weight = 0;
+        if (lossless) {
+          // ns-3 third.cc: headroom = rate x delay / 8 x 3; pfc_a_shift starts at 3
+          // (alpha 1/8) and drops by one per doubling of the port rate over the NIC rate.
+          // SwitchMmu: reserve 4 KB per queue, resume offset 3 KB.
+          pg.headroom_bytes = rate / 8 * cfg_.topology.link_delay_ns / 1'000'000'000 * 3;
+          int shift = 3;
+          for (std::int64_t r = rate; r > host_rate_bps_ && shift > 0; r /= 2) --shift;
+          pg.shared = buffer_threshold::dynamic(-shift);
+          pg.reserve_bytes = 4 * 1024;
+          pg.xon_bytes = -1;
+          pg.xon_offset_bytes = 3 * 1024;
+        } else {
+          pg.reserve_bytes = 0;
+          pg.headroom_bytes = 0;
+          pg.shared = buffer_threshold::unlimited();  // ns-3 admits ACK-queue packets unchecked
+        }
+      } else if (lossless && pg.headroom_bytes == 0) {
+        // No headroom given: size it for this link (headroom_calculator: two cable
+        // delays, two maximum frames, the PFC frame), in whole cells. ACKs share the
+        // lossless class by default and a 66-byte ACK still takes a whole cell, so the
+        // in-flight bytes are counted at the worse of the two frame sizes' cell
+        // efficiency (a host port receives its host's data and ACKs interleaved).
+        headroom_inputs in;
+        in.rate_bps = rate;
+        in.cable_m = cable_m;
+        in.mtu_bytes = max_frame;
+        in.wire_overhead_bytes = sc.wire_overhead_bytes;
+        std::int64_t cells = headroom_cells(in, sc.cell_bytes);
+        in.mtu_bytes = sizes_.ack;
+        cells = std::max(cells, headroom_cells(in, sc.cell_bytes));
+        pg.headroom_bytes = cells * sc.cell_bytes;
+      }
+    }
+    sc.ports.push_back(pc);
+  }
+  return sc;
+}
+
+status engine::build_switches() {
+  const auto& t = cfg_.topology;
+  std::vector<std::vector<std::int64_t>> rates;
+  std::vector<switch_node::role> roles;
+  std::vector<std::string> names;
+  if (t.type == topology_config::kind::single_switch) {
+    rates.emplace_back(t.hosts, host_rate_bps_);
+    roles.push_back(switch_node::role::single);
+    names.emplace_back("sw0");
+  } else {
+    for (std::uint32_t l = 0; l < t.leaves; ++l) {
+      std::vector<std::int64_t> r(hosts_per_leaf_, host_rate_bps_);
+      r.insert(r.end(), t.spines, uplink_rate_bps_);
+      rates.push_back(std::move(r));
+      roles.push_back(switch_node::role::leaf);
+      names.push_back("leaf" + std::to_string(l));
+    }
+    for (std::uint32_t s = 0; s < t.spines; ++s) {
+      rates.emplace_back(t.leaves, uplink_rate_bps_);
+      roles.push_back(switch_node::role::spine);
+      names.push_back("spine" + std::to_string(s));
+    }
+  }
+  switches_.resize(rates.size());
+  std::uint32_t gport = 0;
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    switch_node& s = switches_[i];
+    s.kind = roles[i];
+    s.index = s.kind == switch_node::role::spine ? static_cast<std::uint32_t>(i - t.leaves) : static_cast<std::uint32_t>(i);
+    s.clk = std::make_unique<node_clock>(*this, -1);
+    s.sink = std::make_unique<switch_sink>(*this, static_cast<std::uint32_t>(i));
+    switch_config sc = switch_config_for(rates[i], false, 0);
+    sc.ecn_seed = mix64(cfg_.seed ^ (0x5157ull + i));
+    auto m = switch_model::create(sc, *s.clk, s.sink.get());
+    if (!m.ok()) return m.error().with_context(names[i]);
+    s.model = std::move(m).value();
+    s.port_base = gport;
+    for (std::size_t p = 0; p < rates[i].size(); ++p)
+      port_owner_.emplace_back(static_cast<std::uint32_t>(i), static_cast<std::uint16_t>(p));
+    gport += static_cast<std::uint32_t>(rates[i].size());
+    out_.devices.push_back(names[i]);
+  }
+  port_pending_.assign(gport, never_ns);
+  return status::success();
+}
+
+status engine::build() {
+  ROCELAB_RETURN_IF_ERROR(validate(cfg_).with_context("twin config"));
+  const auto& t = cfg_.topology;
+  host_rate_bps_ = rate_of(t.link_gbps);
+  if (t.type == topology_config::kind::leaf_spine) {
+    hosts_per_leaf_ = t.hosts / t.leaves;
+    const double up = t.spine_link_gbps > 0
+                          ? t.spine_link_gbps
+                          : hosts_per_leaf_ * t.link_gbps / (t.oversubscription * t.spines);
+    uplink_rate_bps_ = rate_of(up);
+  }
+  overhead_ = compat_ ? 0 : cfg_.switch_template.wire_overhead_bytes;
+  ack_prio_ = static_cast<std::uint8_t>(cfg_.nic.ack_priority >= 0 ? cfg_.nic.ack_priority : cfg_.nic.data_priority);
+  cnp_prio_ = dcqcn_.cnp_802p_prio;
+  ROCELAB_RETURN_IF_ERROR(build_switches());
+
+  // Channels: every switch port's egress link, then every host's uplink.
+  const std::uint32_t nsw = static_cast<std::uint32_t>(switches_.size());
+  for (std::uint32_t h = 0; h < t.hosts; ++h) out_.hosts.push_back("h" + std::to_string(h + 1));
+  for (std::uint32_t h = 0; h < t.hosts; ++h) out_.devices.push_back("h" + std::to_string(h + 1));
+  channels_.resize(port_owner_.size() + t.hosts);
+  for (std::uint32_t s = 0; s < nsw; ++s) {
+    switch_node& sw = switches_[s];
+    sw.channel_base = sw.port_base;
+    const auto nports = static_cast<std::uint32_t>(sw.model->num_ports());
+    for (std::uint32_t p = 0; p < nports; ++p) {
+      channel& c = channels_[sw.port_base + p];
+      c.delay_ns = t.link_delay_ns;
+      if (sw.kind == switch_node::role::single) {
+        c.to_switch = -1, c.to_index = p, c.to_device = nsw + p;
+      } else if (sw.kind == switch_node::role::leaf) {
+        if (p < hosts_per_leaf_) {
+          const std::uint32_t h = sw.index * hosts_per_leaf_ + p;
+          c.to_switch = -1, c.to_index = h, c.to_device = nsw + h;
+        } else {
+          const std::uint32_t spine = t.leaves + (p - hosts_per_leaf_);
+          c.to_switch = static_cast<std::int32_t>(spine), c.to_index = spine, c.to_device = spine;
+          c.to_port = static_cast<std::uint16_t>(sw.index);
+        }
+      } else {
+        c.to_switch = static_cast<std::int32_t>(p), c.to_index = p, c.to_device = p;  // leaf p
+        c.to_port = static_cast<std::uint16_t>(hosts_per_leaf_ + sw.index);
+      }
+    }
+  }
+  hosts_.resize(t.hosts);
+  const bool until_resume = compat_ || cfg_.switch_template.pfc.pause_until_resume;
+  for (std::uint32_t h = 0; h < t.hosts; ++h) {
+    host_node& hn = hosts_[h];
+    hn.rate_bps = host_rate_bps_;
+    hn.pause = pfc_pause_state(host_rate_bps_, until_resume);
+    hn.channel = static_cast<std::uint32_t>(port_owner_.size()) + h;
+    hn.clk = std::make_unique<node_clock>(*this, static_cast<std::int32_t>(h));
+    channel& c = channels_[hn.channel];
+    c.delay_ns = t.link_delay_ns;
+    if (t.type == topology_config::kind::single_switch) {
+      c.to_switch = 0, c.to_index = 0, c.to_port = static_cast<std::uint16_t>(h), c.to_device = 0;
+    } else {
+      const std::uint32_t leaf = h / hosts_per_leaf_;
+      c.to_switch = static_cast<std::int32_t>(leaf), c.to_index = leaf, c.to_device = leaf;
+      c.to_port = static_cast<std::uint16_t>(h % hosts_per_leaf_);
+    }
+  }
+  pauses_.resize(channels_.size() * num_priorities);
+  std::size_t queues = 0;
+  for (const auto& s : switches_) queues += s.model->num_ports() * num_priorities;
+  sampled_nonzero_.assign(queues, 0);
+  q_.reserve(4096);
+  out_.backend = "twin";
+  return status::success();
+}
+
+std::uint16_t engine::route(const switch_node& s, std::uint32_t dst, std::uint32_t ecmp) const {
+  switch (s.kind) {
+    case switch_node::role::single:
+      return static_cast<std::uint16_t>(dst);
+    case switch_node::role::leaf:
+      if (dst / hosts_per_leaf_ == s.index) return static_cast<std::uint16_t>(dst % hosts_per_leaf_);
+      return static_cast<std::uint16_t>(hosts_per_leaf_ + ecmp);
+    case switch_node::role::spine:
+      return static_cast<std::uint16_t>(dst / hosts_per_leaf_);
+  }
+  return 0;
+}
+
+// Links (rate_bps, delay_ns) from src to dst.
+void engine::path_of(std::uint32_t src, std::uint32_t dst,
+                     std::vector<std::pair<std::int64_t, std::int64_t>>& links) const {
+  links.clear();
+  const std::int64_t d = cfg_.topology.link_delay_ns;
+  links.emplace_back(host_rate_bps_, d);
+  if (cfg_.topology.type == topology_config::kind::leaf_spine && src / hosts_per_leaf_ != dst / hosts_per_leaf_) {
+    links.emplace_back(uplink_rate_bps_, d);
+    links.emplace_back(uplink_rate_bps_, d);
+  }
+  links.emplace_back(host_rate_bps_, d);
+}
+
+// Ideal FCT: the message alone on an idle path, from its start to the arrival of the
+// last ACK. Computed by replaying the store-and-forward pipeline with the engine's own
+// rounding (a frame occupies a link for ser_ps, back-to-back frames continue at the
+// exact picosecond, arrivals are rounded up to the ns). For n packets of equal frame
+// size s (wire bytes w = s + preamble/IFG) over links j = 1..L of rate r_j and
+// propagation d_j, with bottleneck rate r_b, this is
+//   ideal = sum_j d_j + n w 8 / r_b + sum_{j != b} w 8 / r_j        (data pipeline)
+//         + sum_j (d_j + (ack + overhead) 8 / r_j)                    (the last ACK back)
+// i.e. propagation of every hop, serialization of all packets at the bottleneck and the
+// store-and-forward of one packet per extra hop; the replay also handles the larger
+// first packet (RETH) and the shorter last one exactly.
+std::int64_t engine::ideal_fct(const flow_state& f, std::uint64_t /*bytes*/) const {
+  std::vector<std::pair<std::int64_t, std::int64_t>> links;
+  path_of(f.src, f.dst, links);
+  const std::size_t L = links.size();
+  std::array<std::int64_t, 8> busy{};
+  busy.fill(std::numeric_limits<std::int64_t>::min() / 2);
+  std::int64_t last_arrival_ns = 0;
+  for (std::uint32_t i = 0; i < f.npkts; ++i) {
+    const std::int64_t frame = (i + 1 < f.npkts ? cfg_.nic.mtu_bytes : f.last_payload) + sizes_.data_overhead +
+                               (i == 0 ? sizes_.first_extra : 0);
+    std::int64_t ready_ps = 0;  // relative to the start
+    for (std::size_t j = 0; j < L; ++j) {
+      // A link starts a frame when it arrives, or back to back at the exact end of the
+      // previous one when that ended less than 1 ns before (engine: nic_try, dequeue).
+      const std::int64_t s = ready_ps - busy[j] >= 1000 ? ready_ps : busy[j];
+      const std::int64_t end = s + ser_ps(frame, overhead_, links[j].first);
+      busy[j] = end;
+      ready_ps = (ceil_div(end, 1000) + links[j].second) * 1000;
+    }
+    last_arrival_ns = ready_ps / 1000;
+  }
+  std::int64_t t_ps = last_arrival_ns * 1000;
+  for (std::size_t j = L; j-- > 0;) {
+    const std::int64_t end = t_ps + ser_ps(sizes_.ack, overhead_, links[j].first);
+    t_ps = (ceil_div(end, 1000) + links[j].second) * 1000;
+  }
+  return t_ps / 1000;
+}
+
+// ------------------------------------------------------------------ clock plumbing
+
+timer_id engine::schedule_timer(std::int64_t at_ns, timer_client& client, std::uint64_t cookie, std::int32_t host) {
+  at_ns = std::max(at_ns, now_);
+  std::uint32_t slot;
+  if (last_cancelled_ < slots_.size() && slots_[last_cancelled_].st == timer_slot::state::cancelled &&
+      slots_[last_cancelled_].client == &client && slots_[last_cancelled_].cookie == cookie &&
+      slots_[last_cancelled_].queued_ns <= at_ns) {
+    slot = last_cancelled_;  // revive: its queued entry surfaces first and is re-pushed
+  } else {
+    if (!free_slots_.empty()) {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+    } else {
+      slot = static_cast<std::uint32_t>(slots_.size());
+      slots_.emplace_back();
+    }
+    slots_[slot].queued_ns = at_ns;
+    q_.push(at_ns, ev_timer, slot);
+  }
+  last_cancelled_ = no_slot;
+  timer_slot& s = slots_[slot];
+  s.client = &client;
+  s.cookie = cookie;
+  s.host = host;
+  s.due_ns = at_ns;
+  s.st = timer_slot::state::live;
+  ++s.gen;
+  // id: generation in the high half, slot + 1 in the low half (0 stays no_timer).
+  return (static_cast<std::uint64_t>(s.gen) << 32) | (slot + 1u);
+}
+
+bool engine::cancel_timer(timer_id id) {
+  if (id == no_timer) return false;
+  const std::uint32_t slot = static_cast<std::uint32_t>(id & 0xffffffffu) - 1u;
+  if (slot >= slots_.size()) return false;
+  timer_slot& s = slots_[slot];
+  if (s.st != timer_slot::state::live || s.gen != static_cast<std::uint32_t>(id >> 32)) return false;
+  s.st = timer_slot::state::cancelled;  // freed when its queued entry surfaces
+  last_cancelled_ = slot;
+  return true;
+}
+
+void engine::on_timer_event(std::uint32_t idx) {
+  timer_slot& s = slots_[idx];
+  if (s.st == timer_slot::state::cancelled) {
+    s.st = timer_slot::state::free;
+    s.client = nullptr;
+    if (last_cancelled_ == idx) last_cancelled_ = no_slot;
+    free_slots_.push_back(idx);
+    return;
+  }
+  if (s.due_ns > now_) {  // revived with a later due time
+    s.queued_ns = s.due_ns;
+    q_.push(s.due_ns, ev_timer, idx);
+    return;
+  }
+  timer_client* client = s.client;
+  const std::uint64_t cookie = s.cookie;
+  const std::int32_t host = s.host;
+  s.st = timer_slot::state::free;
+  s.client = nullptr;
+  free_slots_.push_back(idx);
+  client->on_timer(now_, cookie);
+  if (host >= 0) nic_kick(static_cast<std::uint32_t>(host));  // a DCQCN rate may have risen
+}
+
+// ------------------------------------------------------------------ workload side
+
+std::uint64_t engine::post(const message& m) {
+  const auto id = static_cast<std::uint32_t>(flows_.size());
+  messages_.push_back(m);
+  flows_.emplace_back(dcqcn_);
+  flow_state& f = flows_.back();
+  f.src = m.src;
+  f.dst = m.dst;
+  f.prio = static_cast<std::uint8_t>(m.priority >= 0 ? m.priority : cfg_.nic.data_priority);
+  f.npkts = static_cast<std::uint32_t>(packets_of(m.bytes, cfg_.nic.mtu_bytes));
+  f.last_payload = static_cast<std::uint32_t>(m.bytes - static_cast<std::uint64_t>(f.npkts - 1) * cfg_.nic.mtu_bytes);
+  // RoCEv2 UDP source port: the NIC derives it from the QP (IBTA annex A17.5.1.1 leaves
+  // the choice to the sender; it exists for ECMP entropy); here a hash of the QP number.
+  const std::uint32_t sport = 0xc000u | static_cast<std::uint32_t>(mix64(cfg_.seed * 0x9e3779b97f4a7c15ull + id) & 0x3fff);
+  if (cfg_.topology.type == topology_config::kind::leaf_spine) {
+    f.fwd_ecmp = static_cast<std::uint8_t>(ecmp_pick(m.src, m.dst, sport, cfg_.seed, cfg_.topology.spines));
+    f.rev_ecmp = static_cast<std::uint8_t>(ecmp_pick(m.dst, m.src, sport, cfg_.seed, cfg_.topology.spines));
+  }
+  flow_record r;
+  r.src = m.src;
+  r.dst = m.dst;
+  r.qp = id + 1;
+  r.priority = f.prio;
+  r.kind = m.kind;
+  r.bytes = m.bytes;
+  r.start_ns = std::max(now_, m.start_ns);
+  r.tag = m.tag;
+  r.ideal_fct_ns = ideal_fct(f, m.bytes);
+  out_.flows.push_back(r);
+  ++outstanding_;
+  if (r.start_ns > now_)
+    q_.push(r.start_ns, ev_start, id);
+  else
+    start_flow(id);
+  return id;
+}
+
+void engine::start_flow(std::uint32_t f) {
+  activate(f);
+}
+
+void engine::activate(std::uint32_t f) {
+  flow_state& fl = flows_[f];
+  if (!fl.in_active) {
+    fl.in_active = true;
+    hosts_[fl.src].active.push_back(f);
+  }
+  nic_kick(fl.src);
+}
+
+void engine::complete(std::uint32_t f) {
+  flow_state& fl = flows_[f];
+  fl.done = true;
+  fl.rp.reset();  // cancels its timers
+  flow_record& r = out_.flows[f];
+  r.end_ns = now_;
+  r.fct_ns = now_ - r.start_ns;
+  --outstanding_;
+  const message m = messages_[f];
+  const flow_record rec = r;
+  load_.on_message_complete(f, m, rec, *this);
+}
+
+// ------------------------------------------------------------------ links and switches
+
+void engine::push_wire(std::uint32_t ch, std::int64_t at_ns, const packet& p) {
+  channel& c = channels_[ch];
+  const bool was_empty = c.wire.empty();
+  c.wire.push_back(inflight{at_ns, p});
+  if (was_empty) q_.push(at_ns, ev_channel, ch);
+}
+
+void engine::on_channel(std::uint32_t ch) {
+  channel& c = channels_[ch];
+  const inflight f = c.wire.pop_front();
+  if (!c.wire.empty()) q_.push(c.wire.front().at_ns, ev_channel, ch);
+  if (type_of(f.pkt.cookie) == pkt_type::pfc) {
+    on_pfc_at(ch, f.pkt);
+    return;
+  }
+  if (c.to_switch >= 0)
+    on_switch_packet(static_cast<std::uint32_t>(c.to_switch), c.to_port, f.pkt);
+  else
+    on_host_packet(c.to_index, f.pkt, ch);
+}
+
+void engine::on_switch_packet(std::uint32_t sw, std::uint16_t in_port, packet p) {
+  switch_node& s = switches_[sw];
+  p.ingress_port = in_port;
+  p.egress_port = route(s, dst_of(p.cookie), ecmp_of(p.cookie));
+  const admission a = s.model->admit(p, now_);
+  if (a.accepted) port_kick(sw, p.egress_port);
+}
+
+// Starts the port's next frame now if it can; otherwise makes sure an ev_port waits at the
+// earliest time it could.
+void engine::port_kick(std::uint32_t sw, std::uint16_t port) {
+  switch_node& s = switches_[sw];
+  const std::uint32_t g = s.port_base + port;
+  for (;;) {
+    const std::int64_t t = s.model->next_dequeue_time_ns(port, now_);
+    if (t == never_ns) return;
+    if (t > now_) {
+      if (t < port_pending_[g]) {
+        port_pending_[g] = t;
+        q_.push(t, ev_port, g);
+      }
+      return;
+    }
+    const auto d = s.model->dequeue(port, now_);
+    if (!d) return;
+    ++forwarded_;
+    push_wire(s.channel_base + port, d->tx_end_ns + channels_[s.channel_base + port].delay_ns, d->pkt);
+  }
+}
+
+void engine::on_port_event(std::uint32_t g, std::int64_t at) {
+  if (port_pending_[g] != at) return;  // superseded by an earlier event
+  port_pending_[g] = never_ns;
+  port_kick(port_owner_[g].first, port_owner_[g].second);
+}
+
+void engine::on_switch_pfc(std::uint32_t sw, const pfc_frame_out& f) {
+  if (f.quanta == 0)
+    ++pfc_xon_;
+  else
+    ++pfc_xoff_;
+  packet p;
+  p.cookie = make_cookie(static_cast<std::uint32_t>(f.quanta) | (static_cast<std::uint32_t>(f.priority) << 16),
+                         pkt_type::pfc, false, 0, 0);
+  p.size_bytes = static_cast<std::uint32_t>(pfc_frame_bytes);
+  p.priority = f.priority;
+  const std::uint32_t ch = switches_[sw].channel_base + f.port;
+  push_wire(ch, f.tx_end_ns + channels_[ch].delay_ns, p);
+}
+
+void engine::close_pause(std::uint32_t key, std::int64_t end_ns) {
+  pause_track& t = pauses_[key];
+  if (!t.open) return;
+  t.open = false;
+  const std::uint32_t ch = key / num_priorities;
+  pause_interval iv;
+  iv.device = channels_[ch].to_device;
+  iv.port = channels_[ch].to_switch >= 0 ? channels_[ch].to_port : 0;
+  iv.priority = static_cast<std::uint8_t>(key % num_priorities);
+  iv.start_ns = t.start_ns;
+  iv.end_ns = std::max(t.start_ns, end_ns);
+  iv.source = pause_source::model;
+  out_.totals.paused_ns += iv.end_ns - iv.start_ns;
+  out_.pauses.push_back(iv);
+}
+
+// A PFC frame fully received by the device at the end of channel ch: that device's port
+// stops (or resumes) the priority. Pause intervals are recorded here, at the paused
+// transmitter; a refresh that lands before the pause ran out extends the interval.
+void engine::on_pfc_at(std::uint32_t ch, const packet& p) {
+  const std::uint32_t v = psn_of(p.cookie);
+  const auto quanta = static_cast<std::uint16_t>(v & 0xffff);
+  const auto prio = static_cast<std::uint8_t>((v >> 16) & 7);
+  channel& c = channels_[ch];
+  std::array<std::uint16_t, num_priorities> qa{};
+  qa[prio] = quanta;
+  const auto enable = static_cast<std::uint8_t>(1u << prio);
+  const bool honoured = c.to_switch >= 0 || cfg_.nic.pfc_enabled;
+  if (!honoured) return;
+  const std::uint32_t key = ch * num_priorities + prio;
+  pause_track& t = pauses_[key];
+  if (quanta == 0) {
+    close_pause(key, std::min(now_, t.until_ns));
+  } else {
+    std::int64_t until = never_ns;
+    const bool until_resume = compat_ || cfg_.switch_template.pfc.pause_until_resume;
+    if (!until_resume) {
+      // Same length the transmitter applies (pfc_pause_state::quanta_ps at its speed).
+      const std::int64_t rate = c.to_switch >= 0
+                                    ? switches_[static_cast<std::size_t>(c.to_switch)].model->config().ports[c.to_port].rate_bps
+                                    : hosts_[c.to_index].rate_bps;
+      until = now_ + ceil_div(static_cast<std::int64_t>(quanta) * 512 * 1000, rate / 1'000'000);
+    }
+    if (t.open && now_ > t.until_ns) close_pause(key, t.until_ns);
+    if (!t.open) {
+      t.open = true;
+      t.start_ns = now_;
+    }
+    t.until_ns = until;
+  }
+  if (c.to_switch >= 0) {
+    const auto sw = static_cast<std::uint32_t>(c.to_switch);
+    switches_[sw].model->on_pfc_frame(c.to_port, enable, qa, now_);
+    port_kick(sw, c.to_port);
+  } else {
+    hosts_[c.to_index].pause.on_frame(enable, qa, now_);
+    nic_kick(c.to_index);
+  }
+}
+
+// ------------------------------------------------------------------ hosts
+
+void engine::send_control(std::uint32_t h, pkt_type t, std::uint32_t flow, std::uint32_t psn, bool flag,
+                          std::uint8_t prio) {
+  const flow_state& f = flows_[flow];
+  packet p;
+  p.cookie = make_cookie(psn, t, flag, f.rev_ecmp, f.src);
+  p.flow_id = flow;
+  p.size_bytes = t == pkt_type::cnp ? sizes_.cnp : sizes_.ack;
+  p.priority = prio;
+  p.ecn = ecn_codepoint::not_ect;
+  hosts_[h].control.push_back(p);
+  nic_kick(h);
+}
+
+void engine::nic_schedule(std::uint32_t h, std::int64_t at_ns) {
+  host_node& hn = hosts_[h];
+  if (at_ns < hn.pending_ns) {
+    hn.pending_ns = at_ns;
+    q_.push(at_ns, ev_nic, h);
+  }
+}
+
+void engine::nic_kick(std::uint32_t h) {
+  host_node& hn = hosts_[h];
+  if (hn.pending_ns <= now_) return;  // an event for now is already queued
+  if (now_ * 1000 < hn.busy_until_ps) {
+    nic_schedule(h, ceil_div(hn.busy_until_ps, 1000));
+    return;
+  }
+  nic_try(h);
+}
+
+void engine::nic_try(std::uint32_t h) {
+  host_node& hn = hosts_[h];
+  const std::int64_t now_ps = now_ * 1000;
+  if (now_ps < hn.busy_until_ps) {
+    nic_schedule(h, ceil_div(hn.busy_until_ps, 1000));
+    return;
+  }
+  const std::uint8_t allowed = cfg_.nic.pfc_enabled ? hn.pause.allowed_mask(now_) : std::uint8_t{0xff};
+  packet p{};
+  bool have = false;
+  std::uint32_t sent_flow = 0;
+  std::int64_t wake_ps = never_ns;
+  bool pause_blocked = false;
+  if (!hn.control.empty()) {
+    if ((allowed >> hn.control.front().priority) & 1u) {
+      p = hn.control.pop_front();
+      have = true;
+    } else {
+      pause_blocked = true;
+    }
+  }
+  if (!have && !hn.active.empty()) {
+    // Drop QPs with nothing left to send (they come back on a NAK or timeout).
+    std::erase_if(hn.active, [&](std::uint32_t f) {
+      flow_state& fl = flows_[f];
+      if (fl.snd_nxt < fl.npkts && !fl.done) return false;
+      fl.in_active = false;
+      return true;
+    });
+    const auto n = static_cast<std::uint32_t>(hn.active.size());
+    for (std::uint32_t k = 0; k < n; ++k) {
+      const std::uint32_t idx = (hn.rr + k) % n;
+      const std::uint32_t f = hn.active[idx];
+      flow_state& fl = flows_[f];
+      if (((allowed >> fl.prio) & 1u) == 0) {
+        pause_blocked = true;
+        continue;
+      }
+      if (fl.rp) {
+        // DCQCN rate limiter: the next frame may start one frame time at the current
+        // rate after the previous one started.
+        const double rate = fl.rp->rate_bps();
+        if (rate < static_cast<double>(hn.rate_bps)) {
+          const std::int64_t next = fl.last_tx_ps + static_cast<std::int64_t>(std::ceil(fl.last_bits * 1e12 / rate));
+          if (next > now_ps) {
+            wake_ps = std::min(wake_ps, next);
+            continue;
+          }
+        }
+      }
+      hn.rr = idx + 1;
+      sent_flow = f;
+      const std::uint32_t psn = fl.snd_nxt;
+      const std::uint32_t payload = psn + 1 < fl.npkts ? cfg_.nic.mtu_bytes : fl.last_payload;
+      p.cookie = make_cookie(psn, pkt_type::data, psn + 1 == fl.npkts, fl.fwd_ecmp, fl.dst);
+      p.flow_id = f;
+      p.size_bytes = payload + sizes_.data_overhead + (psn == 0 ? sizes_.first_extra : 0);
+      p.priority = fl.prio;
+      p.ecn = cfg_.nic.dcqcn_enabled ? ecn_codepoint::ect0 : ecn_codepoint::not_ect;
+      have = true;
+      break;
+    }
+  }
+  if (!have) {
+    std::int64_t wake_ns = wake_ps == never_ns ? never_ns : ceil_div(wake_ps, 1000);
+    if (pause_blocked) {
+      for (int pr = 0; pr < num_priorities; ++pr)
+        if (((allowed >> pr) & 1u) == 0) {
+          const std::int64_t r = hn.pause.resume_ns(static_cast<std::uint8_t>(pr));
+          if (r != never_ns && r > now_) wake_ns = std::min(wake_ns, r);
+        }
+    }
+    if (wake_ns != never_ns) nic_schedule(h, wake_ns);
+    return;
+  }
+  // Back to back: continue from the exact end of the previous frame (as the switch does).
+  const std::int64_t start_ps = now_ps - hn.busy_until_ps < 1000 ? hn.busy_until_ps : now_ps;
+  hn.busy_until_ps = start_ps + ser_ps(p.size_bytes, overhead_, hn.rate_bps);
+  const std::int64_t end_ns = ceil_div(hn.busy_until_ps, 1000);
+  push_wire(hn.channel, end_ns + channels_[hn.channel].delay_ns, p);
+  hn.tx_bytes += p.size_bytes;
+  ++hn.tx_packets;
+  if (type_of(p.cookie) == pkt_type::data) {
+    flow_state& fl = flows_[sent_flow];
+    if (fl.snd_nxt < fl.snd_max) ++out_.flows[sent_flow].retransmits;
+    if (fl.snd_una == fl.snd_max) fl.last_progress_ns = now_;  // nothing was outstanding
+    ++fl.snd_nxt;
+    fl.snd_max = std::max(fl.snd_max, fl.snd_nxt);
+    fl.last_tx_ps = start_ps;
+    fl.last_bits = (p.size_bytes + static_cast<std::uint32_t>(overhead_)) * 8;
+    if (fl.rp) fl.rp->on_bytes_sent(now_, p.size_bytes);
+    if (!fl.rto_armed) {
+      fl.rto_armed = true;
+      q_.push(now_ + cfg_.nic.retransmit_timeout_ns, ev_rto, sent_flow);
+    }
+  }
+  if (!hn.control.empty() || !hn.active.empty()) nic_schedule(h, end_ns);
+}
+
+void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch*/) {
+  const std::uint32_t fid = p.flow_id;
+  flow_state& f = flows_[fid];
+  const std::uint32_t psn = psn_of(p.cookie);
+  switch (type_of(p.cookie)) {
+    case pkt_type::data: {
+      const bool ce = p.ecn == ecn_codepoint::ce;
+      if (ce) {
+        ++out_.flows[fid].ce_marked;
+        if (f.np.on_packet(now_, true)) {
+          if (compat_)
+            f.ce_since_ack = true;  // the flag rides on the ACK below
+          else
+            send_control(h, pkt_type::cnp, fid, 0, false, cnp_prio_);
+        }
+      }
+      if (psn == f.epsn) {
+        ++f.epsn;
+        f.nak_sent = false;
+        ++f.since_ack;
+        if (f.since_ack >= cfg_.nic.ack_every_packets || f.epsn == f.npkts) {
+          f.since_ack = 0;
+          const bool flag = f.ce_since_ack;
+          f.ce_since_ack = false;
+          send_control(h, pkt_type::ack, fid, f.epsn, flag, ack_prio_);
+        }
+      } else if (psn > f.epsn) {
+        if (!f.nak_sent) {
+          f.nak_sent = true;
+          send_control(h, pkt_type::nak, fid, f.epsn, false, ack_prio_);
+        }
+      } else {
+        send_control(h, pkt_type::ack, fid, f.epsn, false, ack_prio_);  // duplicate: re-ACK
+      }
+      break;
+    }
+    case pkt_type::ack: {
+      if (f.done) break;
+      if (flag_of(p.cookie)) {
+        ++out_.flows[fid].cnps;
+        if (cfg_.nic.dcqcn_enabled) {
+          if (!f.rp) f.rp = std::make_unique<reaction_point>(dcqcn_, hosts_[h].rate_bps, *hosts_[h].clk);
+          f.rp->on_cnp(now_);
+        }
+      }
+      if (psn > f.snd_una) {
+        f.snd_una = psn;
+        f.last_progress_ns = now_;
+        if (f.snd_nxt < f.snd_una) f.snd_nxt = f.snd_una;
+        if (f.snd_una >= f.npkts) complete(fid);
+      }
+      break;
+    }
+    case pkt_type::nak: {
+      if (f.done || psn < f.snd_una) break;
+      // IBTA 9.7.5.2.2: a NAK-sequence-error ACKs everything before its PSN and asks for
+      // a resend from it (go-back-N).
+      f.snd_una = psn;
+      f.snd_nxt = psn;
+      f.last_progress_ns = now_;
+      activate(fid);
+      break;
+    }
+    case pkt_type::cnp: {
+      ++out_.flows[fid].cnps;
+      if (f.done || !cfg_.nic.dcqcn_enabled) break;
+      if (!f.rp) f.rp = std::make_unique<reaction_point>(dcqcn_, hosts_[h].rate_bps, *hosts_[h].clk);
+      f.rp->on_cnp(now_);
+      break;
+    }
+    case pkt_type::pfc:
+      break;
+  }
+}
+
+void engine::on_rto(std::uint32_t fid) {
+  flow_state& f = flows_[fid];
+  f.rto_armed = false;
+  if (f.done || f.snd_una >= f.snd_max) return;  // nothing outstanding; re-armed on the next send
+  const std::int64_t deadline = f.last_progress_ns + cfg_.nic.retransmit_timeout_ns;
+  if (now_ < deadline) {
+    f.rto_armed = true;
+    q_.push(deadline, ev_rto, fid);
+    return;
+  }
+  // Local ACK timeout (IBTA 9.7.6.1.3): resend from the oldest unacknowledged PSN.
+  f.snd_nxt = f.snd_una;
+  f.last_progress_ns = now_;
+  f.rto_armed = true;
+  q_.push(now_ + cfg_.nic.retransmit_timeout_ns, ev_rto, fid);
+  activate(fid);
+}
+
+// ------------------------------------------------------------------ run loop
+
+void engine::sample_queues() {
+  // Depth per (switch, port, priority). Queues that are empty and were empty at the
+  // previous sample are left out (absent means 0 bytes), which keeps idle ports free.
+  std::size_t k = 0;
+  for (std::uint32_t s = 0; s < switches_.size(); ++s) {
+    const switch_model& m = *switches_[s].model;
+    for (std::uint16_t port = 0; port < m.num_ports(); ++port)
+      for (std::uint8_t pr = 0; pr < num_priorities; ++pr, ++k) {
+        const std::uint64_t bytes = m.queue(port, pr).depth_bytes;
+        if (bytes == 0 && sampled_nonzero_[k] == 0) continue;
+        sampled_nonzero_[k] = bytes > 0 ? 1 : 0;
+        out_.queues.push_back(queue_sample{s, port, pr, now_, bytes});
+      }
+  }
+  // NIC transmit counters (port_xmit_data in a lab run), for rates per host; only hosts
+  // whose count moved since the previous sample.
+  const auto nsw = static_cast<std::uint32_t>(switches_.size());
+  for (std::uint32_t h = 0; h < hosts_.size(); ++h) {
+    host_node& hn = hosts_[h];
+    if (hn.tx_bytes == hn.sampled_tx_bytes && now_ > 0) continue;
+    hn.sampled_tx_bytes = hn.tx_bytes;
+    out_.counters.push_back(counter_sample{nsw + h, 0, "tx_bytes", now_, hn.tx_bytes});
+  }
+}
+
+void engine::dispatch(const event_record& e) {
+  const std::uint32_t idx = e.payload & event_index_mask;
+  switch (e.payload >> event_index_bits) {
+    case ev_channel:
+      on_channel(idx);
+      break;
+    case ev_port:
+      on_port_event(idx, e.at_ns);
+      break;
+    case ev_nic:
+      if (hosts_[idx].pending_ns == e.at_ns) {
+        hosts_[idx].pending_ns = never_ns;
+        nic_try(idx);
+      }
+      break;
+    case ev_timer:
+      on_timer_event(idx);
+      break;
+    case ev_rto:
+      on_rto(idx);
+      break;
+    case ev_start:
+      start_flow(idx);
+      break;
+    case ev_sample:
+      sample_queues();
+      if (outstanding_ > 0) q_.push(now_ + cfg_.queue_sample_interval_ns, ev_sample, 0);
+      break;
+    default:
+      break;
+  }
+}
+
+run_records engine::run() {
+  load_.start(*this);
+  if (cfg_.queue_sample_interval_ns > 0) q_.push(0, ev_sample, 0);
+  while (outstanding_ > 0 && !q_.empty()) {
+    const event_record e = q_.pop();
+    if (e.at_ns > cfg_.stop_ns) {
+      now_ = cfg_.stop_ns;
+      break;
+    }
+    now_ = e.at_ns;
+    dispatch(e);
+  }
+  out_.simulated_ns = now_;
+  for (std::uint32_t k = 0; k < pauses_.size(); ++k) close_pause(k, std::min(now_, pauses_[k].until_ns));
+  std::sort(out_.pauses.begin(), out_.pauses.end(), [](const pause_interval& a, const pause_interval& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns
+                                    : a.device != b.device ? a.device < b.device
+                                                           : a.port != b.port ? a.port < b.port : a.priority < b.priority;
+  });
+
+  run_totals& t = out_.totals;
+  t.pfc_pause_frames = pfc_xoff_;
+  t.pfc_resume_frames = pfc_xon_;
+  t.packets_forwarded = forwarded_;
+  for (std::uint32_t s = 0; s < switches_.size(); ++s) {
+    const switch_model& m = *switches_[s].model;
+    for (std::uint16_t port = 0; port < m.num_ports(); ++port) {
+      const port_stats& ps = m.port(port);
+      std::uint64_t drops = 0, marks = 0;
+      for (auto d : ps.dropped_packets) drops += d;
+      for (std::uint8_t pr = 0; pr < num_priorities; ++pr) marks += m.queue(port, pr).ecn_marked;
+      t.drops += drops;
+      t.ce_marked += marks;
+      const std::pair<const char*, std::uint64_t> counters[] = {
+          {"rx_packets", ps.rx_packets}, {"tx_packets", ps.tx_packets}, {"tx_bytes", ps.tx_bytes},
+          {"drops", drops},             {"ecn_marked", marks},        {"pfc_tx_frames", ps.pfc_tx_frames},
+          {"pfc_rx_frames", ps.pfc_rx_frames}};
+      for (const auto& [name, value] : counters)
+        if (value != 0) out_.counters.push_back(counter_sample{s, port, name, now_, value});
+      // Drops by reason (ingress drops on the ingress port, egress drops on the egress port).
+      constexpr const char* reasons[num_drop_reasons] = {"", "drops_ingress_limit", "drops_egress_limit",
+                                                         "drops_headroom_exhausted"};
+      for (int k = 1; k < num_drop_reasons; ++k)
+        if (ps.dropped_packets[static_cast<std::size_t>(k)] != 0)
+          out_.counters.push_back(
+              counter_sample{s, port, reasons[k], now_, ps.dropped_packets[static_cast<std::size_t>(k)]});
+    }
+  }
+  const auto nsw = static_cast<std::uint32_t>(switches_.size());
+  for (std::uint32_t h = 0; h < hosts_.size(); ++h) {
+    if (hosts_[h].tx_packets == 0) continue;
+    out_.counters.push_back(counter_sample{nsw + h, 0, "tx_packets", now_, hosts_[h].tx_packets});
+    out_.counters.push_back(counter_sample{nsw + h, 0, "tx_bytes", now_, hosts_[h].tx_bytes});
+  }
+  for (std::size_t f = 0; f < flows_.size(); ++f) {
+    t.cnps += flows_[f].np.cnps_sent();
+    t.retransmits += out_.flows[f].retransmits;
+  }
+  // Tear down reaction points while the engine (their clock) is alive.
+  for (auto& f : flows_) f.rp.reset();
+  return std::move(out_);
+}
+
+}  // namespace
+
+status validate(const twin_config& c) {
+  auto bad = [](const std::string& what) { return status(error_code::invalid_argument, what); };
+  const auto& t = c.topology;
+  if (t.hosts < 2 || t.hosts > 65535) return bad("topology.hosts must be 2..65535");
+  if (!(t.link_gbps > 0)) return bad("topology.link_gbps must be > 0");
+  if (t.link_delay_ns < 0) return bad("topology.link_delay_ns must be >= 0");
+  if (t.type == topology_config::kind::leaf_spine) {
+    if (t.leaves < 1) return bad("topology.leaves must be >= 1");
+    if (t.spines < 1 || t.spines > 256) return bad("topology.spines must be 1..256");
+    if (t.hosts % t.leaves != 0) return bad("topology.hosts must be a multiple of topology.leaves");
+    if (t.spine_link_gbps < 0) return bad("topology.spine_link_gbps must be >= 0");
+    if (t.spine_link_gbps == 0 && !(t.oversubscription > 0)) return bad("topology.oversubscription must be > 0");
+  } else if (t.hosts > 65535) {
+    return bad("topology.hosts: a single switch has at most 65535 ports");
+  }
+  const auto& n = c.nic;
+  if (c.hpcc_ns3_compat) {
+    if (n.mtu_bytes < 1 || n.mtu_bytes > 9000) return bad("nic.mtu_bytes must be 1..9000");
+  } else if (n.mtu_bytes < 256 || n.mtu_bytes > 4096) {
+    return bad("nic.mtu_bytes must be 256..4096");
+  }
+  if (n.data_priority > 7) return bad("nic.data_priority must be 0..7");
+  if (n.ack_priority < -1 || n.ack_priority > 7) return bad("nic.ack_priority must be -1..7");
+  if (n.retransmit_timeout_ns <= 0) return bad("nic.retransmit_timeout_ns must be > 0");
+  if (n.ack_every_packets < 1) return bad("nic.ack_every_packets must be >= 1");
+  ROCELAB_RETURN_IF_ERROR(n.dcqcn.validate().with_context("nic.dcqcn"));
+  if (c.queue_sample_interval_ns < 0) return bad("queue_sample_interval_ns must be >= 0");
+  if (c.stop_ns <= 0) return bad("stop_ns must be > 0");
+  for (const auto& e : c.ecn_by_rate)
+    if (!(e.gbps > 0)) return bad("ecn_by_rate: gbps must be > 0");
+  switch_config probe = c.switch_template;
+  if (probe.ports.empty()) probe.ports.emplace_back();
+  probe.ports.resize(1);
+  probe.ports[0].rate_bps = std::max<std::int64_t>(1, rate_of(t.link_gbps));
+  ROCELAB_RETURN_IF_ERROR(fabric::validate(probe).with_context("switch_template"));
+  return status::success();
+}
+
+result<run_records> run_twin(const twin_config& config, workload& load) {
+  engine e(config, load);
+  ROCELAB_RETURN_IF_ERROR(e.build());
+  return e.run();
+}
+
+}  // namespace rocelab::fabric::twin
