@@ -149,16 +149,13 @@ result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, st
   fabric::port_config port;
   port.rate_bps = static_cast<std::int64_t>(t.link_gbps * 1e9);
   port.cable_m = s.pfc.cable_m;
-  // Headroom for the worst case at the host link speed (802.1Qbb Annex N sum; the
-  // frame is the RoCE MTU plus Ethernet/IP/UDP/BTH/ICRC headers, 58 bytes).
-  std::int64_t headroom = s.pfc.headroom_bytes;
-  if (headroom == 0) {
-    fabric::headroom_inputs in;
-    in.rate_bps = port.rate_bps;
-    in.cable_m = s.pfc.cable_m;
-    in.mtu_bytes = static_cast<std::int64_t>(spec.nic.mtu_bytes) + 58;
-    headroom = fabric::headroom_calculator(in).total_bytes;
-  }
+  // Headroom: as given, or 0 to let the twin size it for each link from that link's speed
+  // and propagation delay (802.1Qbb Annex N via headroom_calculator). Sizing it here from
+  // switch.pfc.cable_m alone would ignore topology.link_delay_ns (1 us is ~200 m of fibre,
+  // 25 KB in flight each way at 100G) and the faster uplinks of a leaf-spine, and lossless
+  // PGs would drop with headroom_exhausted. In the twin a link's cable is its delay, so
+  // switch.pfc.cable_m counts only where a real cable does (the labs' switch settings).
+  const std::int64_t headroom = s.pfc.headroom_bytes;
   for (int p = 0; p < fabric::num_priorities; ++p) {
     const bool lossless = (sc.lossless_priorities >> p) & 1U;
     fabric::pg_config& pg = port.pgs[static_cast<std::size_t>(p)];
