@@ -7,6 +7,7 @@
 #include <string>
 
 #include "rocelab/experiments/build.hpp"
+#include "rocelab/experiments/runner.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -236,7 +237,8 @@ TEST(spec, twin_config_follows_the_spec) {
   EXPECT_EQ(port.queues[3].ecn.kmin_bytes, 100'000);
   EXPECT_EQ(port.queues[3].ecn.kmax_bytes, 400'000);
   EXPECT_DOUBLE_EQ(port.queues[3].ecn.pmax, 0.2);
-  EXPECT_GT(port.pgs[3].headroom_bytes, 0);  // computed
+  // headroom_bytes 0 (the default): the twin sizes it for each link (speed and delay).
+  EXPECT_EQ(port.pgs[3].headroom_bytes, 0);
   EXPECT_EQ(port.pgs[0].headroom_bytes, 0);
   EXPECT_EQ(c->nic.dcqcn.rpg_hai_rate_mbps, 100);
   EXPECT_TRUE(c->nic.dcqcn_enabled);
@@ -316,6 +318,40 @@ TEST(spec, user_cdf_files_are_relative_to_the_spec) {
     EXPECT_GE(m.bytes, 1000u);
     EXPECT_LE(m.bytes, 2000u);
   }
+}
+
+}  // namespace
+}  // namespace rocelab::experiments
+
+namespace rocelab::experiments {
+namespace {
+
+TEST(spec, given_headroom_reaches_the_switch_unchanged) {
+  auto spec = load_spec_file(examples + "/incast-16to1.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  ASSERT_TRUE(apply_override(*spec, "switch.pfc.headroom_bytes=96KiB").ok());
+  auto c = to_twin_config(*spec, 1);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->switch_template.ports[0].pgs[3].headroom_bytes, 96 * 1024);
+}
+
+// Regression: headroom was sized from switch.pfc.cable_m (5 m) while the example's links
+// have 1 us of propagation (~200 m): 25 KB in flight each way at 100G overflowed it and
+// the lossless class dropped with headroom_exhausted. PFC on, ECN off, a buffer small
+// enough to pause: pauses, and not one drop.
+TEST(spec, lossless_incast_pauses_and_never_drops) {
+  auto spec = load_spec_file(examples + "/incast-16to1.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  for (const char* set : {"switch.ecn.enabled=false", "nic.dcqcn.enabled=false", "switch.buffer_bytes=2MiB"})
+    ASSERT_TRUE(apply_override(*spec, set).ok()) << set;
+  ASSERT_TRUE(validate(*spec).ok());
+  auto ran = run_experiment(*spec);
+  ASSERT_TRUE(ran.ok()) << ran.error().message();
+  const run_records& r = ran->repeats.at(0);
+  EXPECT_GT(r.totals.pfc_pause_frames, 0u);
+  EXPECT_EQ(r.totals.drops, 0u);
+  EXPECT_EQ(r.totals.retransmits, 0u);
+  for (const auto& f : r.flows) EXPECT_TRUE(f.completed());
 }
 
 }  // namespace
