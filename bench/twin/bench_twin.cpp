@@ -10,14 +10,23 @@
 // ECN at enqueue, CNP packets, mlx5 DCQCN) to show the cost of the full model.
 //
 // Prints wall time, simulated time, packet-hops through switches per second of wall
-// time and the wall/simulated ratio. Usage: bench_twin [path/to/scenarios/hpcc-ns3] [repeats]
+// time and the wall/simulated ratio.
+//
+// Then a parallel sweep: `sweep_runs` incast runs (16 x 8 MB into one host, compat mode,
+// seeds 1.., buffers cycling 2/4/32 MB) spread over 1 thread and then over every
+// hardware thread, one twin per run and per thread (the twin is single-threaded and
+// shares nothing), reporting runs/s and the speedup over one thread.
+// Usage: bench_twin [path/to/scenarios/hpcc-ns3] [repeats (0: sweep only)] [sweep_runs (0: no sweep)] [threads]
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <ctime>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rocelab/fabric/twin/twin.hpp"
@@ -122,13 +131,22 @@ std::vector<message> incast16() {
 }
 
 void run(const char* name, const twin_config& cfg, const std::vector<message>& msgs, int repeats, const char* ns3) {
-  double best = 1e300;
+  double best = 1e300, best_cpu = 1e300;
   run_records rec;
+  // CPU time beside wall time: on a shared machine the process's own CPU seconds are
+  // the steadier figure (wall includes time descheduled).
+  auto cpu_now = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  };
   for (int k = 0; k < repeats; ++k) {
     fixed_messages load(msgs);
+    const double c0 = cpu_now();
     const auto t0 = std::chrono::steady_clock::now();
     auto r = run_twin(cfg, load);
     const auto t1 = std::chrono::steady_clock::now();
+    best_cpu = std::min(best_cpu, cpu_now() - c0);
     if (!r.ok()) {
       std::fprintf(stderr, "%s: %s\n", name, r.error().message().c_str());
       std::exit(1);
@@ -141,9 +159,9 @@ void run(const char* name, const twin_config& cfg, const std::vector<message>& m
   for (const auto& f : rec.flows)
     if (f.completed()) ++done, last = std::max(last, f.end_ns);
   const double sim_s = static_cast<double>(rec.simulated_ns) * 1e-9;
-  std::printf("%-16s flows %zu/%zu  simulated %.3f ms (last flow %.3f ms)  wall %.3f s  "
+  std::printf("%-16s flows %zu/%zu  simulated %.3f ms (last flow %.3f ms)  wall %.3f s  cpu %.3f s  "
               "packet-hops %llu  %.2f M hops/s  wall/sim %.1f  pauses %llu  marks %llu  drops %llu\n",
-              name, done, rec.flows.size(), sim_s * 1e3, static_cast<double>(last) * 1e-6, best,
+              name, done, rec.flows.size(), sim_s * 1e3, static_cast<double>(last) * 1e-6, best, best_cpu,
               static_cast<unsigned long long>(rec.totals.packets_forwarded),
               static_cast<double>(rec.totals.packets_forwarded) / best * 1e-6, best / sim_s,
               static_cast<unsigned long long>(rec.totals.pfc_pause_frames),
@@ -162,12 +180,67 @@ void run(const char* name, const twin_config& cfg, const std::vector<message>& m
   std::printf("%-16s ns-3 reference: %s\n", "", ns3);
 }
 
+// One sweep: `runs` incasts over `threads` threads pulling run numbers from a shared
+// counter (runs differ in length with the buffer, so static slicing would idle threads).
+// Returns wall seconds; `hops` gets the packet-hops of all runs.
+double sweep(int runs, unsigned threads, std::uint64_t& hops) {
+  std::atomic<int> next{0};
+  std::atomic<std::uint64_t> total{0};
+  std::atomic<bool> failed{false};
+  const std::vector<message> msgs = incast16();
+  auto worker = [&] {
+    for (int k = next.fetch_add(1); k < runs; k = next.fetch_add(1)) {
+      static constexpr std::int64_t buffers_mb[] = {2, 4, 32};
+      twin_config c = hpcc_config(buffers_mb[k % 3]);
+      c.topology.hosts = 17;
+      c.seed = static_cast<std::uint64_t>(k) + 1;
+      fixed_messages load(msgs);
+      auto r = run_twin(c, load);
+      if (!r.ok()) {
+        failed = true;
+        return;
+      }
+      total += r->totals.packets_forwarded;
+    }
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  const auto t1 = std::chrono::steady_clock::now();
+  if (failed) {
+    std::fprintf(stderr, "sweep: a run failed\n");
+    std::exit(1);
+  }
+  hops = total;
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+
+void run_sweep(int runs, unsigned threads) {
+  std::uint64_t hops1 = 0, hopsn = 0;
+  const double one = sweep(runs, 1, hops1);
+  const double many = sweep(runs, threads, hopsn);
+  std::printf("sweep            %d incast runs (seeds 1..%d, 2/4/32 MB)  1 thread: %.3f s, %.2f runs/s, %.2f M hops/s  "
+              "%u threads: %.3f s, %.2f runs/s, %.2f M hops/s  speedup %.2fx\n",
+              runs, runs, one, runs / one, static_cast<double>(hops1) / one * 1e-6, threads, many, runs / many,
+              static_cast<double>(hopsn) / many * 1e-6, one / many);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : std::string(ROCELAB_SHARED_DIR) + "/scenarios/hpcc-ns3";
-  const int repeats = argc > 2 ? std::max(1, std::atoi(argv[2])) : 3;
+  // repeats 0: the sweep alone.
+  const int repeats = argc > 2 ? std::max(0, std::atoi(argv[2])) : 3;
+  const int sweep_runs = argc > 3 ? std::max(0, std::atoi(argv[3])) : 24;
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = argc > 4 ? static_cast<unsigned>(std::max(1, std::atoi(argv[4]))) : hw;
 
+  if (repeats == 0) {
+    if (sweep_runs > 0) run_sweep(sweep_runs, threads);
+    return 0;
+  }
   std::vector<message> ws = read_flows(dir + "/ls64_ws50/flow.txt");
   const bool synthetic = ws.empty();
   if (synthetic) {
@@ -202,5 +275,6 @@ int main(int argc, char** argv) {
   p.queues[3].shared = buffer_threshold::unlimited();
   full.switch_template.ports = {p};
   run("ls64_full_model", full, ws, repeats, "(not comparable: rocelab's own model)");
+  if (sweep_runs > 0) run_sweep(sweep_runs, threads);
   return 0;
 }

@@ -85,6 +85,7 @@ constexpr field fields[] = {
     {"cnp_802p_prio", nullptr, nullptr, &dcqcn_config::cnp_802p_prio},
     {"byte_counter_enabled", nullptr, &dcqcn_config::byte_counter_enabled},
     {"alpha_update_on_cnp", nullptr, &dcqcn_config::alpha_update_on_cnp},
+    {"first_cut_after_monitor_period", nullptr, &dcqcn_config::first_cut_after_monitor_period},
 };
 
 }  // namespace
@@ -204,6 +205,13 @@ void reaction_point::on_cnp(std::int64_t now_ns) {
       bytes_ = 0;
       arm_rate_timer(now_ns);
       ++counters_.rate_decreases;
+    } else if (cfg_.first_cut_after_monitor_period && reduce_period_ns_ > 0) {
+      // [ns3] cnp_received_mlx: m_decrease_cnp_arrived is set and CheckRateDecreaseMlx is
+      // scheduled rate_reduce_monitor_period + 1 ns later (after the alpha update due at
+      // the same microsecond); the rate is untouched until then.
+      reduce_anchor_ns_ = now_ns + 1;
+      reduce_pending_ = true;
+      reduce_timer_ = clock_.schedule(reduce_anchor_ns_ + reduce_period_ns_, *this, reduce_timer_cookie);
     } else {
       cut(now_ns);
     }

@@ -12,7 +12,6 @@ namespace rocelab::fabric {
 namespace {
 
 constexpr std::int64_t unlimited_cells = std::numeric_limits<std::int64_t>::max() / 4;
-constexpr std::int64_t min_frame_bytes = 64;  // sizes the descriptor pool
 
 std::int64_t cells_up(std::int64_t bytes, std::int64_t cell) { return (std::max<std::int64_t>(bytes, 0) + cell - 1) / cell; }
 
@@ -119,13 +118,6 @@ switch_model::switch_model(const switch_config& cfg, clock& clk, pfc_frame_sink*
   }
   ingress_pool_ = total_cells_ - ingress_reserved;
   egress_pool_ = total_cells_ - egress_reserved;
-  // Every resident packet takes at least one minimum-size frame's worth of buffer, so
-  // this many descriptors cover a full buffer without growing.
-  const std::size_t pool = static_cast<std::size_t>(std::max<std::int64_t>(
-      1024, std::min<std::int64_t>(cfg.buffer_bytes / min_frame_bytes, total_cells_)));
-  nodes_.resize(pool);
-  for (std::size_t k = 0; k < pool; ++k) nodes_[k].next = k + 1 < pool ? static_cast<std::uint32_t>(k + 1) : nil;
-  free_node_ = 0;
   rng_state_ = cfg.ecn_seed;
   auto pfc = std::make_unique<pfc_flow_control>(cfg, clk, static_cast<control_frame_port&>(*this));
   pfc_ = pfc.get();
@@ -174,19 +166,18 @@ bool switch_model::ecn_decide(const queue_state& q, std::uint64_t depth_bytes) {
   return uniform01() < p;
 }
 
-std::uint32_t switch_model::alloc_node() {
-  if (free_node_ == nil) {
-    // More resident packets than buffer_bytes/64: only with sub-64-byte frames. Grow
-    // (amortized, and never again once the pool covers the workload).
-    const std::size_t old = nodes_.size();
-    nodes_.resize(old * 2);
-    for (std::size_t k = old; k < nodes_.size(); ++k)
-      nodes_[k].next = k + 1 < nodes_.size() ? static_cast<std::uint32_t>(k + 1) : nil;
-    free_node_ = static_cast<std::uint32_t>(old);
+void switch_model::ring_push(queue_state& q, const packet& p) {
+  auto cap = static_cast<std::uint32_t>(q.ring.size());
+  if (q.ring_count == cap) {
+    const std::uint32_t next = cap == 0 ? 64 : cap * 2;
+    std::vector<packet> grown(next);
+    for (std::uint32_t i = 0; i < q.ring_count; ++i) grown[i] = q.ring[(q.ring_head + i) & (cap - 1)];
+    q.ring.swap(grown);
+    q.ring_head = 0;
+    cap = next;
   }
-  const std::uint32_t n = free_node_;
-  free_node_ = nodes_[n].next;
-  return n;
+  q.ring[(q.ring_head + q.ring_count) & (cap - 1)] = p;
+  ++q.ring_count;
 }
 
 void switch_model::report_pg(std::uint16_t port, std::uint8_t prio, std::int64_t now_ns) {
@@ -270,14 +261,7 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
     ++q.ecn_marked;
     res.ce_marked = true;
   }
-  const std::uint32_t n = alloc_node();
-  nodes_[n].pkt = pkt;
-  nodes_[n].next = nil;
-  if (q.tail == nil)
-    q.head = n;
-  else
-    nodes_[q.tail].next = n;
-  q.tail = n;
+  ring_push(q, pkt);
   ++q.depth_packets;
   q.depth_bytes += pkt.size_bytes;
   q.watermark_bytes = std::max(q.watermark_bytes, q.depth_bytes);
@@ -302,7 +286,7 @@ int switch_model::pick_queue(port_state& ps, std::uint8_t eligible, std::uint16_
     const std::uint8_t p = ps.dwrr_current;
     queue_state& q = queues_[idx(port, p)];
     if ((eligible >> p) & 1u) {
-      const std::int64_t head = nodes_[q.head].pkt.size_bytes;
+      const std::int64_t head = q.ring[q.ring_head].size_bytes;
       if (q.deficit >= head) {
         q.deficit -= head;
         return p;
@@ -312,7 +296,7 @@ int switch_model::pick_queue(port_state& ps, std::uint8_t eligible, std::uint16_
         ps.dwrr_credited = true;
         continue;
       }
-    } else if (q.head == nil) {
+    } else if (q.ring_count == 0) {
       q.deficit = 0;  // DRR: an empty queue keeps no credit
     }
     ps.dwrr_current = static_cast<std::uint8_t>((p + 1) % num_priorities);
@@ -330,15 +314,9 @@ std::optional<departure> switch_model::dequeue(std::uint16_t port, std::int64_t 
   const int p = pick_queue(ps, eligible, port);
   queue_state& q = queues_[idx(port, static_cast<std::uint8_t>(p))];
 
-  const std::uint32_t n = q.head;
-  packet pkt = nodes_[n].pkt;
-  q.head = nodes_[n].next;
-  if (q.head == nil) {
-    q.tail = nil;
-    ps.nonempty &= static_cast<std::uint8_t>(~(1u << p));
-  }
-  nodes_[n].next = free_node_;
-  free_node_ = n;
+  packet pkt = q.ring[q.ring_head];
+  q.ring_head = (q.ring_head + 1) & (static_cast<std::uint32_t>(q.ring.size()) - 1);
+  if (--q.ring_count == 0) ps.nonempty &= static_cast<std::uint8_t>(~(1u << p));
   --q.depth_packets;
   q.depth_bytes -= pkt.size_bytes;
   ++q.deq_packets;

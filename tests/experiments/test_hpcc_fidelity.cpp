@@ -75,11 +75,12 @@ TEST_P(hpcc_fidelity, fct_distribution_and_pause_count_match_ns3) {
       << "ns-3 " << expected_pauses << " pauses, twin " << our_pauses;
 }
 
-// Issue 4 asks for pause counts within 20%. incast16_buf4MB is outside it today (twin 59,
-// ns-3 78: -24%, on a count small enough that a few threshold crossings decide it); its
-// bound here guards against regressions until the gap is closed, and issue 4 stays open.
+// Issue 4 asks for pause counts within 20%. incast16_buf4MB was at -24% (59 vs 78) while
+// the compat reaction point cut on the first CNP; HPCC ns-3's cnp_received_mlx defers the
+// first cut by one rate-reduce period (dcqcn_config::first_cut_after_monitor_period),
+// which brings it to 63 (-19%). The count is small, so a few threshold crossings decide it.
 INSTANTIATE_TEST_SUITE_P(shared_scenarios, hpcc_fidelity,
-                         ::testing::Values(fidelity_case{"incast16_noqmon", 0.2}, fidelity_case{"incast16_buf4MB", 0.3},
+                         ::testing::Values(fidelity_case{"incast16_noqmon", 0.2}, fidelity_case{"incast16_buf4MB", 0.2},
                                            fidelity_case{"incast16_buf2MB", 0.2}),
                          [](const auto& info) { return std::string(info.param.scenario); });
 

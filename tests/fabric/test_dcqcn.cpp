@@ -131,6 +131,44 @@ TEST(DcqcnMlx5, CnpsWithinAMonitorPeriodCauseOneCutAtItsEnd) {
   EXPECT_DOUBLE_EQ(rp.rate_bps(), rc * (1 - a / 2));
 }
 
+TEST(DcqcnHpccNs3, FirstCnpDefersTheCutToTheEndOfItsMonitorPeriod) {
+  // HPCC ns-3 cnp_received_mlx: the first CNP sets alpha = 1 and schedules the alpha
+  // update (1 us) and the rate-decrease check (4 us + 1 ns); the rate is unchanged until
+  // that check, which cuts once with the alpha of that moment, and later checks follow
+  // every 4 us from it.
+  dcqcn_config c = dcqcn_config::mlx5();
+  c.initial_alpha_value = 1024;
+  c.dce_tcp_g = 1020;  // g = 1/256
+  c.first_cut_after_monitor_period = true;
+  virtual_clock clk;
+  reaction_point rp(c, line, clk);
+  const double d = 1020.0 / 1024, g = 4.0 / 1024;
+
+  rp.on_cnp(0);
+  EXPECT_DOUBLE_EQ(rp.rate_bps(), 100e9) << "no cut on the first CNP";
+  clk.run_until(2500);
+  rp.on_cnp(2500);
+  clk.run_until(4 * us);
+  EXPECT_DOUBLE_EQ(rp.rate_bps(), 100e9) << "the check is 1 ns after the 4 us alpha update";
+  clk.run_until(4 * us + 1);
+  // Alpha boundaries: 1 and 2 us decay (the first CNP does not count), 3 us rises (CNP at
+  // 2.5 us), 4 us decays.
+  const double a = d * (d * d * d + g);
+  EXPECT_DOUBLE_EQ(rp.alpha(4 * us + 1), a);
+  double rc = 100e9 * (1 - a / 2);
+  EXPECT_DOUBLE_EQ(rp.rate_bps(), rc);
+  EXPECT_EQ(rp.counters().rate_decreases, 1u);
+
+  // A CNP at 5 us is cut at the next check, 8 us + 1 ns, not at 8 us.
+  clk.run_until(5 * us);
+  rp.on_cnp(5 * us);
+  clk.run_until(8 * us);
+  EXPECT_DOUBLE_EQ(rp.rate_bps(), rc);
+  clk.run_until(8 * us + 1);
+  EXPECT_LT(rp.rate_bps(), rc);
+  EXPECT_EQ(rp.counters().rate_decreases, 2u);
+}
+
 TEST(DcqcnMlx5, FastRecoveryThenAdditiveThenHyperIncrease) {
   // rate_to_set_on_first_cnp 10 Gb/s, byte counter off (HPCC ns-3), F = 1:
   //  300 us stage 0 < 1: fast recovery, R_C = (10 + 10)/2 = 10G

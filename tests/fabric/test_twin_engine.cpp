@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -28,6 +29,51 @@ TEST(TwinEventQueue, PopsByTimeThenInsertionOrder) {
   std::vector<std::uint32_t> order;
   while (!q.empty()) order.push_back(q.pop().payload & event_index_mask);
   EXPECT_EQ(order, (std::vector<std::uint32_t>{7, 1, 3, 6, 4, 2, 8, 0, 5}));
+}
+
+// The wheel (near events) and the heap (far or past ones) together pop exactly as one heap
+// keyed by (time, sequence): checked against a sorted reference over pushes that cross
+// the wheel's wrap-around, land beyond the horizon, tie across the two structures, and
+// are interleaved with pops.
+TEST(TwinEventQueue, WheelAndHeapPopInTimeThenSequenceOrder) {
+  event_queue q;
+  std::vector<event_record> ref;  // pending, in reference order
+  std::uint64_t rng = 42;
+  auto next = [&] {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return rng >> 33;
+  };
+  std::int64_t now = 0;
+  std::uint32_t seq = 0;
+  for (int step = 0; step < 200'000; ++step) {
+    if (ref.empty() || next() % 3 != 0) {
+      // Mostly near (0..3 us ahead), some at exactly the horizon, beyond it, or now.
+      const std::uint64_t kind = next() % 16;
+      const std::int64_t ahead = kind < 12   ? static_cast<std::int64_t>(next() % 3000)
+                                 : kind < 13 ? event_queue::far_horizon_ns
+                                 : kind < 15 ? event_queue::far_horizon_ns + 1 + static_cast<std::int64_t>(next() % 100'000)
+                                             : 0;
+      const auto index = static_cast<std::uint32_t>(step);
+      q.push(now + ahead, 1, index);
+      ref.push_back(event_record{now + ahead, seq++, (1u << event_index_bits) | index});
+      std::push_heap(ref.begin(), ref.end(), [](const event_record& a, const event_record& b) {
+        return event_queue::before(b, a);
+      });
+    } else {
+      std::pop_heap(ref.begin(), ref.end(), [](const event_record& a, const event_record& b) {
+        return event_queue::before(b, a);
+      });
+      const event_record want = ref.back();
+      ref.pop_back();
+      ASSERT_EQ(q.top().seq, want.seq) << "step " << step;
+      const event_record got = q.pop();
+      ASSERT_EQ(got.at_ns, want.at_ns) << "step " << step;
+      ASSERT_EQ(got.seq, want.seq) << "step " << step;
+      ASSERT_EQ(got.payload, want.payload) << "step " << step;
+      now = got.at_ns;
+    }
+    ASSERT_EQ(q.size(), ref.size());
+  }
 }
 
 twin_config quiet_single_switch() { return single_switch(4, 32 << 20, true, true, true); }

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "rocelab/fabric/twin/frames.hpp"
 #include "twin_test_support.hpp"
@@ -55,6 +57,57 @@ TEST(TwinPhysics, LosslessIncastFillsTheBottleneckAndDropsNothing) {
   // 16 x (64 x 1086 + 16) = 1,112,320 B.
   EXPECT_EQ(counter(*r, 0, 0, "tx_bytes"), 1'112'320u);
   EXPECT_EQ(counter(*r, 0, 0, "tx_packets"), 16u * 64u);
+}
+
+std::uint64_t sum_counter(const run_records& r, const std::string& name) {
+  std::uint64_t v = 0;
+  for (const auto& c : r.counters)
+    if (c.name == name) v += c.value;
+  return v;
+}
+
+// A cross-leaf incast on a leaf-spine (400G uplinks): 12 hosts of three leaves into h1 on
+// leaf 0, priority 3 lossless, no ECN, so only PFC holds the data back and pauses reach
+// back through the spines. Pins the leafspine-websearch regression (lossless data dropped
+// with headroom_exhausted when headroom was sized for a 5 m cable instead of the links'
+// 1 us): with headroom_bytes 0 the twin sizes it per link from its speed and delay and
+// the lossless class drops nothing; with a 5 m cable's worth (6 KB) it does, and every
+// drop is headroom_exhausted, which shows the counters name the reason.
+twin_config cross_leaf_incast(std::int64_t headroom_bytes) {
+  twin_config c = single_switch(16, 4 << 20, /*pfc=*/true, /*ecn=*/false, /*dcqcn=*/false);
+  c.topology.type = topology_config::kind::leaf_spine;
+  c.topology.leaves = 4;
+  c.topology.spines = 2;
+  c.topology.spine_link_gbps = 400;
+  c.switch_template.ports[0].pgs[3].headroom_bytes = headroom_bytes;
+  return c;
+}
+
+std::vector<message> cross_leaf_senders() {
+  std::vector<message> m;
+  for (std::uint32_t src = 4; src < 16; ++src) m.push_back(message{src, 0, 1 << 20, 0, workload_kind::incast, -1, src});
+  return m;
+}
+
+TEST(TwinPhysics, LeafSpineLosslessClassNeverDropsWithLinkSizedHeadroom) {
+  fixed_messages load(cross_leaf_senders());
+  auto r = run_twin(cross_leaf_incast(0), load);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(all_completed(*r));
+  EXPECT_GT(r->totals.pfc_pause_frames, 0u);
+  EXPECT_EQ(r->totals.drops, 0u);
+  EXPECT_EQ(r->totals.retransmits, 0u);
+  EXPECT_EQ(sum_counter(*r, "drops_headroom_exhausted"), 0u);
+}
+
+TEST(TwinPhysics, LeafSpineHeadroomForAShortCableDropsLosslessDataAsHeadroomExhausted) {
+  fixed_messages load(cross_leaf_senders());
+  auto r = run_twin(cross_leaf_incast(6'000), load);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(all_completed(*r)) << "go-back-N recovers";
+  EXPECT_GT(r->totals.drops, 0u);
+  EXPECT_EQ(sum_counter(*r, "drops_headroom_exhausted"), r->totals.drops);
+  EXPECT_EQ(sum_counter(*r, "drops_ingress_limit") + sum_counter(*r, "drops_egress_limit"), 0u);
 }
 
 TEST(TwinPhysics, WithoutPfcASmallBufferDropsAndGoBackNRecovers) {

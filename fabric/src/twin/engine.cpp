@@ -22,7 +22,8 @@
 //   (lazy: one pending event per QP, re-armed from the last progress when it fires) goes
 //   back to snd_una when no ACK progress was seen for retransmit_timeout_ns.
 //
-// Speed: events are 16-byte records in one 4-ary heap; packets are the 24-byte
+// Speed: events are 16-byte records in a timing wheel of 1 ns buckets with a 4-ary heap
+// for far events (event_queue.hpp); packets are the 24-byte
 // fabric::packet descriptors with everything the twin needs in `cookie` (PSN, type, the
 // ECMP choice, the destination host), so no per-packet allocation or pool; flows are in
 // flat vectors; reaction points exist only for flows that saw a CNP.
@@ -296,6 +297,7 @@ engine::engine(const twin_config& cfg, workload& load) : cfg_(cfg), load_(load) 
     // rate increases by timer only (no byte counter in RdmaHw's *Mlx functions).
     dcqcn_.min_time_between_cnps_us = 0;
     dcqcn_.byte_counter_enabled = false;
+    dcqcn_.first_cut_after_monitor_period = true;  // cnp_received_mlx defers the first cut
     cfg_.nic.ack_every_packets = 1;
   }
 }

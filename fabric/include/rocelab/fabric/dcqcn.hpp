@@ -51,6 +51,11 @@ struct dcqcn_config {
   // false (mlx5 firmware, HPCC ns-3 UpdateAlphaMlx): alpha is updated at the end of every
   // dce_tcp_rtt period since the first CNP, rising if a CNP arrived in that period.
   bool alpha_update_on_cnp = false;
+  // true (HPCC ns-3 cnp_received_mlx): the first CNP only starts the alpha and
+  // rate-reduce timers (alpha = initial, rate unchanged); the first cut happens when the
+  // monitor period that CNP opened ends, 1 ns after its alpha update, and later cuts on
+  // that lattice. false: the first CNP cuts at once (rate_to_set_on_first_cnp_mbps 0).
+  bool first_cut_after_monitor_period = false;
 
   // mlx5 firmware defaults (the default preset).
   [[nodiscard]] static dcqcn_config mlx5();

@@ -26,9 +26,11 @@
 //   time at rate_bps; time on the wire is tracked in picoseconds so back-to-back frames
 //   keep the exact line rate even when a frame's time is not a whole nanosecond.
 //
-// Per-packet cost: O(1), no allocation after create() (descriptors live in a
-// preallocated node pool that only grows if more packets are resident than
-// buffer_bytes / 64), no hashing; state is in flat arrays indexed port x 8 + priority.
+// Per-packet cost: O(1), no hashing; state is in flat arrays indexed port x 8 + priority.
+// Each egress queue keeps its descriptors in its own power-of-two ring, so enqueue and
+// dequeue walk memory sequentially (a shared linked node pool made every dequeue a
+// cache miss on a node written long before); a ring grows by doubling up to the queue's
+// peak depth and never shrinks, so a run allocates only while a queue sets a new peak.
 // Threading: one thread, the one that drives the clock.
 // Errors: create() validates the config; admit/dequeue expect ports and priorities in
 // range (checked by assert in debug builds).
@@ -169,7 +171,6 @@ class switch_model final : private control_frame_port {
     std::uint64_t rx_packets = 0, rx_bytes = 0;
     std::array<std::uint64_t, num_drop_reasons> dropped{};
   };
-  static constexpr std::uint32_t nil = 0xffffffffu;
   struct queue_state {
     std::int64_t reserve = 0;
     threshold_cells limit;
@@ -179,7 +180,8 @@ class switch_model final : private control_frame_port {
     std::int64_t quantum = 0;  // DWRR bytes per turn; 0 = strict
     std::int64_t deficit = 0;
     std::int64_t min_used = 0, shared_used = 0;
-    std::uint32_t head = nil, tail = nil;
+    std::vector<packet> ring;  // FIFO of descriptors, capacity a power of two
+    std::uint32_t ring_head = 0, ring_count = 0;
     std::uint64_t depth_packets = 0, depth_bytes = 0, watermark_bytes = 0;
     std::uint64_t enq_packets = 0, enq_bytes = 0, deq_packets = 0, deq_bytes = 0, ecn_marked = 0;
     std::array<std::uint64_t, num_drop_reasons> dropped{};
@@ -193,10 +195,6 @@ class switch_model final : private control_frame_port {
     bool dwrr_credited = false;
     port_stats stats;
   };
-  struct node {
-    packet pkt;
-    std::uint32_t next;
-  };
 
   switch_model(const switch_config& cfg, clock& clk, pfc_frame_sink* sink);
   void send_pfc(std::uint16_t port, std::uint8_t prio, std::uint16_t quanta, bool refresh,
@@ -205,7 +203,7 @@ class switch_model final : private control_frame_port {
   void report_pg(std::uint16_t port, std::uint8_t prio, std::int64_t now_ns);
   bool ecn_decide(const queue_state& q, std::uint64_t depth_bytes);
   int pick_queue(port_state& ps, std::uint8_t eligible, std::uint16_t port);
-  std::uint32_t alloc_node();
+  static void ring_push(queue_state& q, const packet& p);
   double uniform01();
 
   switch_config cfg_;
@@ -220,8 +218,6 @@ class switch_model final : private control_frame_port {
   std::vector<port_state> ports_;
   std::vector<pg_state> pgs_;        // port x 8 + priority
   std::vector<queue_state> queues_;  // port x 8 + priority
-  std::vector<node> nodes_;
-  std::uint32_t free_node_ = nil;
   std::unique_ptr<link_flow_control> fc_;
   pfc_flow_control* pfc_ = nullptr;  // fc_ when it is PFC, for its counters
 };

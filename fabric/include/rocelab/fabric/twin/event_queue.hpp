@@ -1,20 +1,31 @@
 #pragma once
-// The twin's event queue: one priority queue of 16-byte event records, ordered by
-// (time, insertion sequence), so events at the same nanosecond run in the order they
-// were scheduled and a run is reproducible bit for bit.
+// The twin's event queue: 16-byte event records popped in (time, insertion sequence)
+// order, so events at the same nanosecond run in the order they were scheduled and a run
+// is reproducible bit for bit.
 //
 // Why not fabric::virtual_clock: that clock dispatches through a timer_client pointer and
 // a slot table per event, which the twin pays on every packet; here an event is a time
 // and a 32-bit payload (kind in the top 4 bits, an index below) that the engine decodes
-// with one switch, and the heaps are 4-ary (half the depth of a binary heap, children of
-// a node share a cache line). The fabric objects that need a `clock` (switch PFC refresh,
-// DCQCN timers) get one from the engine, which puts their timers in this same queue.
+// with one switch. The fabric objects that need a `clock` (switch PFC refresh, DCQCN
+// timers) get one from the engine, which puts their timers in this same queue.
 //
-// Contract: push never allocates once the vector has grown to the run's peak size
-// (reserve() pre-sizes it); the sequence number wraps at 2^32 and ties are compared in
+// Structure: a timing wheel (Varghese & Lauck 1987, "Hashed and hierarchical timing
+// wheels") of 1 ns buckets covering wheel_ns ahead of the last popped time, for the
+// events every packet makes (link arrivals, port and NIC starts, all within a few
+// microseconds); events further ahead (message starts, retransmit and DCQCN rate timers)
+// and, defensively, any in the past wait in a 4-ary heap. A bucket holds events of one
+// nanosecond only (everything in the wheel is within wheel_ns of now), appended in push
+// order, which is sequence order, so a bucket is a FIFO and a push is O(1); a pop finds
+// the next non-empty bucket through an occupancy bitmap (one bit per bucket, 64 per word)
+// and compares its head with the heap's top by (time, sequence). The pop order is exactly
+// that of a single heap keyed by (time, sequence).
+//
+// Contract: after the run's peak no push allocates (nodes are recycled through a free
+// list; reserve() pre-sizes); the sequence number wraps at 2^32 and ties are compared in
 // serial-number arithmetic (RFC 1982), which is exact unless two events for the same
 // nanosecond were scheduled 2^31 pushes apart. Single-threaded.
 
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -32,25 +43,75 @@ inline constexpr std::uint32_t event_index_mask = (1u << event_index_bits) - 1;
 
 class event_queue {
  public:
-  // Events due more than far_horizon_ns after the last popped one (message starts,
-  // retransmit and DCQCN rate timers) wait in a second heap, so the heap that every
-  // packet event goes through stays as small as the packets in flight.
+  // Buckets of the wheel (1 ns each): a power of two above far_horizon_ns.
+  static constexpr std::int64_t wheel_ns = 1 << 15;
+  // Events due more than this after the last popped one go to the heap.
   static constexpr std::int64_t far_horizon_ns = 20'000;
+  static_assert(far_horizon_ns < wheel_ns);
 
-  void reserve(std::size_t n) { near_.reserve(n), far_.reserve(n); }
-  [[nodiscard]] bool empty() const { return near_.empty() && far_.empty(); }
-  [[nodiscard]] std::size_t size() const { return near_.size() + far_.size(); }
-  [[nodiscard]] const event_record& top() const { return from_far() ? far_.front() : near_.front(); }
+  event_queue() : head_(wheel_ns, nil), tail_(wheel_ns, nil), occupied_(wheel_ns / 64, 0) {}
+
+  void reserve(std::size_t n) { nodes_.reserve(n), far_.reserve(n); }
+  [[nodiscard]] bool empty() const { return in_wheel_ == 0 && far_.empty(); }
+  [[nodiscard]] std::size_t size() const { return in_wheel_ + far_.size(); }
 
   void push(std::int64_t at_ns, std::uint32_t kind, std::uint32_t index) {
     const event_record e{at_ns, seq_++, (kind << event_index_bits) | (index & event_index_mask)};
-    push_heap(at_ns - now_ns_ > far_horizon_ns ? far_ : near_, e);
+    const std::int64_t ahead = at_ns - now_ns_;
+    if (ahead < 0 || ahead > far_horizon_ns) {
+      push_heap(far_, e);
+      return;
+    }
+    std::uint32_t n;
+    if (free_ != nil) {
+      n = free_;
+      free_ = nodes_[n].next;
+      nodes_[n] = node{e, nil};
+    } else {
+      n = static_cast<std::uint32_t>(nodes_.size());
+      nodes_.push_back(node{e, nil});
+    }
+    const auto b = static_cast<std::size_t>(at_ns & (wheel_ns - 1));
+    if (tail_[b] == nil) {
+      head_[b] = n;
+      occupied_[b >> 6] |= std::uint64_t{1} << (b & 63);
+    } else {
+      nodes_[tail_[b]].next = n;
+    }
+    tail_[b] = n;
+    ++in_wheel_;
   }
   // Sequence number the next push will carry (lets a caller recognise its own event).
   [[nodiscard]] std::uint32_t next_seq() const { return seq_; }
 
+  // The earliest event; the queue must not be empty.
+  [[nodiscard]] event_record top() const {
+    if (in_wheel_ == 0) return far_.front();
+    const event_record& w = nodes_[head_[first_bucket()]].e;
+    return !far_.empty() && before(far_.front(), w) ? far_.front() : w;
+  }
+
   event_record pop() {
-    const event_record out = pop_heap(from_far() ? far_ : near_);
+    event_record out;
+    if (in_wheel_ == 0) {
+      out = pop_heap(far_);
+    } else {
+      const std::size_t b = first_bucket();
+      const std::uint32_t n = head_[b];
+      if (!far_.empty() && before(far_.front(), nodes_[n].e)) {
+        out = pop_heap(far_);
+      } else {
+        out = nodes_[n].e;
+        head_[b] = nodes_[n].next;
+        if (head_[b] == nil) {
+          tail_[b] = nil;
+          occupied_[b >> 6] &= ~(std::uint64_t{1} << (b & 63));
+        }
+        nodes_[n].next = free_;
+        free_ = n;
+        --in_wheel_;
+      }
+    }
     now_ns_ = out.at_ns;
     return out;
   }
@@ -61,9 +122,26 @@ class event_queue {
   }
 
  private:
-  [[nodiscard]] bool from_far() const {
-    return !far_.empty() && (near_.empty() || before(far_.front(), near_.front()));
+  static constexpr std::uint32_t nil = 0xffffffffu;
+  struct node {
+    event_record e;
+    std::uint32_t next;
+  };
+
+  // The first occupied bucket at or after now's, circularly: every wheel event is due in
+  // [now, now + far_horizon_ns], so that is the earliest one. Needs in_wheel_ > 0.
+  [[nodiscard]] std::size_t first_bucket() const {
+    constexpr std::size_t words = wheel_ns / 64;
+    const auto start = static_cast<std::size_t>(now_ns_ & (wheel_ns - 1));
+    std::size_t w = start >> 6;
+    std::uint64_t bits = occupied_[w] & (~std::uint64_t{0} << (start & 63));
+    while (bits == 0) {
+      w = (w + 1) & (words - 1);
+      bits = occupied_[w];
+    }
+    return (w << 6) | static_cast<std::size_t>(std::countr_zero(bits));
   }
+
   static void push_heap(std::vector<event_record>& h, const event_record& e) {
     std::size_t i = h.size();
     h.push_back(e);
@@ -98,7 +176,12 @@ class event_queue {
     return out;
   }
 
-  std::vector<event_record> near_, far_;
+  std::vector<node> nodes_;
+  std::uint32_t free_ = nil;
+  std::vector<std::uint32_t> head_, tail_;  // per bucket: first and last node, or nil
+  std::vector<std::uint64_t> occupied_;     // bit per bucket: non-empty
+  std::size_t in_wheel_ = 0;
+  std::vector<event_record> far_;
   std::uint32_t seq_ = 0;
   std::int64_t now_ns_ = 0;
 };
