@@ -28,6 +28,7 @@ struct run_args {
   std::vector<std::string> sets;
   bool json = false;
   std::string out;
+  bool keep_lab = false;
 };
 
 void print_text(const std::string& run_id, const experiments::experiment_spec& spec,
@@ -125,6 +126,8 @@ std::function<int()> setup(CLI::App& app) {
       ->allow_extra_args(false);
   app.add_flag("--json", args->json, "print the summary as one JSON object");
   app.add_option("--out", args->out, "run directory (default runs/<run_id>)");
+  app.add_flag("--keep-lab", args->keep_lab,
+               "backend virtual: leave the lab this run brought up (lab 'run') running afterwards");
   return [args] {
     if (args->spec.empty() == args->hpcc.empty()) {
       std::cerr << "rocelab run: give a spec file or --hpcc config.txt (one of them)\n";
@@ -154,9 +157,14 @@ std::function<int()> setup(CLI::App& app) {
 
     const std::string run_id = experiments::make_run_id(std::chrono::system_clock::now(), std::random_device{}());
     const std::uint32_t repeats = spec->repeats;
-    auto ran = experiments::run_experiment(*spec, [&](std::uint32_t i, std::uint64_t seed) {
-      if (repeats > 1) std::cerr << "rocelab run: repeat " << i + 1 << "/" << repeats << " (seed " << seed << ")\n";
-    });
+    experiments::virtual_backend_options virtual_options;
+    virtual_options.keep_lab = args->keep_lab;
+    auto ran = experiments::run_experiment(
+        *spec,
+        [&](std::uint32_t i, std::uint64_t seed) {
+          if (repeats > 1) std::cerr << "rocelab run: repeat " << i + 1 << "/" << repeats << " (seed " << seed << ")\n";
+        },
+        virtual_options);
     if (!ran) {
       std::cerr << "rocelab run: " << ran.error().message() << "\n";
       return ran.error().code() == error_code::invalid_argument ? 2 : 1;

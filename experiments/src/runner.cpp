@@ -7,14 +7,24 @@
 namespace rocelab::experiments {
 
 result<experiment_result> run_experiment(const experiment_spec& spec,
-                                         const std::function<void(std::uint32_t, std::uint64_t)>& on_repeat) {
-  if (spec.backend != "twin")
-    return status(error_code::unsupported, "backend '" + spec.backend + "' is not available yet; use backend: twin");
+                                         const std::function<void(std::uint32_t, std::uint64_t)>& on_repeat,
+                                         const virtual_backend_options& virtual_options) {
+  if (spec.backend != "twin" && spec.backend != "virtual")
+    return status(error_code::unsupported,
+                  "backend '" + spec.backend + "' is not available yet; use backend: twin or virtual");
   ROCELAB_RETURN_IF_ERROR(validate(spec));
   experiment_result out;
   for (std::uint32_t i = 0; i < spec.repeats; ++i) {
     const std::uint64_t seed = spec.seed + i;
     if (on_repeat) on_repeat(i, seed);
+    if (spec.backend == "virtual") {
+      auto records = run_virtual(spec, seed, virtual_options);
+      if (!records)
+        return records.error().with_context("repeat " + std::to_string(i) + " (seed " + std::to_string(seed) + ")");
+      out.seeds.push_back(seed);
+      out.repeats.push_back(std::move(*records));
+      continue;
+    }
     auto config = to_twin_config(spec, seed);
     if (!config) return config.error();
     auto load = make_workload(spec, seed);

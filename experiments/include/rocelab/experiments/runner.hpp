@@ -1,6 +1,7 @@
 #pragma once
 // Runs a validated spec on its backend, once per repeat (seeds seed .. seed+repeats-1).
-// Only the twin backend exists so far; `virtual` and `lab` say so (unsupported).
+// Backends: twin, virtual (virtual_backend.hpp: the namespace lab with soft NICs; needs
+// root); `lab` says it is not available yet (unsupported).
 
 #include <cstdint>
 #include <functional>
@@ -9,6 +10,7 @@
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
 #include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/virtual_backend.hpp"
 
 namespace rocelab::experiments {
 
@@ -18,7 +20,9 @@ struct experiment_result {
 };
 
 // `on_repeat(i, seed)` is called before each repeat starts (progress output).
+// `virtual_options` is read by the virtual backend only.
 [[nodiscard]] result<experiment_result> run_experiment(
-    const experiment_spec& spec, const std::function<void(std::uint32_t, std::uint64_t)>& on_repeat = {});
+    const experiment_spec& spec, const std::function<void(std::uint32_t, std::uint64_t)>& on_repeat = {},
+    const virtual_backend_options& virtual_options = {});
 
 }  // namespace rocelab::experiments

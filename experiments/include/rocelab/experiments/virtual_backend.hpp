@@ -1,0 +1,57 @@
+#pragma once
+// The `virtual` backend (issue 5): the spec runs on the virtual lab (agents/lab: host
+// namespaces, veths, the soft switch) with one soft RoCEv2 NIC process per host
+// (traffic/soft_nic), the twin's workloads driven unchanged through nic_fleet.
+//
+// Lab: the lab named `lab_name` is used when it is up with enough hosts at the spec's
+// link rate; otherwise one sized for the spec (topology.hosts, topology.link_gbps,
+// switch.buffer_bytes, PFC/ECN on or off) is brought up and, unless keep_lab, taken
+// down afterwards (also when the run fails).
+//
+// Spec keys as the twin reads them, with these limits of the virtual lab:
+// - topology.type single_switch only; topology.link_gbps at most 2 (the soft switch
+//   sustains ~150-200k frames/s on a small VM; run it at 0.5-1 Gb/s);
+// - nic.data_priority 3 (the lab switch's DSCP_TO_TC_MAP puts DSCP 26 on 3);
+// - switch.ecn kmin/kmax/pmax and pfc.headroom_bytes are applied to the switch through
+//   its control API; dynamic_th, cell size and cable length keep the lab's defaults;
+// - the headroom is at least 8 ms of the link rate and the retransmit timeout at least
+//   twice the time to drain the whole buffer: the software path between the switch's
+//   XOFF and the NIC's reaction is milliseconds on a loaded VM, not the 100 us of a
+//   hardware NIC, and queueing delays of tens of ms are normal at these link rates.
+// Records: flows (sender's view, CE marks from the receiver), the NICs' and the switch's
+// counters as counter_samples (device "sw" for the switch; the capture's as device
+// "capture": frames, RoCE data/ACK/CNP, CE, PFC frames, DPDK drop counters), pause
+// intervals found in the capture (source capture), totals of PFC frames, drops, CE marks
+// and CNPs.
+// Known gap: the soft switch does not mirror the PFC frames it generates itself (they do
+// not pass its egress queues), so switch-sent PFC appears in the switch counters and the
+// NICs' rx_pfc, not in the capture.
+//
+// Needs root. Errors name the step (lab up, switch settings, NIC start).
+
+#include <string>
+
+#include "rocelab/common/records.hpp"
+#include "rocelab/common/result.hpp"
+#include "rocelab/experiments/spec.hpp"
+
+namespace rocelab::experiments {
+
+struct virtual_backend_options {
+  std::string lab_name = "run";
+  std::string state_root;       // empty: agents::lab::default_state_root
+  std::string rocelab_binary;   // runs the switch and `nic-run`; empty: /proc/self/exe
+  bool keep_lab = false;
+  std::string log_dir;          // NIC logs; empty: none
+  // Capture: the switch mirrors every frame it sends (egress, plain copies) to the
+  // capture namespace, where `rocelab capture --dpdk` (af_packet vdev on the capture
+  // veth) writes capture_file; the run then analyses it with the captures library.
+  bool capture = true;
+  std::string capture_file;     // empty: a file in /tmp, removed after the analysis
+  bool capture_dpdk = true;     // false: `rocelab capture --iface` (libpcap) instead
+};
+
+[[nodiscard]] result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
+                                              const virtual_backend_options& options);
+
+}  // namespace rocelab::experiments

@@ -1,0 +1,383 @@
+#include "rocelab/experiments/virtual_backend.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "rocelab/agents/lab/virtual_lab.hpp"
+#include "rocelab/captures/analyze_capture.hpp"
+#include "rocelab/common/unique_fd.hpp"
+#include "rocelab/experiments/build.hpp"
+#include "rocelab/fabric/soft_switch/control_client.hpp"
+#include "rocelab/fabric/soft_switch/realtime_clock.hpp"
+#include "rocelab/traffic/soft_nic/nic_fleet.hpp"
+#include "rocelab/traffic/soft_nic/nic_process.hpp"
+
+namespace rocelab::experiments {
+
+namespace lab = agents::lab;
+namespace nic = traffic::soft_nic;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr double max_link_gbps = 2.0;
+
+std::string self_binary() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return {};
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+status check_spec(const experiment_spec& spec) {
+  if (spec.topology.type != "single_switch")
+    return status(error_code::unsupported, "topology.type: the virtual lab has one switch (single_switch)");
+  if (spec.topology.link_gbps > max_link_gbps)
+    return status(error_code::invalid_argument,
+                  "topology.link_gbps: " + std::to_string(spec.topology.link_gbps) +
+                      " is more than the virtual lab keeps up with (at most 2; the soft switch forwards ~150-200k "
+                      "frames/s); use 0.5 or 1");
+  if (spec.topology.hosts < 2 || spec.topology.hosts > 64)
+    return status(error_code::invalid_argument, "topology.hosts: the virtual lab has 2..64 hosts");
+  if (spec.nic.data_priority != 3)
+    return status(error_code::unsupported, "nic.data_priority: the virtual lab carries RoCE on priority 3 only");
+  return status::success();
+}
+
+std::int64_t headroom_for(const experiment_spec& spec) {
+  const auto rate_bps = spec.topology.link_gbps * 1e9;
+  const auto software_path = static_cast<std::int64_t>(rate_bps / 8 * 0.008);  // 8 ms
+  return std::max(spec.sw.pfc.headroom_bytes, software_path);
+}
+
+status configure_switch(const lab::lab_state& s, const experiment_spec& spec) {
+  auto c = fabric::soft_switch::control_client::connect(s.control_socket);
+  if (!c) return c.error().with_context("connecting to the switch");
+  json fields = json::array();
+  fields.push_back({{"field", "pg.headroom_bytes"}, {"value", headroom_for(spec)}, {"priority", 3}});
+  for (std::uint32_t q : spec.sw.ecn.queues) {
+    if (q > 7) continue;
+    fields.push_back({{"field", "queue.ecn.enabled"}, {"value", spec.sw.ecn.enabled}, {"priority", q}});
+    if (!spec.sw.ecn.enabled) continue;
+    fields.push_back({{"field", "queue.ecn.kmin_bytes"}, {"value", spec.sw.ecn.kmin_bytes}, {"priority", q}});
+    fields.push_back({{"field", "queue.ecn.kmax_bytes"}, {"value", spec.sw.ecn.kmax_bytes}, {"priority", q}});
+    fields.push_back({{"field", "queue.ecn.pmax"}, {"value", spec.sw.ecn.pmax}, {"priority", q}});
+  }
+  auto r = c->call({{"op", "set"}, {"fields", fields}});
+  if (!r) return r.error().with_context("setting the switch");
+  if (!r->value("ok", false))
+    return status(error_code::invalid_argument, "switch refused the settings: " + r->value("error", r->dump()));
+  if (auto z = c->call({{"op", "reset_counters"}}); !z) return z.error().with_context("resetting switch counters");
+  return status::success();
+}
+
+void add_switch_counters(const json& c, std::int64_t t_ns, run_records& out) {
+  if (!c.contains("ports")) return;
+  const auto device = static_cast<std::uint32_t>(out.devices.size());
+  out.devices.push_back("sw");
+  std::uint32_t port = 0;
+  for (const auto& p : c.at("ports")) {
+    auto sample = [&](const std::string& name, std::uint64_t v) {
+      out.counters.push_back({device, port, name, t_ns, v});
+    };
+    for (const char* k : {"rx_packets", "tx_packets", "pfc_tx_frames", "pfc_rx_frames", "ingress_limit_drops",
+                          "egress_limit_drops", "headroom_drops", "pool_drops", "ring_drops"})
+      sample(k, p.value(k, std::uint64_t{0}));
+    std::uint64_t marked = 0;
+    for (const auto& q : p.at("queues")) marked += q.value("ecn_marked", std::uint64_t{0});
+    sample("ecn_marked", marked);
+    out.totals.pfc_pause_frames += p.value("pfc_tx_frames", std::uint64_t{0});
+    out.totals.drops += p.value("ingress_limit_drops", std::uint64_t{0}) +
+                        p.value("egress_limit_drops", std::uint64_t{0}) +
+                        p.value("headroom_drops", std::uint64_t{0}) + p.value("pool_drops", std::uint64_t{0});
+    out.totals.ce_marked += marked;
+    out.totals.packets_forwarded += p.value("tx_packets", std::uint64_t{0});
+    ++port;
+  }
+  if (c.contains("mirror"))
+    out.counters.push_back({device, 0, "mirror_frames", t_ns, c.at("mirror").value("frames", std::uint64_t{0})});
+}
+
+// `rocelab capture --dpdk` in the capture namespace, its stderr on a pipe to us. Started
+// before the NICs, stopped (SIGINT) after them; ready once it prints "capturing on".
+class capture_process {
+ public:
+  static result<capture_process> start(const lab::lab_state& s, const std::string& binary, const std::string& file,
+                                       bool use_dpdk) {
+    int err[2];
+    if (::pipe2(err, O_CLOEXEC) != 0) return status::from_errno("pipe");
+    unique_fd rd(err[0]), wr(err[1]);
+    const std::string ns_path = "/run/netns/" + s.capture_netns;
+    unique_fd ns(::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!ns.valid()) return status::from_errno("opening " + ns_path);
+    // EAL as tests/captures/lab_dpdk_capture.cpp: no hugepages, no PCI, one lcore, a
+    // private file prefix so parallel runs do not share DPDK runtime state.
+    const std::string prefix = "rlrun" + std::to_string(::getpid());
+    const std::string eal = "-l 0 --no-huge --no-pci -m 256 --no-shconf --no-telemetry --file-prefix=" + prefix +
+                            " --vdev=net_af_packet0,iface=" + s.capture_ifname;
+    unique_fd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    const pid_t pid = ::fork();
+    if (pid < 0) return status::from_errno("fork");
+    if (pid == 0) {
+      ::dup2(devnull.get(), 0);
+      ::dup2(wr.get(), 1);
+      ::dup2(wr.get(), 2);
+      if (::setns(ns.get(), CLONE_NEWNET) != 0) ::_exit(126);
+      const char* dpdk_argv[] = {binary.c_str(), "capture", "--dpdk", eal.c_str(), "-w", file.c_str(), nullptr};
+      const char* pcap_argv[] = {binary.c_str(), "capture", "--iface", s.capture_ifname.c_str(), "-w", file.c_str(),
+                                 nullptr};
+      const char* const* argv = use_dpdk ? dpdk_argv : pcap_argv;
+      ::execv(argv[0], const_cast<char* const*>(argv));
+      ::_exit(127);
+    }
+    capture_process c;
+    c.pid_ = pid;
+    c.err_ = std::move(rd);
+    wr.reset();
+    const std::int64_t deadline = fabric::soft_switch::monotonic_ns() + 20'000'000'000;
+    while (c.text_.find("capturing on") == std::string::npos) {
+      if (fabric::soft_switch::monotonic_ns() > deadline || !c.read(200)) {
+        c.stop();
+        return status(error_code::unavailable, "rocelab capture did not start: " + c.text_);
+      }
+    }
+    return c;
+  }
+  capture_process() = default;
+  capture_process(capture_process&& o) noexcept
+      : pid_(std::exchange(o.pid_, -1)), err_(std::move(o.err_)), text_(std::move(o.text_)) {}
+  capture_process& operator=(capture_process&& o) noexcept {
+    stop();
+    pid_ = std::exchange(o.pid_, -1);
+    err_ = std::move(o.err_);
+    text_ = std::move(o.text_);
+    return *this;
+  }
+  ~capture_process() { stop(); }
+
+  // SIGINT, then its summary; SIGKILL if it does not exit within 10 s.
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGINT);
+    const std::int64_t deadline = fabric::soft_switch::monotonic_ns() + 10'000'000'000;
+    int st = 0;
+    while (::waitpid(pid_, &st, WNOHANG) == 0) {
+      if (fabric::soft_switch::monotonic_ns() > deadline) {
+        ::kill(pid_, SIGKILL);
+        (void)::waitpid(pid_, &st, 0);
+        break;
+      }
+      (void)read(50);
+    }
+    while (read(0)) {
+    }
+    pid_ = -1;
+  }
+  [[nodiscard]] const std::string& text() const { return text_; }
+
+ private:
+  // false at EOF.
+  bool read(int wait_ms) {
+    if (!err_.valid()) return false;
+    pollfd p{err_.get(), POLLIN, 0};
+    if (::poll(&p, 1, wait_ms) <= 0) return true;
+    char buf[4096];
+    const ssize_t n = ::read(err_.get(), buf, sizeof buf);
+    if (n <= 0) return false;
+    text_.append(buf, static_cast<std::size_t>(n));
+    return true;
+  }
+
+  pid_t pid_ = -1;
+  unique_fd err_;
+  std::string text_;
+};
+
+// "name=123" in the capture's summary line, or 0.
+std::uint64_t summary_value(const std::string& text, const std::string& name) {
+  const auto at = text.rfind(name + "=");
+  if (at == std::string::npos) return 0;
+  return std::strtoull(text.c_str() + at + name.size() + 1, nullptr, 10);
+}
+
+void add_capture(const captures::capture_file_analysis& a, const std::string& summary, std::int64_t t_ns,
+                 std::int64_t t0_realtime_ns, run_records& out) {
+  const auto device = static_cast<std::uint32_t>(out.devices.size());
+  out.devices.push_back("capture");
+  const auto& c = a.analysis;
+  auto sample = [&](const char* name, std::uint64_t v) { out.counters.push_back({device, 0, name, t_ns, v}); };
+  sample("capture.frames", c.frames);
+  sample("capture.roce_data", c.roce.data);
+  sample("capture.roce_ack", c.roce.ack);
+  sample("capture.roce_nak", c.roce.nak);
+  sample("capture.cnp", c.roce.cnp);
+  sample("capture.ce", c.roce.ecn.ce);
+  sample("capture.pfc_frames", c.pfc.frames);
+  sample("capture.retransmits", std::accumulate(c.flows.begin(), c.flows.end(), std::uint64_t{0},
+                                                [](std::uint64_t n, const auto& f) { return n + f.retransmits; }));
+  for (const char* k : {"imissed", "rx_nombuf", "ierrors", "kernel_dropped", "if_dropped"})
+    sample((std::string("capture.") + k).c_str(), summary_value(summary, k));
+  // Capture timestamps are CLOCK_REALTIME; the run's timeline starts at T0 on
+  // CLOCK_MONOTONIC, mapped through the offset read when the run started.
+  for (const auto& p : c.pauses)
+    out.pauses.push_back({device, 0, p.priority, p.start_ns - t0_realtime_ns, p.end_ns - t0_realtime_ns,
+                          pause_source::capture});
+}
+
+}  // namespace
+
+result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
+                                const virtual_backend_options& options) {
+  ROCELAB_RETURN_IF_ERROR(check_spec(spec));
+  const std::string root = options.state_root.empty() ? lab::default_state_root : options.state_root;
+  const std::string binary = options.rocelab_binary.empty() ? self_binary() : options.rocelab_binary;
+  auto workload = make_workload(spec, seed);
+  if (!workload) return workload.error();
+
+  // Reuse a lab that is up and fits; otherwise bring one up for this run.
+  bool ours = false;
+  lab::lab_state state;
+  auto existing = lab::load_lab(root, options.lab_name);
+  const bool fits = existing.ok() && existing->hosts.size() >= spec.topology.hosts &&
+                    std::abs(existing->link_gbps - spec.topology.link_gbps) < 1e-9 &&
+                    lab::lab_inspect(options.lab_name, root).switch_alive;
+  if (fits) {
+    state = *existing;
+  } else {
+    if (existing.ok() || !lab::lab_inspect(options.lab_name, root).namespaces.empty())
+      return status(error_code::unavailable, "lab '" + options.lab_name +
+                                                 "' is up but does not fit the spec (hosts or link rate); take it "
+                                                 "down with `rocelab lab down " + options.lab_name + "`");
+    lab::lab_options lo;
+    lo.name = options.lab_name;
+    lo.state_root = root;
+    lo.hosts = static_cast<int>(spec.topology.hosts);
+    lo.link_gbps = spec.topology.link_gbps;
+    lo.buffer_kb = std::max<std::int64_t>(1, spec.sw.buffer_bytes / 1024);
+    lo.mtu = static_cast<int>(std::max<std::uint32_t>(spec.nic.mtu_bytes + 104, 1500));
+    lo.rocelab_binary = binary;
+    if (!spec.sw.pfc.enabled) lo.switch_args.push_back("--no-pfc");
+    if (!spec.sw.ecn.enabled) lo.switch_args.push_back("--no-ecn");
+    auto up = lab::lab_up(lo);
+    if (!up) return up.error().with_context("bringing up lab '" + options.lab_name + "'");
+    state = *up;
+    ours = true;
+  }
+  auto result_or = [&]() -> result<run_records> {
+    ROCELAB_RETURN_IF_ERROR(configure_switch(state, spec).with_context("lab '" + options.lab_name + "'"));
+    std::vector<nic::fleet_host> hosts;
+    for (std::uint32_t i = 0; i < spec.topology.hosts; ++i) {
+      const auto& h = state.hosts[i];
+      auto mac = nic::parse_mac(h.mac);
+      auto ip = nic::parse_ipv4(h.ipv4);
+      if (!mac || !ip) return status(error_code::malformed_input, "lab state: addresses of " + h.name);
+      hosts.push_back({h.name, h.netns, h.ifname, {*mac, *ip}});
+    }
+    nic::fleet_options fo;
+    fo.rocelab_binary = binary;
+    fo.log_dir = options.log_dir;
+    fo.nic.line_rate_bps = static_cast<std::int64_t>(spec.topology.link_gbps * 1e9);
+    fo.nic.mtu_bytes = spec.nic.mtu_bytes;
+    fo.nic.data_priority = 3;
+    fo.nic.data_dscp = 26;
+    fo.nic.dcqcn_enabled = spec.nic.dcqcn_enabled;
+    fo.nic.dcqcn = spec.nic.dcqcn;
+    fo.nic.pfc_enabled = spec.sw.pfc.enabled;
+    fo.nic.ack_every_packets = spec.nic.ack_every_packets;
+    const auto drain_ns = static_cast<std::int64_t>(static_cast<double>(spec.sw.buffer_bytes) * 8e9 /
+                                                    (spec.topology.link_gbps * 1e9));
+    fo.nic.retransmit_timeout_ns = std::max(spec.nic.retransmit_timeout_ns, 2 * drain_ns);
+    // Capture: plain copies of every frame the switch sends (egress), so each data packet
+    // is seen once, with the CE mark it left with.
+    std::string capture_file = options.capture_file;
+    const bool remove_capture = capture_file.empty();
+    if (capture_file.empty()) capture_file = "/tmp/rocelab-" + options.lab_name + "-" + std::to_string(::getpid()) + ".pcapng";
+    capture_process cap;
+    bool used_dpdk = options.capture_dpdk;
+    if (options.capture) {
+      // The lab gives the capture veth a 9216-byte MTU (ERSPAN headroom); the af_packet PMD
+      // sizes its ring slots from the MTU and then refuses the capture's 2 KiB mbufs. Plain
+      // mirror copies are at most the lab's MTU, so the capture side takes that.
+      if (auto st = lab::run_program({"ip", "-n", state.capture_netns, "link", "set", state.capture_ifname, "mtu",
+                                      std::to_string(state.mtu)});
+          !st.ok())
+        return st.with_context("setting the capture interface's MTU");
+      auto c = fabric::soft_switch::control_client::connect(state.control_socket);
+      if (!c) return c.error().with_context("connecting to the switch");
+      auto m = c->call({{"op", "mirror"}, {"enabled", true}, {"direction", "egress"}, {"erspan", 0}});
+      if (!m || !m->value("ok", false)) return status(error_code::unavailable, "enabling the mirror session");
+      auto started = capture_process::start(state, binary, capture_file, options.capture_dpdk);
+      if (!started && options.capture_dpdk) {
+        // Seen on this VM: after some runs the af_packet PMD sizes its ring slots at 8 KiB
+        // and refuses the capture's 2 KiB mbufs ("8160 bytes will not fit in mbuf"). The
+        // run then captures with libpcap on the same veth rather than not at all, and says so.
+        std::cerr << "rocelab: DPDK capture failed (" << started.error().message().substr(0, 200)
+                  << "); capturing with libpcap instead\n";
+        used_dpdk = false;
+        started = capture_process::start(state, binary, capture_file, false);
+      }
+      if (!started) return started.error().with_context("capture");
+      cap = std::move(*started);
+      if (auto z = c->call({{"op", "reset_counters"}}); !z) return z.error();
+    }
+    const std::int64_t t0_realtime = fabric::soft_switch::realtime_offset_ns() + fabric::soft_switch::monotonic_ns();
+    auto fleet = nic::nic_fleet::start(hosts, fo);
+    if (!fleet) return fleet.error().with_context("starting the soft NICs");
+    // Wall-clock limit: the twin's stop time, but never under 30 s (real time is slow here).
+    const auto limit = std::chrono::milliseconds(std::max<std::int64_t>(30'000, spec.twin.stop_ns / 1'000'000));
+    auto ran = (*fleet)->run(**workload, limit);
+    if (!ran) return ran.error();
+    run_records out = std::move(ran->records);
+    const std::int64_t t_end = out.flows.empty() ? 0 : out.flows.back().end_ns;
+    for (std::uint32_t h = 0; h < ran->nic_counters.size(); ++h)
+      for (const auto& [k, v] : ran->nic_counters[h].items())
+        if (v.is_number_unsigned() || v.is_number_integer())
+          out.counters.push_back({h, 0, "nic." + k, t_end, v.get<std::uint64_t>()});
+    fleet->reset();
+    auto c = fabric::soft_switch::control_client::connect(state.control_socket);
+    if (c) {
+      if (options.capture) {
+        // Mirror off first, so the counter read below and the file hold the same frames.
+        (void)c->call({{"op", "mirror"}, {"enabled", false}});
+      }
+      if (auto j = c->call({{"op", "counters"}}); j) add_switch_counters(*j, t_end, out);
+    }
+    if (options.capture) {
+      ::usleep(200'000);  // frames in flight to the capture veth
+      cap.stop();
+      captures::analyzer_options ao;
+      ao.link_gbps = spec.topology.link_gbps;
+      auto a = captures::analyze_capture_file(capture_file, ao);
+      if (!a) return a.error().with_context("analysing the capture " + capture_file);
+      // The run's T0 on the realtime clock: the fleet's first flow starts after it.
+      add_capture(*a, cap.text(), t_end, t0_realtime, out);
+      out.counters.push_back({static_cast<std::uint32_t>(out.devices.size() - 1), 0, "capture.dpdk", t_end,
+                              used_dpdk ? 1u : 0u});
+      if (remove_capture) std::remove(capture_file.c_str());
+    }
+    if (!ran->completed)
+      std::cerr << "rocelab: virtual run stopped after " << limit.count() << " ms with flows incomplete\n";
+    return out;
+  }();
+  if (ours && !options.keep_lab) {
+    if (auto st = lab::lab_down(options.lab_name, root); !st.ok())
+      std::cerr << "rocelab: taking down lab '" << options.lab_name << "': " << st.message() << "\n";
+  }
+  return result_or;
+}
+
+}  // namespace rocelab::experiments

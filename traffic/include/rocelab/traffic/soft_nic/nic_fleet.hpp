@@ -1,0 +1,88 @@
+#pragma once
+// The run orchestrator's side of the soft NICs: one `rocelab nic-run` process per host
+// namespace, connected as a full mesh of RC QPs (one QP per ordered host pair, set up out
+// of band through the processes' configs), and a fabric::twin::twin_context over them so
+// the twin's workloads (traffic::make_incast, make_allreduce, ...) run unchanged on real
+// frames: post() hands a message to the sender's NIC, completions come back from the NICs
+// and go to the workload's on_message_complete.
+//
+// QPNs: on host s, the QP that sends to host d is 0x100 + d; on host d the QP that
+// receives from s is 0x200 + s. A message of the workload is one RDMA WRITE on its pair's
+// QP, queued behind earlier messages of the same pair (like a collective library's one
+// connection per peer); flow_record::qp is the sender's QPN.
+//
+// Times: CLOCK_MONOTONIC in every process; records are relative to the run's T0 (the
+// moment run() starts the workload).
+//
+// Threading: one thread. Ownership: the fleet owns its child processes; the destructor
+// stops them (stop command, then SIGKILL after 2 s) and reaps them.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rocelab/common/records.hpp"
+#include "rocelab/common/result.hpp"
+#include "rocelab/fabric/twin/twin.hpp"
+#include "rocelab/traffic/soft_nic/rc_nic.hpp"
+
+namespace rocelab::traffic::soft_nic {
+
+struct fleet_host {
+  std::string name;    // "h1"
+  std::string netns;   // the process runs here
+  std::string ifname = "eth0";
+  endpoint address;
+};
+
+struct fleet_options {
+  std::string rocelab_binary;  // runs `<binary> nic-run`
+  nic_config nic;              // every host's NIC; `local` is filled per host
+  std::string log_dir;         // each process's stderr goes to <log_dir>/nic-<host>.log; empty: /dev/null
+  std::chrono::milliseconds ready_timeout{10000};
+};
+
+// What the receivers saw of one message (its flow is completed on the sender's last ACK).
+struct delivery {
+  std::uint32_t src = 0, dst = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t ce_marked = 0;
+  std::int64_t end_ns = 0;
+};
+
+struct fleet_result {
+  run_records records;                 // flows in post order (message id order)
+  std::vector<delivery> deliveries;    // in arrival order per receiver
+  std::vector<nlohmann::json> nic_counters;  // per host, the process's final counters
+  bool completed = false;              // every message posted was acknowledged
+};
+
+class nic_fleet {
+ public:
+  [[nodiscard]] static result<std::unique_ptr<nic_fleet>> start(const std::vector<fleet_host>& hosts,
+                                                                const fleet_options& options);
+  ~nic_fleet();
+  nic_fleet(const nic_fleet&) = delete;
+  nic_fleet& operator=(const nic_fleet&) = delete;
+
+  // Runs the workload until every message it posted completed (and it posts no more) or
+  // `timeout` passes; then stops the processes and collects their counters. A timeout is
+  // not an error: the result says completed = false and unfinished flows have end_ns -1.
+  [[nodiscard]] result<fleet_result> run(fabric::twin::workload& load, std::chrono::milliseconds timeout);
+
+  class impl;
+
+ private:
+  explicit nic_fleet(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+// The QPN conventions above.
+[[nodiscard]] constexpr std::uint32_t send_qpn(std::uint32_t dst) noexcept { return 0x100 + dst; }
+[[nodiscard]] constexpr std::uint32_t receive_qpn(std::uint32_t src) noexcept { return 0x200 + src; }
+
+}  // namespace rocelab::traffic::soft_nic

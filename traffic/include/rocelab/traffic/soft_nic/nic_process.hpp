@@ -1,0 +1,59 @@
+#pragma once
+// The soft NIC as a process (`rocelab nic-run`, one per host namespace): rc_nic on an
+// AF_PACKET port (fabric/soft_switch's packet_port: TPACKET_V2 ring + sendto) driven by a
+// single-threaded event loop on the realtime_clock (CLOCK_MONOTONIC, the lab's one
+// timeline), talking to the run orchestrator in JSON lines.
+//
+// Protocol (newline-delimited JSON, version 1):
+//   in, first line:  the nic_process_config (to_json below): interface, NIC config, QPs.
+//   in, then:        {"op":"post","qpn":Q,"verb":"write"|"send","bytes":B,"ref":R}
+//                    {"op":"stop"}            (EOF on the input does the same)
+//   out:             {"ev":"ready","t_ns":T}  once the port is open and the QPs connected
+//                    {"ev":"sent","ref":R,"qpn":Q,"peer":P,"bytes":B,"start_ns":S,"end_ns":E,
+//                     "retransmits":N,"cnps":C}        a message's last ACK arrived
+//                    {"ev":"recv","qpn":Q,"peer":P,"msn":M,"bytes":B,"ce":C,"end_ns":E}
+//                    {"ev":"counters",...nic_counters...}  last, before exiting
+//                    {"ev":"error","error":"..."}         a failed post or command
+// Times are CLOCK_MONOTONIC nanoseconds (the same in every namespace of the machine).
+//
+// Connection setup is out of band, as perftest does it: the orchestrator assigns QPNs and
+// initial PSNs and gives both ends the peer's MAC, IP and QPN in their configs.
+//
+// Threading: the calling thread runs the loop. Needs CAP_NET_RAW in the host namespace.
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rocelab/common/result.hpp"
+#include "rocelab/traffic/soft_nic/rc_nic.hpp"
+
+namespace rocelab::traffic::soft_nic {
+
+inline constexpr int nic_protocol_version = 1;
+
+struct nic_process_config {
+  std::string ifname = "eth0";
+  nic_config nic;
+  std::vector<qp_connection> qps;
+  std::int64_t deadline_ns = 0;  // CLOCK_MONOTONIC; 0: none (the orchestrator stops it)
+};
+
+[[nodiscard]] nlohmann::json to_json(const nic_process_config& c);
+[[nodiscard]] result<nic_process_config> nic_process_config_from_json(const nlohmann::json& j);
+[[nodiscard]] nlohmann::json to_json(const nic_counters& c);
+
+// Reads the config line from in_fd, opens the port and runs until stop, EOF, `stop` set or
+// the deadline. Errors: the config, the port (no such interface, not root).
+[[nodiscard]] status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop);
+
+// "02:52:4c:00:00:01" and "198.18.0.1" parsers shared with the orchestrator.
+[[nodiscard]] result<mac_address> parse_mac(const std::string& s);
+[[nodiscard]] result<ipv4_address> parse_ipv4(const std::string& s);
+[[nodiscard]] std::string format_mac(const mac_address& m);
+[[nodiscard]] std::string format_ipv4(const ipv4_address& a);
+
+}  // namespace rocelab::traffic::soft_nic

@@ -1,0 +1,301 @@
+#include "rocelab/traffic/soft_nic/nic_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <string_view>
+
+#include "rocelab/fabric/soft_switch/packet_port.hpp"
+#include "rocelab/fabric/soft_switch/realtime_clock.hpp"
+
+namespace rocelab::traffic::soft_nic {
+
+namespace ss = fabric::soft_switch;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char* dcqcn_names[] = {
+    "rate_to_set_on_first_cnp", "rpg_min_rate", "rpg_max_rate", "initial_alpha_value", "dce_tcp_g",
+    "dce_tcp_rtt", "rate_reduce_monitor_period", "rpg_time_reset", "rpg_byte_reset", "rpg_threshold",
+    "rpg_ai_rate", "rpg_hai_rate", "rpg_min_dec_fac", "clamp_tgt_rate", "clamp_tgt_rate_after_time_inc",
+    "min_time_between_cnps", "cnp_dscp", "cnp_802p_prio", "byte_counter_enabled", "alpha_update_on_cnp"};
+
+json endpoint_json(const endpoint& e) { return {{"mac", format_mac(e.mac)}, {"ip", format_ipv4(e.ip)}}; }
+
+result<endpoint> endpoint_from(const json& j) {
+  auto mac = parse_mac(j.value("mac", ""));
+  if (!mac) return mac.error();
+  auto ip = parse_ipv4(j.value("ip", ""));
+  if (!ip) return ip.error();
+  return endpoint{*mac, *ip};
+}
+
+// Writes whole lines; the orchestrator reads a pipe, so a short write only happens when
+// the pipe is full and then we wait for it (bounded by the orchestrator reading).
+void write_line(int fd, const json& j) {
+  std::string s = j.dump();
+  s.push_back('\n');
+  std::string_view rest = s;
+  while (!rest.empty()) {
+    const ssize_t n = ::write(fd, rest.data(), rest.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) {
+        pollfd p{fd, POLLOUT, 0};
+        (void)::poll(&p, 1, 100);
+        continue;
+      }
+      return;  // the orchestrator went away; nothing to tell
+    }
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+class port_sink final : public frame_sink {
+ public:
+  explicit port_sink(ss::packet_port& p) : port_(p) {}
+  bool send(std::span<const std::uint8_t> frame) override { return port_.send(frame); }
+
+ private:
+  ss::packet_port& port_;
+};
+
+// Reads newline-terminated lines from a non-blocking fd.
+class line_reader {
+ public:
+  explicit line_reader(int fd) : fd_(fd) {}
+  // false at EOF or error.
+  bool fill() {
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::read(fd_, buf, sizeof buf);
+      if (n > 0) {
+        pending_.append(buf, static_cast<std::size_t>(n));
+        continue;
+      }
+      if (n == 0) return false;
+      return errno == EAGAIN || errno == EINTR;
+    }
+  }
+  bool next(std::string& line) {
+    const auto nl = pending_.find('\n');
+    if (nl == std::string::npos) return false;
+    line = pending_.substr(0, nl);
+    pending_.erase(0, nl + 1);
+    return true;
+  }
+
+ private:
+  int fd_;
+  std::string pending_;
+};
+
+}  // namespace
+
+result<mac_address> parse_mac(const std::string& s) {
+  mac_address m{};
+  unsigned b[6];
+  if (std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
+    return status(error_code::invalid_argument, "not a MAC address: '" + s + "'");
+  for (int i = 0; i < 6; ++i) m[i] = static_cast<std::uint8_t>(b[i]);
+  return m;
+}
+
+result<ipv4_address> parse_ipv4(const std::string& s) {
+  unsigned b[4];
+  if (std::sscanf(s.c_str(), "%u.%u.%u.%u", &b[0], &b[1], &b[2], &b[3]) != 4 || b[0] > 255 || b[1] > 255 ||
+      b[2] > 255 || b[3] > 255)
+    return status(error_code::invalid_argument, "not an IPv4 address: '" + s + "'");
+  return ipv4_address{static_cast<std::uint8_t>(b[0]), static_cast<std::uint8_t>(b[1]),
+                      static_cast<std::uint8_t>(b[2]), static_cast<std::uint8_t>(b[3])};
+}
+
+std::string format_mac(const mac_address& m) {
+  char b[18];
+  std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+  return b;
+}
+
+std::string format_ipv4(const ipv4_address& a) {
+  return std::to_string(a[0]) + "." + std::to_string(a[1]) + "." + std::to_string(a[2]) + "." +
+         std::to_string(a[3]);
+}
+
+json to_json(const nic_process_config& c) {
+  json dcqcn = json::object();
+  for (const char* n : dcqcn_names)
+    if (auto v = c.nic.dcqcn.get(n)) dcqcn[n] = *v;
+  json qps = json::array();
+  for (const auto& q : c.qps)
+    qps.push_back({{"local_qpn", q.local_qpn}, {"remote_qpn", q.remote_qpn}, {"remote", endpoint_json(q.remote)},
+                   {"send_psn", q.send_psn}, {"recv_psn", q.recv_psn}, {"udp_src_port", q.udp_src_port},
+                   {"peer", q.peer}});
+  return {{"version", nic_protocol_version},
+          {"ifname", c.ifname},
+          {"deadline_ns", c.deadline_ns},
+          {"nic",
+           {{"local", endpoint_json(c.nic.local)},
+            {"line_rate_bps", c.nic.line_rate_bps},
+            {"mtu_bytes", c.nic.mtu_bytes},
+            {"data_dscp", c.nic.data_dscp},
+            {"data_priority", c.nic.data_priority},
+            {"dcqcn_enabled", c.nic.dcqcn_enabled},
+            {"dcqcn", dcqcn},
+            {"pfc_enabled", c.nic.pfc_enabled},
+            {"retransmit_timeout_ns", c.nic.retransmit_timeout_ns},
+            {"ack_every_packets", c.nic.ack_every_packets},
+            {"max_outstanding_packets", c.nic.max_outstanding_packets}}},
+          {"qps", qps}};
+}
+
+result<nic_process_config> nic_process_config_from_json(const json& j) {
+  try {
+    if (j.value("version", 0) != nic_protocol_version)
+      return status(error_code::unsupported, "NIC config version " + std::to_string(j.value("version", 0)) +
+                                                 " (this build speaks " + std::to_string(nic_protocol_version) + ")");
+    nic_process_config c;
+    c.ifname = j.at("ifname").get<std::string>();
+    c.deadline_ns = j.value("deadline_ns", std::int64_t{0});
+    const json& n = j.at("nic");
+    auto local = endpoint_from(n.at("local"));
+    if (!local) return local.error().with_context("nic.local");
+    c.nic.local = *local;
+    c.nic.line_rate_bps = n.at("line_rate_bps").get<std::int64_t>();
+    c.nic.mtu_bytes = n.at("mtu_bytes").get<std::uint32_t>();
+    c.nic.data_dscp = n.at("data_dscp").get<std::uint8_t>();
+    c.nic.data_priority = n.at("data_priority").get<std::uint8_t>();
+    c.nic.dcqcn_enabled = n.at("dcqcn_enabled").get<bool>();
+    for (const auto& [k, v] : n.at("dcqcn").items()) {
+      auto st = c.nic.dcqcn.set(k, v.get<std::int64_t>());
+      if (!st.ok()) return st.with_context("nic.dcqcn." + k);
+    }
+    c.nic.pfc_enabled = n.at("pfc_enabled").get<bool>();
+    c.nic.retransmit_timeout_ns = n.at("retransmit_timeout_ns").get<std::int64_t>();
+    c.nic.ack_every_packets = n.at("ack_every_packets").get<std::uint32_t>();
+    c.nic.max_outstanding_packets = n.at("max_outstanding_packets").get<std::uint32_t>();
+    for (const auto& q : j.at("qps")) {
+      qp_connection qc;
+      qc.local_qpn = q.at("local_qpn").get<std::uint32_t>();
+      qc.remote_qpn = q.at("remote_qpn").get<std::uint32_t>();
+      auto r = endpoint_from(q.at("remote"));
+      if (!r) return r.error().with_context("qps.remote");
+      qc.remote = *r;
+      qc.send_psn = q.at("send_psn").get<std::uint32_t>();
+      qc.recv_psn = q.at("recv_psn").get<std::uint32_t>();
+      qc.udp_src_port = q.at("udp_src_port").get<std::uint16_t>();
+      qc.peer = q.at("peer").get<std::uint32_t>();
+      c.qps.push_back(qc);
+    }
+    return c;
+  } catch (const json::exception& e) {
+    return status(error_code::malformed_input, std::string("NIC config: ") + e.what());
+  }
+}
+
+json to_json(const nic_counters& c) {
+  return {{"tx_frames", c.tx_frames}, {"tx_bytes", c.tx_bytes}, {"tx_data_packets", c.tx_data_packets},
+          {"tx_lost", c.tx_lost}, {"tx_acks", c.tx_acks}, {"tx_naks", c.tx_naks}, {"tx_cnps", c.tx_cnps},
+          {"rx_frames", c.rx_frames}, {"rx_data_packets", c.rx_data_packets}, {"rx_acks", c.rx_acks},
+          {"rx_naks", c.rx_naks}, {"rx_cnps", c.rx_cnps}, {"rx_pfc", c.rx_pfc},
+          {"rx_icrc_errors", c.rx_icrc_errors}, {"rx_ignored", c.rx_ignored},
+          {"rx_out_of_sequence", c.rx_out_of_sequence}, {"rx_duplicates", c.rx_duplicates},
+          {"rx_ce_marked", c.rx_ce_marked}, {"retransmitted_packets", c.retransmitted_packets},
+          {"timeouts", c.timeouts}, {"paused_ns", c.paused_ns}};
+}
+
+status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
+  // The first line is the config; wait for it at most 10 s.
+  line_reader in(in_fd);
+  std::string line;
+  const int flags = ::fcntl(in_fd, F_GETFL);
+  if (flags < 0 || ::fcntl(in_fd, F_SETFL, flags | O_NONBLOCK) != 0) return status::from_errno("stdin O_NONBLOCK");
+  const std::int64_t config_deadline = ss::monotonic_ns() + 10'000'000'000;
+  while (!in.next(line)) {
+    if (ss::monotonic_ns() > config_deadline) return status(error_code::cancelled, "no config line within 10 s");
+    pollfd p{in_fd, POLLIN, 0};
+    (void)::poll(&p, 1, 100);
+    if (!in.fill()) return status(error_code::malformed_input, "input closed before the config line");
+  }
+  json cj = json::parse(line, nullptr, false);
+  if (cj.is_discarded()) return status(error_code::malformed_input, "config line is not JSON");
+  auto cfg = nic_process_config_from_json(cj);
+  if (!cfg) return cfg.error();
+
+  // Sleeps are down to microseconds here (pacing gaps at 1 Gb/s are a few us to tens of
+  // us); the default 50 us timer slack would smear them.
+  (void)::prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+
+  ss::packet_port_options po;
+  po.ifname = cfg->ifname;
+  po.frames = 1024;
+  po.frame_bytes = 8192;
+  auto port = ss::packet_port::open(po);
+  if (!port) return port.error().with_context("opening " + cfg->ifname);
+  ss::realtime_clock clk;
+  port_sink sink(*port);
+  auto nic = rc_nic::create(cfg->nic, clk, sink);
+  if (!nic) return nic.error();
+  for (const auto& q : cfg->qps) ROCELAB_RETURN_IF_ERROR((*nic)->connect(q));
+  (*nic)->on_send_complete([out_fd](const send_completion& c) {
+    write_line(out_fd, {{"ev", "sent"}, {"ref", c.tag}, {"qpn", c.local_qpn}, {"peer", c.peer}, {"bytes", c.bytes},
+                        {"start_ns", c.start_ns}, {"end_ns", c.end_ns}, {"retransmits", c.retransmits},
+                        {"cnps", c.cnps}});
+  });
+  (*nic)->on_receive_complete([out_fd](const receive_completion& c) {
+    write_line(out_fd, {{"ev", "recv"}, {"qpn", c.local_qpn}, {"peer", c.peer}, {"msn", c.msn}, {"bytes", c.bytes},
+                        {"ce", c.ce_marked}, {"end_ns", c.end_ns}});
+  });
+  write_line(out_fd, {{"ev", "ready"}, {"t_ns", ss::monotonic_ns()}});
+
+  bool input_open = true;
+  std::int64_t next_tx = fabric::never_ns;
+  for (;;) {
+    const std::int64_t now = ss::monotonic_ns();
+    if (stop.load() || (cfg->deadline_ns > 0 && now > cfg->deadline_ns)) break;
+    clk.run_due(now);
+    port->receive(256, [&](std::span<const std::uint8_t> f) { (*nic)->on_frame(f, ss::monotonic_ns()); });
+    if (input_open) input_open = in.fill();
+    bool stop_cmd = false;
+    while (in.next(line)) {
+      json c = json::parse(line, nullptr, false);
+      const std::string op = c.is_object() ? c.value("op", "") : "";
+      if (op == "stop") {
+        stop_cmd = true;
+        break;
+      }
+      if (op != "post") {
+        write_line(out_fd, {{"ev", "error"}, {"error", "unknown command: " + line}});
+        continue;
+      }
+      const verb v = c.value("verb", "write") == "send" ? verb::send : verb::rdma_write;
+      auto id = (*nic)->post(c.value("qpn", 0u), v, c.value("bytes", std::uint64_t{0}),
+                             c.value("ref", std::uint64_t{0}), ss::monotonic_ns());
+      if (!id) write_line(out_fd, {{"ev", "error"}, {"ref", c.value("ref", 0)}, {"error", id.error().message()}});
+    }
+    if (stop_cmd || !input_open) break;
+    const std::int64_t t = ss::monotonic_ns();
+    next_tx = (*nic)->poll_transmit(t);
+    std::int64_t wake = std::min(next_tx, clk.next_due_ns());
+    if (wake <= t) continue;
+    // Sleep in poll(2) until a frame, a command or the next send/timer. ppoll takes the
+    // nanoseconds; anything not due within 1 s is re-checked after 100 ms (stop flag).
+    std::int64_t wait_ns = std::min<std::int64_t>(wake - t, 100'000'000);
+    pollfd fds[2] = {{port->fd(), POLLIN, 0}, {in_fd, POLLIN, 0}};
+    const timespec ts{static_cast<time_t>(wait_ns / 1'000'000'000), static_cast<long>(wait_ns % 1'000'000'000)};
+    (void)::ppoll(fds, input_open ? 2 : 1, &ts, nullptr);
+  }
+  json counters = to_json((*nic)->counters());
+  counters["ev"] = "counters";
+  counters["outstanding_messages"] = (*nic)->outstanding_messages();
+  counters["port_kernel_drops"] = port->stats().kernel_drops;
+  counters["port_tx_errors"] = port->stats().tx_errors;
+  write_line(out_fd, counters);
+  return status::success();
+}
+
+}  // namespace rocelab::traffic::soft_nic
