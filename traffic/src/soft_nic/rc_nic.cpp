@@ -105,6 +105,24 @@ struct rc_nic::queue_pair final : private fabric::timer_client {
   std::uint64_t rx_message_bytes = 0, rx_message_ce = 0;
 };
 
+// The Ethernet/IP/UDP part of every frame to a QP's peer, data and ACKs alike.
+template <typename Config, typename QueuePair, typename IpId>
+captures::roce_frame_spec frame_to(const Config& cfg_, const QueuePair& q, IpId ip_id) {
+  captures::roce_frame_spec s;
+  s.eth.src_mac = cfg_.local.mac;
+  s.eth.dst_mac = q.conn.remote.mac;
+  s.ip.src = captures::ipv4_mapped(cfg_.local.ip[0], cfg_.local.ip[1], cfg_.local.ip[2], cfg_.local.ip[3]);
+  s.ip.dst =
+      captures::ipv4_mapped(q.conn.remote.ip[0], q.conn.remote.ip[1], q.conn.remote.ip[2], q.conn.remote.ip[3]);
+  s.ip.dscp = cfg_.data_dscp;
+  // A17.9.1: RoCEv2 packets are ECN-capable so that switches mark CE instead of dropping;
+  // mlx5 sends ECT(0), ACKs included.
+  s.ip.ecn = wire::ecn_codepoint::ect0;
+  s.ip.ipv4_identification = ip_id;
+  s.udp_src_port = q.conn.udp_src_port;
+  return s;
+}
+
 rc_nic::rc_nic(const nic_config& cfg, fabric::clock& clk, frame_sink& out)
     : cfg_(cfg), clock_(clk), out_(out), pause_(cfg.line_rate_bps, false) {
   frame_buf_.resize(cfg.mtu_bytes + 256);
@@ -297,16 +315,7 @@ void rc_nic::on_data(queue_pair& q, std::uint8_t opcode, std::uint32_t psn, bool
 }
 
 void rc_nic::send_ack(queue_pair& q, bool nak, std::int64_t now_ns) {
-  captures::roce_frame_spec s;
-  s.eth.src_mac = cfg_.local.mac;
-  s.eth.dst_mac = q.conn.remote.mac;
-  s.ip.src = captures::ipv4_mapped(cfg_.local.ip[0], cfg_.local.ip[1], cfg_.local.ip[2], cfg_.local.ip[3]);
-  s.ip.dst =
-      captures::ipv4_mapped(q.conn.remote.ip[0], q.conn.remote.ip[1], q.conn.remote.ip[2], q.conn.remote.ip[3]);
-  s.ip.dscp = cfg_.data_dscp;
-  s.ip.ecn = wire::ecn_codepoint::ect0;
-  s.ip.ipv4_identification = ip_id_++;
-  s.udp_src_port = q.conn.udp_src_port;
+  captures::roce_frame_spec s = frame_to(cfg_, q, ip_id_++);
   s.opcode = op::rc_acknowledge;
   s.dest_qp = q.conn.remote_qpn;
   wire::aeth a;
@@ -405,18 +414,7 @@ void rc_nic::send_data_packet(queue_pair& q, std::int64_t now_ns) {
   const std::uint64_t offset = k * cfg_.mtu_bytes;
   const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(cfg_.mtu_bytes, m->bytes - offset));
   const bool first = k == 0, last = k + 1 == m->packets;
-  captures::roce_frame_spec s;
-  s.eth.src_mac = cfg_.local.mac;
-  s.eth.dst_mac = q.conn.remote.mac;
-  s.ip.src = captures::ipv4_mapped(cfg_.local.ip[0], cfg_.local.ip[1], cfg_.local.ip[2], cfg_.local.ip[3]);
-  s.ip.dst =
-      captures::ipv4_mapped(q.conn.remote.ip[0], q.conn.remote.ip[1], q.conn.remote.ip[2], q.conn.remote.ip[3]);
-  s.ip.dscp = cfg_.data_dscp;
-  // A17.9.1: the sender marks RoCEv2 packets ECN-capable so that switches mark CE instead
-  // of dropping; mlx5 sends ECT(0).
-  s.ip.ecn = wire::ecn_codepoint::ect0;
-  s.ip.ipv4_identification = ip_id_++;
-  s.udp_src_port = q.conn.udp_src_port;
+  captures::roce_frame_spec s = frame_to(cfg_, q, ip_id_++);
   if (m->v == verb::rdma_write) {
     s.opcode = m->packets == 1 ? op::rc_rdma_write_only
                : first         ? op::rc_rdma_write_first
