@@ -30,23 +30,13 @@
 #include <vector>
 
 #include "rocelab/fabric/twin/twin.hpp"
+#include "rocelab/traffic/message_list.hpp"
 
 namespace {
 
 using namespace rocelab;
 using namespace rocelab::fabric;
 using namespace rocelab::fabric::twin;
-
-class fixed_messages final : public workload {
- public:
-  explicit fixed_messages(std::vector<message> m) : m_(std::move(m)) {}
-  void start(twin_context& ctx) override {
-    for (const auto& m : m_) (void)ctx.post(m);
-  }
-
- private:
-  std::vector<message> m_;
-};
 
 // HPCC ns-3 config.txt of these scenarios, in twin terms.
 twin_config hpcc_config(std::int64_t buffer_mb) {
@@ -141,7 +131,7 @@ void run(const char* name, const twin_config& cfg, const std::vector<message>& m
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
   };
   for (int k = 0; k < repeats; ++k) {
-    fixed_messages load(msgs);
+    traffic::message_list_workload load(msgs);
     const double c0 = cpu_now();
     const auto t0 = std::chrono::steady_clock::now();
     auto r = run_twin(cfg, load);
@@ -194,7 +184,7 @@ double sweep(int runs, unsigned threads, std::uint64_t& hops) {
       twin_config c = hpcc_config(buffers_mb[k % 3]);
       c.topology.hosts = 17;
       c.seed = static_cast<std::uint64_t>(k) + 1;
-      fixed_messages load(msgs);
+      traffic::message_list_workload load(msgs);
       auto r = run_twin(c, load);
       if (!r.ok()) {
         failed = true;
