@@ -89,6 +89,33 @@ struct queue_sample {
   std::uint64_t bytes = 0;
 };
 
+// One congestion event at a point in time, where per-flow counts are not enough (marks and
+// CNPs over time, retransmission bursts, drops). Backends may keep them bounded or leave
+// them out (the twin records them when asked); flows carry the per-flow counts regardless.
+enum class event_kind : std::uint8_t { ce_mark = 0, cnp = 1, retransmit = 2, drop = 3 };
+
+[[nodiscard]] constexpr const char* to_string(event_kind k) noexcept {
+  switch (k) {
+    case event_kind::ce_mark: return "ce_mark";
+    case event_kind::cnp: return "cnp";
+    case event_kind::retransmit: return "retransmit";
+    case event_kind::drop: return "drop";
+  }
+  return "ce_mark";
+}
+
+struct congestion_event {
+  event_kind kind = event_kind::ce_mark;
+  std::uint32_t device = 0;  // where it was seen (switch for marks and drops, host for CNPs)
+  std::uint32_t port = 0;
+  std::uint8_t priority = 0;
+  std::int64_t t_ns = 0;
+  std::uint32_t src = 0;  // the flow it belongs to (host indexes, QP)
+  std::uint32_t dst = 0;
+  std::uint32_t qp = 0;
+  pause_source source = pause_source::model;  // capture, counter or model, as for pauses
+};
+
 // nccl-tests definitions: algbw = bytes / time; busbw = algbw x 2 (ranks - 1) / ranks for
 // all-reduce.
 struct allreduce_result {
@@ -121,6 +148,7 @@ struct run_records {
   std::vector<counter_sample> counters;
   std::vector<queue_sample> queues;
   std::vector<allreduce_result> allreduce;
+  std::vector<congestion_event> events;
   run_totals totals;
   std::int64_t simulated_ns = 0;       // twin: virtual time at the end
 };

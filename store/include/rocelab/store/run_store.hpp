@@ -1,0 +1,122 @@
+#pragma once
+// The run store: every run of every backend, its parameters, records and tuning trials,
+// in one SQLite database (WAL mode, versioned schema). The only code that speaks SQL.
+//
+// Durability contract ("nothing lost"):
+// - Each call that writes is one transaction; a crash (kill -9) between calls loses at
+//   most the call in flight, and the database always passes PRAGMA integrity_check.
+// - A run is inserted `running` with its owner (host and pid). Opening the store read-write
+//   marks every `running` run whose owner process is gone as `interrupted`, keeping what
+//   it already wrote.
+// - Readers (notebooks) open read-only and read while a run is being written.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rocelab/common/records.hpp"
+#include "rocelab/common/result.hpp"
+
+namespace rocelab::store {
+
+enum class run_status : std::uint8_t { running, completed, partial, interrupted, failed };
+
+[[nodiscard]] const char* to_string(run_status s) noexcept;
+[[nodiscard]] result<run_status> parse_run_status(std::string_view text);
+
+// What a run is, as listed by runs().
+struct run_info {
+  std::int64_t id = 0;
+  std::string name;     // the spec's name
+  std::string backend;  // twin | virtual | lab
+  std::uint64_t seed = 0;
+  run_status status = run_status::running;
+  std::string error;    // why it failed or was partial
+  std::int64_t started_unix_ns = 0;
+  std::int64_t ended_unix_ns = 0;  // 0 while running
+  std::optional<std::int64_t> sweep;  // the tuning sweep it belongs to
+  std::string spec_yaml;              // the resolved spec (every field, loadable again)
+  std::map<std::string, std::string> parameters;  // spec path -> value, e.g. switch.ecn.kmin_bytes -> 20480
+};
+
+struct new_run {
+  std::string name;
+  std::string backend;
+  std::uint64_t seed = 0;
+  std::string spec_yaml;
+  std::map<std::string, std::string> parameters;
+  std::optional<std::int64_t> sweep;
+};
+
+// A tuning sweep and its trials (rocelab tune): an interrupted sweep resumes from them.
+struct sweep_info {
+  std::int64_t id = 0;
+  std::string name;
+  std::string method;  // bayes | grid | random
+  std::string spec_yaml;
+  std::uint32_t budget = 0;
+  std::int64_t started_unix_ns = 0;
+};
+
+struct trial_record {
+  std::int64_t sweep = 0;
+  std::uint32_t index = 0;  // 0-based order of proposal
+  std::map<std::string, double> params;  // spec path -> value
+  double objective = 0;
+  bool feasible = true;     // constraints held (zero drops, bus bandwidth floor, ...)
+  std::optional<std::int64_t> run;  // the run that measured it
+  std::string metrics_json;          // the run summary it was scored from
+};
+
+struct agent_record {  // agents that took part in a run (controller)
+  std::string name;
+  std::string address;
+  double clock_offset_ns = 0;
+  double clock_uncertainty_ns = 0;
+  std::string state;  // ok | lost
+};
+
+enum class open_mode : std::uint8_t { read_write, read_only };
+
+class run_store {
+ public:
+  // Creates the file and schema when missing, migrates older schema versions, refuses a
+  // newer one; read_write also marks orphaned `running` runs interrupted.
+  [[nodiscard]] static result<run_store> open(const std::string& path, open_mode mode = open_mode::read_write);
+
+  run_store(run_store&&) noexcept;
+  run_store& operator=(run_store&&) noexcept;
+  ~run_store();
+
+  [[nodiscard]] static constexpr int schema_version() noexcept { return 1; }
+
+  [[nodiscard]] result<std::int64_t> begin_run(const new_run& run);
+  // Appends records (any may be empty) in one transaction; callable many times per run,
+  // so what an agent already reported is kept when the run later fails. Host and device
+  // names in `records` map onto the run's name tables by name.
+  [[nodiscard]] status append(std::int64_t run, const run_records& records);
+  [[nodiscard]] status add_agent(std::int64_t run, const agent_record& agent);
+  [[nodiscard]] status finish(std::int64_t run, run_status final_status, std::string_view error = {});
+
+  [[nodiscard]] result<std::vector<run_info>> runs() const;
+  [[nodiscard]] result<run_info> run(std::int64_t id) const;
+  [[nodiscard]] result<run_records> load(std::int64_t run) const;
+  [[nodiscard]] result<std::vector<agent_record>> agents(std::int64_t run) const;
+
+  [[nodiscard]] result<std::int64_t> begin_sweep(const sweep_info& sweep);
+  [[nodiscard]] result<std::vector<sweep_info>> sweeps() const;
+  [[nodiscard]] status add_trial(const trial_record& trial);
+  [[nodiscard]] result<std::vector<trial_record>> trials(std::int64_t sweep) const;
+
+  [[nodiscard]] const std::string& path() const noexcept;
+
+ private:
+  struct impl;
+  explicit run_store(std::unique_ptr<impl> p) noexcept;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace rocelab::store
