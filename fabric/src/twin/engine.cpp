@@ -42,6 +42,7 @@
 #include "rocelab/fabric/switch_model.hpp"
 #include "rocelab/fabric/twin/event_queue.hpp"
 #include "rocelab/fabric/twin/frames.hpp"
+#include "rocelab/fabric/twin/routing.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
 #include "ring.hpp"
 
@@ -80,21 +81,7 @@ constexpr std::int64_t ser_ps(std::int64_t frame_bytes, std::int64_t overhead, s
   return ceil_div((frame_bytes + overhead) * 8 * 1'000'000'000'000, rate_bps);
 }
 
-// 64-bit finalizer (Stafford's Mix13 variant of MurmurHash3's fmix64): a stand-in for
-// the switch's 5-tuple hash; any well-mixed hash spreads flows the same way on average.
-constexpr std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-// ECMP over `n` next hops by the RoCEv2 5-tuple (src IP, dst IP, UDP sport, 4791, UDP).
-std::uint32_t ecmp_pick(std::uint32_t src, std::uint32_t dst, std::uint32_t sport, std::uint64_t seed, std::uint32_t n) {
-  if (n <= 1) return 0;
-  const std::uint64_t tuple = (static_cast<std::uint64_t>(src) << 40) ^ (static_cast<std::uint64_t>(dst) << 16) ^
-                              sport ^ (static_cast<std::uint64_t>(roce_v2_udp_port) << 56) ^ (17ull << 48);
-  return static_cast<std::uint32_t>(mix64(tuple ^ mix64(seed)) % n);
-}
+using routing_detail::mix64;
 
 std::int64_t rate_of(double gbps) { return static_cast<std::int64_t>(std::llround(gbps * 1e9)); }
 
@@ -226,7 +213,6 @@ class engine final : public twin_context {
   status build_switches();
   switch_config switch_config_for(const std::vector<std::int64_t>& rates, bool compat_host_ports_first,
                                   std::uint32_t host_ports) const;
-  std::uint16_t route(const switch_node& s, std::uint32_t dst, std::uint32_t ecmp) const;
   void path_of(std::uint32_t src, std::uint32_t dst, std::vector<std::pair<std::int64_t, std::int64_t>>& links) const;
   std::int64_t ideal_fct(const flow_state& f, std::uint64_t bytes) const;
 
@@ -256,6 +242,7 @@ class engine final : public twin_context {
   frame_sizes sizes_;
   std::int64_t overhead_ = 20;     // preamble + IFG per frame, bytes
   std::uint8_t ack_prio_ = 3, cnp_prio_ = 6;
+  fabric_layout layout_;  // device indexes and routes (routing.hpp, shared with reports)
   std::uint32_t hosts_per_leaf_ = 0;
   std::int64_t host_rate_bps_ = 0, uplink_rate_bps_ = 0;
   dcqcn_config dcqcn_;
@@ -287,7 +274,7 @@ timer_id node_clock::schedule(std::int64_t at_ns, timer_client& client, std::uin
 bool node_clock::cancel(timer_id id) { return e_.cancel_timer(id); }
 void switch_sink::on_pfc_frame_out(const pfc_frame_out& f) { e_.on_switch_pfc(sw_, f); }
 
-engine::engine(const twin_config& cfg, workload& load) : cfg_(cfg), load_(load) {
+engine::engine(const twin_config& cfg, workload& load) : cfg_(cfg), load_(load), layout_(cfg.topology) {
   compat_ = cfg.hpcc_ns3_compat;
   sizes_ = frame_sizes_for(compat_);
   dcqcn_ = cfg.nic.dcqcn;
@@ -379,23 +366,19 @@ status engine::build_switches() {
   const auto& t = cfg_.topology;
   std::vector<std::vector<std::int64_t>> rates;
   std::vector<switch_node::role> roles;
-  std::vector<std::string> names;
   if (t.type == topology_config::kind::single_switch) {
     rates.emplace_back(t.hosts, host_rate_bps_);
     roles.push_back(switch_node::role::single);
-    names.emplace_back("sw0");
   } else {
     for (std::uint32_t l = 0; l < t.leaves; ++l) {
       std::vector<std::int64_t> r(hosts_per_leaf_, host_rate_bps_);
       r.insert(r.end(), t.spines, uplink_rate_bps_);
       rates.push_back(std::move(r));
       roles.push_back(switch_node::role::leaf);
-      names.push_back("leaf" + std::to_string(l));
     }
     for (std::uint32_t s = 0; s < t.spines; ++s) {
       rates.emplace_back(t.leaves, uplink_rate_bps_);
       roles.push_back(switch_node::role::spine);
-      names.push_back("spine" + std::to_string(s));
     }
   }
   switches_.resize(rates.size());
@@ -409,13 +392,13 @@ status engine::build_switches() {
     switch_config sc = switch_config_for(rates[i], false, 0);
     sc.ecn_seed = mix64(cfg_.seed ^ (0x5157ull + i));
     auto m = switch_model::create(sc, *s.clk, s.sink.get());
-    if (!m.ok()) return m.error().with_context(names[i]);
+    if (!m.ok()) return m.error().with_context(layout_.device_name(static_cast<std::uint32_t>(i)));
     s.model = std::move(m).value();
     s.port_base = gport;
     for (std::size_t p = 0; p < rates[i].size(); ++p)
       port_owner_.emplace_back(static_cast<std::uint32_t>(i), static_cast<std::uint16_t>(p));
     gport += static_cast<std::uint32_t>(rates[i].size());
-    out_.devices.push_back(names[i]);
+    out_.devices.push_back(layout_.device_name(static_cast<std::uint32_t>(i)));
   }
   port_pending_.assign(gport, never_ns);
   return status::success();
@@ -440,7 +423,7 @@ status engine::build() {
   // Channels: every switch port's egress link, then every host's uplink.
   const std::uint32_t nsw = static_cast<std::uint32_t>(switches_.size());
   for (std::uint32_t h = 0; h < t.hosts; ++h) out_.hosts.push_back("h" + std::to_string(h + 1));
-  for (std::uint32_t h = 0; h < t.hosts; ++h) out_.devices.push_back("h" + std::to_string(h + 1));
+  for (std::uint32_t h = 0; h < t.hosts; ++h) out_.devices.push_back(layout_.device_name(layout_.host_device(h)));
   channels_.resize(port_owner_.size() + t.hosts);
   for (std::uint32_t s = 0; s < nsw; ++s) {
     switch_node& sw = switches_[s];
@@ -491,19 +474,6 @@ status engine::build() {
   q_.reserve(4096);
   out_.backend = "twin";
   return status::success();
-}
-
-std::uint16_t engine::route(const switch_node& s, std::uint32_t dst, std::uint32_t ecmp) const {
-  switch (s.kind) {
-    case switch_node::role::single:
-      return static_cast<std::uint16_t>(dst);
-    case switch_node::role::leaf:
-      if (dst / hosts_per_leaf_ == s.index) return static_cast<std::uint16_t>(dst % hosts_per_leaf_);
-      return static_cast<std::uint16_t>(hosts_per_leaf_ + ecmp);
-    case switch_node::role::spine:
-      return static_cast<std::uint16_t>(dst / hosts_per_leaf_);
-  }
-  return 0;
 }
 
 // Links (rate_bps, delay_ns) from src to dst.
@@ -638,13 +608,10 @@ std::uint64_t engine::post(const message& m) {
   f.prio = static_cast<std::uint8_t>(m.priority >= 0 ? m.priority : cfg_.nic.data_priority);
   f.npkts = static_cast<std::uint32_t>(packets_of(m.bytes, cfg_.nic.mtu_bytes));
   f.last_payload = static_cast<std::uint32_t>(m.bytes - static_cast<std::uint64_t>(f.npkts - 1) * cfg_.nic.mtu_bytes);
-  // RoCEv2 UDP source port: the NIC derives it from the QP (IBTA annex A17.5.1.1 leaves
-  // the choice to the sender; it exists for ECMP entropy); here a hash of the QP number.
-  const std::uint32_t sport = 0xc000u | static_cast<std::uint32_t>(mix64(cfg_.seed * 0x9e3779b97f4a7c15ull + id) & 0x3fff);
-  if (cfg_.topology.type == topology_config::kind::leaf_spine) {
-    f.fwd_ecmp = static_cast<std::uint8_t>(ecmp_pick(m.src, m.dst, sport, cfg_.seed, cfg_.topology.spines));
-    f.rev_ecmp = static_cast<std::uint8_t>(ecmp_pick(m.dst, m.src, sport, cfg_.seed, cfg_.topology.spines));
-  }
+  // The uplink choices of the data and of the ACKs/CNPs (same QP, so same UDP source
+  // port, reversed addresses); the switches route by them (routing.hpp).
+  f.fwd_ecmp = static_cast<std::uint8_t>(layout_.ecmp_choice(m.src, m.dst, id + 1, cfg_.seed));
+  f.rev_ecmp = static_cast<std::uint8_t>(layout_.ecmp_choice(m.dst, m.src, id + 1, cfg_.seed));
   flow_record r;
   r.src = m.src;
   r.dst = m.dst;
@@ -714,10 +681,9 @@ void engine::on_channel(std::uint32_t ch) {
 }
 
 void engine::on_switch_packet(std::uint32_t sw, std::uint16_t in_port, packet p) {
-  switch_node& s = switches_[sw];
   p.ingress_port = in_port;
-  p.egress_port = route(s, dst_of(p.cookie), ecmp_of(p.cookie));
-  const admission a = s.model->admit(p, now_);
+  p.egress_port = layout_.egress_port(sw, dst_of(p.cookie), ecmp_of(p.cookie));
+  const admission a = switches_[sw].model->admit(p, now_);
   if (a.accepted) port_kick(sw, p.egress_port);
 }
 

@@ -1,0 +1,124 @@
+// The twin's public routing (routing.hpp): the hops a flow crosses, with the device
+// indexes of run_records::devices, and agreement with the ports the engine's packets
+// actually left on.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "rocelab/fabric/twin/routing.hpp"
+#include "rocelab/fabric/twin/twin.hpp"
+#include "twin_test_support.hpp"
+
+namespace rocelab::fabric::twin {
+namespace {
+
+using testing::fixed_messages;
+using testing::single_switch;
+
+topology_config leaf_spine_topology(std::uint32_t hosts, std::uint32_t leaves, std::uint32_t spines) {
+  topology_config t;
+  t.type = topology_config::kind::leaf_spine;
+  t.hosts = hosts;
+  t.leaves = leaves;
+  t.spines = spines;
+  return t;
+}
+
+TEST(TwinRouting, SingleSwitchIsOneHopFromTheSourcePortToTheDestinationPort) {
+  topology_config t;
+  t.hosts = 8;
+  const auto hops = flow_hops(t, 1, 2, 5, 1);
+  ASSERT_EQ(hops.size(), 1u);
+  EXPECT_EQ(hops[0], (hop{0, 2, 5}));
+  const fabric_layout l(t);
+  EXPECT_EQ(l.switches(), 1u);
+  EXPECT_EQ(l.host_device(0), 1u);
+  EXPECT_EQ(l.device_name(0), "sw0");
+  EXPECT_EQ(l.device_name(l.host_device(7)), "h8");
+}
+
+TEST(TwinRouting, LeafSpineSameLeafStaysOnTheLeaf) {
+  const auto t = leaf_spine_topology(16, 4, 2);  // 4 hosts per leaf
+  const auto hops = flow_hops(t, 7, 5, 6, 3);     // both on leaf1
+  ASSERT_EQ(hops.size(), 1u);
+  EXPECT_EQ(hops[0], (hop{1, 1, 2}));
+}
+
+TEST(TwinRouting, LeafSpineAcrossLeavesIsLeafSpineLeafWithConsistentPorts) {
+  const auto t = leaf_spine_topology(16, 4, 2);
+  const fabric_layout l(t);
+  std::set<std::uint32_t> spines;
+  for (std::uint32_t qp = 1; qp <= 64; ++qp) {
+    const auto hops = flow_hops(t, 9, 1, 14, qp);  // h2 on leaf0 -> h15 on leaf3
+    ASSERT_EQ(hops.size(), 3u);
+    EXPECT_EQ(hops[0].device, 0u);
+    EXPECT_EQ(hops[0].ingress_port, 1u);
+    ASSERT_GE(hops[0].egress_port, 4u);
+    const std::uint32_t spine = hops[0].egress_port - 4u;
+    spines.insert(spine);
+    EXPECT_EQ(hops[1], (hop{l.spine_device(spine), 0, 3}));
+    EXPECT_EQ(hops[2], (hop{3, static_cast<std::uint16_t>(4 + spine), 2}));
+    EXPECT_EQ(l.device_name(hops[1].device), "spine" + std::to_string(spine));
+    // The same flow, the same path, every time (a pure function of its inputs).
+    EXPECT_EQ(hops, flow_hops(t, 9, 1, 14, qp));
+  }
+  // 64 QPs over 2 spines: both used (probability of not, 2^-63).
+  EXPECT_EQ(spines.size(), 2u);
+}
+
+// Runs flows one at a time (each alone in its own run) and checks that the switch ports
+// that transmitted anything are exactly the egress ports of the flow's data hops and of
+// its ACK hops (dst -> src on the same QP).
+TEST(TwinRouting, EngineForwardsOnThePortsFlowHopsNames) {
+  twin_config cfg = single_switch(16, 16 << 20, true, false, false);
+  cfg.topology = leaf_spine_topology(16, 4, 4);
+  cfg.topology.link_gbps = 100;
+  cfg.topology.link_delay_ns = 1000;
+  cfg.seed = 1234;
+  const fabric_layout l(cfg.topology);
+  std::set<std::uint32_t> uplinks_seen;
+  for (std::uint32_t k = 0; k < 12; ++k) {
+    const std::uint32_t src = k % 16, dst = (k * 7 + 5) % 16;
+    if (src == dst) continue;
+    // The flow is the run's only message (qp 1); the seed varies its UDP source port and
+    // so its ECMP choice.
+    cfg.seed = 1234 + k;
+    message m;
+    m.src = src;
+    m.dst = dst;
+    m.bytes = 8192;
+    fixed_messages load({m});
+    auto r = run_twin(cfg, load);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    ASSERT_EQ(r->flows.size(), 1u);
+    ASSERT_TRUE(r->flows[0].completed());
+    ASSERT_EQ(r->devices.size(), l.switches() + 16u);
+    for (std::uint32_t d = 0; d < r->devices.size(); ++d) EXPECT_EQ(r->devices[d], l.device_name(d));
+
+    std::set<std::pair<std::uint32_t, std::uint32_t>> expected;  // (device, egress port)
+    const auto fwd = flow_hops(cfg.topology, cfg.seed, src, dst, r->flows[0].qp);
+    const auto rev = flow_hops(cfg.topology, cfg.seed, dst, src, r->flows[0].qp);
+    for (const auto& h : fwd) expected.insert({h.device, h.egress_port});
+    for (const auto& h : rev) expected.insert({h.device, h.egress_port});
+    if (fwd.size() == 3) uplinks_seen.insert(fwd[0].egress_port);
+
+    std::set<std::pair<std::uint32_t, std::uint32_t>> used;
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> tx;
+    for (const auto& c : r->counters)
+      if (c.name == "tx_packets" && c.device < l.switches() && c.value > 0) {
+        used.insert({c.device, c.port});
+        tx[{c.device, c.port}] = c.value;
+      }
+    EXPECT_EQ(used, expected) << "flow h" << src + 1 << " -> h" << dst + 1;
+    // 8 data packets out of each forward egress port (a port on both paths, never here
+    // since the paths run in opposite directions, would carry both).
+    for (const auto& h : fwd) EXPECT_GE((tx[{h.device, h.egress_port}]), 8u);
+  }
+  EXPECT_GE(uplinks_seen.size(), 2u);
+}
+
+}  // namespace
+}  // namespace rocelab::fabric::twin
