@@ -1,0 +1,50 @@
+#pragma once
+// Per-agent clock offset, estimated the NTP way (RFC 5905 section 8): each probe gives the
+// four timestamps t1 (controller sends), t2 (agent receives), t3 (agent replies), t4
+// (controller receives), from which
+//     offset = ((t2 - t1) + (t3 - t4)) / 2     (agent clock minus controller clock)
+//     delay  = (t4 - t1) - (t3 - t2)           (round trip without the agent's hold time)
+// A sample's error is at most delay / 2 (the path asymmetry it cannot see), so the
+// estimator keeps a window of recent samples and reports the one with the smallest delay
+// (NTP's clock filter, minimum-delay selection); its uncertainty is that delay / 2.
+//
+// Mapping: controller_ns = agent_ns - offset; agent_ns = controller_ns + offset.
+// Pure: timestamps come in as arguments. Not thread-safe (one per agent session).
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+
+namespace rocelab::controller {
+
+struct clock_sample {
+  std::int64_t offset_ns = 0;
+  std::int64_t delay_ns = 0;
+  std::int64_t at_ns = 0;  // t4, controller clock
+};
+
+struct clock_estimate {
+  double offset_ns = 0;       // agent - controller
+  double uncertainty_ns = 0;  // half the chosen sample's round-trip delay
+  std::size_t samples = 0;
+};
+
+class clock_offset_estimator {
+ public:
+  explicit clock_offset_estimator(std::size_t window = 8) : window_(window == 0 ? 1 : window) {}
+
+  // Adds one probe. A sample whose timestamps are inconsistent (negative delay: t3 < t2 or
+  // t4 < t1) is refused and false returned.
+  bool add(std::int64_t t1, std::int64_t t2, std::int64_t t3, std::int64_t t4);
+
+  [[nodiscard]] std::optional<clock_estimate> estimate() const;
+  [[nodiscard]] std::int64_t to_controller(std::int64_t agent_ns) const;
+  [[nodiscard]] std::int64_t to_agent(std::int64_t controller_ns) const;
+
+ private:
+  std::size_t window_;
+  std::deque<clock_sample> samples_;
+};
+
+}  // namespace rocelab::controller

@@ -1,0 +1,75 @@
+#pragma once
+// One authenticated, framed connection (controller side or agent/client side): a TLS
+// stream (security.hpp), frames read with a deadline and decoded by protocol.hpp, and one
+// writer coroutine that drains a queue, so any coroutine of the session can send without
+// interleaving frames (Asio's chat_server pattern).
+//
+// A frame that fails to parse or decode, a read past its deadline, or a TLS error closes
+// this connection only; the error names what was wrong. Nothing is read beyond the 8-byte
+// header of an oversize frame.
+//
+// Threading: all members run on the connection's executor (one io_context thread).
+// Ownership: shared_ptr, kept alive by the coroutines using it.
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "rocelab/common/result.hpp"
+#include "rocelab/controller/protocol.hpp"
+
+namespace rocelab::controller {
+
+namespace asio = boost::asio;
+
+class connection : public std::enable_shared_from_this<connection> {
+ public:
+  using tls_stream = asio::ssl::stream<asio::ip::tcp::socket>;
+
+  explicit connection(tls_stream stream);
+  ~connection();
+
+  // TLS handshake as server or client; on failure the connection is closed.
+  asio::awaitable<status> handshake(asio::ssl::stream_base::handshake_type type, std::chrono::milliseconds timeout);
+  // The next message, or why there is none (closed, deadline, malformed); any error
+  // closes the connection.
+  asio::awaitable<result<message>> read(std::chrono::milliseconds timeout);
+  // Queues a message for the writer; false (and nothing queued) when closed or when the
+  // message cannot be encoded.
+  bool send(const message& m);
+  // Starts the writer coroutine (call once, after the handshake).
+  void start_writer();
+  // Closes the socket (idempotent); pending reads and the writer end.
+  void close();
+
+  [[nodiscard]] bool is_open() const noexcept { return open_; }
+  [[nodiscard]] const std::string& peer() const noexcept { return peer_; }
+  [[nodiscard]] std::size_t queued_frames() const noexcept { return queue_.size(); }
+
+ private:
+  asio::awaitable<void> writer();
+
+  tls_stream stream_;
+  asio::steady_timer wake_;
+  std::deque<std::vector<std::uint8_t>> queue_;
+  std::string peer_;
+  bool open_ = true;
+  bool writer_started_ = false;
+};
+
+// Connects to "host:port", runs the TLS handshake, and returns the connection.
+asio::awaitable<result<std::shared_ptr<connection>>> connect_to(asio::any_io_executor executor,
+                                                                asio::ssl::context& tls, std::string address,
+                                                                std::chrono::milliseconds timeout);
+
+// "host:port" -> (host, port); "[v6]:port" accepted.
+[[nodiscard]] result<std::pair<std::string, std::string>> split_address(const std::string& address);
+
+}  // namespace rocelab::controller

@@ -1,0 +1,216 @@
+#pragma once
+// The controller-agent-client protocol (issue 6): length-prefixed, versioned frames
+// carrying one typed message each. Pure functions, no I/O: encode() builds a frame,
+// parse_header() checks the fixed header, decode_body() checks the body against the
+// message's schema. The connection layer (connection.hpp) and the fuzz target
+// (tests/fuzz/fuzz_protocol.cpp) are the callers.
+//
+// Frame (all integers big-endian):
+//   0  u32 body_bytes   length of the body that follows (not counting this header)
+//   4  u16 version      protocol_version; a peer speaking another version is refused
+//   6  u16 type         message_type
+//   8  body             a JSON object whose fields are the message's schema below
+// Limits: body_bytes <= max_body_bytes (4 MiB) and never 0; a frame over the limit is
+// refused from its header alone, before any body byte is read or buffered.
+// Schema: every field listed for a message is required, has the listed JSON type and
+// range, and no other field is allowed (a typo is an error, not a silent default). A new
+// field or message is a new protocol_version.
+//
+// Errors name what is wrong: "frame header: body of 9000000 bytes exceeds the limit of
+// 4194304", "message clock_reply: field t2_ns: expected an integer".
+// Ownership: messages are plain values.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "rocelab/common/records.hpp"
+#include "rocelab/common/result.hpp"
+
+namespace rocelab::controller {
+
+inline constexpr std::uint16_t protocol_version = 1;
+inline constexpr std::size_t frame_header_bytes = 8;
+inline constexpr std::uint32_t max_body_bytes = 4u << 20;
+// Flow records an agent reports per job_report frame (keeps each frame far below the limit).
+inline constexpr std::size_t max_flows_per_report = 4096;
+
+// The fixed header as bytes on the wire; read and written through the accessors only.
+struct frame_header_wire {
+  std::array<std::uint8_t, 4> body_bytes_be;
+  std::array<std::uint8_t, 2> version_be;
+  std::array<std::uint8_t, 2> type_be;
+};
+static_assert(sizeof(frame_header_wire) == frame_header_bytes);
+
+enum class message_type : std::uint16_t {
+  hello = 1,             // peer -> controller: who I am (first message after TLS)
+  welcome = 2,           // controller -> peer: accepted, with the session's timing
+  heartbeat = 3,         // both ways
+  clock_probe = 4,       // controller -> agent: t1
+  clock_reply = 5,       // agent -> controller: t1, t2, t3
+  apply_settings = 10,   // controller -> agent: snapshot then set NIC settings
+  settings_applied = 11, // agent -> controller
+  start_job = 12,        // controller -> agent: a job and the instant it starts
+  job_report = 13,       // agent -> controller: records (several frames; last has done)
+  restore_settings = 14, // controller -> agent: put back what apply_settings changed
+  settings_restored = 15,
+  stop_job = 16,         // controller -> agent: stop a job now (its report follows)
+  submit_run = 20,       // client -> controller: a spec to run
+  run_finished = 21,     // controller -> client: the run's store id, status and summary
+  error = 30,            // either way: the request failed; the connection stays open
+};
+
+[[nodiscard]] const char* to_string(message_type t) noexcept;
+
+enum class peer_role : std::uint8_t { agent, client };
+
+struct hello {
+  peer_role role = peer_role::agent;
+  std::string name;                     // agent: its host name in the inventory ("h1")
+  std::vector<std::string> transports;  // agent: "soft", "verbs" (those it can run)
+  std::int64_t pid = 0;
+};
+
+struct welcome {
+  std::string session;  // controller-assigned id, for logs
+  std::int64_t heartbeat_interval_ms = 0;
+  std::int64_t deadman_ms = 0;  // the agent restores settings after this long without us
+};
+
+struct heartbeat {
+  std::uint64_t seq = 0;
+};
+
+// NTP's four timestamps: t1 controller send, t2 agent receive, t3 agent send (agent's
+// clock), t4 controller receive (not on the wire).
+struct clock_probe {
+  std::uint64_t seq = 0;
+  std::int64_t t1_ns = 0;
+};
+
+struct clock_reply {
+  std::uint64_t seq = 0;
+  std::int64_t t1_ns = 0;
+  std::int64_t t2_ns = 0;
+  std::int64_t t3_ns = 0;
+};
+
+// A NIC setting by the mlx5 knob name (or a soft NIC field) and its value as text.
+struct setting {
+  std::string device;  // interface ("eth0"); the driver decides what it names
+  std::string name;    // "roce_np/min_time_between_cnps", "roce_rp/rpg_time_reset", ...
+  std::string value;
+};
+
+struct apply_settings {
+  std::uint64_t request = 0;
+  std::string driver;  // "soft" | "mlx5" | "files" (a directory tree, as sysfs)
+  std::vector<setting> settings;
+};
+
+struct settings_applied {
+  std::uint64_t request = 0;
+  std::vector<setting> previous;  // the snapshot, so the controller can show what changed
+};
+
+struct restore_settings {
+  std::uint64_t request = 0;
+};
+
+struct settings_restored {
+  std::uint64_t request = 0;
+  std::uint32_t restored = 0;
+};
+
+enum class job_kind : std::uint8_t {
+  timer,   // start at the instant and report when it started (scale bench, clock tests)
+  soft,    // soft RoCEv2 NIC messages (traffic/soft_nic)
+  verbs,   // rdma-core verbs (traffic_verbs); refused with `unavailable` where absent
+};
+
+[[nodiscard]] const char* to_string(job_kind k) noexcept;
+
+// One message the agent's host sends in a traffic job.
+struct job_message {
+  std::uint32_t dst = 0;  // host index in the run
+  std::uint64_t bytes = 0;
+  std::int64_t offset_ns = 0;  // after the job's start instant
+  std::uint64_t tag = 0;
+};
+
+struct start_job {
+  std::uint64_t job = 0;
+  std::int64_t run = 0;
+  job_kind kind = job_kind::timer;
+  std::int64_t start_at_ns = 0;  // in the agent's clock (the controller mapped it)
+  std::int64_t timeout_ms = 0;   // the agent stops the job and reports after this
+  std::uint32_t host = 0;        // this agent's host index in the run
+  std::vector<std::string> hosts;  // host index -> name
+  std::vector<job_message> messages;
+  // kind soft: the soft NIC's nic_process_config as JSON (traffic/soft_nic/nic_process.hpp),
+  // which the controller builds from the lab's addresses; empty otherwise.
+  std::string transport_config;
+};
+
+struct job_report {
+  std::uint64_t job = 0;
+  std::int64_t started_ns = 0;  // agent clock: when the job actually started
+  std::vector<flow_record> flows;  // times in the agent's clock
+  std::vector<counter_sample> counters;
+  bool done = false;       // the last report of the job
+  std::string error;       // non-empty: the job failed (what ran is still reported)
+};
+
+struct stop_job {
+  std::uint64_t job = 0;
+};
+
+struct submit_run {
+  std::uint64_t request = 0;
+  std::string spec_yaml;
+  std::string source_name;        // for error messages ("incast.yaml")
+  std::vector<std::string> sets;  // --set path=value
+};
+
+struct run_finished {
+  std::uint64_t request = 0;
+  std::int64_t run = 0;        // store id; 0 when the run never began
+  std::string status;          // completed | partial | failed
+  std::string error;
+  std::string summary_json;    // experiments::summary_json
+};
+
+struct error_message {
+  std::uint64_t request = 0;  // the request it answers; 0 when none
+  std::string code;           // rocelab::error_code as text
+  std::string message;
+};
+
+using message = std::variant<hello, welcome, heartbeat, clock_probe, clock_reply, apply_settings, settings_applied,
+                             start_job, job_report, restore_settings, settings_restored, stop_job, submit_run,
+                             run_finished, error_message>;
+
+[[nodiscard]] message_type type_of(const message& m) noexcept;
+
+struct frame_header {
+  std::uint32_t body_bytes = 0;
+  std::uint16_t version = 0;
+  message_type type = message_type::error;
+};
+
+// Checks the 8 header bytes: version, a known type, 0 < body_bytes <= max_body_bytes.
+[[nodiscard]] result<frame_header> parse_header(std::span<const std::uint8_t> bytes);
+// Checks the body of a frame whose header parse_header accepted.
+[[nodiscard]] result<message> decode_body(message_type type, std::span<const std::uint8_t> body);
+// A whole frame (header + body), e.g. from a fuzzer or a test; trailing bytes are an error.
+[[nodiscard]] result<message> decode_frame(std::span<const std::uint8_t> frame);
+// The frame for `m`; fails (resource_exhausted) when its body would exceed the limit.
+[[nodiscard]] result<std::vector<std::uint8_t>> encode(const message& m);
+
+}  // namespace rocelab::controller

@@ -1,0 +1,41 @@
+#include "rocelab/controller/clock_offset.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace rocelab::controller {
+
+bool clock_offset_estimator::add(std::int64_t t1, std::int64_t t2, std::int64_t t3, std::int64_t t4) {
+  const std::int64_t hold = t3 - t2;
+  const std::int64_t round_trip = t4 - t1;
+  if (hold < 0 || round_trip < 0 || round_trip < hold) return false;
+  clock_sample s;
+  // Halve each difference before adding: the offsets of wall clocks are ~1.7e18 apart at
+  // most, and the sum of two such differences could overflow.
+  s.offset_ns = (t2 - t1) / 2 + (t3 - t4) / 2;
+  s.delay_ns = round_trip - hold;
+  s.at_ns = t4;
+  samples_.push_back(s);
+  while (samples_.size() > window_) samples_.pop_front();
+  return true;
+}
+
+std::optional<clock_estimate> clock_offset_estimator::estimate() const {
+  if (samples_.empty()) return std::nullopt;
+  const auto best = std::min_element(samples_.begin(), samples_.end(),
+                                     [](const clock_sample& a, const clock_sample& b) { return a.delay_ns < b.delay_ns; });
+  return clock_estimate{static_cast<double>(best->offset_ns), static_cast<double>(best->delay_ns) / 2.0,
+                        samples_.size()};
+}
+
+std::int64_t clock_offset_estimator::to_controller(std::int64_t agent_ns) const {
+  const auto e = estimate();
+  return e ? agent_ns - static_cast<std::int64_t>(std::llround(e->offset_ns)) : agent_ns;
+}
+
+std::int64_t clock_offset_estimator::to_agent(std::int64_t controller_ns) const {
+  const auto e = estimate();
+  return e ? controller_ns + static_cast<std::int64_t>(std::llround(e->offset_ns)) : controller_ns;
+}
+
+}  // namespace rocelab::controller

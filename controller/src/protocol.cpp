@@ -1,0 +1,541 @@
+// Frame and message codec (protocol.hpp). The body is JSON because the messages are few,
+// small and mostly control; the schema check below is what makes it a contract: each
+// message is read through a field_reader that requires every field, checks its type and
+// range, and refuses fields it did not ask for.
+#include "rocelab/controller/protocol.hpp"
+
+#include <cstring>
+#include <limits>
+#include <set>
+#include <type_traits>
+
+#include <nlohmann/json.hpp>
+
+namespace rocelab::controller {
+namespace {
+
+using json = nlohmann::json;
+
+// Reads one JSON object against a schema; the first problem wins and names the field.
+class field_reader {
+ public:
+  field_reader(const json& object, std::string context) : object_(object), context_(std::move(context)) {
+    if (!object_.is_object()) fail("", "expected a JSON object");
+  }
+
+  [[nodiscard]] bool ok() const noexcept { return error_.empty(); }
+  [[nodiscard]] status finish() {
+    if (ok())
+      for (const auto& [key, _] : object_.items())
+        if (!seen_.contains(key)) {
+          fail(key, "unknown field");
+          break;
+        }
+    if (ok()) return status::success();
+    return {error_code::malformed_input, error_};
+  }
+
+  template <typename T>
+  void get(const char* name, T& out) {
+    const json* v = find(name);
+    if (!v) return;
+    if constexpr (std::is_same_v<T, bool>) {
+      if (!v->is_boolean()) return fail(name, "expected true or false");
+      out = v->get<bool>();
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      if (!v->is_string()) return fail(name, "expected a string");
+      out = v->get<std::string>();
+    } else if constexpr (std::is_same_v<T, double>) {
+      if (!v->is_number()) return fail(name, "expected a number");
+      out = v->get<double>();
+    } else if constexpr (std::is_integral_v<T>) {
+      if (v->is_number_unsigned()) {
+        const auto u = v->get<std::uint64_t>();
+        if (u > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return fail(name, "out of range");
+        out = static_cast<T>(u);
+      } else if (v->is_number_integer()) {
+        const auto s = v->get<std::int64_t>();
+        if (s < 0 && std::is_unsigned_v<T>) return fail(name, "must not be negative");
+        if constexpr (std::is_signed_v<T>)
+          if (s < std::numeric_limits<T>::min() || s > std::numeric_limits<T>::max()) return fail(name, "out of range");
+        out = static_cast<T>(s);
+      } else {
+        return fail(name, "expected an integer");
+      }
+    } else {
+      static_assert(sizeof(T) == 0, "unsupported field type");
+    }
+  }
+
+  void get_strings(const char* name, std::vector<std::string>& out) {
+    const json* v = array(name);
+    if (!v) return;
+    for (const json& e : *v) {
+      if (!e.is_string()) return fail(name, "expected an array of strings");
+      out.push_back(e.get<std::string>());
+    }
+  }
+
+  // An array of objects, each read by `read_one(field_reader&, T&)`.
+  template <typename T, typename F>
+  void get_objects(const char* name, std::vector<T>& out, F read_one) {
+    const json* v = array(name);
+    if (!v) return;
+    out.reserve(v->size());
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      field_reader inner((*v)[i], context_ + ": field " + name + "[" + std::to_string(i) + "]");
+      T item{};
+      if (inner.ok()) read_one(inner, item);
+      if (auto st = inner.finish(); !st.ok()) {
+        error_ = st.message();
+        return;
+      }
+      out.push_back(std::move(item));
+    }
+  }
+
+  template <typename E>
+  void get_enum(const char* name, E& out, std::initializer_list<std::pair<const char*, E>> names) {
+    std::string text;
+    get(name, text);
+    if (!ok() || !object_.contains(name)) return;
+    for (const auto& [n, e] : names)
+      if (text == n) {
+        out = e;
+        return;
+      }
+    fail(name, "unknown value '" + text + "'");
+  }
+
+  void fail(std::string_view field, std::string_view what) {
+    if (!error_.empty()) return;
+    error_ = context_;
+    if (!field.empty()) error_ += ": field " + std::string(field);
+    error_ += ": " + std::string(what);
+  }
+
+ private:
+  const json* find(const char* name) {
+    if (!ok()) return nullptr;
+    seen_.insert(name);
+    auto it = object_.find(name);
+    if (it == object_.end()) {
+      fail(name, "missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+  const json* array(const char* name) {
+    const json* v = find(name);
+    if (v && !v->is_array()) {
+      fail(name, "expected an array");
+      return nullptr;
+    }
+    return v;
+  }
+
+  const json& object_;
+  std::string context_;
+  std::string error_;
+  std::set<std::string, std::less<>> seen_;
+};
+
+const char* role_name(peer_role r) { return r == peer_role::agent ? "agent" : "client"; }
+
+json to_json_setting(const setting& s) { return {{"device", s.device}, {"name", s.name}, {"value", s.value}}; }
+void read_setting(field_reader& r, setting& s) {
+  r.get("device", s.device);
+  r.get("name", s.name);
+  r.get("value", s.value);
+}
+json settings_json(const std::vector<setting>& v) {
+  json a = json::array();
+  for (const auto& s : v) a.push_back(to_json_setting(s));
+  return a;
+}
+
+json flow_json(const flow_record& f) {
+  return {{"src", f.src},         {"dst", f.dst},
+          {"qp", f.qp},           {"priority", f.priority},
+          {"kind", static_cast<int>(f.kind)},
+          {"bytes", f.bytes},     {"start_ns", f.start_ns},
+          {"end_ns", f.end_ns},   {"fct_ns", f.fct_ns},
+          {"ideal_fct_ns", f.ideal_fct_ns},
+          {"retransmits", f.retransmits},
+          {"ce_marked", f.ce_marked},
+          {"cnps", f.cnps},       {"tag", f.tag}};
+}
+void read_flow(field_reader& r, flow_record& f) {
+  r.get("src", f.src);
+  r.get("dst", f.dst);
+  r.get("qp", f.qp);
+  r.get("priority", f.priority);
+  std::uint8_t kind = 0;
+  r.get("kind", kind);
+  if (kind > static_cast<std::uint8_t>(workload_kind::other)) r.fail("kind", "unknown workload kind");
+  f.kind = static_cast<workload_kind>(kind);
+  r.get("bytes", f.bytes);
+  r.get("start_ns", f.start_ns);
+  r.get("end_ns", f.end_ns);
+  r.get("fct_ns", f.fct_ns);
+  r.get("ideal_fct_ns", f.ideal_fct_ns);
+  r.get("retransmits", f.retransmits);
+  r.get("ce_marked", f.ce_marked);
+  r.get("cnps", f.cnps);
+  r.get("tag", f.tag);
+}
+json counter_json(const counter_sample& c) {
+  return {{"device", c.device}, {"port", c.port}, {"name", c.name}, {"t_ns", c.t_ns}, {"value", c.value}};
+}
+void read_counter(field_reader& r, counter_sample& c) {
+  r.get("device", c.device);
+  r.get("port", c.port);
+  r.get("name", c.name);
+  r.get("t_ns", c.t_ns);
+  r.get("value", c.value);
+}
+
+struct body_encoder {
+  json operator()(const hello& m) const {
+    return {{"role", role_name(m.role)}, {"name", m.name}, {"transports", m.transports}, {"pid", m.pid}};
+  }
+  json operator()(const welcome& m) const {
+    return {{"session", m.session}, {"heartbeat_interval_ms", m.heartbeat_interval_ms}, {"deadman_ms", m.deadman_ms}};
+  }
+  json operator()(const heartbeat& m) const { return {{"seq", m.seq}}; }
+  json operator()(const clock_probe& m) const { return {{"seq", m.seq}, {"t1_ns", m.t1_ns}}; }
+  json operator()(const clock_reply& m) const {
+    return {{"seq", m.seq}, {"t1_ns", m.t1_ns}, {"t2_ns", m.t2_ns}, {"t3_ns", m.t3_ns}};
+  }
+  json operator()(const apply_settings& m) const {
+    return {{"request", m.request}, {"driver", m.driver}, {"settings", settings_json(m.settings)}};
+  }
+  json operator()(const settings_applied& m) const {
+    return {{"request", m.request}, {"previous", settings_json(m.previous)}};
+  }
+  json operator()(const restore_settings& m) const { return {{"request", m.request}}; }
+  json operator()(const settings_restored& m) const { return {{"request", m.request}, {"restored", m.restored}}; }
+  json operator()(const start_job& m) const {
+    json msgs = json::array();
+    for (const auto& x : m.messages)
+      msgs.push_back({{"dst", x.dst}, {"bytes", x.bytes}, {"offset_ns", x.offset_ns}, {"tag", x.tag}});
+    return {{"job", m.job},
+            {"run", m.run},
+            {"kind", to_string(m.kind)},
+            {"start_at_ns", m.start_at_ns},
+            {"timeout_ms", m.timeout_ms},
+            {"host", m.host},
+            {"hosts", m.hosts},
+            {"messages", std::move(msgs)},
+            {"transport_config", m.transport_config}};
+  }
+  json operator()(const job_report& m) const {
+    json flows = json::array();
+    for (const auto& f : m.flows) flows.push_back(flow_json(f));
+    json counters = json::array();
+    for (const auto& c : m.counters) counters.push_back(counter_json(c));
+    return {{"job", m.job},          {"started_ns", m.started_ns}, {"flows", std::move(flows)},
+            {"counters", std::move(counters)}, {"done", m.done}, {"error", m.error}};
+  }
+  json operator()(const stop_job& m) const { return {{"job", m.job}}; }
+  json operator()(const submit_run& m) const {
+    return {{"request", m.request}, {"spec_yaml", m.spec_yaml}, {"source_name", m.source_name}, {"sets", m.sets}};
+  }
+  json operator()(const run_finished& m) const {
+    return {{"request", m.request},
+            {"run", m.run},
+            {"status", m.status},
+            {"error", m.error},
+            {"summary_json", m.summary_json}};
+  }
+  json operator()(const error_message& m) const {
+    return {{"request", m.request}, {"code", m.code}, {"message", m.message}};
+  }
+};
+
+result<message> decode_json(message_type type, const json& body) {
+  field_reader r(body, std::string("message ") + to_string(type));
+  message out;
+  switch (type) {
+    case message_type::hello: {
+      hello m;
+      r.get_enum("role", m.role, {{"agent", peer_role::agent}, {"client", peer_role::client}});
+      r.get("name", m.name);
+      r.get_strings("transports", m.transports);
+      r.get("pid", m.pid);
+      if (r.ok() && m.role == peer_role::agent && m.name.empty()) r.fail("name", "an agent needs a name");
+      if (r.ok() && m.name.size() > 64) r.fail("name", "longer than 64 characters");
+      out = std::move(m);
+      break;
+    }
+    case message_type::welcome: {
+      welcome m;
+      r.get("session", m.session);
+      r.get("heartbeat_interval_ms", m.heartbeat_interval_ms);
+      r.get("deadman_ms", m.deadman_ms);
+      out = std::move(m);
+      break;
+    }
+    case message_type::heartbeat: {
+      heartbeat m;
+      r.get("seq", m.seq);
+      out = m;
+      break;
+    }
+    case message_type::clock_probe: {
+      clock_probe m;
+      r.get("seq", m.seq);
+      r.get("t1_ns", m.t1_ns);
+      out = m;
+      break;
+    }
+    case message_type::clock_reply: {
+      clock_reply m;
+      r.get("seq", m.seq);
+      r.get("t1_ns", m.t1_ns);
+      r.get("t2_ns", m.t2_ns);
+      r.get("t3_ns", m.t3_ns);
+      out = m;
+      break;
+    }
+    case message_type::apply_settings: {
+      apply_settings m;
+      r.get("request", m.request);
+      r.get("driver", m.driver);
+      r.get_objects("settings", m.settings, read_setting);
+      out = std::move(m);
+      break;
+    }
+    case message_type::settings_applied: {
+      settings_applied m;
+      r.get("request", m.request);
+      r.get_objects("previous", m.previous, read_setting);
+      out = std::move(m);
+      break;
+    }
+    case message_type::restore_settings: {
+      restore_settings m;
+      r.get("request", m.request);
+      out = m;
+      break;
+    }
+    case message_type::settings_restored: {
+      settings_restored m;
+      r.get("request", m.request);
+      r.get("restored", m.restored);
+      out = m;
+      break;
+    }
+    case message_type::start_job: {
+      start_job m;
+      r.get("job", m.job);
+      r.get("run", m.run);
+      r.get_enum("kind", m.kind, {{"timer", job_kind::timer}, {"soft", job_kind::soft}, {"verbs", job_kind::verbs}});
+      r.get("start_at_ns", m.start_at_ns);
+      r.get("timeout_ms", m.timeout_ms);
+      r.get("host", m.host);
+      r.get_strings("hosts", m.hosts);
+      r.get_objects("messages", m.messages, [](field_reader& f, job_message& x) {
+        f.get("dst", x.dst);
+        f.get("bytes", x.bytes);
+        f.get("offset_ns", x.offset_ns);
+        f.get("tag", x.tag);
+      });
+      r.get("transport_config", m.transport_config);
+      if (r.ok() && m.timeout_ms <= 0) r.fail("timeout_ms", "must be positive");
+      if (r.ok() && !m.hosts.empty() && m.host >= m.hosts.size()) r.fail("host", "not an index into hosts");
+      if (r.ok())
+        for (const auto& x : m.messages)
+          if (x.dst >= m.hosts.size()) {
+            r.fail("messages", "dst " + std::to_string(x.dst) + " is not an index into hosts");
+            break;
+          }
+      out = std::move(m);
+      break;
+    }
+    case message_type::job_report: {
+      job_report m;
+      r.get("job", m.job);
+      r.get("started_ns", m.started_ns);
+      r.get_objects("flows", m.flows, read_flow);
+      r.get_objects("counters", m.counters, read_counter);
+      r.get("done", m.done);
+      r.get("error", m.error);
+      out = std::move(m);
+      break;
+    }
+    case message_type::stop_job: {
+      stop_job m;
+      r.get("job", m.job);
+      out = m;
+      break;
+    }
+    case message_type::submit_run: {
+      submit_run m;
+      r.get("request", m.request);
+      r.get("spec_yaml", m.spec_yaml);
+      r.get("source_name", m.source_name);
+      r.get_strings("sets", m.sets);
+      out = std::move(m);
+      break;
+    }
+    case message_type::run_finished: {
+      run_finished m;
+      r.get("request", m.request);
+      r.get("run", m.run);
+      r.get("status", m.status);
+      r.get("error", m.error);
+      r.get("summary_json", m.summary_json);
+      out = std::move(m);
+      break;
+    }
+    case message_type::error: {
+      error_message m;
+      r.get("request", m.request);
+      r.get("code", m.code);
+      r.get("message", m.message);
+      out = std::move(m);
+      break;
+    }
+    default:
+      return status(error_code::malformed_input, "unknown message type " + std::to_string(static_cast<int>(type)));
+  }
+  if (auto st = r.finish(); !st.ok()) return st;
+  return out;
+}
+
+bool known_type(std::uint16_t t) {
+  switch (static_cast<message_type>(t)) {
+    case message_type::hello:
+    case message_type::welcome:
+    case message_type::heartbeat:
+    case message_type::clock_probe:
+    case message_type::clock_reply:
+    case message_type::apply_settings:
+    case message_type::settings_applied:
+    case message_type::start_job:
+    case message_type::job_report:
+    case message_type::restore_settings:
+    case message_type::settings_restored:
+    case message_type::stop_job:
+    case message_type::submit_run:
+    case message_type::run_finished:
+    case message_type::error: return true;
+  }
+  return false;
+}
+
+std::uint32_t load_be32(const std::uint8_t* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
+}
+std::uint16_t load_be16(const std::uint8_t* p) { return static_cast<std::uint16_t>((p[0] << 8) | p[1]); }
+
+}  // namespace
+
+const char* to_string(message_type t) noexcept {
+  switch (t) {
+    case message_type::hello: return "hello";
+    case message_type::welcome: return "welcome";
+    case message_type::heartbeat: return "heartbeat";
+    case message_type::clock_probe: return "clock_probe";
+    case message_type::clock_reply: return "clock_reply";
+    case message_type::apply_settings: return "apply_settings";
+    case message_type::settings_applied: return "settings_applied";
+    case message_type::start_job: return "start_job";
+    case message_type::job_report: return "job_report";
+    case message_type::restore_settings: return "restore_settings";
+    case message_type::settings_restored: return "settings_restored";
+    case message_type::stop_job: return "stop_job";
+    case message_type::submit_run: return "submit_run";
+    case message_type::run_finished: return "run_finished";
+    case message_type::error: return "error";
+  }
+  return "unknown";
+}
+
+const char* to_string(job_kind k) noexcept {
+  switch (k) {
+    case job_kind::timer: return "timer";
+    case job_kind::soft: return "soft";
+    case job_kind::verbs: return "verbs";
+  }
+  return "timer";
+}
+
+message_type type_of(const message& m) noexcept {
+  static constexpr message_type by_index[] = {
+      message_type::hello,          message_type::welcome,          message_type::heartbeat,
+      message_type::clock_probe,    message_type::clock_reply,      message_type::apply_settings,
+      message_type::settings_applied, message_type::start_job,      message_type::job_report,
+      message_type::restore_settings, message_type::settings_restored, message_type::stop_job,
+      message_type::submit_run,     message_type::run_finished,     message_type::error};
+  static_assert(std::size(by_index) == std::variant_size_v<message>);
+  return by_index[m.index()];
+}
+
+result<frame_header> parse_header(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() < frame_header_bytes)
+    return status(error_code::malformed_input,
+                  "frame header: " + std::to_string(bytes.size()) + " of " + std::to_string(frame_header_bytes) + " bytes");
+  frame_header_wire w;
+  std::memcpy(&w, bytes.data(), sizeof w);
+  frame_header h;
+  h.body_bytes = load_be32(w.body_bytes_be.data());
+  h.version = load_be16(w.version_be.data());
+  const std::uint16_t type = load_be16(w.type_be.data());
+  if (h.version != protocol_version)
+    return status(error_code::unsupported, "frame header: protocol version " + std::to_string(h.version) +
+                                               " (this side speaks " + std::to_string(protocol_version) + ")");
+  if (!known_type(type))
+    return status(error_code::malformed_input, "frame header: unknown message type " + std::to_string(type));
+  h.type = static_cast<message_type>(type);
+  if (h.body_bytes == 0) return status(error_code::malformed_input, "frame header: empty body");
+  if (h.body_bytes > max_body_bytes)
+    return status(error_code::resource_exhausted, "frame header: body of " + std::to_string(h.body_bytes) +
+                                                      " bytes exceeds the limit of " + std::to_string(max_body_bytes));
+  return h;
+}
+
+result<message> decode_body(message_type type, std::span<const std::uint8_t> body) {
+  // No exceptions out of the parser: a malformed body is a normal input.
+  json parsed = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded())
+    return status(error_code::malformed_input, std::string("message ") + to_string(type) + ": body is not valid JSON");
+  return decode_json(type, parsed);
+}
+
+result<message> decode_frame(std::span<const std::uint8_t> frame) {
+  auto h = parse_header(frame);
+  if (!h) return h.error();
+  const std::size_t total = frame_header_bytes + h->body_bytes;
+  if (frame.size() < total)
+    return status(error_code::malformed_input, "frame: body truncated at " + std::to_string(frame.size() - frame_header_bytes) +
+                                                   " of " + std::to_string(h->body_bytes) + " bytes");
+  if (frame.size() > total)
+    return status(error_code::malformed_input, "frame: " + std::to_string(frame.size() - total) + " bytes after the body");
+  return decode_body(h->type, frame.subspan(frame_header_bytes, h->body_bytes));
+}
+
+result<std::vector<std::uint8_t>> encode(const message& m) {
+  const json body = std::visit(body_encoder{}, m);
+  // Invalid UTF-8 in a string is replaced rather than thrown on: names come from peers.
+  const std::string text = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > max_body_bytes)
+    return status(error_code::resource_exhausted, std::string("encoding ") + to_string(type_of(m)) + ": body of " +
+                                                      std::to_string(text.size()) + " bytes exceeds the limit");
+  std::vector<std::uint8_t> out(frame_header_bytes + text.size());
+  const auto n = static_cast<std::uint32_t>(text.size());
+  const auto t = static_cast<std::uint16_t>(type_of(m));
+  out[0] = static_cast<std::uint8_t>(n >> 24);
+  out[1] = static_cast<std::uint8_t>(n >> 16);
+  out[2] = static_cast<std::uint8_t>(n >> 8);
+  out[3] = static_cast<std::uint8_t>(n);
+  out[4] = static_cast<std::uint8_t>(protocol_version >> 8);
+  out[5] = static_cast<std::uint8_t>(protocol_version);
+  out[6] = static_cast<std::uint8_t>(t >> 8);
+  out[7] = static_cast<std::uint8_t>(t);
+  std::memcpy(out.data() + frame_header_bytes, text.data(), text.size());
+  return out;
+}
+
+}  // namespace rocelab::controller

@@ -1,0 +1,186 @@
+#include "rocelab/controller/protocol.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+namespace rocelab::controller {
+namespace {
+
+std::vector<std::uint8_t> frame_of(std::uint16_t version, std::uint16_t type, const std::string& body,
+                                   std::int64_t declared = -1) {
+  const auto n = static_cast<std::uint32_t>(declared >= 0 ? declared : static_cast<std::int64_t>(body.size()));
+  std::vector<std::uint8_t> f = {static_cast<std::uint8_t>(n >> 24), static_cast<std::uint8_t>(n >> 16),
+                                 static_cast<std::uint8_t>(n >> 8),  static_cast<std::uint8_t>(n),
+                                 static_cast<std::uint8_t>(version >> 8), static_cast<std::uint8_t>(version),
+                                 static_cast<std::uint8_t>(type >> 8), static_cast<std::uint8_t>(type)};
+  for (char c : body) f.push_back(static_cast<std::uint8_t>(c));
+  return f;
+}
+
+template <typename T>
+T round_trip(const T& in) {
+  auto frame = encode(in);
+  EXPECT_TRUE(frame.ok()) << frame.error().message();
+  auto out = decode_frame(*frame);
+  EXPECT_TRUE(out.ok()) << out.error().message();
+  EXPECT_TRUE(std::holds_alternative<T>(*out));
+  return std::get<T>(*out);
+}
+
+TEST(protocol, header_is_eight_big_endian_bytes) {
+  auto frame = encode(heartbeat{7});
+  ASSERT_TRUE(frame.ok());
+  const std::uint32_t body = static_cast<std::uint32_t>(frame->size() - frame_header_bytes);
+  EXPECT_EQ((*frame)[0], body >> 24);
+  EXPECT_EQ((*frame)[3], body & 0xff);
+  EXPECT_EQ((*frame)[4], 0);
+  EXPECT_EQ((*frame)[5], protocol_version);
+  EXPECT_EQ((*frame)[7], static_cast<std::uint8_t>(message_type::heartbeat));
+}
+
+TEST(protocol, every_message_round_trips) {
+  hello h{peer_role::agent, "h3", {"soft", "verbs"}, 4242};
+  auto h2 = round_trip(h);
+  EXPECT_EQ(h2.name, "h3");
+  EXPECT_EQ(h2.transports, h.transports);
+  EXPECT_EQ(h2.pid, 4242);
+
+  auto w = round_trip(welcome{"s-1", 250, 3000});
+  EXPECT_EQ(w.deadman_ms, 3000);
+
+  auto c = round_trip(clock_reply{9, -5, std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min()});
+  EXPECT_EQ(c.t1_ns, -5);
+  EXPECT_EQ(c.t2_ns, std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(c.t3_ns, std::numeric_limits<std::int64_t>::min());
+
+  auto a = round_trip(apply_settings{3, "files", {{"eth0", "roce_np/min_time_between_cnps", "4"}}});
+  ASSERT_EQ(a.settings.size(), 1u);
+  EXPECT_EQ(a.settings[0].name, "roce_np/min_time_between_cnps");
+
+  start_job j;
+  j.job = 11;
+  j.run = 5;
+  j.kind = job_kind::soft;
+  j.start_at_ns = 123456789;
+  j.timeout_ms = 5000;
+  j.host = 1;
+  j.hosts = {"h1", "h2"};
+  j.messages = {{0, 65536, 10, 77}};
+  j.transport_config = "{\"ifname\":\"eth0\"}";
+  auto j2 = round_trip(j);
+  EXPECT_EQ(j2.kind, job_kind::soft);
+  EXPECT_EQ(j2.messages.at(0).bytes, 65536u);
+  EXPECT_EQ(j2.messages.at(0).tag, 77u);
+  EXPECT_EQ(j2.transport_config, j.transport_config);
+
+  job_report r;
+  r.job = 11;
+  r.started_ns = 42;
+  flow_record f;
+  f.src = 1;
+  f.dst = 0;
+  f.qp = 0x100;
+  f.kind = workload_kind::incast;
+  f.bytes = 1 << 20;
+  f.start_ns = 10;
+  f.end_ns = 20;
+  f.fct_ns = 10;
+  f.ce_marked = 3;
+  r.flows = {f};
+  r.counters = {{1, 0, "rx_pfc", 99, 12}};
+  r.done = true;
+  auto r2 = round_trip(r);
+  ASSERT_EQ(r2.flows.size(), 1u);
+  EXPECT_EQ(r2.flows[0].kind, workload_kind::incast);
+  EXPECT_EQ(r2.flows[0].ce_marked, 3u);
+  EXPECT_EQ(r2.counters.at(0).name, "rx_pfc");
+  EXPECT_TRUE(r2.done);
+
+  auto s = round_trip(submit_run{1, "backend: twin\n", "x.yaml", {"seed=3"}});
+  EXPECT_EQ(s.sets.at(0), "seed=3");
+  auto e = round_trip(error_message{2, "invalid argument", "spec.yaml:3: ..."});
+  EXPECT_EQ(e.message, "spec.yaml:3: ...");
+}
+
+struct rejection_case {
+  const char* name;
+  std::vector<std::uint8_t> frame;
+  const char* expected;  // part of the error message
+};
+
+class protocol_rejects : public ::testing::TestWithParam<rejection_case> {};
+
+TEST_P(protocol_rejects, with_an_error_naming_the_problem) {
+  auto m = decode_frame(GetParam().frame);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message().find(GetParam().expected), std::string::npos) << m.error().message();
+}
+
+constexpr auto hb = static_cast<std::uint16_t>(message_type::heartbeat);
+constexpr auto cr = static_cast<std::uint16_t>(message_type::clock_reply);
+constexpr auto hl = static_cast<std::uint16_t>(message_type::hello);
+
+INSTANTIATE_TEST_SUITE_P(
+    cases, protocol_rejects,
+    ::testing::Values(
+        rejection_case{"short_header", {0, 0, 0}, "3 of 8 bytes"},
+        rejection_case{"other_version", frame_of(2, hb, "{\"seq\":1}"), "protocol version 2"},
+        rejection_case{"unknown_type", frame_of(1, 999, "{}"), "unknown message type 999"},
+        rejection_case{"empty_body", frame_of(1, hb, ""), "empty body"},
+        rejection_case{"oversize", frame_of(1, hb, "", std::int64_t{max_body_bytes} + 1), "exceeds the limit"},
+        rejection_case{"truncated_body", frame_of(1, hb, "{\"seq\":1}", 20), "truncated"},
+        rejection_case{"trailing_bytes", [] { auto f = frame_of(1, hb, "{\"seq\":1}"); f.push_back('x'); return f; }(),
+                       "after the body"},
+        rejection_case{"not_json", frame_of(1, hb, "{seq:1"), "not valid JSON"},
+        rejection_case{"not_an_object", frame_of(1, hb, "[1]"), "expected a JSON object"},
+        rejection_case{"missing_field", frame_of(1, cr, "{\"seq\":1,\"t1_ns\":1,\"t2_ns\":2}"), "field t3_ns: missing"},
+        rejection_case{"wrong_type", frame_of(1, cr, "{\"seq\":1,\"t1_ns\":1,\"t2_ns\":\"2\",\"t3_ns\":3}"),
+                       "field t2_ns: expected an integer"},
+        rejection_case{"negative_unsigned", frame_of(1, hb, "{\"seq\":-1}"), "must not be negative"},
+        rejection_case{"unknown_field", frame_of(1, hb, "{\"seq\":1,\"cmd\":\"rm -rf /\"}"), "field cmd: unknown field"},
+        rejection_case{"bad_enum", frame_of(1, hl, "{\"role\":\"root\",\"name\":\"x\",\"transports\":[],\"pid\":1}"),
+                       "field role: unknown value 'root'"},
+        rejection_case{"agent_without_name", frame_of(1, hl, "{\"role\":\"agent\",\"name\":\"\",\"transports\":[],\"pid\":1}"),
+                       "an agent needs a name"},
+        rejection_case{"job_dst_out_of_range",
+                       frame_of(1, static_cast<std::uint16_t>(message_type::start_job),
+                                "{\"job\":1,\"run\":1,\"kind\":\"soft\",\"start_at_ns\":0,\"timeout_ms\":10,\"host\":0,"
+                                "\"hosts\":[\"h1\"],\"messages\":[{\"dst\":4,\"bytes\":1,\"offset_ns\":0,\"tag\":0}],"
+                                "\"transport_config\":\"\"}"),
+                       "dst 4 is not an index"},
+        rejection_case{"nested_wrong_type",
+                       frame_of(1, static_cast<std::uint16_t>(message_type::apply_settings),
+                                "{\"request\":1,\"driver\":\"files\",\"settings\":[{\"device\":\"e\",\"name\":1,\"value\":\"v\"}]}"),
+                       "settings[0]: field name: expected a string"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(protocol, oversize_is_refused_from_the_header_alone) {
+  // Only the 8 header bytes: a reader learns the frame is too big before buffering it.
+  auto f = frame_of(1, hb, "", std::int64_t{max_body_bytes} + 1);
+  auto h = parse_header(f);
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.error().code(), error_code::resource_exhausted);
+}
+
+TEST(protocol, encoder_refuses_a_body_over_the_limit) {
+  submit_run big;
+  big.spec_yaml.assign(max_body_bytes + 1, 'x');
+  auto f = encode(big);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().code(), error_code::resource_exhausted);
+}
+
+TEST(protocol, a_report_of_max_flows_fits_in_one_frame) {
+  job_report r;
+  flow_record f;
+  f.bytes = std::numeric_limits<std::uint64_t>::max();
+  f.start_ns = std::numeric_limits<std::int64_t>::min();
+  f.end_ns = std::numeric_limits<std::int64_t>::max();
+  r.flows.assign(max_flows_per_report, f);
+  EXPECT_TRUE(encode(r).ok());
+}
+
+}  // namespace
+}  // namespace rocelab::controller
