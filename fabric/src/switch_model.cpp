@@ -78,6 +78,18 @@ result<std::unique_ptr<switch_model>> switch_model::create(const switch_config& 
   return std::unique_ptr<switch_model>(new switch_model(cfg, clk, sink));
 }
 
+result<std::unique_ptr<switch_model>> switch_model::create(const switch_config& cfg, clock& clk,
+                                                           pfc_frame_sink* sink,
+                                                           std::unique_ptr<link_flow_control> fc) {
+  if (fc == nullptr) return create(cfg, clk, sink);
+  auto m = create(cfg, clk, sink);
+  if (!m.ok()) return m;
+  auto model = std::move(m).value();
+  model->pfc_ = nullptr;  // no PFC counters; the PFC object it replaces had no timers yet
+  model->fc_ = std::move(fc);
+  return model;
+}
+
 switch_model::switch_model(const switch_config& cfg, clock& clk, pfc_frame_sink* sink)
     : cfg_(cfg), clock_(clk), sink_(sink), cell_bytes_(cfg.cell_bytes) {
   total_cells_ = cfg.buffer_bytes / cell_bytes_;

@@ -121,6 +121,11 @@ class switch_model final : private control_frame_port {
   // (PFC refresh) with `clk`, so it is neither copyable nor movable.
   [[nodiscard]] static result<std::unique_ptr<switch_model>> create(const switch_config& cfg, clock& clk,
                                                                     pfc_frame_sink* sink = nullptr);
+  // The same with another link-level flow control than PFC (InfiniBand credits): `fc` is
+  // built for this config and clock; the switch then sends no PFC frames.
+  [[nodiscard]] static result<std::unique_ptr<switch_model>> create(const switch_config& cfg, clock& clk,
+                                                                    pfc_frame_sink* sink,
+                                                                    std::unique_ptr<link_flow_control> fc);
   switch_model(const switch_model&) = delete;
   switch_model& operator=(const switch_model&) = delete;
   ~switch_model();

@@ -43,6 +43,35 @@ struct frame_sizes {
   std::uint32_t cnp = roce_cnp_frame_bytes;
 };
 
+// InfiniBand (issue 9): the same transport (BTH, RETH, AETH, ICRC) behind IB's own link
+// and network headers instead of Ethernet/IPv4/UDP. IBA vol. 1 ch. 7.7-7.8: LRH 8 bytes
+// on every packet, GRH 40 bytes only when it crosses subnets (or carries a GID), VCRC 2
+// bytes recomputed per hop; no FCS. A CN (BECN) packet of IB congestion control (annex
+// A10.2.2.1) is a BTH-only packet with the BECN bit set.
+inline constexpr std::uint32_t ib_lrh_bytes = 8;
+inline constexpr std::uint32_t ib_grh_bytes = 40;
+inline constexpr std::uint32_t ib_vcrc_bytes = 2;
+// The IB MTUs (IBA 7.7.8: 256, 512, 1024, 2048, 4096 payload bytes); 2048 and 4096 are
+// the ones deployed.
+[[nodiscard]] constexpr bool is_ib_mtu(std::uint32_t mtu) {
+  return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096;
+}
+// Start and end delimiters around every packet on the wire (IBA vol. 2 physical layer:
+// one SDP/SLP and one EGP/EBP symbol per packet; 64b/66b lane coding at FDR and above is
+// part of the signalling rate, not of the data rate link_gbps is given in). IB has no
+// preamble and no minimum inter-packet gap, so this takes the place of Ethernet's 20.
+inline constexpr std::uint32_t ib_framing_bytes = 2;
+
+// Data packet: LRH + [GRH] + BTH + ICRC + VCRC = 26 (66 with GRH).
+[[nodiscard]] constexpr std::uint32_t ib_data_overhead_bytes(bool grh) {
+  return ib_lrh_bytes + (grh ? ib_grh_bytes : 0) + bth_bytes + icrc_bytes + ib_vcrc_bytes;
+}
+
+[[nodiscard]] constexpr frame_sizes frame_sizes_for_ib(bool grh) {
+  const std::uint32_t base = ib_data_overhead_bytes(grh);
+  return {base, reth_bytes, base + aeth_bytes, base};
+}
+
 [[nodiscard]] constexpr frame_sizes frame_sizes_for(bool hpcc_ns3_compat) {
   if (hpcc_ns3_compat) return {hpcc_data_overhead_bytes, 0, hpcc_ack_frame_bytes, hpcc_ack_frame_bytes};
   return {};

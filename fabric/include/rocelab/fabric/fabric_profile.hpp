@@ -1,0 +1,62 @@
+#pragma once
+// Which fabric a run models: RoCEv2 (Ethernet + PFC + DCQCN) or InfiniBand (credits per
+// VL, IB headers, IB congestion control), with the routing, congestion control and switch
+// class as independent choices, and the switch profile a decision report prices.
+//
+// `fabric_mode` is what the twin reads (twin_config::fabric); `switch_profile` is the
+// user-editable description of a switch class (examples/fabric-profiles/*.yaml) that the
+// compare experiment turns into a fabric_mode plus switch settings. Plain data.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "rocelab/common/result.hpp"
+#include "rocelab/fabric/adaptive_routing.hpp"
+#include "rocelab/fabric/credit_flow_control.hpp"
+#include "rocelab/fabric/ib_congestion_control.hpp"
+
+namespace rocelab::fabric {
+
+enum class link_layer : std::uint8_t { roce, infiniband };
+[[nodiscard]] const char* to_string(link_layer l);
+[[nodiscard]] result<link_layer> parse_link_layer(std::string_view text);  // "roce" | "infiniband" | "ib"
+[[nodiscard]] result<congestion_control_kind> parse_congestion_control(std::string_view text);
+
+struct fabric_mode {
+  link_layer link = link_layer::roce;
+  routing_mode routing = routing_mode::ecmp;
+  // RoCE: dcqcn (when the NIC enables it) or none; InfiniBand: ib_cc or none.
+  congestion_control_kind congestion = congestion_control_kind::dcqcn;
+  ib_cc_config ib_cc;
+  bool ib_grh = false;  // a GRH on every packet (routed IB, or GID addressing)
+  // InfiniBand buffers. Switch: bytes per (port, VL); 0 divides the switch buffer evenly
+  // over every port and the VLs in use. HCA: bytes per VL it advertises to its switch
+  // (the HCA drains to host memory at line rate, so this only has to cover the round trip).
+  std::int64_t ib_vl_buffer_bytes = 0;
+  std::int64_t ib_hca_buffer_bytes = 256 * 1024;
+  std::int64_t credit_update_interval_ns = 0;  // credit_config::min_update_interval_ns
+  // Port-to-port latency of every switch (pipeline and lookup; cut-through switches
+  // quote it for the first bit in to the first bit out), added to each hop.
+  std::int64_t switch_latency_ns = 0;
+
+  [[nodiscard]] status validate() const;
+};
+
+// A switch class as a procurement sheet describes it (per port), with prices.
+struct switch_profile {
+  std::string name;                 // "InfiniBand NDR class"
+  link_layer link = link_layer::roce;
+  double port_gbps = 400;
+  std::uint32_t ports = 64;         // radix
+  std::int64_t buffer_bytes = 0;    // whole-switch packet buffer
+  std::int64_t port_to_port_latency_ns = 0;
+  std::int64_t cell_bytes = 256;
+  // Prices, USD: per switch port, per NIC/HCA, per optic (transceiver; two per link).
+  double price_per_port_usd = 0;
+  double nic_price_usd = 0;
+  double optic_price_usd = 0;
+  std::string source;               // where the figures come from (editable seed values)
+};
+
+}  // namespace rocelab::fabric

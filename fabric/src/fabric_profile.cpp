@@ -1,0 +1,37 @@
+#include "rocelab/fabric/fabric_profile.hpp"
+
+#include <string>
+
+namespace rocelab::fabric {
+
+const char* to_string(link_layer l) { return l == link_layer::infiniband ? "infiniband" : "roce"; }
+
+result<link_layer> parse_link_layer(std::string_view text) {
+  if (text == "roce" || text == "rocev2") return link_layer::roce;
+  if (text == "infiniband" || text == "ib") return link_layer::infiniband;
+  return status(error_code::invalid_argument, "fabric '" + std::string(text) + "': expects roce or infiniband");
+}
+
+result<congestion_control_kind> parse_congestion_control(std::string_view text) {
+  if (text == "none") return congestion_control_kind::none;
+  if (text == "dcqcn") return congestion_control_kind::dcqcn;
+  if (text == "ib_cc") return congestion_control_kind::ib_cc;
+  return status(error_code::invalid_argument,
+                "congestion control '" + std::string(text) + "': expects none, dcqcn or ib_cc");
+}
+
+status fabric_mode::validate() const {
+  auto bad = [](const std::string& what) { return status(error_code::invalid_argument, "fabric: " + what); };
+  if (link == link_layer::roce && congestion == congestion_control_kind::ib_cc)
+    return bad("ib_cc is InfiniBand congestion control; a RoCE fabric takes dcqcn or none");
+  if (link == link_layer::infiniband && congestion == congestion_control_kind::dcqcn)
+    return bad("dcqcn is RoCEv2 congestion control; an InfiniBand fabric takes ib_cc or none");
+  if (ib_vl_buffer_bytes < 0) return bad("ib_vl_buffer_bytes must be >= 0");
+  if (ib_hca_buffer_bytes <= 0) return bad("ib_hca_buffer_bytes must be > 0");
+  if (credit_update_interval_ns < 0) return bad("credit_update_interval_ns must be >= 0");
+  if (switch_latency_ns < 0) return bad("switch_latency_ns must be >= 0");
+  if (congestion == congestion_control_kind::ib_cc) ROCELAB_RETURN_IF_ERROR(ib_cc.validate().with_context("fabric"));
+  return status::success();
+}
+
+}  // namespace rocelab::fabric
