@@ -8,7 +8,15 @@
 // - A run is inserted `running` with its owner (host and pid). Opening the store read-write
 //   marks every `running` run whose owner process is gone as `interrupted`, keeping what
 //   it already wrote.
-// - Readers (notebooks) open read-only and read while a run is being written.
+// - Readers (notebooks) open read-only and read while a run is being written; load()
+//   reads one consistent snapshot.
+//
+// Threading: a run_store is one SQLite connection; use it from one thread at a time (open
+// one per thread or process; they share the file safely).
+// Name mapping in append(): records refer to hosts and devices by index into
+// records.hosts / records.devices; those names are matched to the run's own name tables
+// (new names get the next index), so agents may append with their own local numbering.
+// When records.hosts (or .devices) is empty, the indexes are taken as the run's already.
 
 #include <cstdint>
 #include <map>
@@ -110,6 +118,9 @@ class run_store {
   [[nodiscard]] result<std::vector<sweep_info>> sweeps() const;
   [[nodiscard]] status add_trial(const trial_record& trial);
   [[nodiscard]] result<std::vector<trial_record>> trials(std::int64_t sweep) const;
+
+  // PRAGMA integrity_check: ok, or malformed_input listing what SQLite found.
+  [[nodiscard]] status check_integrity() const;
 
   [[nodiscard]] const std::string& path() const noexcept;
 

@@ -1,0 +1,109 @@
+#include "rocelab/store/run_store.hpp"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <fstream>
+
+#include "store_test_support.hpp"
+
+namespace rocelab::store {
+namespace {
+
+using testing::temp_dir;
+
+// Runs SQL on a raw connection, outside the store, to build files the store must judge.
+void raw_exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  const std::string message = err != nullptr ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << message;
+}
+
+std::string raw_query_one(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  std::string out;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW)
+    out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return out;
+}
+
+TEST(run_store_schema, a_new_file_is_at_the_current_version_in_wal_mode) {
+  temp_dir dir;
+  const auto path = dir.file("runs.db");
+  {
+    auto store = run_store::open(path);
+    ASSERT_TRUE(store.ok()) << store.error().message();
+    EXPECT_TRUE(store->check_integrity().ok());
+  }
+  EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), std::to_string(run_store::schema_version()));
+  EXPECT_EQ(raw_query_one(path, "PRAGMA journal_mode"), "wal");
+  // Opening again changes nothing and keeps the data.
+  auto again = run_store::open(path);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), std::to_string(run_store::schema_version()));
+}
+
+TEST(run_store_schema, migrates_a_version_0_file_and_keeps_what_else_is_in_it) {
+  temp_dir dir;
+  const auto path = dir.file("runs.db");
+  raw_exec(path, "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('kept');");
+  auto store = run_store::open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  auto id = store->begin_run({"a", "twin", 1, "", {}, std::nullopt});
+  ASSERT_TRUE(id.ok()) << id.error().message();
+  EXPECT_EQ(raw_query_one(path, "SELECT text FROM notes"), "kept");
+  EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), std::to_string(run_store::schema_version()));
+}
+
+TEST(run_store_schema, refuses_a_newer_schema_read_write_and_read_only) {
+  temp_dir dir;
+  const auto path = dir.file("runs.db");
+  {
+    auto store = run_store::open(path);
+    ASSERT_TRUE(store.ok());
+  }
+  raw_exec(path, "PRAGMA user_version = 99");
+  for (auto mode : {open_mode::read_write, open_mode::read_only}) {
+    auto store = run_store::open(path, mode);
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.error().code(), error_code::unsupported);
+    EXPECT_NE(store.error().message().find("schema version 99 is newer"), std::string::npos) << store.error().message();
+    EXPECT_NE(store.error().message().find(path), std::string::npos);
+  }
+  EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), "99") << "a refused file is left as it was";
+}
+
+TEST(run_store_schema, read_only_does_not_migrate_an_old_file) {
+  temp_dir dir;
+  const auto path = dir.file("runs.db");
+  raw_exec(path, "CREATE TABLE notes (text TEXT)");
+  auto store = run_store::open(path, open_mode::read_only);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.error().message().find("needs migrating"), std::string::npos) << store.error().message();
+  EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), "0");
+}
+
+TEST(run_store_schema, a_file_that_is_not_a_database_is_malformed) {
+  temp_dir dir;
+  const auto path = dir.file("runs.db");
+  {
+    std::ofstream out(path);
+    for (int i = 0; i < 512; ++i) out << "this is not an SQLite file\n";
+  }
+  auto store = run_store::open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code(), error_code::malformed_input) << store.error().message();
+  EXPECT_NE(store.error().message().find(path), std::string::npos) << store.error().message();
+}
+
+}  // namespace
+}  // namespace rocelab::store
