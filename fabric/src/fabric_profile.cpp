@@ -1,5 +1,7 @@
 #include "rocelab/fabric/fabric_profile.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <string>
 
 namespace rocelab::fabric {
@@ -32,6 +34,36 @@ status fabric_mode::validate() const {
   if (switch_latency_ns < 0) return bad("switch_latency_ns must be >= 0");
   if (congestion == congestion_control_kind::ib_cc) ROCELAB_RETURN_IF_ERROR(ib_cc.validate().with_context("fabric"));
   return status::success();
+}
+
+switch_config infiniband_switch_config(switch_config sc, std::uint8_t vl_mask, const fabric_mode& mode,
+                                       std::uint32_t framing_bytes) {
+  sc.cell_bytes = ib_credit_block_bytes;
+  sc.wire_overhead_bytes = framing_bytes;
+  sc.lossless_priorities = vl_mask;
+  const auto vls = static_cast<std::int64_t>(std::popcount(vl_mask));
+  const auto ports = static_cast<std::int64_t>(std::max<std::size_t>(1, sc.ports.size()));
+  std::int64_t vl_bytes = mode.ib_vl_buffer_bytes;
+  if (vl_bytes == 0 && vls > 0) vl_bytes = sc.buffer_bytes / (ports * vls);
+  vl_bytes = vl_bytes / ib_credit_block_bytes * ib_credit_block_bytes;
+  // The buffer holds every VL's allocation (credits promise the space up front).
+  sc.buffer_bytes = std::max(sc.buffer_bytes, vl_bytes * ports * vls);
+  const bool fecn = mode.congestion == congestion_control_kind::ib_cc;
+  for (auto& pc : sc.ports) {
+    for (int v = 0; v < num_priorities; ++v) {
+      auto& pg = pc.pgs[static_cast<std::size_t>(v)];
+      pg.reserve_bytes = 0;
+      pg.headroom_bytes = 0;
+      pg.shared = ((vl_mask >> v) & 1u) ? buffer_threshold::fixed(vl_bytes) : buffer_threshold::fixed(0);
+      auto& q = pc.queues[static_cast<std::size_t>(v)];
+      q.reserve_bytes = 0;
+      q.shared = buffer_threshold::unlimited();
+      // FECN (A10.2.1.1): every packet that joins a VL queue deeper than the threshold.
+      q.ecn = fecn ? ecn_config{true, mode.ib_cc.marking_threshold_bytes, mode.ib_cc.marking_threshold_bytes, 1.0}
+                   : ecn_config{};
+    }
+  }
+  return sc;
 }
 
 }  // namespace rocelab::fabric

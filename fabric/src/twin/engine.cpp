@@ -37,7 +37,10 @@
 #include <utility>
 #include <vector>
 
+#include "rocelab/fabric/adaptive_routing.hpp"
+#include "rocelab/fabric/credit_flow_control.hpp"
 #include "rocelab/fabric/headroom.hpp"
+#include "rocelab/fabric/ib_congestion_control.hpp"
 #include "rocelab/fabric/link_flow_control.hpp"
 #include "rocelab/fabric/switch_model.hpp"
 #include "rocelab/fabric/twin/event_queue.hpp"
@@ -50,7 +53,7 @@ namespace rocelab::fabric::twin {
 namespace {
 
 // ---- packet cookie: psn 0..31 | type 32..35 | flag 36 | ecmp 40..47 | dst host 48..63 ----
-enum class pkt_type : std::uint8_t { data = 0, ack = 1, nak = 2, cnp = 3, pfc = 4 };
+enum class pkt_type : std::uint8_t { data = 0, ack = 1, nak = 2, cnp = 3, pfc = 4, credit = 5 };
 
 constexpr std::uint64_t make_cookie(std::uint32_t psn, pkt_type t, bool flag, std::uint32_t ecmp, std::uint32_t dst) {
   return static_cast<std::uint64_t>(psn) | (static_cast<std::uint64_t>(t) << 32) |
@@ -106,6 +109,17 @@ class node_clock final : public clock {
   std::int32_t host_;
 };
 
+// InfiniBand: a switch's flow-control packets (credit_flow_control) onto its links.
+class switch_credit_link final : public credit_link {
+ public:
+  switch_credit_link(engine& e, std::uint32_t sw) : e_(e), sw_(sw) {}
+  void send_credit_update(std::uint16_t port, std::uint8_t vl, std::int64_t fccl, std::int64_t now_ns) override;
+
+ private:
+  engine& e_;
+  std::uint32_t sw_;
+};
+
 class switch_sink final : public pfc_frame_sink {
  public:
   switch_sink(engine& e, std::uint32_t sw) : e_(e), sw_(sw) {}
@@ -139,6 +153,7 @@ struct channel {
   std::uint32_t to_index = 0;   // switch or host index
   std::uint16_t to_port = 0;    // ingress port on the switch
   std::uint32_t to_device = 0;  // device index (run_records::devices) of the receiver
+  std::int64_t last_at_ns = 0;  // arrival of the last frame put on it (frames never overtake)
 };
 
 struct pause_track {
@@ -149,7 +164,10 @@ struct pause_track {
 struct switch_node {
   std::unique_ptr<node_clock> clk;
   std::unique_ptr<switch_sink> sink;
+  std::unique_ptr<switch_credit_link> credit_out;  // InfiniBand only
   std::unique_ptr<switch_model> model;
+  credit_flow_control* credits = nullptr;  // model's flow control when InfiniBand
+  adaptive_router router;
   std::uint32_t port_base = 0;     // global port id of port 0
   std::uint32_t channel_base = 0;  // channel id of port 0's egress link
   enum class role : std::uint8_t { single, leaf, spine } kind = role::single;
@@ -161,6 +179,8 @@ struct host_node {
   std::int64_t busy_until_ps = 0;
   std::int64_t pending_ns = never_ns;  // the NIC event in the queue, if any
   pfc_pause_state pause;
+  credit_sender credits;      // InfiniBand: toward the switch's VL buffers
+  credit_receiver rx_credits; // InfiniBand: what the HCA advertises (drains at once)
   detail::ring<packet> control;
   std::vector<std::uint32_t> active;  // QPs with data to send
   std::uint32_t rr = 0;
@@ -180,10 +200,11 @@ struct flow_state {
   std::uint32_t last_bits = 0;
   std::int64_t last_progress_ns = 0;
   bool in_active = false, rto_armed = false, done = false;
-  std::unique_ptr<reaction_point> rp;
+  std::unique_ptr<rate_control> rp;  // DCQCN or IB CC (fabric.congestion)
   // responder
   std::uint32_t epsn = 0, since_ack = 0;
   bool nak_sent = false, ce_since_ack = false;
+  std::vector<bool> placed;  // adaptive routing: PSNs at or past epsn already placed
   notification_point np;
 
   explicit flow_state(const dcqcn_config& c) : np(c) {}
@@ -207,6 +228,10 @@ class engine final : public twin_context {
   bool cancel_timer(timer_id id);
   void on_timer_event(std::uint32_t slot);
   void on_switch_pfc(std::uint32_t sw, const pfc_frame_out& f);
+  void send_credit(std::uint32_t ch, std::uint8_t vl, std::int64_t fccl);
+  [[nodiscard]] std::uint32_t switch_channel(std::uint32_t sw, std::uint16_t port) const {
+    return switches_[sw].channel_base + port;
+  }
 
  private:
   // topology
@@ -225,6 +250,8 @@ class engine final : public twin_context {
   void on_port_event(std::uint32_t gport, std::int64_t at);
   void on_host_packet(std::uint32_t h, const packet& p, std::uint32_t ch);
   void on_pfc_at(std::uint32_t ch, const packet& p);
+  void on_credit_at(std::uint32_t ch, const packet& p);
+  void init_credits();
   void nic_kick(std::uint32_t h);
   void nic_schedule(std::uint32_t h, std::int64_t at_ns);
   void nic_try(std::uint32_t h);
@@ -246,6 +273,10 @@ class engine final : public twin_context {
   std::uint32_t hosts_per_leaf_ = 0;
   std::int64_t host_rate_bps_ = 0, uplink_rate_bps_ = 0;
   dcqcn_config dcqcn_;
+  bool ib_ = false;         // fabric.link == infiniband: credits, IB headers, no PFC
+  bool adaptive_ = false;   // fabric.routing == adaptive
+  congestion_control_kind cc_ = congestion_control_kind::dcqcn;
+  std::uint8_t vl_mask_ = 0;
 
   event_queue q_;
   std::int64_t now_ = 0;
@@ -278,6 +309,13 @@ engine::engine(const twin_config& cfg, workload& load) : cfg_(cfg), load_(load),
   compat_ = cfg.hpcc_ns3_compat;
   sizes_ = frame_sizes_for(compat_);
   dcqcn_ = cfg.nic.dcqcn;
+  ib_ = cfg.fabric.link == link_layer::infiniband;
+  adaptive_ = cfg.fabric.routing == routing_mode::adaptive;
+  cc_ = cfg.nic.dcqcn_enabled ? cfg.fabric.congestion : congestion_control_kind::none;
+  cfg_.nic.dcqcn_enabled = cc_ != congestion_control_kind::none;  // data ECT, CNPs/BECNs honoured
+  if (ib_) sizes_ = frame_sizes_for_ib(cfg.fabric.ib_grh);
+  // IB CC: the destination returns a BECN for every FECN (annex A10.2.2), unspaced.
+  if (cc_ == congestion_control_kind::ib_cc) dcqcn_.min_time_between_cnps_us = 0;
   if (compat_) {
     // HPCC ns-3: every marked packet's ACK carries the congestion flag (no CNP spacing
     // at the NP; the RP's rate_reduce_monitor_period still spaces the cuts), and the
@@ -359,6 +397,7 @@ switch_config engine::switch_config_for(const std::vector<std::int64_t>& rates, 
     }
     sc.ports.push_back(pc);
   }
+  if (ib_) return infiniband_switch_config(std::move(sc), vl_mask_, cfg_.fabric, ib_framing_bytes);
   return sc;
 }
 
@@ -391,7 +430,17 @@ status engine::build_switches() {
     s.sink = std::make_unique<switch_sink>(*this, static_cast<std::uint32_t>(i));
     switch_config sc = switch_config_for(rates[i], false, 0);
     sc.ecn_seed = mix64(cfg_.seed ^ (0x5157ull + i));
-    auto m = switch_model::create(sc, *s.clk, s.sink.get());
+    std::unique_ptr<link_flow_control> fc;
+    if (ib_) {
+      s.credit_out = std::make_unique<switch_credit_link>(*this, static_cast<std::uint32_t>(i));
+      const auto max_frame = cfg_.nic.mtu_bytes + sizes_.data_overhead + sizes_.first_extra;
+      auto c = credit_flow_control::create(sc, *s.clk, *s.credit_out,
+                                           credit_config{max_frame, cfg_.fabric.credit_update_interval_ns});
+      if (!c.ok()) return c.error().with_context(layout_.device_name(static_cast<std::uint32_t>(i)));
+      s.credits = c->get();
+      fc = std::move(c).value();
+    }
+    auto m = switch_model::create(sc, *s.clk, s.sink.get(), std::move(fc));
     if (!m.ok()) return m.error().with_context(layout_.device_name(static_cast<std::uint32_t>(i)));
     s.model = std::move(m).value();
     s.port_base = gport;
@@ -418,6 +467,12 @@ status engine::build() {
   overhead_ = compat_ ? 0 : cfg_.switch_template.wire_overhead_bytes;
   ack_prio_ = static_cast<std::uint8_t>(cfg_.nic.ack_priority >= 0 ? cfg_.nic.ack_priority : cfg_.nic.data_priority);
   cnp_prio_ = dcqcn_.cnp_802p_prio;
+  if (ib_) {
+    overhead_ = ib_framing_bytes;
+    // VLs in use: data, ACKs, CN packets (SL to VL one to one).
+    vl_mask_ = static_cast<std::uint8_t>((1u << cfg_.nic.data_priority) | (1u << cnp_prio_) |
+                                         (cfg_.nic.ack_priority >= 0 ? 1u << cfg_.nic.ack_priority : 0u));
+  }
   ROCELAB_RETURN_IF_ERROR(build_switches());
 
   // Channels: every switch port's egress link, then every host's uplink.
@@ -431,7 +486,7 @@ status engine::build() {
     const auto nports = static_cast<std::uint32_t>(sw.model->num_ports());
     for (std::uint32_t p = 0; p < nports; ++p) {
       channel& c = channels_[sw.port_base + p];
-      c.delay_ns = t.link_delay_ns;
+      c.delay_ns = t.link_delay_ns + cfg_.fabric.switch_latency_ns;
       if (sw.kind == switch_node::role::single) {
         c.to_switch = -1, c.to_index = p, c.to_device = nsw + p;
       } else if (sw.kind == switch_node::role::leaf) {
@@ -467,6 +522,7 @@ status engine::build() {
       c.to_port = static_cast<std::uint16_t>(h % hosts_per_leaf_);
     }
   }
+  if (ib_) init_credits();
   pauses_.resize(channels_.size() * num_priorities);
   std::size_t queues = 0;
   for (const auto& s : switches_) queues += s.model->num_ports() * num_priorities;
@@ -481,12 +537,13 @@ void engine::path_of(std::uint32_t src, std::uint32_t dst,
                      std::vector<std::pair<std::int64_t, std::int64_t>>& links) const {
   links.clear();
   const std::int64_t d = cfg_.topology.link_delay_ns;
+  const std::int64_t sw = d + cfg_.fabric.switch_latency_ns;  // links out of a switch
   links.emplace_back(host_rate_bps_, d);
   if (cfg_.topology.type == topology_config::kind::leaf_spine && src / hosts_per_leaf_ != dst / hosts_per_leaf_) {
-    links.emplace_back(uplink_rate_bps_, d);
-    links.emplace_back(uplink_rate_bps_, d);
+    links.emplace_back(uplink_rate_bps_, sw);
+    links.emplace_back(uplink_rate_bps_, sw);
   }
-  links.emplace_back(host_rate_bps_, d);
+  links.emplace_back(host_rate_bps_, sw);
 }
 
 // Ideal FCT: the message alone on an idle path, from its start to the arrival of the
@@ -663,6 +720,7 @@ void engine::push_wire(std::uint32_t ch, std::int64_t at_ns, const packet& p) {
   channel& c = channels_[ch];
   const bool was_empty = c.wire.empty();
   c.wire.push_back(inflight{at_ns, p});
+  c.last_at_ns = at_ns;
   if (was_empty) q_.push(at_ns, ev_channel, ch);
 }
 
@@ -674,6 +732,18 @@ void engine::on_channel(std::uint32_t ch) {
     on_pfc_at(ch, f.pkt);
     return;
   }
+  if (type_of(f.pkt.cookie) == pkt_type::credit) {
+    on_credit_at(ch, f.pkt);
+    return;
+  }
+  if (ib_ && c.to_switch < 0) {
+    // The HCA moves the packet to host memory at once and returns its blocks.
+    host_node& hn = hosts_[c.to_index];
+    const std::int64_t blocks = credit_blocks_of(f.pkt.size_bytes);
+    hn.rx_credits.on_received(f.pkt.priority, blocks);
+    hn.rx_credits.on_freed(f.pkt.priority, blocks);
+    send_credit(hn.channel, f.pkt.priority, hn.rx_credits.fccl(f.pkt.priority));
+  }
   if (c.to_switch >= 0)
     on_switch_packet(static_cast<std::uint32_t>(c.to_switch), c.to_port, f.pkt);
   else
@@ -683,6 +753,15 @@ void engine::on_channel(std::uint32_t ch) {
 void engine::on_switch_packet(std::uint32_t sw, std::uint16_t in_port, packet p) {
   p.ingress_port = in_port;
   p.egress_port = layout_.egress_port(sw, dst_of(p.cookie), ecmp_of(p.cookie));
+  if (adaptive_ && switches_[sw].kind == switch_node::role::leaf && p.egress_port >= hosts_per_leaf_) {
+    // Adaptive routing: this packet takes the uplink with the least queued on its priority.
+    const switch_model& m = *switches_[sw].model;
+    std::array<std::uint64_t, 256> load{};
+    const std::uint32_t n = cfg_.topology.spines;
+    for (std::uint32_t u = 0; u < n; ++u)
+      load[u] = m.queue(static_cast<std::uint16_t>(hosts_per_leaf_ + u), p.priority).depth_bytes;
+    p.egress_port = static_cast<std::uint16_t>(hosts_per_leaf_ + switches_[sw].router.pick({load.data(), n}));
+  }
   const admission a = switches_[sw].model->admit(p, now_);
   if (a.accepted) port_kick(sw, p.egress_port);
 }
@@ -789,6 +868,64 @@ void engine::on_pfc_at(std::uint32_t ch, const packet& p) {
   }
 }
 
+void switch_credit_link::send_credit_update(std::uint16_t port, std::uint8_t vl, std::int64_t fccl,
+                                            std::int64_t /*now_ns*/) {
+  e_.send_credit(e_.switch_channel(sw_, port), vl, fccl);
+}
+
+// A flow-control packet (IBA 7.9.4.3) on channel ch: it goes between frames, after the
+// frame in flight, and its 6 bytes take no link time worth modelling.
+void engine::send_credit(std::uint32_t ch, std::uint8_t vl, std::int64_t fccl) {
+  channel& c = channels_[ch];
+  packet p;
+  p.cookie = make_cookie(static_cast<std::uint32_t>(static_cast<std::uint64_t>(fccl) >> 32), pkt_type::credit, false, 0, 0);
+  p.flow_id = static_cast<std::uint32_t>(fccl);
+  p.size_bytes = ib_flow_control_packet_bytes;
+  p.priority = vl;
+  push_wire(ch, std::max(now_ + c.delay_ns, c.last_at_ns), p);
+}
+
+void engine::on_credit_at(std::uint32_t ch, const packet& p) {
+  const std::int64_t fccl =
+      static_cast<std::int64_t>((static_cast<std::uint64_t>(psn_of(p.cookie)) << 32) | p.flow_id);
+  const channel& c = channels_[ch];
+  if (c.to_switch >= 0) {
+    // The switch port's peer returned credits: the port's VL may send again.
+    const auto sw = static_cast<std::uint32_t>(c.to_switch);
+    switches_[sw].credits->on_credit_update(c.to_port, p.priority, fccl, now_);
+    port_kick(sw, c.to_port);
+  } else {
+    hosts_[c.to_index].credits.on_update(p.priority, fccl, now_);
+    nic_kick(c.to_index);
+  }
+}
+
+// Link up (IBA 7.9.4.2): every transmitter starts with the credits its receiver's VL
+// buffers advertise; hosts advertise fabric.ib_hca_buffer_bytes per VL.
+void engine::init_credits() {
+  const auto max_frame = cfg_.nic.mtu_bytes + sizes_.data_overhead + sizes_.first_extra;
+  std::array<std::int64_t, num_priorities> hca{};
+  for (int v = 0; v < num_priorities; ++v)
+    if ((vl_mask_ >> v) & 1u) hca[static_cast<std::size_t>(v)] = cfg_.fabric.ib_hca_buffer_bytes / ib_credit_block_bytes;
+  for (auto& hn : hosts_) {
+    hn.credits = credit_sender(max_frame);
+    hn.rx_credits = credit_receiver(hca);
+  }
+  for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
+    const channel& c = channels_[ch];
+    credit_sender& tx = ch < port_owner_.size()
+                            ? switches_[port_owner_[ch].first].credits->sender(port_owner_[ch].second)
+                            : hosts_[ch - port_owner_.size()].credits;
+    for (std::uint8_t v = 0; v < num_priorities; ++v) {
+      if (((vl_mask_ >> v) & 1u) == 0) continue;
+      const std::int64_t fccl = c.to_switch >= 0
+                                    ? switches_[static_cast<std::size_t>(c.to_switch)].credits->advertised_fccl(c.to_port, v)
+                                    : hosts_[c.to_index].rx_credits.fccl(v);
+      tx.on_update(v, fccl, 0);
+    }
+  }
+}
+
 // ------------------------------------------------------------------ hosts
 
 void engine::send_control(std::uint32_t h, pkt_type t, std::uint32_t flow, std::uint32_t psn, bool flag,
@@ -829,7 +966,9 @@ void engine::nic_try(std::uint32_t h) {
     nic_schedule(h, ceil_div(hn.busy_until_ps, 1000));
     return;
   }
-  const std::uint8_t allowed = cfg_.nic.pfc_enabled ? hn.pause.allowed_mask(now_) : std::uint8_t{0xff};
+  const std::uint8_t allowed = ib_                     ? hn.credits.allowed_mask()
+                               : cfg_.nic.pfc_enabled ? hn.pause.allowed_mask(now_)
+                                                      : std::uint8_t{0xff};
   packet p{};
   bool have = false;
   std::uint32_t sent_flow = 0;
@@ -902,6 +1041,7 @@ void engine::nic_try(std::uint32_t h) {
   hn.busy_until_ps = start_ps + ser_ps(p.size_bytes, overhead_, hn.rate_bps);
   const std::int64_t end_ns = ceil_div(hn.busy_until_ps, 1000);
   push_wire(hn.channel, end_ns + channels_[hn.channel].delay_ns, p);
+  if (ib_) hn.credits.on_transmit(p.priority, p.size_bytes, now_);
   hn.tx_bytes += p.size_bytes;
   ++hn.tx_packets;
   if (type_of(p.cookie) == pkt_type::data) {
@@ -939,6 +1079,8 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
       }
       if (psn == f.epsn) {
         ++f.epsn;
+        if (!f.placed.empty())
+          while (f.epsn < f.npkts && f.placed[f.epsn]) ++f.epsn;  // already placed out of order
         f.nak_sent = false;
         ++f.since_ack;
         if (f.since_ack >= cfg_.nic.ack_every_packets || f.epsn == f.npkts) {
@@ -947,6 +1089,11 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
           f.ce_since_ack = false;
           send_control(h, pkt_type::ack, fid, f.epsn, flag, ack_prio_);
         }
+      } else if (psn > f.epsn && adaptive_) {
+        // Adaptive routing reorders packets; the NIC places them by PSN (RDMA WRITE
+        // carries its address) and acknowledges once the gap fills.
+        if (f.placed.empty()) f.placed.assign(f.npkts, false);
+        f.placed[psn] = true;
       } else if (psn > f.epsn) {
         if (!f.nak_sent) {
           f.nak_sent = true;
@@ -962,7 +1109,9 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
       if (flag_of(p.cookie)) {
         ++out_.flows[fid].cnps;
         if (cfg_.nic.dcqcn_enabled) {
-          if (!f.rp) f.rp = std::make_unique<reaction_point>(dcqcn_, hosts_[h].rate_bps, *hosts_[h].clk);
+          if (!f.rp)
+            f.rp = make_rate_control(cc_, dcqcn_, cfg_.fabric.ib_cc, hosts_[h].rate_bps, *hosts_[h].clk,
+                                     static_cast<std::uint32_t>(overhead_));
           f.rp->on_cnp(now_);
         }
       }
@@ -987,11 +1136,14 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
     case pkt_type::cnp: {
       ++out_.flows[fid].cnps;
       if (f.done || !cfg_.nic.dcqcn_enabled) break;
-      if (!f.rp) f.rp = std::make_unique<reaction_point>(dcqcn_, hosts_[h].rate_bps, *hosts_[h].clk);
+      if (!f.rp)
+        f.rp = make_rate_control(cc_, dcqcn_, cfg_.fabric.ib_cc, hosts_[h].rate_bps, *hosts_[h].clk,
+                                 static_cast<std::uint32_t>(overhead_));
       f.rp->on_cnp(now_);
       break;
     }
     case pkt_type::pfc:
+    case pkt_type::credit:
       break;
   }
 }
@@ -1088,6 +1240,22 @@ run_records engine::run() {
   }
   out_.simulated_ns = now_;
   for (std::uint32_t k = 0; k < pauses_.size(); ++k) close_pause(k, std::min(now_, pauses_[k].until_ns));
+  if (ib_) {
+    // Credit stalls are InfiniBand's pauses: a VL of a port could not send for lack of
+    // credits (PortXmitWait). Recorded like PFC pauses, at the stalled transmitter.
+    auto add = [&](std::uint32_t device, std::uint32_t port, credit_sender& s) {
+      s.close_stalls(now_);
+      for (const credit_stall& st : s.stalls()) {
+        out_.pauses.push_back(pause_interval{device, port, st.vl, st.start_ns, st.end_ns, pause_source::model});
+        out_.totals.paused_ns += st.end_ns - st.start_ns;
+      }
+    };
+    for (std::uint32_t s = 0; s < switches_.size(); ++s)
+      for (std::uint16_t port = 0; port < switches_[s].model->num_ports(); ++port)
+        add(s, port, switches_[s].credits->sender(port));
+    for (std::uint32_t h = 0; h < hosts_.size(); ++h)
+      add(static_cast<std::uint32_t>(switches_.size()) + h, 0, hosts_[h].credits);
+  }
   std::sort(out_.pauses.begin(), out_.pauses.end(), [](const pause_interval& a, const pause_interval& b) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns
                                     : a.device != b.device ? a.device < b.device
@@ -1165,6 +1333,13 @@ status validate(const twin_config& c) {
   if (n.retransmit_timeout_ns <= 0) return bad("nic.retransmit_timeout_ns must be > 0");
   if (n.ack_every_packets < 1) return bad("nic.ack_every_packets must be >= 1");
   ROCELAB_RETURN_IF_ERROR(n.dcqcn.validate().with_context("nic.dcqcn"));
+  ROCELAB_RETURN_IF_ERROR(c.fabric.validate());
+  if (c.fabric.link == link_layer::infiniband) {
+    if (c.hpcc_ns3_compat) return bad("fabric.link infiniband: the HPCC ns-3 compatibility mode is RoCE only");
+    if (!is_ib_mtu(n.mtu_bytes)) return bad("nic.mtu_bytes: an InfiniBand MTU is 256, 512, 1024, 2048 or 4096");
+  }
+  if (c.fabric.routing == routing_mode::adaptive && c.topology.spines > 256)
+    return bad("fabric.routing adaptive: at most 256 uplinks");
   if (c.queue_sample_interval_ns < 0) return bad("queue_sample_interval_ns must be >= 0");
   if (c.stop_ns <= 0) return bad("stop_ns must be > 0");
   for (const auto& e : c.ecn_by_rate)

@@ -8,6 +8,7 @@
 // compare experiment turns into a fabric_mode plus switch settings. Plain data.
 
 #include <cstdint>
+#include <bit>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,7 @@
 #include "rocelab/fabric/adaptive_routing.hpp"
 #include "rocelab/fabric/credit_flow_control.hpp"
 #include "rocelab/fabric/ib_congestion_control.hpp"
+#include "rocelab/fabric/switch_config.hpp"
 
 namespace rocelab::fabric {
 
@@ -42,6 +44,15 @@ struct fabric_mode {
 
   [[nodiscard]] status validate() const;
 };
+
+// The switch config of an InfiniBand switch from a RoCE-style template: 64-byte cells
+// (one credit each), VLs in vl_mask credit-controlled with a fixed buffer each
+// (mode.ib_vl_buffer_bytes, or the buffer split evenly over ports x VLs), no reserves, no
+// headroom, no egress limits (the credits bound every queue), IB framing on the wire,
+// and FECN marking above ib_cc.marking_threshold_bytes on every VL queue when the mode's
+// congestion control is ib_cc (no marking otherwise).
+[[nodiscard]] switch_config infiniband_switch_config(switch_config sc, std::uint8_t vl_mask, const fabric_mode& mode,
+                                                     std::uint32_t framing_bytes);
 
 // A switch class as a procurement sheet describes it (per port), with prices.
 struct switch_profile {

@@ -16,6 +16,7 @@
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
 #include "rocelab/fabric/dcqcn.hpp"
+#include "rocelab/fabric/fabric_profile.hpp"
 #include "rocelab/fabric/switch_config.hpp"
 
 namespace rocelab::fabric::twin {
@@ -65,6 +66,11 @@ struct twin_config {
   // port whose speed matches; empty: every port uses the template's.
   std::vector<ecn_for_rate> ecn_by_rate;
   nic_config nic;
+  // RoCEv2 (PFC, Ethernet/IP/UDP headers, DCQCN) or InfiniBand (credits per VL, IB
+  // headers, IB CC); routing ECMP or adaptive; the switches' port-to-port latency. On
+  // InfiniBand the switch template's buffer is split into VL buffers
+  // (fabric::infiniband_switch_config) and its PFC and ECN settings do not apply.
+  fabric::fabric_mode fabric;
   std::uint64_t seed = 1;
   // 0: no samples. Otherwise every interval from t = 0: a queue_sample per switch queue
   // (port x priority) that is non-empty or was non-empty at the previous sample (absent
