@@ -38,6 +38,8 @@ status apply_map(experiment_spec& spec, const YAML::Node& map, const std::string
     const YAML::Node& value = kv.second;
     if (!key.IsScalar()) return bad(where(source, key) + ": keys must be plain names");
     const std::string path = prefix.empty() ? key.Scalar() : prefix + "." + key.Scalar();
+    // The tuner's section (tuning_spec.hpp) is read by load_tuning; a run ignores it.
+    if (path == "tuning") continue;
     const std::string origin = where(source, key);
     if (find_field(path) != nullptr) {
       auto text = leaf_text(value);
