@@ -1,0 +1,151 @@
+#include "rocelab/experiments/svg.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace rocelab::experiments::svg {
+namespace {
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::vector<double> values(const std::vector<tick>& t) {
+  std::vector<double> v;
+  for (const auto& x : t) v.push_back(x.value);
+  return v;
+}
+
+TEST(svg_ticks, linear_ticks_are_nice_and_cover_the_range) {
+  struct {
+    const char* name;
+    double lo, hi;
+    std::vector<double> expected;
+  } cases[] = {
+      {"unit range in fifths", 0, 1, {0, 0.2, 0.4, 0.6, 0.8, 1.0}},
+      {"0..7 in twos, the last above 7", 0, 7, {0, 2, 4, 6, 8}},
+      {"ragged ends padded out", 3, 97, {0, 20, 40, 60, 80, 100}},
+      {"negative to positive", -1.5, 1.5, {-1.5, -1, -0.5, 0, 0.5, 1, 1.5}},
+      {"a single value gets a range around it", 5, 5, {2, 3, 4, 5, 6, 7, 8}},
+  };
+  for (const auto& c : cases) {
+    const auto v = values(linear_ticks(c.lo, c.hi));
+    ASSERT_EQ(v.size(), c.expected.size()) << c.name;
+    for (std::size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(v[i], c.expected[i], 1e-9) << c.name << " tick " << i;
+  }
+  EXPECT_EQ(linear_ticks(0, 1)[1].label, "0.2");
+}
+
+TEST(svg_ticks, log_ticks_are_decades) {
+  EXPECT_EQ(values(log_ticks(3, 2000)), (std::vector<double>{1, 10, 100, 1000, 10000}));
+  EXPECT_EQ(values(log_ticks(1, 100)), (std::vector<double>{1, 10, 100}));
+  EXPECT_EQ(values(log_ticks(5, 5)), (std::vector<double>{1, 10})) << "one value spans its decade";
+  const auto many = log_ticks(1e-3, 1e12, 8);
+  EXPECT_LE(many.size(), 9u);
+  EXPECT_LE(many.front().value, 1e-3);
+  EXPECT_GE(many.back().value, 1e12);
+  EXPECT_EQ(log_ticks(1, 1e6).back().label, "1M");
+}
+
+TEST(svg_format, numbers_and_escaping) {
+  struct {
+    double v;
+    const char* expected;
+  } cases[] = {{0, "0"}, {1, "1"}, {0.25, "0.25"}, {1234, "1234"}, {12345, "12.35k"}, {2e6, "2M"}, {-3e9, "-3G"}};
+  for (const auto& c : cases) EXPECT_EQ(format_number(c.v), c.expected) << c.v;
+  EXPECT_EQ(escape("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;");
+}
+
+TEST(svg_plot, draws_each_mark_kind_with_a_legend) {
+  plot p;
+  p.id = "fct-cdf";
+  p.title = "FCT <CDF>";
+  p.x.label = "FCT (us)";
+  p.y.label = "fraction";
+  p.lines.push_back({"line", mark::line, {1, 2, 3}, {0.1, 0.5, 1.0}, ""});
+  p.lines.push_back({"step", mark::step, {1, 2, 3}, {1, 2, 3}, "#123456"});
+  p.lines.push_back({"points", mark::scatter, {1, 2, 3, 4}, {4, 3, 2, 1}, ""});
+  p.lines.push_back({"", mark::line, {1, 2}, {1, 2}, ""});  // not in the legend
+  const std::string s = render(p);
+  EXPECT_EQ(s.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_NE(s.find("id=\"fct-cdf\""), std::string::npos);
+  EXPECT_NE(s.find("<title>FCT &lt;CDF&gt;</title>"), std::string::npos) << "titles are escaped";
+  EXPECT_EQ(count(s, "<polyline"), 3u) << "line, step and the unnamed line";
+  EXPECT_EQ(count(s, "<circle"), 4u);
+  EXPECT_EQ(count(s, "class=\"series\""), 4u);
+  EXPECT_NE(s.find("stroke=\"#123456\""), std::string::npos);
+  EXPECT_NE(s.find("data-points=\"12\""), std::string::npos);
+  EXPECT_NE(s.find("data-dropped=\"0\""), std::string::npos);
+  // The legend holds the three named series.
+  const auto legend = s.substr(s.find("class=\"legend\""));
+  EXPECT_EQ(count(legend, "<text"), 3u);
+  EXPECT_EQ(s.substr(s.size() - 6), "</svg>");
+  EXPECT_EQ(count(s, "<g"), count(s, "</g>")) << "balanced groups";
+}
+
+TEST(svg_plot, a_step_holds_its_value_until_the_next_point) {
+  plot p;
+  p.x.min = 0, p.x.max = 10, p.y.min = 0, p.y.max = 10;
+  p.width = 200 + 72 + 16 - 88, p.height = 150;  // plot area: x 72..184
+  p.lines.push_back({"q", mark::step, {0, 5, 10}, {0, 10, 0}, ""});
+  const std::string s = render(p);
+  const auto at = s.find(" points=\"") + 9;
+  const std::string pts = s.substr(at, s.find('"', at) - at);
+  // Five vertices: (0,0) (5,0) (5,10) (10,10) (10,0): horizontal then vertical moves.
+  EXPECT_EQ(count(pts, ","), 5u) << pts;
+}
+
+TEST(svg_plot, log_scales_leave_out_non_positive_points_and_say_so) {
+  plot p;
+  p.x.scale = scale_kind::log;
+  p.y.scale = scale_kind::log;
+  p.lines.push_back({"s", mark::scatter, {0, 1, 10, 100, -5}, {1, 1, 0, 100, 3}, ""});
+  const std::string s = render(p);
+  EXPECT_EQ(count(s, "<circle"), 2u);
+  EXPECT_NE(s.find("data-dropped=\"3\""), std::string::npos);
+  EXPECT_NE(s.find("(log)"), std::string::npos);
+}
+
+TEST(svg_plot, log_scale_maps_decades_evenly) {
+  plot p;
+  p.width = 72 + 300 + 16;  // 300 px plot area
+  p.x.scale = scale_kind::log;
+  p.x.min = 1, p.x.max = 1000;
+  p.y.min = 0, p.y.max = 1;
+  p.legend = false;
+  p.lines.push_back({"s", mark::scatter, {1, 10, 100, 1000}, {0.5, 0.5, 0.5, 0.5}, ""});
+  const std::string s = render(p);
+  for (const char* cx : {"cx=\"72.0\"", "cx=\"172.0\"", "cx=\"272.0\"", "cx=\"372.0\""})
+    EXPECT_NE(s.find(cx), std::string::npos) << cx;
+}
+
+TEST(svg_plot, empty_plot_says_no_data) {
+  plot p;
+  p.title = "nothing";
+  const std::string s = render(p);
+  EXPECT_NE(s.find(">no data</text>"), std::string::npos);
+  EXPECT_NE(s.find("data-points=\"0\""), std::string::npos);
+}
+
+TEST(svg_timeline, one_row_per_resource_and_short_spans_stay_visible) {
+  timeline t;
+  t.id = "pauses";
+  t.title = "pauses";
+  t.x.label = "time (us)";
+  t.rows.push_back({"leaf0:8 p3", {{0, 10}, {20, 30}}, ""});
+  t.rows.push_back({"spine0:1 p3", {{5, 5.000001}}, ""});
+  t.rows.push_back({"idle", {}, ""});
+  const std::string s = render(t);
+  EXPECT_NE(s.find("data-rows=\"3\""), std::string::npos);
+  EXPECT_NE(s.find("data-spans=\"3\""), std::string::npos);
+  EXPECT_EQ(count(s, "class=\"row\""), 3u);
+  EXPECT_NE(s.find("width=\"1.0\""), std::string::npos) << "a tiny span is one pixel wide";
+  EXPECT_NE(s.find(">leaf0:8 p3</text>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rocelab::experiments::svg
