@@ -8,13 +8,15 @@ namespace rocelab::experiments {
 
 result<experiment_result> run_experiment(const experiment_spec& spec,
                                          const std::function<void(std::uint32_t, std::uint64_t)>& on_repeat,
-                                         const virtual_backend_options& virtual_options) {
+                                         const virtual_backend_options& virtual_options,
+                                         const std::function<bool()>& cancel_requested) {
   if (spec.backend != "twin" && spec.backend != "virtual")
     return status(error_code::unsupported,
                   "backend '" + spec.backend + "' is not available yet; use backend: twin or virtual");
   ROCELAB_RETURN_IF_ERROR(validate(spec));
   experiment_result out;
   for (std::uint32_t i = 0; i < spec.repeats; ++i) {
+    if (i > 0 && cancel_requested && cancel_requested()) break;
     const std::uint64_t seed = spec.seed + i;
     if (on_repeat) on_repeat(i, seed);
     if (spec.backend == "virtual") {
@@ -27,6 +29,7 @@ result<experiment_result> run_experiment(const experiment_spec& spec,
     }
     auto config = to_twin_config(spec, seed);
     if (!config) return config.error();
+    config->cancel_requested = cancel_requested;
     auto load = make_workload(spec, seed);
     if (!load) return load.error();
     auto records = fabric::twin::run_twin(*config, **load);

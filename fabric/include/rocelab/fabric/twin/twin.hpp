@@ -10,6 +10,7 @@
 // the same records, bit for bit.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,10 @@ struct twin_config {
   // Reproduce the HPCC ns-3 simulator's modelling shortcuts (see
   // shared/scenarios/hpcc-ns3/README.md) for line-by-line comparison with it.
   bool hpcc_ns3_compat = false;
+  // Polled every few thousand events (from the thread running the twin); when it returns
+  // true the run ends there as at stop_ns: flows not done are incomplete, records so far
+  // are returned. The caller that asked knows the run was cut short (Python's Ctrl-C).
+  std::function<bool()> cancel_requested;
 };
 
 // One message from src to dst (host indexes), sent as an RDMA WRITE on its own QP.
