@@ -17,8 +17,15 @@ namespace {
 constexpr const char* psk_identity = "rocelab-v1";
 constexpr const char* psk_label = "rocelab controller psk v1";
 
+// Our own ex_data slot: Asio keeps its verify callback in the SSL_CTX's app_data (and
+// deletes it in ~context), so the PSK must not go there.
+int psk_index() {
+  static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
 const std::array<std::uint8_t, 32>* psk_of(SSL* ssl) {
-  return static_cast<const std::array<std::uint8_t, 32>*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)));
+  return static_cast<const std::array<std::uint8_t, 32>*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), psk_index()));
 }
 
 // OpenSSL's PSK callbacks also serve TLS 1.3 when the newer session callbacks are not
@@ -88,7 +95,8 @@ result<std::unique_ptr<tls_context>> tls_context::make(tls_role role, const std:
     return status(error_code::internal, "TLS 1.3: " + openssl_error());
   if (SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256") != 1)
     return status(error_code::internal, "TLS 1.3 suites: " + openssl_error());
-  SSL_CTX_set_app_data(ctx, &c->psk_);
+  if (psk_index() < 0 || SSL_CTX_set_ex_data(ctx, psk_index(), &c->psk_) != 1)
+    return status(error_code::internal, "storing the TLS PSK: " + openssl_error());
   // No session tickets: every connection proves the token afresh.
   SSL_CTX_set_num_tickets(ctx, 0);
   SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);

@@ -1,0 +1,104 @@
+#pragma once
+// The agent daemon (`rocelab agent`, issue 6): one per lab host. It connects to the
+// controller over TLS-PSK (controller/security.hpp), says hello with its name, answers
+// heartbeats and clock probes (t2/t3 from its clock_source), and executes typed
+// operations only: apply/restore NIC settings (settings_guard.hpp) and jobs
+// (start_job: timer, soft, verbs). It never runs a shell command.
+//
+// Reconnects every reconnect_interval while the controller is unreachable.
+// Dead-man switch: when nothing was heard from the controller for `deadman` (the
+// controller's welcome may shorten it, never lengthen it), the agent stops its jobs and
+// restores every setting it changed, by itself; it keeps trying to reconnect.
+//
+// Jobs: timer starts at start_at_ns on the agent's clock and reports when it really
+// started; soft runs the soft RoCEv2 NIC (traffic/soft_nic, in-process as `rocelab
+// nic-run` does) with the job's messages and reports flows and NIC counters; verbs says
+// it is unavailable (no verbs transport in this build).
+//
+// Threading: everything runs on the executor given to start(); stop() may be called from
+// any thread. Many agents can share one io_context (the scale bench runs 1,000).
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include "rocelab/agents/agent/settings_guard.hpp"
+#include "rocelab/common/result.hpp"
+#include "rocelab/controller/connection.hpp"
+#include "rocelab/controller/security.hpp"
+#include "rocelab/controller/timebase.hpp"
+
+namespace rocelab::agents::agent {
+
+namespace asio = boost::asio;
+
+struct agent_options {
+  std::string controller;  // host:port
+  std::string name;        // the host's name in the lab inventory ("h1")
+  std::string token;       // the shared token (read_token_file)
+  std::chrono::milliseconds deadman{10000};
+  std::chrono::milliseconds reconnect_interval{500};
+  std::chrono::milliseconds connect_timeout{5000};
+  controller::clock_source clock;  // timestamps for probes and jobs
+  std::string sysfs_root = "/sys/class/net";  // mlx5 knobs
+  bool log = true;  // one line per connection event on stderr
+};
+
+struct agent_stats {
+  std::uint64_t connects = 0;
+  std::uint64_t probes_answered = 0;
+  std::uint64_t jobs_started = 0;
+  std::uint64_t jobs_reported = 0;
+  std::uint64_t deadman_restores = 0;  // times the dead-man switch fired
+  std::uint64_t settings_restored = 0; // settings put back by it
+  bool connected = false;
+  std::string last_error;
+};
+
+class agent : public std::enable_shared_from_this<agent> {
+ public:
+  [[nodiscard]] static result<std::shared_ptr<agent>> make(agent_options options);
+  ~agent();
+
+  // Starts the connect/session loop and the dead-man watchdog on `executor`.
+  void start(asio::any_io_executor executor);
+  // Ends the loops (posted to the executor); jobs are stopped, settings are left as they
+  // are (a controlled stop is the controller's to restore).
+  void stop();
+
+  [[nodiscard]] agent_stats stats() const;
+  [[nodiscard]] const std::string& name() const noexcept { return options_.name; }
+
+  class job;
+
+ private:
+  explicit agent(agent_options options, std::unique_ptr<controller::tls_context> tls);
+  asio::awaitable<void> run_loop();
+  asio::awaitable<void> session(std::shared_ptr<controller::connection> conn);
+  asio::awaitable<void> heartbeats(std::shared_ptr<controller::connection> conn, std::chrono::milliseconds interval);
+  asio::awaitable<void> watchdog();
+  void handle(const std::shared_ptr<controller::connection>& conn, const controller::message& m);
+  void start_job(const std::shared_ptr<controller::connection>& conn, const controller::start_job& j);
+  void deadman_fire();
+  void log(const std::string& line) const;
+
+  agent_options options_;
+  std::unique_ptr<controller::tls_context> tls_;
+  settings_guard settings_;
+  asio::any_io_executor executor_;
+  std::shared_ptr<controller::connection> current_;
+  std::map<std::uint64_t, std::shared_ptr<job>> jobs_;
+  std::int64_t last_heard_ns_ = 0;
+  std::chrono::milliseconds deadman_;
+  bool stopping_ = false;
+  mutable std::mutex stats_mutex_;
+  agent_stats stats_;
+};
+
+}  // namespace rocelab::agents::agent

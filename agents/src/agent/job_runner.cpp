@@ -1,0 +1,72 @@
+#include "job_runner.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "soft_job.hpp"
+
+namespace rocelab::agents::agent {
+
+namespace ctl = rocelab::controller;
+
+namespace {
+
+// Waits for the agreed instant and reports when it actually started: the scale bench and
+// the clock tests measure start skew with it.
+class timer_job final : public agent::job, public std::enable_shared_from_this<timer_job> {
+ public:
+  timer_job(asio::any_io_executor ex, ctl::start_job spec, ctl::clock_source clock, job_report_fn report)
+      : timer_(ex), spec_(std::move(spec)), clock_(clock), report_(std::move(report)) {}
+
+  void start() override {
+    asio::co_spawn(timer_.get_executor(), [self = shared_from_this()] { return self->run(); }, asio::detached);
+  }
+  void cancel() override {
+    cancelled_ = true;
+    timer_.cancel();
+  }
+
+ private:
+  asio::awaitable<void> run() {
+    const std::int64_t wait_ns = spec_.start_at_ns - clock_.now_ns();
+    if (wait_ns > 0) {
+      timer_.expires_after(std::chrono::nanoseconds(wait_ns));
+      co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    ctl::job_report r;
+    r.started_ns = clock_.now_ns();
+    r.done = true;
+    if (cancelled_) r.error = "stopped before its start instant";
+    report_(std::move(r));
+  }
+
+  asio::steady_timer timer_;
+  ctl::start_job spec_;
+  ctl::clock_source clock_;
+  job_report_fn report_;
+  bool cancelled_ = false;
+};
+
+}  // namespace
+
+std::vector<std::string> available_transports() { return {"soft"}; }
+
+result<std::shared_ptr<agent::job>> make_job(asio::any_io_executor executor, const ctl::start_job& spec,
+                                             const ctl::clock_source& clock, job_report_fn report) {
+  switch (spec.kind) {
+    case ctl::job_kind::timer:
+      return std::shared_ptr<agent::job>(std::make_shared<timer_job>(executor, spec, clock, std::move(report)));
+    case ctl::job_kind::soft:
+      return make_soft_job(executor, spec, clock, std::move(report));
+    case ctl::job_kind::verbs:
+      return status(error_code::unavailable,
+                    "transport verbs: this agent was built without the verbs transport (rocelab::traffic_verbs); "
+                    "run soft jobs or rebuild with rdma-core");
+  }
+  return status(error_code::invalid_argument, "unknown job kind");
+}
+
+}  // namespace rocelab::agents::agent

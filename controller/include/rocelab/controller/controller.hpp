@@ -1,0 +1,146 @@
+#pragma once
+// The controller (`rocelab controller`, and embedded in `rocelab run`): listens for agents
+// and clients over TLS-PSK (security.hpp), keeps the registry of agents with heartbeats
+// and per-agent clock offsets, and runs experiments into the run store.
+//
+// Registry: an agent registers with hello{name}; the controller probes its clock every
+// heartbeat_interval (the probes are the heartbeats) and marks it lost when nothing has
+// come for agent_timeout. A second agent with the same name replaces the first.
+//
+// Lifecycle of a run (run_spec): validate the spec (and, for a lab backend, against the
+// inventory); store the run `running`; snapshot-and-apply NIC settings on the agents;
+// start the jobs on every agent at one instant T0 in the future (each agent gets T0 in
+// its own clock through its offset); collect reports as they arrive (each appended to the
+// store at once, so an agent that dies later leaves what it sent); restore every setting;
+// finish the run completed, partial (an agent was lost: the error names it) or failed.
+// backend twin runs in-process (experiments::run_experiment). If this process dies, the
+// store marks the run interrupted at its next open and the agents restore their settings
+// through their dead-man switch.
+//
+// Threading: one io_context thread owned by the controller serves every connection;
+// run_spec() and run_jobs() block the calling thread (never call them from a handler).
+// Clients' submit_run requests each run on a thread of their own.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rocelab/common/records.hpp"
+#include "rocelab/common/result.hpp"
+#include "rocelab/controller/inventory.hpp"
+#include "rocelab/controller/protocol.hpp"
+#include "rocelab/experiments/runner.hpp"
+#include "rocelab/experiments/spec.hpp"
+
+namespace rocelab::controller {
+
+struct controller_options {
+  std::string listen = "127.0.0.1:0";  // host:port; port 0 picks one (see address())
+  std::string db_path = "rocelab.db";  // the run store
+  std::string token;                   // read_token_file()
+  std::optional<lab_inventory> inventory;
+  std::chrono::milliseconds heartbeat_interval{250};
+  std::chrono::milliseconds agent_timeout{2000};
+  std::chrono::milliseconds deadman{5000};       // what agents are told to use (at most)
+  std::chrono::milliseconds handshake_timeout{5000};
+  std::chrono::milliseconds start_lead{300};     // T0 is this far (plus the worst RTT) ahead
+  experiments::virtual_backend_options virtual_options;
+  bool log = true;
+};
+
+struct agent_view {
+  std::string name;
+  std::string address;
+  std::vector<std::string> transports;
+  bool alive = false;
+  double clock_offset_ns = 0;
+  double clock_uncertainty_ns = 0;
+  std::size_t clock_samples = 0;
+  std::int64_t registered_ns = 0;  // controller clock
+};
+
+// One agent's part in run_jobs.
+struct job_plan {
+  std::string agent;
+  start_job job;  // job, run, kind, timeout_ms, host, hosts, messages, transport_config; start_at_ns is set
+};
+
+struct job_outcome {
+  std::string agent;
+  bool reported = false;        // its final report arrived
+  bool lost = false;            // the agent was lost before it
+  std::string error;
+  std::int64_t started_ns = 0;  // controller clock, mapped through the agent's offset
+  std::vector<flow_record> flows;         // times relative to T0, on the controller's timeline
+  std::vector<counter_sample> counters;
+};
+
+struct jobs_result {
+  std::int64_t t0_ns = 0;  // the agreed start instant, controller clock
+  std::vector<job_outcome> outcomes;
+};
+
+struct run_request {
+  std::string source_name;         // for messages ("incast.yaml")
+  std::vector<std::string> sets;   // the --set overrides already applied, for the record
+  std::function<void(std::uint32_t, std::uint64_t)> on_repeat;
+};
+
+struct run_outcome {
+  std::int64_t run = 0;  // store id
+  std::string status;    // completed | partial | failed
+  std::string error;
+  experiments::experiment_result result;
+  std::vector<agent_view> agents;
+};
+
+class controller {
+ public:
+  // Opens the store (marking runs of dead controllers interrupted), binds, and starts the
+  // io thread. Errors: the store, the address, the token.
+  [[nodiscard]] static result<std::unique_ptr<controller>> start(controller_options options);
+  ~controller();  // stops the io thread, closes every connection
+  controller(const controller&) = delete;
+  controller& operator=(const controller&) = delete;
+
+  [[nodiscard]] std::string address() const;  // "127.0.0.1:43117"
+  [[nodiscard]] std::uint16_t port() const;
+
+  [[nodiscard]] std::vector<agent_view> agents() const;
+  // Waits until every named agent is registered with at least `min_clock_samples` probes.
+  [[nodiscard]] bool wait_for_agents(const std::vector<std::string>& names, std::chrono::milliseconds timeout,
+                                     std::size_t min_clock_samples = 4) const;
+  // Waits until `count` agents are registered and alive.
+  [[nodiscard]] bool wait_for_agent_count(std::size_t count, std::chrono::milliseconds timeout) const;
+
+  // Sends apply_settings to an agent and waits for its answer (the snapshot).
+  [[nodiscard]] result<std::vector<setting>> apply_settings(const std::string& agent, const std::string& driver,
+                                                            const std::vector<setting>& settings,
+                                                            std::chrono::milliseconds timeout);
+  [[nodiscard]] result<std::uint32_t> restore_settings(const std::string& agent, std::chrono::milliseconds timeout);
+
+  // Starts every plan's job at one instant and collects the reports until each agent's
+  // final report arrived, it was lost, or `timeout` passed (then stop_job is sent and the
+  // lost/late ones are marked lost). `on_report` sees each report as it arrives (on the io
+  // thread; keep it short), e.g. to append it to the store.
+  [[nodiscard]] result<jobs_result> run_jobs(std::vector<job_plan> plans, std::chrono::milliseconds timeout,
+                                             const std::function<void(const job_outcome&)>& on_report = {});
+
+  // Runs a validated spec through the lifecycle above and stores it.
+  [[nodiscard]] result<run_outcome> run_spec(const experiments::experiment_spec& spec, const run_request& request);
+
+  // The store file; callers open their own read-only handle to read it.
+  [[nodiscard]] const std::string& db_path() const noexcept;
+
+  class impl;
+
+ private:
+  explicit controller(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace rocelab::controller

@@ -1,0 +1,110 @@
+#pragma once
+// Loopback fixtures for the controller tests: a controller on 127.0.0.1:0 with its store
+// in a fresh temporary directory, and in-process agents on their own io_context thread.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "rocelab/agents/agent/agent.hpp"
+#include "rocelab/controller/controller.hpp"
+
+namespace rocelab::test {
+
+inline const std::string test_token = "rocelab-test-token-0123456789abcdef";
+
+struct temp_dir {
+  std::filesystem::path path;
+  explicit temp_dir(const std::string& tag) {
+    path = std::filesystem::temp_directory_path() /
+           ("rlc-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+};
+
+inline controller::controller_options quick_controller_options(const temp_dir& dir) {
+  controller::controller_options o;
+  o.listen = "127.0.0.1:0";
+  o.db_path = (dir.path / "runs.db").string();
+  o.token = test_token;
+  o.heartbeat_interval = std::chrono::milliseconds(50);
+  o.agent_timeout = std::chrono::milliseconds(600);
+  o.deadman = std::chrono::milliseconds(5000);
+  o.start_lead = std::chrono::milliseconds(150);
+  o.log = false;
+  return o;
+}
+
+// Agents sharing one io_context thread.
+class agent_pool {
+ public:
+  agent_pool() : work_(boost::asio::make_work_guard(io_)) {
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~agent_pool() {
+    for (auto& a : agents_) a->stop();
+    work_.reset();
+    // Let stop() close the sessions, then end the loop even if a timer is pending.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    io_.stop();
+    thread_.join();
+  }
+
+  std::shared_ptr<agents::agent::agent> add(const std::string& controller, const std::string& name,
+                                            std::int64_t clock_offset_ns = 0, std::string token = test_token,
+                                            std::chrono::milliseconds deadman = std::chrono::milliseconds(5000),
+                                            std::string sysfs_root = {}) {
+    agents::agent::agent_options o;
+    o.controller = controller;
+    o.name = name;
+    o.token = std::move(token);
+    o.deadman = deadman;
+    o.reconnect_interval = std::chrono::milliseconds(50);
+    o.clock.offset_ns = clock_offset_ns;
+    o.log = false;
+    if (!sysfs_root.empty()) o.sysfs_root = std::move(sysfs_root);
+    auto a = agents::agent::agent::make(o);
+    if (!a) return nullptr;
+    (*a)->start(io_.get_executor());
+    agents_.push_back(*a);
+    return *a;
+  }
+
+  boost::asio::io_context& io() { return io_; }
+
+ private:
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  std::thread thread_;
+  std::vector<std::shared_ptr<agents::agent::agent>> agents_;
+};
+
+// Waits (bounded) until `pred` holds.
+template <typename P>
+bool eventually(P pred, std::chrono::milliseconds limit = std::chrono::milliseconds(10000)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return pred();
+}
+
+}  // namespace rocelab::test

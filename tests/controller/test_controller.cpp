@@ -1,0 +1,222 @@
+#include "rocelab/controller/controller.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "controller_test_support.hpp"
+#include "rocelab/experiments/spec.hpp"
+#include "rocelab/store/run_store.hpp"
+
+namespace rocelab::controller {
+namespace {
+
+using namespace std::chrono_literals;
+using test::agent_pool;
+using test::eventually;
+using test::temp_dir;
+
+std::unique_ptr<controller> start_controller(const temp_dir& dir) {
+  auto c = controller::start(test::quick_controller_options(dir));
+  EXPECT_TRUE(c.ok()) << c.error().message();
+  return c ? std::move(*c) : nullptr;
+}
+
+std::optional<agent_view> find_agent(const controller& c, const std::string& name) {
+  for (auto& a : c.agents())
+    if (a.name == name) return a;
+  return std::nullopt;
+}
+
+TEST(controller, agents_register_and_their_clock_offsets_are_estimated) {
+  temp_dir dir("reg");
+  auto c = start_controller(dir);
+  ASSERT_TRUE(c);
+  agent_pool pool;
+  // Offsets injected into the agents' clock sources: 3 s ahead, 750 ms behind, none.
+  pool.add(c->address(), "h1", 3'000'000'000);
+  pool.add(c->address(), "h2", -750'000'000);
+  pool.add(c->address(), "h3", 0);
+  ASSERT_TRUE(c->wait_for_agents({"h1", "h2", "h3"}, 10s, 8));
+  const std::pair<const char*, double> expected[] = {{"h1", 3e9}, {"h2", -7.5e8}, {"h3", 0}};
+  for (auto [name, offset] : expected) {
+    auto a = find_agent(*c, name);
+    ASSERT_TRUE(a) << name;
+    EXPECT_TRUE(a->alive);
+    // Both ends read the same CLOCK_MONOTONIC, so the only error is path asymmetry, which
+    // the estimate bounds by its uncertainty (half the best round trip).
+    EXPECT_LE(std::abs(a->clock_offset_ns - offset), a->clock_uncertainty_ns + 1.0)
+        << name << ": offset " << a->clock_offset_ns << " uncertainty " << a->clock_uncertainty_ns;
+    EXPECT_LT(a->clock_uncertainty_ns, 50e6) << name;  // loopback: far below the injected offsets
+  }
+}
+
+TEST(controller, jobs_start_at_one_instant_across_offset_clocks) {
+  temp_dir dir("jobs");
+  auto c = start_controller(dir);
+  ASSERT_TRUE(c);
+  agent_pool pool;
+  const std::int64_t offsets[] = {5'000'000'000, -2'000'000'000, 0, 123'456'789};
+  std::vector<std::string> names;
+  for (int i = 0; i < 4; ++i) {
+    names.push_back("h" + std::to_string(i + 1));
+    pool.add(c->address(), names.back(), offsets[i]);
+  }
+  ASSERT_TRUE(c->wait_for_agents(names, 10s, 8));
+  std::vector<job_plan> plans;
+  for (const auto& n : names) {
+    job_plan p;
+    p.agent = n;
+    p.job.kind = job_kind::timer;
+    p.job.timeout_ms = 5000;
+    plans.push_back(p);
+  }
+  auto r = c->run_jobs(plans, 10s);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->outcomes.size(), 4u);
+  for (const auto& o : r->outcomes) {
+    EXPECT_TRUE(o.reported) << o.agent << ": " << o.error;
+    EXPECT_FALSE(o.lost);
+    // Mapped back onto the controller's clock, every agent started at T0 or just after it;
+    // a wrong mapping would be off by the injected seconds.
+    EXPECT_GE(o.started_ns - r->t0_ns, -50'000'000) << o.agent;
+    EXPECT_LT(o.started_ns - r->t0_ns, 500'000'000) << o.agent;
+  }
+}
+
+TEST(controller, an_agent_lost_mid_job_is_reported_and_the_others_finish) {
+  temp_dir dir("lost");
+  auto opts = test::quick_controller_options(dir);
+  opts.start_lead = 1500ms;  // time to kill one before the start instant
+  auto c = controller::start(opts);
+  ASSERT_TRUE(c.ok());
+  agent_pool pool;
+  auto h1 = pool.add((*c)->address(), "h1");
+  auto h2 = pool.add((*c)->address(), "h2");
+  ASSERT_TRUE((*c)->wait_for_agents({"h1", "h2"}, 10s, 4));
+  std::vector<job_plan> plans(2);
+  plans[0].agent = "h1";
+  plans[1].agent = "h2";
+  for (auto& p : plans) p.job.timeout_ms = 5000;
+  std::thread killer([&] {
+    std::this_thread::sleep_for(300ms);
+    h2->stop();
+  });
+  auto r = (*c)->run_jobs(plans, 10s);
+  killer.join();
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(r->outcomes[0].reported) << r->outcomes[0].error;
+  EXPECT_TRUE(r->outcomes[1].lost);
+  EXPECT_NE(r->outcomes[1].error.find("h2"), std::string::npos) << r->outcomes[1].error;
+}
+
+TEST(controller, settings_are_snapshotted_applied_and_restored) {
+  temp_dir dir("settings");
+  const auto knob = dir.path / "sys/eth0/ecn/roce_np/min_time_between_cnps";
+  std::filesystem::create_directories(knob.parent_path());
+  std::ofstream(knob) << "4\n";
+  auto c = start_controller(dir);
+  ASSERT_TRUE(c);
+  agent_pool pool;
+  pool.add(c->address(), "h1", 0, test::test_token, 5000ms, (dir.path / "sys").string());
+  ASSERT_TRUE(c->wait_for_agents({"h1"}, 10s, 1));
+  auto prev = c->apply_settings("h1", "mlx5", {{"eth0", "roce_np/min_time_between_cnps", "20"}}, 5s);
+  ASSERT_TRUE(prev.ok()) << prev.error().message();
+  ASSERT_EQ(prev->size(), 1u);
+  EXPECT_EQ((*prev)[0].value, "4");
+  std::string v;
+  std::ifstream(knob) >> v;
+  EXPECT_EQ(v, "20");
+  auto restored = c->restore_settings("h1", 5s);
+  ASSERT_TRUE(restored.ok()) << restored.error().message();
+  EXPECT_EQ(*restored, 1u);
+  std::ifstream(knob) >> v;
+  EXPECT_EQ(v, "4");
+}
+
+TEST(controller, settings_outside_the_knob_tree_are_refused) {
+  temp_dir dir("refuse");
+  auto c = start_controller(dir);
+  ASSERT_TRUE(c);
+  agent_pool pool;
+  pool.add(c->address(), "h1", 0, test::test_token, 5000ms, (dir.path / "sys").string());
+  ASSERT_TRUE(c->wait_for_agents({"h1"}, 10s, 1));
+  for (const setting& s : {setting{"eth0", "../../../../etc/passwd", "x"}, setting{"..", "roce_np/x", "1"},
+                           setting{"eth0", "roce_np/../../x", "1"}, setting{"eth0", "roce_xx/knob", "1"}}) {
+    auto r = c->apply_settings("h1", "mlx5", {s}, 5s);
+    EXPECT_FALSE(r.ok()) << s.device << " " << s.name;
+  }
+  EXPECT_FALSE(c->apply_settings("h1", "shell", {{"eth0", "roce_np/x", "1"}}, 5s).ok());
+}
+
+TEST(controller, dead_man_switch_restores_settings_when_the_controller_is_gone) {
+  temp_dir dir("deadman");
+  const auto knob = dir.path / "sys/eth0/ecn/roce_rp/rpg_time_reset";
+  std::filesystem::create_directories(knob.parent_path());
+  std::ofstream(knob) << "300\n";
+  auto c = start_controller(dir);
+  ASSERT_TRUE(c);
+  agent_pool pool;
+  auto a = pool.add(c->address(), "h1", 0, test::test_token, 400ms, (dir.path / "sys").string());
+  ASSERT_TRUE(c->wait_for_agents({"h1"}, 10s, 1));
+  ASSERT_TRUE(c->apply_settings("h1", "mlx5", {{"eth0", "roce_rp/rpg_time_reset", "50"}}, 5s).ok());
+  std::string v;
+  std::ifstream(knob) >> v;
+  ASSERT_EQ(v, "50");
+  c.reset();  // the controller goes away without restoring
+  EXPECT_TRUE(eventually([&] {
+    std::string now;
+    std::ifstream(knob) >> now;
+    return now == "300";
+  }));
+  EXPECT_EQ(a->stats().deadman_restores, 1u);
+  EXPECT_EQ(a->stats().settings_restored, 1u);
+}
+
+TEST(controller, twin_run_goes_into_the_store) {
+  temp_dir dir("twin");
+  auto c = start_controller(dir);
+  ASSERT_TRUE(c);
+  auto spec = experiments::load_spec(
+      "name: ctl-twin\nbackend: twin\nseed: 3\ntopology: {hosts: 5, link_gbps: 100}\n"
+      "workload: {incast: {receiver: 0, senders: 4, flow_bytes: 64KiB}}\n",
+      "inline.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  auto out = c->run_spec(*spec, {"inline.yaml", {}, {}});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  EXPECT_EQ(out->status, "completed");
+  ASSERT_GT(out->run, 0);
+  ASSERT_EQ(out->result.repeats.size(), 1u);
+  EXPECT_EQ(out->result.repeats[0].flows.size(), 4u);
+
+  auto store = store::run_store::open(c->db_path(), store::open_mode::read_only);
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  auto info = store->run(out->run);
+  ASSERT_TRUE(info.ok()) << info.error().message();
+  EXPECT_EQ(info->status, store::run_status::completed);
+  EXPECT_EQ(info->backend, "twin");
+  EXPECT_EQ(info->seed, 3u);
+  auto records = store->load(out->run);
+  ASSERT_TRUE(records.ok()) << records.error().message();
+  EXPECT_EQ(records->flows.size(), 4u);
+}
+
+TEST(controller, verbs_jobs_say_they_are_unavailable) {
+  temp_dir dir("verbs");
+  auto c = start_controller(dir);
+  ASSERT_TRUE(c);
+  agent_pool pool;
+  pool.add(c->address(), "h1");
+  ASSERT_TRUE(c->wait_for_agents({"h1"}, 10s, 4));
+  job_plan p;
+  p.agent = "h1";
+  p.job.kind = job_kind::verbs;
+  p.job.timeout_ms = 1000;
+  auto r = c->run_jobs({p}, 5s);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->outcomes[0].reported);
+  EXPECT_NE(r->outcomes[0].error.find("verbs"), std::string::npos) << r->outcomes[0].error;
+}
+
+}  // namespace
+}  // namespace rocelab::controller
