@@ -1,0 +1,55 @@
+// Seed frames for fuzz_protocol: one valid frame of every message type, written by the
+// encoder itself, so the fuzzer starts from inputs that pass the header and the schema.
+//   rocelab_fuzz_protocol_seeds DIR
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "rocelab/controller/protocol.hpp"
+
+using namespace rocelab::controller;
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: rocelab_fuzz_protocol_seeds DIR\n";
+    return 2;
+  }
+  start_job job;
+  job.job = 1;
+  job.kind = job_kind::soft;
+  job.timeout_ms = 1000;
+  job.hosts = {"h1", "h2"};
+  job.messages = {{1, 65536, 0, 7}};
+  job_report report;
+  report.flows.resize(2);
+  report.counters = {{0, 0, "rx_pfc", 1, 2}};
+  const message all[] = {hello{peer_role::agent, "h1", {"soft"}, 1},
+                         welcome{"s", 250, 5000},
+                         heartbeat{1},
+                         clock_probe{1, 100},
+                         clock_reply{1, 100, 200, 300},
+                         apply_settings{1, "mlx5", {{"eth0", "roce_np/min_time_between_cnps", "4"}}},
+                         settings_applied{1, {{"eth0", "roce_rp/rpg_time_reset", "300"}}},
+                         job,
+                         report,
+                         restore_settings{1},
+                         settings_restored{1, 3},
+                         stop_job{1},
+                         submit_run{1, "backend: twin\n", "x.yaml", {"seed=2"}},
+                         run_finished{1, 4, "completed", "", "{}"},
+                         error_message{1, "invalid argument", "why"}};
+  int n = 0;
+  for (const auto& m : all) {
+    auto f = encode(m);
+    if (!f) return 1;
+    std::ofstream out(std::string(argv[1]) + "/" + to_string(type_of(m)) + ".bin", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(f->data()), static_cast<std::streamsize>(f->size()));
+    if (!out) {
+      std::cerr << "rocelab_fuzz_protocol_seeds: cannot write " << argv[1] << "\n";
+      return 1;
+    }
+    ++n;
+  }
+  std::cout << n << " seeds\n";
+  return 0;
+}
