@@ -5,13 +5,11 @@
 #include <set>
 #include <vector>
 
+#include "correlation_scenarios.hpp"
 #include "rocelab/experiments/attribution.hpp"
-#include "rocelab/experiments/build.hpp"
-#include "rocelab/experiments/spec.hpp"
 #include "rocelab/experiments/victims.hpp"
 #include "rocelab/fabric/twin/routing.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
-#include "rocelab/traffic/message_list.hpp"
 
 // The issue's proof on the twin: a run where PFC spreads congestion (two incasts sharing
 // an upstream link on a leaf-spine, plus flows that only share the upstream) shows the
@@ -20,69 +18,9 @@
 namespace rocelab::experiments {
 namespace {
 
-// Two leaves of 8 hosts and one spine, so every leaf-to-leaf flow shares leaf0's uplink
-// and the spine's port to leaf1. The uplinks run at 800 Gb/s: the 8 senders of leaf0
-// (800 Gb/s) cannot congest them, so the only congestion is at leaf1's edge ports, and
-// any pause upstream of them is PFC spreading it. ECN and DCQCN are off so PFC alone
-// handles the incasts; a 2 MiB buffer makes it pause early.
-constexpr const char* leaf_spine_yaml = R"(
-name: pfc-spreading
-backend: twin
-seed: 7
-topology:
-  type: leaf_spine
-  hosts: 16
-  leaves: 2
-  spines: 1
-  link_gbps: 100
-  spine_link_gbps: 800
-  link_delay_ns: 1us
-switch:
-  buffer_bytes: 2MiB
-  pfc:
-    enabled: true
-    priorities: [3]
-  ecn:
-    enabled: false
-nic:
-  mtu_bytes: 1024
-  data_priority: 3
-  dcqcn:
-    enabled: false
-workload:
-  incast:
-    receiver: 8
-    senders: 3
-    flow_bytes: 512KiB
-twin:
-  stop_ns: 100ms
-  queue_sample_interval_ns: 1us
-)";
-
-struct twin_run {
-  run_records records;
-  fabric::twin::twin_config config;
-};
-
-twin_run run(const std::vector<fabric::twin::message>& messages) {
-  auto spec = load_spec(leaf_spine_yaml, "pfc-spreading.yaml");
-  EXPECT_TRUE(spec.ok()) << spec.error().message();
-  auto config = to_twin_config(*spec, spec->seed);
-  EXPECT_TRUE(config.ok()) << config.error().message();
-  traffic::message_list_workload load(messages);
-  auto records = fabric::twin::run_twin(*config, load);
-  EXPECT_TRUE(records.ok()) << records.error().message();
-  return {std::move(records).value(), *config};
-}
-
-fabric::twin::message msg(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes) {
-  fabric::twin::message m;
-  m.src = src;
-  m.dst = dst;
-  m.bytes = bytes;
-  m.kind = workload_kind::other;
-  return m;
-}
+using scenarios::msg;
+using scenarios::run;
+using scenarios::twin_run;
 
 std::set<std::size_t> victim_flows(const victim_analysis& v) {
   std::set<std::size_t> s;
@@ -96,12 +34,7 @@ TEST(correlation_twin, pfc_spreading_from_two_incasts_makes_the_bystanders_victi
   // Flows 6-7: bystanders, hosts 6 and 7 (leaf0) -> hosts 12 and 13 (leaf1), alone at
   //            their destinations; they share only leaf0's uplink and the spine's port
   //            to leaf1 with the incasts.
-  std::vector<fabric::twin::message> m;
-  for (std::uint32_t s = 0; s < 3; ++s) m.push_back(msg(s, 8, 512 * 1024));
-  for (std::uint32_t s = 3; s < 6; ++s) m.push_back(msg(s, 9, 512 * 1024));
-  m.push_back(msg(6, 12, 512 * 1024));
-  m.push_back(msg(7, 13, 512 * 1024));
-  const twin_run t = run(m);
+  const twin_run t = scenarios::two_incasts_and_bystanders();
   const run_records& r = t.records;
   ASSERT_EQ(r.flows.size(), 8u);
   for (const auto& f : r.flows) ASSERT_TRUE(f.completed());

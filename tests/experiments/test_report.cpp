@@ -1,0 +1,131 @@
+#include "rocelab/experiments/report.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "correlation_scenarios.hpp"
+
+// The report on a twin run with PFC spreading (victims, pauses at several hops, queues):
+// every plot and table is present and holds the run's figures; the CSV and JSON carry
+// the same tables. test_report_chromium.cpp renders the page in a browser.
+
+namespace rocelab::experiments {
+namespace {
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+run_analysis analyzed_spreading_run() {
+  const auto t = scenarios::two_incasts_and_bystanders();
+  report_header h;
+  h.run_id = "test-run";
+  h.name = "pfc-spreading <two incasts>";
+  const path_fn paths = paths_for_run(t.records, &t.config.topology, t.config.seed, h);
+  return analyze_run(t.records, h, paths);
+}
+
+TEST(report, html_has_every_plot_and_table) {
+  const run_analysis a = analyzed_spreading_run();
+  EXPECT_EQ(a.victims.victims.size(), 2u);
+  const std::string html = report_html(a);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  for (const char* id : {"plot-fct-cdf", "plot-slowdown-size", "plot-slowdown-pause", "plot-pause-timeline",
+                         "plot-queue-depth", "plot-marks-cnps", "table-summary", "table-pause-sources", "table-ports",
+                         "table-storms", "table-victims", "table-victim-ports", "table-attribution",
+                         "table-correlations", "table-flows"})
+    EXPECT_NE(html.find("id=\"" + std::string(id) + "\""), std::string::npos) << id;
+  EXPECT_EQ(count(html, "<svg "), 6u);
+  EXPECT_EQ(count(html, "</svg>"), 6u);
+  EXPECT_EQ(html.find("<script"), std::string::npos) << "no scripts";
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg")) << "no external assets";
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_NE(html.find("pfc-spreading &lt;two incasts&gt;"), std::string::npos) << "escaped";
+  EXPECT_NE(html.find("twin routing"), std::string::npos) << "the report says where paths came from";
+  // The timeline has a row for the spine's paused port to leaf1, from the model.
+  EXPECT_NE(html.find(">spine0:1 p3 (model)</text>"), std::string::npos);
+  // The victims table names the bystanders and the spine port they were paused at.
+  const auto victims = html.substr(html.find("id=\"table-victims\""));
+  EXPECT_NE(victims.find("<td>h7</td><td>h13</td>"), std::string::npos);
+  EXPECT_NE(victims.find("<td>h8</td><td>h14</td>"), std::string::npos);
+  EXPECT_NE(victims.substr(0, victims.find("</table>")).find("spine0:1"), std::string::npos);
+  // The scatter and CDF plots hold every completed flow.
+  const auto at = html.find("id=\"plot-slowdown-size\"");
+  EXPECT_NE(html.substr(at, html.find('>', at) - at).find("data-points=\"8\""), std::string::npos);
+}
+
+TEST(report, csv_and_json_carry_the_same_tables) {
+  const run_analysis a = analyzed_spreading_run();
+  const auto dir = std::filesystem::temp_directory_path() / ("rlr-report-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(write_report(dir.string(), a).ok());
+  for (const char* f : {"report.html", "report.json", "flows.csv", "hops.csv", "pauses.csv", "ports.csv", "storms.csv",
+                        "victims.csv", "victim_ports.csv", "attribution.csv", "correlations.csv"})
+    EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
+  const std::string flows = read((dir / "flows.csv").string());
+  EXPECT_EQ(flows.substr(0, flows.find('\n')),
+            "flow,src,dst,qp,priority,kind,bytes,start_ns,end_ns,fct_ns,ideal_fct_ns,slowdown,paused_ns,ce_fraction,"
+            "cnps,retransmits,queueing_ns,victim");
+  EXPECT_EQ(count(flows, "\n"), 1u + 8u);
+  EXPECT_EQ(count(flows, ",yes\n"), 2u) << "two victims";
+  EXPECT_EQ(count(read((dir / "hops.csv").string()), "\n"), 1u + 8u * 4u) << "four hops per flow";
+  EXPECT_EQ(count(read((dir / "pauses.csv").string()), "\n"), 1u + a.records.pauses.size());
+  const auto j = nlohmann::json::parse(read((dir / "report.json").string()));
+  EXPECT_EQ(j.at("run_id"), "test-run");
+  EXPECT_EQ(j.at("flows").size(), 8u);
+  EXPECT_EQ(j.at("victims").size(), 2u);
+  EXPECT_EQ(j.at("summary").at("completed"), 8);
+  EXPECT_EQ(j.at("correlations").size(), 5u);
+  EXPECT_TRUE(j.at("victims_from_queue_samples").get<bool>());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(report, counter_derived_pauses_are_named_by_source) {
+  // A lab-like run: no model pauses, only an mlx5 NIC's pause duration counter.
+  run_records r;
+  r.backend = "lab";
+  r.hosts = {"h1", "h2"};
+  r.devices = {"h1", "h2", "sw"};
+  flow_record f;
+  f.src = 0, f.dst = 1, f.qp = 1, f.priority = 3, f.bytes = 1 << 20, f.start_ns = 0, f.end_ns = 3'000'000,
+  f.fct_ns = 3'000'000, f.ideal_fct_ns = 100'000;
+  r.flows = {f};
+  r.counters = {{0, 0, "nic.rx_prio3_pause_duration", 0, 0}, {0, 0, "nic.rx_prio3_pause_duration", 2'000'000, 500}};
+  report_header h;
+  h.run_id = "lab-run";
+  const path_fn paths = paths_for_run(r, nullptr, 0, h);
+  const run_analysis a = analyze_run(r, h, paths);
+  ASSERT_EQ(a.records.pauses.size(), 1u);
+  EXPECT_EQ(a.records.pauses[0].source, pause_source::counter);
+  EXPECT_EQ(a.flows[0].paused_ns, 500'000) << "h1's NIC paused 500 us during the flow";
+  const std::string html = report_html(a);
+  EXPECT_NE(html.find(">h1:0 p3 (counter)</text>"), std::string::npos);
+  EXPECT_NE(html.find("derived from pause counters"), std::string::npos);
+  EXPECT_NE(html.find("single-switch layout"), std::string::npos);
+  EXPECT_NE(html.find("estimated"), std::string::npos) << "marks over time are estimated without events";
+}
+
+TEST(report, paths_unknown_are_said_so) {
+  run_records r;
+  r.devices = {"leaf0", "leaf1"};
+  report_header h;
+  EXPECT_FALSE(static_cast<bool>(paths_for_run(r, nullptr, 0, h)));
+  EXPECT_NE(h.path_source.find("unknown"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rocelab::experiments
