@@ -187,8 +187,13 @@ result<hpcc_scenario> parse_hpcc_scenario(const hpcc_texts& texts) {
       if (v != 0) return fail("windowed senders are not modelled with DCQCN; use 0");
     } else if (key == "ACK_HIGH_PRIO") {
       if (!integer(v)) return fail("expected 0 or 1, got '" + arg(1) + "'");
-      // ACKs and CNPs in queue 0, served first (strict_low_index_first in compat mode).
-      cfg.nic.ack_priority = v != 0 ? 0 : -1;
+      // Only the NIC sees it (RdmaEgressQueue::ack_q_idx = 0: ACKs ahead of data and
+      // never paused, since nothing pauses queue 0); the switches keep ACKs in the
+      // data's queue and priority group (SwitchNode::AckHighPrio stays 0 in third.cc),
+      // so an ACK waits behind the data queued at its egress port and counts toward
+      // that PG's PFC threshold. Without it the NIC pauses ACKs with the data.
+      cfg.nic.ack_priority = -1;
+      cfg.nic.control_pause_priority = v != 0 ? 0 : -1;
     } else if (key == "LINK_DOWN") {
       if (w.size() != 4 || w[1] != "0") return fail("link failures are not modelled; use 0 0 0");
     } else if (key == "KMAX_MAP" || key == "KMIN_MAP" || key == "PMAX_MAP") {
@@ -346,6 +351,9 @@ result<hpcc_scenario> parse_hpcc_scenario(const hpcc_texts& texts) {
   }
   sc.switch_nodes = leaves;
   sc.switch_nodes.insert(sc.switch_nodes.end(), spines.begin(), spines.end());
+  // Leaves pick uplinks with the simulator's own hash, seeded with their node ids.
+  topo_cfg.ecmp = topology_config::ecmp_kind::hpcc_ns3;
+  topo_cfg.ecmp_seeds = sc.switch_nodes;
   // The template queues' ECN: the entry for host-speed ports.
   for (const auto& e : cfg.ecn_by_rate)
     if (std::abs(e.gbps - topo_cfg.link_gbps) < 1e-9)
@@ -357,7 +365,8 @@ result<hpcc_scenario> parse_hpcc_scenario(const hpcc_texts& texts) {
   if (!next_line(flows, lineno)) return error_at(texts.flows_name, lineno, "empty");
   std::uint32_t count = 0;
   if (!parse_number(split_words(line).at(0), count)) return error_at(texts.flows_name, lineno, "expected the flow count");
-  std::vector<std::uint16_t> next_sport(sc.hosts, 10000);  // the simulator's portNumder, per source
+  // The simulator's portNumder: source ports from 10000 per (src, dst) pair, in flow order.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint16_t> next_sport;
   for (std::uint32_t i = 0; i < count; ++i) {
     if (!next_line(flows, lineno)) return error_at(texts.flows_name, lineno, "expected " + std::to_string(count) + " flows, found " + std::to_string(i));
     const auto fw = split_words(line);
@@ -371,7 +380,7 @@ result<hpcc_scenario> parse_hpcc_scenario(const hpcc_texts& texts) {
     if (prio > 7) return error_at(texts.flows_name, lineno, "priority must be 0..7");
     if (f.bytes == 0) return error_at(texts.flows_name, lineno, "a flow of 0 bytes");
     f.priority = static_cast<std::uint8_t>(prio);
-    f.sport = next_sport[f.src]++;
+    f.sport = next_sport.try_emplace({f.src, f.dst}, std::uint16_t{10000}).first->second++;
     sc.flows.push_back(f);
   }
 
@@ -431,6 +440,8 @@ std::vector<fabric::twin::message> hpcc_messages(const hpcc_scenario& sc) {
     m.start_ns = f.start_ns;
     m.priority = f.priority;
     m.tag = i;
+    m.udp_sport = f.sport;
+    m.udp_dport = f.dport;
     out.push_back(m);
   }
   return out;

@@ -69,6 +69,35 @@ TEST(TwinRouting, LeafSpineAcrossLeavesIsLeafSpineLeafWithConsistentPorts) {
   EXPECT_EQ(spines.size(), 2u);
 }
 
+// The HPCC ns-3 simulator's ECMP, reproduced for compat runs. Observed in ns-3 (ls64_ws50's
+// topology: leaves = nodes 64..67, spines 68..71, 16 hosts per leaf; 16 flows of 2 MB from
+// host i to host 16 + i, sport 10000, dport 100, all at once): flows 0, 4, 6, 10 and 15
+// finished 20% later than the other eleven, five sharing one 400G uplink; no spine carried
+// more than four of the others.
+TEST(TwinRouting, HpccNs3EcmpGroupsFlowsAsNs3Did) {
+  topology_config t = leaf_spine_topology(64, 4, 4);
+  t.ecmp = topology_config::ecmp_kind::hpcc_ns3;
+  t.ecmp_seeds = {64, 65, 66, 67, 68, 69, 70, 71};
+  const fabric_layout l(t);
+  std::vector<std::uint32_t> spine_of(16);
+  std::map<std::uint32_t, std::set<std::uint32_t>> flows_on;
+  for (std::uint32_t i = 0; i < 16; ++i) {
+    spine_of[i] = l.ecmp_choice(i, 16 + i, i + 1, 1, 10000, 100);
+    flows_on[spine_of[i]].insert(i);
+    // The path the routing function reports goes over that spine.
+    const auto hops = flow_hops(t, 1, i, 16 + i, i + 1, 10000, 100);
+    ASSERT_EQ(hops.size(), 3u);
+    EXPECT_EQ(hops[1].device, l.spine_device(spine_of[i]));
+  }
+  EXPECT_EQ(flows_on[spine_of[0]], (std::set<std::uint32_t>{0, 4, 6, 10, 15}));
+  for (const auto& [spine, flows] : flows_on)
+    if (spine != spine_of[0]) {
+      EXPECT_LE(flows.size(), 4u);
+    }
+  // Node 17's address as ns-3's fct.txt prints it.
+  EXPECT_EQ(hpcc_ns3_node_ip(17), 0x0b001101u);
+}
+
 // Runs flows one at a time (each alone in its own run) and checks that the switch ports
 // that transmitted anything are exactly the egress ports of the flow's data hops and of
 // its ACK hops (dst -> src on the same QP).

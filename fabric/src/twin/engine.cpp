@@ -268,7 +268,8 @@ class engine final : public twin_context {
   bool compat_ = false;
   frame_sizes sizes_;
   std::int64_t overhead_ = 20;     // preamble + IFG per frame, bytes
-  std::uint8_t ack_prio_ = 3, cnp_prio_ = 6;
+  std::int16_t ack_prio_ = -1;  // -1: each flow's data priority
+  std::uint8_t cnp_prio_ = 6;
   fabric_layout layout_;  // device indexes and routes (routing.hpp, shared with reports)
   std::uint32_t hosts_per_leaf_ = 0;
   std::int64_t host_rate_bps_ = 0, uplink_rate_bps_ = 0;
@@ -465,7 +466,7 @@ status engine::build() {
     uplink_rate_bps_ = rate_of(up);
   }
   overhead_ = compat_ ? 0 : cfg_.switch_template.wire_overhead_bytes;
-  ack_prio_ = static_cast<std::uint8_t>(cfg_.nic.ack_priority >= 0 ? cfg_.nic.ack_priority : cfg_.nic.data_priority);
+  ack_prio_ = cfg_.nic.ack_priority;
   cnp_prio_ = dcqcn_.cnp_802p_prio;
   if (ib_) {
     overhead_ = ib_framing_bytes;
@@ -667,8 +668,8 @@ std::uint64_t engine::post(const message& m) {
   f.last_payload = static_cast<std::uint32_t>(m.bytes - static_cast<std::uint64_t>(f.npkts - 1) * cfg_.nic.mtu_bytes);
   // The uplink choices of the data and of the ACKs/CNPs (same QP, so same UDP source
   // port, reversed addresses); the switches route by them (routing.hpp).
-  f.fwd_ecmp = static_cast<std::uint8_t>(layout_.ecmp_choice(m.src, m.dst, id + 1, cfg_.seed));
-  f.rev_ecmp = static_cast<std::uint8_t>(layout_.ecmp_choice(m.dst, m.src, id + 1, cfg_.seed));
+  f.fwd_ecmp = static_cast<std::uint8_t>(layout_.ecmp_choice(m.src, m.dst, id + 1, cfg_.seed, m.udp_sport, m.udp_dport));
+  f.rev_ecmp = static_cast<std::uint8_t>(layout_.ecmp_choice(m.dst, m.src, id + 1, cfg_.seed, m.udp_dport, m.udp_sport));
   flow_record r;
   r.src = m.src;
   r.dst = m.dst;
@@ -975,7 +976,8 @@ void engine::nic_try(std::uint32_t h) {
   std::int64_t wake_ps = never_ns;
   bool pause_blocked = false;
   if (!hn.control.empty()) {
-    if ((allowed >> hn.control.front().priority) & 1u) {
+    const std::int16_t cp = cfg_.nic.control_pause_priority;
+    if ((allowed >> (cp >= 0 ? static_cast<unsigned>(cp) : hn.control.front().priority)) & 1u) {
       p = hn.control.pop_front();
       have = true;
     } else {
@@ -1065,6 +1067,9 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
   const std::uint32_t fid = p.flow_id;
   flow_state& f = flows_[fid];
   const std::uint32_t psn = psn_of(p.cookie);
+  // ACKs and NAKs on the configured priority, else on the data's, as RC responders
+  // answer in the traffic class of the request.
+  const auto ack_prio = static_cast<std::uint8_t>(ack_prio_ >= 0 ? ack_prio_ : f.prio);
   switch (type_of(p.cookie)) {
     case pkt_type::data: {
       const bool ce = p.ecn == ecn_codepoint::ce;
@@ -1087,7 +1092,7 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
           f.since_ack = 0;
           const bool flag = f.ce_since_ack;
           f.ce_since_ack = false;
-          send_control(h, pkt_type::ack, fid, f.epsn, flag, ack_prio_);
+          send_control(h, pkt_type::ack, fid, f.epsn, flag, ack_prio);
         }
       } else if (psn > f.epsn && adaptive_) {
         // Adaptive routing reorders packets; the NIC places them by PSN (RDMA WRITE
@@ -1097,10 +1102,10 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
       } else if (psn > f.epsn) {
         if (!f.nak_sent) {
           f.nak_sent = true;
-          send_control(h, pkt_type::nak, fid, f.epsn, false, ack_prio_);
+          send_control(h, pkt_type::nak, fid, f.epsn, false, ack_prio);
         }
       } else {
-        send_control(h, pkt_type::ack, fid, f.epsn, false, ack_prio_);  // duplicate: re-ACK
+        send_control(h, pkt_type::ack, fid, f.epsn, false, ack_prio);  // duplicate: re-ACK
       }
       break;
     }
@@ -1337,6 +1342,8 @@ status validate(const twin_config& c) {
   }
   if (n.data_priority > 7) return bad("nic.data_priority must be 0..7");
   if (n.ack_priority < -1 || n.ack_priority > 7) return bad("nic.ack_priority must be -1..7");
+  if (n.control_pause_priority < -1 || n.control_pause_priority > 7)
+    return bad("nic.control_pause_priority must be -1..7");
   if (n.retransmit_timeout_ns <= 0) return bad("nic.retransmit_timeout_ns must be > 0");
   if (n.ack_every_packets < 1) return bad("nic.ack_every_packets must be >= 1");
   ROCELAB_RETURN_IF_ERROR(n.dcqcn.validate().with_context("nic.dcqcn"));

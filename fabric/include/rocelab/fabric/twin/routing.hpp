@@ -62,13 +62,44 @@ constexpr std::uint64_t mix64(std::uint64_t z) {
   return static_cast<std::uint32_t>(routing_detail::mix64(tuple ^ routing_detail::mix64(seed)) % n);
 }
 
+// The HPCC ns-3 simulator's address of node `id` (third.cc node_id_to_ip): 11.0.x.1.
+[[nodiscard]] constexpr std::uint32_t hpcc_ns3_node_ip(std::uint32_t id) {
+  return 0x0b000001u + (id / 256) * 0x00010000u + (id % 256) * 0x00000100u;
+}
+
+// That simulator's SwitchNode::EcmpHash: MurmurHash3 (x86, 32-bit) of the 12 bytes
+// sip, dip, sport | dport << 16 (three little-endian words), seeded with the switch's
+// node id. Reproduced so a compat run picks the uplinks ns-3 picks.
+[[nodiscard]] constexpr std::uint32_t hpcc_ns3_ecmp_hash(std::uint32_t sip, std::uint32_t dip, std::uint16_t sport,
+                                                         std::uint16_t dport, std::uint32_t seed) {
+  const std::uint32_t words[3] = {sip, dip, static_cast<std::uint32_t>(sport) | (static_cast<std::uint32_t>(dport) << 16)};
+  std::uint32_t h = seed;
+  for (std::uint32_t k : words) {
+    k *= 0xcc9e2d51u;
+    k = (k << 15) | (k >> 17);
+    k *= 0x1b873593u;
+    h ^= k;
+    h = (h << 13) | (h >> 19);
+    h += (h << 2) + 0xe6546b64u;
+  }
+  h ^= 12u;
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h;
+}
+
 // The shape of a topology: counts and device indexes. Cheap to build; copy freely.
 class fabric_layout {
  public:
   enum class role : std::uint8_t { single, leaf, spine };
 
   explicit fabric_layout(const topology_config& t)
-      : leaf_spine_(t.type == topology_config::kind::leaf_spine),
+      : ecmp_(t.ecmp),
+        ecmp_seeds_(t.ecmp_seeds),
+        leaf_spine_(t.type == topology_config::kind::leaf_spine),
         hosts_(t.hosts),
         leaves_(leaf_spine_ ? t.leaves : 0),
         spines_(leaf_spine_ ? t.spines : 0),
@@ -131,11 +162,26 @@ class fabric_layout {
     return 0;
   }
 
-  // The uplink choice of a flow src -> dst on QP `qp` (0 when there is no choice).
-  [[nodiscard]] std::uint32_t ecmp_choice(std::uint32_t src, std::uint32_t dst, std::uint32_t qp,
-                                          std::uint64_t seed) const {
-    if (!leaf_spine_) return 0;
-    return ecmp_pick(src, dst, udp_source_port(qp, seed), seed, spines_);
+  // The uplink choice (spine number) of packets src -> dst of QP `qp` (0 when there is
+  // no choice). sport/dport: the packets' UDP ports when the workload gave them
+  // (message::udp_sport/udp_dport), else 0 for the twin's own.
+  [[nodiscard]] std::uint32_t ecmp_choice(std::uint32_t src, std::uint32_t dst, std::uint32_t qp, std::uint64_t seed,
+                                          std::uint16_t sport = 0, std::uint16_t dport = 0) const {
+    if (!leaf_spine_ || leaf_of(src) == leaf_of(dst)) return 0;
+    if (ecmp_ == topology_config::ecmp_kind::hpcc_ns3) {
+      // ns-3 hosts are nodes 0..N-1; the leaf's next hops toward a remote host are the
+      // spines in the order its breadth-first route search met them (third.cc
+      // CalculateRoute iterates a map keyed by node pointer), taken here as spine order.
+      // Any order the same for every leaf only renames the spines: which flows share an
+      // uplink or a spine's downlink is the hash's alone (checked against ns-3 with 16
+      // flows leaf0 -> leaf1: the same 5 flows shared one spine in both).
+      const std::uint32_t leaf = leaf_device(leaf_of(src));
+      const std::uint32_t node_seed = leaf < ecmp_seeds_.size() ? ecmp_seeds_[leaf] : leaf;
+      const std::uint32_t h = hpcc_ns3_ecmp_hash(hpcc_ns3_node_ip(src), hpcc_ns3_node_ip(dst), sport, dport, node_seed);
+      return h % spines_;
+    }
+    if (sport == 0) sport = udp_source_port(qp, seed);
+    return ecmp_pick(src, dst, sport, seed, spines_);
   }
 
   // The switches a packet from host src to host dst crosses, given its uplink choice.
@@ -160,17 +206,22 @@ class fabric_layout {
   }
 
  private:
+  topology_config::ecmp_kind ecmp_;
+  std::vector<std::uint32_t> ecmp_seeds_;
   bool leaf_spine_;
   std::uint32_t hosts_, leaves_, spines_, hosts_per_leaf_;
 };
 
 // The hops of the data packets of flow (src, dst, qp) in a twin run of `topology` with
-// `seed` (twin_config::seed); qp is flow_record::qp. For its ACKs/CNPs swap src and dst.
+// `seed` (twin_config::seed); qp is flow_record::qp; sport/dport the message's
+// udp_sport/udp_dport (0 unless the workload set them). For its ACKs/CNPs swap src and
+// dst (and sport and dport).
 [[nodiscard]] inline std::vector<hop> flow_hops(const topology_config& topology, std::uint64_t seed,
-                                                std::uint32_t src, std::uint32_t dst, std::uint32_t qp) {
+                                                std::uint32_t src, std::uint32_t dst, std::uint32_t qp,
+                                                std::uint16_t sport = 0, std::uint16_t dport = 0) {
   const fabric_layout l(topology);
   std::vector<hop> out;
-  l.hops(src, dst, l.ecmp_choice(src, dst, qp, seed), out);
+  l.hops(src, dst, l.ecmp_choice(src, dst, qp, seed, sport, dport), out);
   return out;
 }
 

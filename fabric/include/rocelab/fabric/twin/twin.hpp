@@ -35,6 +35,13 @@ struct topology_config {
   // (oversubscription x spines).
   double spine_link_gbps = 0;
   double oversubscription = 1.0;
+  // The leaves' ECMP hash (routing.hpp). twin: a 64-bit mix of the RoCEv2 5-tuple and the
+  // run's seed. hpcc_ns3: that simulator's SwitchNode::EcmpHash (MurmurHash3 of sip, dip
+  // and sport | dport << 16, seeded with the switch's ns-3 node id, ecmp_seeds), so a
+  // compat run sends every flow over the spine ns-3 sends it over.
+  enum class ecmp_kind : std::uint8_t { twin, hpcc_ns3 };
+  ecmp_kind ecmp = ecmp_kind::twin;
+  std::vector<std::uint32_t> ecmp_seeds;  // hpcc_ns3: per switch device (leaves, then spines)
 };
 
 // The RoCEv2 NIC of every host.
@@ -45,6 +52,11 @@ struct nic_config {
   std::uint8_t data_priority = 3;      // 802.1p of data (and of ACKs unless ack_priority set)
   std::int16_t ack_priority = -1;      // -1: same as data
   // CNPs go on dcqcn.cnp_802p_prio.
+  // The NIC sends its control packets (ACK, NAK, CNP) ahead of data. The priority whose
+  // PFC pause holds them back; -1: each packet's own. The HPCC ns-3 simulator with
+  // ACK_HIGH_PRIO checks ACKs against the pause of queue 0 (never paused) while its
+  // switches queue them with the data (RdmaEgressQueue::ack_q_idx vs SwitchNode).
+  std::int16_t control_pause_priority = -1;
   bool pfc_enabled = true;             // honour PFC frames for our priorities
   std::int64_t retransmit_timeout_ns = 4'000'000;  // go-back-N when no ACK progress
   std::uint32_t ack_every_packets = 1; // the responder ACKs every Nth packet (and the last)
@@ -96,6 +108,9 @@ struct message {
   workload_kind kind = workload_kind::other;
   std::int16_t priority = -1;    // -1: nic.data_priority
   std::uint64_t tag = 0;         // the workload's own reference; copied into flow_record::tag
+  // UDP ports of the flow's packets as the ECMP hash sees them; 0: the twin's own (source
+  // port from the QP number, destination 4791). HPCC ns-3 scenarios bring theirs.
+  std::uint16_t udp_sport = 0, udp_dport = 0;
 };
 
 class twin_context {
