@@ -48,7 +48,6 @@ switch_config infiniband_switch_config(switch_config sc, std::uint8_t vl_mask, c
   vl_bytes = vl_bytes / ib_credit_block_bytes * ib_credit_block_bytes;
   // The buffer holds every VL's allocation (credits promise the space up front).
   sc.buffer_bytes = std::max(sc.buffer_bytes, vl_bytes * ports * vls);
-  const bool fecn = mode.congestion == congestion_control_kind::ib_cc;
   for (auto& pc : sc.ports) {
     for (int v = 0; v < num_priorities; ++v) {
       auto& pg = pc.pgs[static_cast<std::size_t>(v)];
@@ -58,9 +57,7 @@ switch_config infiniband_switch_config(switch_config sc, std::uint8_t vl_mask, c
       auto& q = pc.queues[static_cast<std::size_t>(v)];
       q.reserve_bytes = 0;
       q.shared = buffer_threshold::unlimited();
-      // FECN (A10.2.1.1): every packet that joins a VL queue deeper than the threshold.
-      q.ecn = fecn ? ecn_config{true, mode.ib_cc.marking_threshold_bytes, mode.ib_cc.marking_threshold_bytes, 1.0}
-                   : ecn_config{};
+      q.ecn = ecn_config{};  // no ECN on IB; FECN marking is the twin's (Marking_Rate, victims)
     }
   }
   return sc;

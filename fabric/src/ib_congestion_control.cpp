@@ -25,6 +25,8 @@ status ib_cc_config::set(std::string_view knob, double value) {
     ccti_min = static_cast<std::uint32_t>(v);
   } else if (knob == "ccti_timer") {
     ccti_timer_ns = v * 1024;  // 1.024 us units (A10.4.3.1)
+  } else if (knob == "marking_rate") {
+    marking_rate = static_cast<std::uint32_t>(v);
   } else if (knob == "marking_threshold") {
     marking_threshold_bytes = v;
   } else if (knob == "ird_unit_ns") {
@@ -32,7 +34,7 @@ status ib_cc_config::set(std::string_view knob, double value) {
   } else {
     return status(error_code::invalid_argument,
                   "unknown ib_cc parameter '" + std::string(knob) +
-                      "' (ccti_increase, ccti_limit, ccti_min, ccti_timer, marking_threshold, ird_unit_ns)");
+                      "' (ccti_increase, ccti_limit, ccti_min, ccti_timer, marking_rate, marking_threshold, ird_unit_ns)");
   }
   return validate().with_context("ib_cc " + std::string(knob));
 }

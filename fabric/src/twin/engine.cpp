@@ -252,6 +252,7 @@ class engine final : public twin_context {
   void on_pfc_at(std::uint32_t ch, const packet& p);
   void on_credit_at(std::uint32_t ch, const packet& p);
   void init_credits();
+  void ib_fecn(std::uint32_t sw, packet& p);
   void nic_kick(std::uint32_t h);
   void nic_schedule(std::uint32_t h, std::int64_t at_ns);
   void nic_try(std::uint32_t h);
@@ -278,6 +279,8 @@ class engine final : public twin_context {
   bool adaptive_ = false;   // fabric.routing == adaptive
   congestion_control_kind cc_ = congestion_control_kind::dcqcn;
   std::uint8_t vl_mask_ = 0;
+  std::vector<std::uint32_t> fecn_eligible_;  // IB CC: eligible packets since the last mark, per switch port
+  std::uint64_t fecn_marks_ = 0;
 
   event_queue q_;
   std::int64_t now_ = 0;
@@ -763,6 +766,7 @@ void engine::on_switch_packet(std::uint32_t sw, std::uint16_t in_port, packet p)
       load[u] = m.queue(static_cast<std::uint16_t>(hosts_per_leaf_ + u), p.priority).depth_bytes;
     p.egress_port = static_cast<std::uint16_t>(hosts_per_leaf_ + switches_[sw].router.pick({load.data(), n}));
   }
+  if (!fecn_eligible_.empty()) ib_fecn(sw, p);
   const admission a = switches_[sw].model->admit(p, now_);
   if (a.accepted) port_kick(sw, p.egress_port);
 }
@@ -903,7 +907,26 @@ void engine::on_credit_at(std::uint32_t ch, const packet& p) {
 
 // Link up (IBA 7.9.4.2): every transmitter starts with the credits its receiver's VL
 // buffers advertise; hosts advertise fabric.ib_hca_buffer_bytes per VL.
+// IB CC at the switch (annex A10.2.1.1, A10.4.2): a port whose VL queue holds more than
+// the threshold marks FECN on one in (Marking_Rate + 1) of the packets that join it, and
+// only as the root of the congestion: a port that cannot send for lack of credits is a
+// victim of congestion further on (Victim_Mask clear) and marks nothing.
+void engine::ib_fecn(std::uint32_t sw, packet& p) {
+  if (!is_ect(p.ecn)) return;
+  const switch_node& s = switches_[sw];
+  if (static_cast<std::int64_t>(s.model->queue(p.egress_port, p.priority).depth_bytes) <=
+      cfg_.fabric.ib_cc.marking_threshold_bytes)
+    return;
+  if (!s.credits->sender(p.egress_port).allowed(p.priority)) return;
+  std::uint32_t& n = fecn_eligible_[s.port_base + p.egress_port];
+  if (n++ < cfg_.fabric.ib_cc.marking_rate) return;
+  n = 0;
+  p.ecn = ecn_codepoint::ce;
+  ++fecn_marks_;
+}
+
 void engine::init_credits() {
+  if (cc_ == congestion_control_kind::ib_cc) fecn_eligible_.assign(port_owner_.size(), 0);
   const auto max_frame = cfg_.nic.mtu_bytes + sizes_.data_overhead + sizes_.first_extra;
   std::array<std::int64_t, num_priorities> hca{};
   for (int v = 0; v < num_priorities; ++v)
@@ -1278,6 +1301,7 @@ run_records engine::run() {
   t.pfc_pause_frames = pfc_xoff_;
   t.pfc_resume_frames = pfc_xon_;
   t.packets_forwarded = forwarded_;
+  t.ce_marked += fecn_marks_;
   for (std::uint32_t s = 0; s < switches_.size(); ++s) {
     const switch_model& m = *switches_[s].model;
     for (std::uint16_t port = 0; port < m.num_ports(); ++port) {

@@ -48,9 +48,8 @@ struct fabric_mode {
 // The switch config of an InfiniBand switch from a RoCE-style template: 64-byte cells
 // (one credit each), VLs in vl_mask credit-controlled with a fixed buffer each
 // (mode.ib_vl_buffer_bytes, or the buffer split evenly over ports x VLs), no reserves, no
-// headroom, no egress limits (the credits bound every queue), IB framing on the wire,
-// and FECN marking above ib_cc.marking_threshold_bytes on every VL queue when the mode's
-// congestion control is ib_cc (no marking otherwise).
+// headroom, no egress limits (the credits bound every queue), IB framing on the wire, no
+// ECN (FECN marking follows annex A10's own rules: see ib_congestion_control.hpp).
 [[nodiscard]] switch_config infiniband_switch_config(switch_config sc, std::uint8_t vl_mask, const fabric_mode& mode,
                                                      std::uint32_t framing_bytes);
 

@@ -4,9 +4,10 @@
 // its QPs with.
 //
 // InfiniBand congestion control (annex A10):
-// - A switch port whose VL queue is above a threshold marks packets with FECN
-//   (A10.2.1.1; here the switch model's marking with kmin = kmax = threshold and
-//   probability 1, so every packet enqueued above the threshold is marked).
+// - A switch port whose VL queue is above a threshold, and that is the root of the
+//   congestion (it has credits to send; a credit-starved port is a victim), marks FECN
+//   on one in Marking_Rate + 1 of the packets joining that queue (A10.2.1.1; the twin
+//   does this where a packet joins its egress queue).
 // - The destination CA returns a BECN to the source for every FECN it receives, in a CN
 //   packet or on an ACK (A10.2.2).
 // - The source keeps a Congestion Control Table Index (CCTI) per QP: each BECN adds
@@ -69,6 +70,10 @@ struct ib_cc_config {
   // than this many bytes. The annex gives Threshold as 0..15 (0 off, 15 the most
   // aggressive) mapped to depths by the vendor; the depth itself is the knob here.
   std::int64_t marking_threshold_bytes = 64 * 1024;
+  // Marking_Rate: packets between two marks of a port (0: every packet above the
+  // threshold). A mark per packet drives every source's CCTI up by one per packet, far
+  // faster than CCTI_Timer brings it down; spacing the marks lets the sources settle.
+  std::uint32_t marking_rate = 10;
   // CA (A10.4.3 CA Congestion Setting and the Congestion Control Table).
   std::uint32_t ccti_increase = 1;
   std::uint32_t ccti_limit = 127;  // the last usable CCT index
@@ -81,8 +86,8 @@ struct ib_cc_config {
 
   [[nodiscard]] static std::vector<cct_entry> default_cct(std::uint32_t entries = 128);
   // Knob names as OpenSM's congestion-control configuration spells them
-  // (ccti_increase, ccti_limit, ccti_min, ccti_timer [1.024 us units], marking_threshold
-  // [bytes]); errors name the knob.
+  // (ccti_increase, ccti_limit, ccti_min, ccti_timer [1.024 us units], marking_rate,
+  // marking_threshold [bytes]); errors name the knob.
   [[nodiscard]] status set(std::string_view knob, double value);
   [[nodiscard]] status validate() const;
 };
