@@ -1,0 +1,183 @@
+// rocelab compare SPEC [--fabrics ib,roce-tuned,roce-default] [--set path=value]...
+//                 [--compute-ms X] [--scale 64,128,...] [--out DIR] [--db FILE] [--json]:
+// the fabric decision report. Runs the spec's workloads on the twin once per fabric
+// (experiments/compare.hpp), writes report.html and report.json into DIR (default
+// runs/compare-<time>), stores every run in the run store (--db, default rocelab.db;
+// --no-store to skip) and prints a table, or the JSON with --json.
+// Exit codes: 0 done; 1 a run or the store failed; 2 usage, spec or profile errors.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "command.hpp"
+#include "rocelab/experiments/compare.hpp"
+#include "rocelab/store/run_store.hpp"
+
+namespace rocelab::cli {
+namespace {
+
+struct compare_args {
+  std::string spec;
+  std::string fabrics;
+  std::vector<std::string> sets;
+  std::optional<double> compute_ms;
+  std::string scale;
+  std::string out;
+  std::string db = "rocelab.db";
+  bool no_store = false;
+  bool json = false;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+status write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return status::from_errno("writing " + path);
+  return status::success();
+}
+
+void print_table(const experiments::compare_result& r) {
+  std::printf("%-28s", "");
+  for (const auto& m : r.fabrics) std::printf("%18s", m.fabric.c_str());
+  std::printf("\n");
+  auto line = [&](const char* label, auto get) {
+    std::printf("%-28s", label);
+    for (const auto& m : r.fabrics) std::printf("%18s", get(m).c_str());
+    std::printf("\n");
+  };
+  auto num = [](const char* f, double v) {
+    char b[64];
+    std::snprintf(b, sizeof b, f, v);
+    return std::string(b);
+  };
+  line("allreduce busbw (Gb/s)", [&](const auto& m) { return num("%.1f", m.busbw_gbps); });
+  line("allreduce time (us)", [&](const auto& m) { return num("%.1f", m.allreduce_time_ns / 1e3); });
+  line("link util mean/max", [&](const auto& m) {
+    return num("%.0f%%", 100 * m.link_util_mean) + "/" + num("%.0f%%", 100 * m.link_util_max);
+  });
+  line("step communicating", [&](const auto& m) { return num("%.2f%%", 100 * m.comm_share); });
+  line("incast FCT p50 (us)", [&](const auto& m) { return num("%.1f", m.incast_fct_p50_ns / 1e3); });
+  line("incast FCT p99 (us)", [&](const auto& m) { return num("%.1f", m.incast_fct_p99_ns / 1e3); });
+  line("small msg FCT p99 (us)", [&](const auto& m) { return num("%.1f", m.small_fct_p99_ns / 1e3); });
+  line("paused/stalled (us)", [&](const auto& m) { return num("%.1f", m.paused_ns / 1e3); });
+  line("drops / retransmits", [&](const auto& m) {
+    return std::to_string(m.drops) + "/" + std::to_string(m.retransmits);
+  });
+  line("cost per GPU (USD)", [&](const auto& m) { return num("%.0f", m.cost.per_gpu_usd); });
+  line("USD per GPU per Gb/s", [&](const auto& m) { return num("%.2f", m.usd_per_busbw_gbps); });
+  for (const auto& p : r.scale) {
+    std::printf("scale %5u hosts: ", p.hosts);
+    for (const auto& [f, bw] : p.busbw_gbps) std::printf("%s %.1f Gb/s ($%.2f/Gb/s)  ", f.c_str(), bw, p.usd_per_busbw_gbps.at(f));
+    std::printf("cheapest %s\n", p.cheapest.c_str());
+  }
+  for (const auto& c : r.crossovers) std::printf("crossover: %s\n", c.c_str());
+}
+
+std::function<int()> setup(CLI::App& app) {
+  auto a = std::make_shared<compare_args>();
+  app.description("RoCE or InfiniBand: run a spec on several fabrics and write the decision report");
+  app.add_option("spec", a->spec, "experiment spec with an optional compare: section (examples/compare-fabrics.yaml)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--fabrics", a->fabrics, "comma-separated: ib, roce-tuned, roce-default, roce-deep, or profile names");
+  app.add_option("--set", a->sets, "override a spec field: path=value; repeatable")->allow_extra_args(false);
+  app.add_option("--compute-ms", a->compute_ms, "GPU compute time per training step, ms");
+  app.add_option("--scale", a->scale, "scale sweep host counts, comma-separated (e.g. 64,128,256)");
+  app.add_option("--out", a->out, "report directory (default runs/compare-<time>)");
+  app.add_option("--db", a->db, "run store the runs are written to");
+  app.add_flag("--no-store", a->no_store, "do not write the runs to the run store");
+  app.add_flag("--json", a->json, "print the report's JSON");
+  return [a]() -> int {
+    experiments::compare_settings settings;
+    auto spec = experiments::load_compare_spec(a->spec, settings);
+    if (!spec.ok()) {
+      std::cerr << "rocelab compare: " << spec.error().message() << "\n";
+      return 2;
+    }
+    for (const std::string& set : a->sets) {
+      if (status st = experiments::apply_override(*spec, set); !st.ok()) {
+        std::cerr << "rocelab compare: --set " << set << ": " << st.message() << "\n";
+        return 2;
+      }
+    }
+    if (!a->fabrics.empty()) settings.fabrics = split(a->fabrics);
+    if (a->compute_ms) settings.compute_ms_per_step = *a->compute_ms;
+    if (!a->scale.empty()) {
+      settings.scale_hosts.clear();
+      for (const auto& s : split(a->scale)) {
+        try {
+          settings.scale_hosts.push_back(static_cast<std::uint32_t>(std::stoul(s)));
+        } catch (const std::exception&) {
+          std::cerr << "rocelab compare: --scale: '" << s << "' is not a host count\n";
+          return 2;
+        }
+      }
+    }
+    if (status st = experiments::load_profiles(settings); !st.ok()) {
+      std::cerr << "rocelab compare: " << st.message() << "\n";
+      return 2;
+    }
+    std::optional<store::run_store> db;
+    if (!a->no_store) {
+      auto opened = store::run_store::open(a->db);
+      if (!opened.ok()) {
+        std::cerr << "rocelab compare: " << opened.error().message() << "\n";
+        return 1;
+      }
+      db.emplace(std::move(opened).value());
+    }
+    auto result = experiments::run_compare(*spec, settings, db ? &*db : nullptr, [&](const std::string& line) {
+      if (!a->json) std::cerr << "rocelab compare: " << line << "\n";
+    });
+    if (!result.ok()) {
+      std::cerr << "rocelab compare: " << result.error().message() << "\n";
+      return result.error().code() == error_code::invalid_argument ? 2 : 1;
+    }
+    std::string dir = a->out;
+    if (dir.empty()) {
+      const auto now = std::chrono::system_clock::now().time_since_epoch();
+      dir = "runs/compare-" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now).count());
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      std::cerr << "rocelab compare: creating " << dir << ": " << ec.message() << "\n";
+      return 1;
+    }
+    const std::string json = experiments::compare_json(*result);
+    for (const auto& [name, text] : {std::pair{std::string("report.json"), json},
+                                     std::pair{std::string("report.html"), experiments::compare_html(*result)}}) {
+      if (status st = write_text(dir + "/" + name, text); !st.ok()) {
+        std::cerr << "rocelab compare: " << st.message() << "\n";
+        return 1;
+      }
+    }
+    if (a->json) {
+      std::cout << json << "\n";
+    } else {
+      print_table(*result);
+      std::printf("report      %s/report.html, %s/report.json%s\n", dir.c_str(), dir.c_str(),
+                  db ? (", runs in " + a->db).c_str() : "");
+    }
+    return 0;
+  };
+}
+
+}  // namespace
+
+ROCELAB_COMMAND(compare, setup);
+
+}  // namespace rocelab::cli

@@ -1,0 +1,414 @@
+// The fabric comparison (compare.hpp): scenarios per fabric on the twin, metrics, cost,
+// the scale sweep.
+
+#include "rocelab/experiments/compare.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rocelab/common/units.hpp"
+#include "rocelab/experiments/build.hpp"
+#include "rocelab/experiments/summary.hpp"
+#include "rocelab/fabric/twin/twin.hpp"
+#include "rocelab/store/run_store.hpp"
+
+namespace rocelab::experiments {
+namespace {
+
+// mix: incast and background together (what roce-tuned is tuned on).
+enum class scenario { allreduce, incast, background, mix };
+const char* name_of(scenario s) {
+  switch (s) {
+    case scenario::allreduce: return "allreduce";
+    case scenario::incast: return "incast";
+    case scenario::background: return "background";
+    case scenario::mix: return "incast+background";
+  }
+  return "allreduce";
+}
+
+// The spec with one workload section on.
+experiment_spec only(const experiment_spec& spec, scenario s) {
+  experiment_spec v = spec;
+  v.workload.allreduce.enabled = s == scenario::allreduce && spec.workload.allreduce.enabled;
+  v.workload.incast.enabled = (s == scenario::incast || s == scenario::mix) && spec.workload.incast.enabled;
+  v.workload.background.enabled = (s == scenario::background || s == scenario::mix) && spec.workload.background.enabled;
+  return v;
+}
+
+bool has(const experiment_spec& spec, scenario s) {
+  switch (s) {
+    case scenario::allreduce: return spec.workload.allreduce.enabled;
+    case scenario::incast: return spec.workload.incast.enabled;
+    case scenario::background: return spec.workload.background.enabled;
+    case scenario::mix: return spec.workload.incast.enabled || spec.workload.background.enabled;
+  }
+  return false;
+}
+
+std::uint32_t max_ports_per_switch(const topology_spec& t) {
+  if (t.type != "leaf_spine" || t.leaves == 0) return t.hosts;
+  return std::max(t.hosts / t.leaves + t.spines, t.leaves);
+}
+
+// A fabric to run: its profile and, for roce-tuned, the tuned spec values.
+struct fabric_plan {
+  std::string name;
+  fabric_profile_file profile;
+  std::map<std::string, std::string> overrides;  // spec path -> value
+  std::string tuning_note;
+};
+
+// The spec and twin config of `plan` for `spec` with `seed`.
+result<fabric::twin::twin_config> config_for(const experiment_spec& base, const fabric_plan& plan, std::uint64_t seed,
+                                             experiment_spec* resolved) {
+  experiment_spec spec = base;
+  const auto& p = plan.profile;
+  // The profile's buffer per port, times the ports of the largest switch of this topology:
+  // a switch of the class with as many ports in use as the topology gives it.
+  spec.sw.buffer_bytes = std::max<std::int64_t>(
+      p.sw.buffer_bytes / std::max<std::uint32_t>(1, p.sw.ports) * max_ports_per_switch(spec.topology), 64 * 1024);
+  spec.sw.cell_bytes = p.sw.cell_bytes;
+  for (const auto& [path, value] : plan.overrides)
+    ROCELAB_RETURN_IF_ERROR(set_field(spec, path, value, "compare " + plan.name).with_context(plan.name + ": " + path));
+  auto c = to_twin_config(spec, seed);
+  if (!c.ok()) return std::move(c).error().with_context(plan.name);
+  fabric::twin::twin_config cfg = std::move(c).value();
+  cfg.fabric.link = p.sw.link;
+  cfg.fabric.routing = p.routing;
+  cfg.fabric.switch_latency_ns = p.sw.port_to_port_latency_ns;
+  if (p.sw.link == fabric::link_layer::infiniband) {
+    cfg.fabric.congestion =
+        spec.nic.dcqcn_enabled ? fabric::congestion_control_kind::ib_cc : fabric::congestion_control_kind::none;
+    cfg.fabric.ib_vl_buffer_bytes = p.ib_vl_buffer_bytes;
+    // FECN threshold: a tenth of a VL buffer, at least two packets (A10 leaves it to the
+    // switch's Threshold setting).
+    const std::int64_t ports = max_ports_per_switch(spec.topology);
+    const std::int64_t vl = p.ib_vl_buffer_bytes > 0 ? p.ib_vl_buffer_bytes : spec.sw.buffer_bytes / (ports * 2);
+    cfg.fabric.ib_cc.marking_threshold_bytes = std::max<std::int64_t>(vl / 10, 2 * (spec.nic.mtu_bytes + 64));
+  } else {
+    cfg.fabric.congestion =
+        spec.nic.dcqcn_enabled ? fabric::congestion_control_kind::dcqcn : fabric::congestion_control_kind::none;
+  }
+  if (resolved != nullptr) *resolved = std::move(spec);
+  return cfg;
+}
+
+struct scenario_run {
+  std::vector<run_records> repeats;
+  std::vector<std::uint64_t> seeds;
+  double rate_bps = 0;  // host links
+  fabric::twin::twin_config config;
+};
+
+result<scenario_run> run_scenario(const experiment_spec& spec, const fabric_plan& plan, scenario s,
+                                  store::run_store* store, std::vector<std::int64_t>& run_ids) {
+  scenario_run out;
+  const experiment_spec variant = only(spec, s);
+  for (std::uint32_t i = 0; i < std::max<std::uint32_t>(1, spec.repeats); ++i) {
+    const std::uint64_t seed = spec.seed + i;
+    experiment_spec resolved;
+    auto cfg = config_for(variant, plan, seed, &resolved);
+    if (!cfg.ok()) return std::move(cfg).error();
+    auto load = make_workload(resolved, seed);
+    if (!load.ok()) return std::move(load).error().with_context(plan.name);
+    auto rec = fabric::twin::run_twin(*cfg, **load);
+    if (!rec.ok()) return std::move(rec).error().with_context(plan.name + " " + name_of(s));
+    if (store != nullptr) {
+      store::new_run nr;
+      nr.name = "compare/" + plan.name + "/" + name_of(s);
+      nr.backend = "twin";
+      nr.seed = seed;
+      nr.spec_yaml = to_yaml(resolved);
+      nr.parameters = plan.overrides;
+      nr.parameters["compare.fabric"] = plan.name;
+      nr.parameters["compare.profile"] = plan.profile.sw.name;
+      nr.parameters["compare.scenario"] = name_of(s);
+      nr.parameters["fabric.link"] = fabric::to_string(cfg->fabric.link);
+      nr.parameters["fabric.routing"] = fabric::to_string(cfg->fabric.routing);
+      nr.parameters["fabric.congestion"] = fabric::to_string(cfg->fabric.congestion);
+      auto id = store->begin_run(nr);
+      if (!id.ok()) return std::move(id).error().with_context("storing " + nr.name);
+      ROCELAB_RETURN_IF_ERROR(store->append(*id, *rec).with_context("storing " + nr.name));
+      ROCELAB_RETURN_IF_ERROR(store->finish(*id, store::run_status::completed).with_context("storing " + nr.name));
+      run_ids.push_back(*id);
+    }
+    out.config = *cfg;
+    out.rate_bps = cfg->topology.link_gbps * 1e9;
+    out.repeats.push_back(std::move(rec).value());
+    out.seeds.push_back(seed);
+  }
+  return out;
+}
+
+std::vector<const run_records*> pointers(const scenario_run& r) {
+  std::vector<const run_records*> v;
+  for (const auto& x : r.repeats) v.push_back(&x);
+  return v;
+}
+
+// Utilisation of the switch ports that carried traffic: tx bytes over the run against
+// the port's rate (host links at link_gbps; leaf uplinks and spine ports at the uplink rate).
+void link_utilisation(const scenario_run& r, double& mean, double& max) {
+  const auto& t = r.config.topology;
+  const bool ls = t.type == fabric::twin::topology_config::kind::leaf_spine;
+  const std::uint32_t hpl = ls ? t.hosts / t.leaves : t.hosts;
+  const double host_bps = t.link_gbps * 1e9;
+  const double up_bps =
+      ls ? (t.spine_link_gbps > 0 ? t.spine_link_gbps : hpl * t.link_gbps / (t.oversubscription * t.spines)) * 1e9 : 0;
+  const std::uint32_t switches = ls ? t.leaves + t.spines : 1;
+  double sum = 0;
+  int n = 0;
+  max = 0;
+  for (const auto& rec : r.repeats) {
+    if (rec.simulated_ns <= 0) continue;
+    for (const auto& c : rec.counters) {
+      if (c.name != "tx_bytes" || c.device >= switches || c.value == 0) continue;
+      const bool uplink = ls && (c.device >= t.leaves || c.port >= hpl);
+      const double bps = uplink ? up_bps : host_bps;
+      const double u = static_cast<double>(c.value) * 8 / (bps * static_cast<double>(rec.simulated_ns) / 1e9);
+      sum += u;
+      ++n;
+      max = std::max(max, u);
+    }
+  }
+  mean = n > 0 ? sum / n : 0;
+}
+
+void add_totals(fabric_metrics& m, const scenario_run& r) {
+  for (const auto& rec : r.repeats) {
+    m.pause_frames += rec.totals.pfc_pause_frames;
+    m.paused_ns += rec.totals.paused_ns;
+    m.pause_intervals += rec.pauses.size();
+    m.drops += rec.totals.drops;
+    m.retransmits += rec.totals.retransmits;
+    m.ce_marked += rec.totals.ce_marked;
+    m.cnps += rec.totals.cnps;
+    for (const auto& f : rec.flows) m.incomplete_flows += f.completed() ? 0 : 1;
+  }
+}
+
+// Tuning objective: p99 slowdown over every flow of the incast + background mix (the
+// small messages stuck behind an incast's queue dominate it), plus the share of the run
+// the fabric spent paused (summed over transmitters, per host). A setting that drops or
+// leaves a flow unfinished is unusable.
+double tuning_objective(const scenario_run& r, std::uint32_t hosts) {
+  std::vector<flow_record> flows;
+  std::uint64_t drops = 0;
+  std::int64_t paused = 0, simulated = 0;
+  for (const auto& rec : r.repeats) {
+    flows.insert(flows.end(), rec.flows.begin(), rec.flows.end());
+    drops += rec.totals.drops;
+    paused += rec.totals.paused_ns;
+    simulated += rec.simulated_ns;
+  }
+  const flow_stats s = flow_statistics(flows);
+  if (s.completed < s.flows || drops > 0) return 1e18;
+  const double pause_share = simulated > 0 ? static_cast<double>(paused) / (static_cast<double>(simulated) * hosts) : 0;
+  return s.slowdown_p99 + pause_share;
+}
+
+// roce-tuned: a grid over the ECN thresholds (Kmin, Kmax = 4 Kmin, Pmax), scaled with the
+// link speed from the DCQCN paper's 100G values (Kmin 5 KB .. 320 KB), scored on the
+// incast and background workloads together (tuning_objective); the best point wins.
+result<std::map<std::string, std::string>> tune_roce(const experiment_spec& spec, const fabric_plan& base,
+                                                     std::uint32_t budget, store::run_store* store,
+                                                     std::vector<std::int64_t>& run_ids, std::string& note,
+                                                     const compare_progress& progress) {
+  if (!has(spec, scenario::mix)) {
+    note = "not tuned: the spec has neither an incast nor a background workload to tune for";
+    return std::map<std::string, std::string>{};
+  }
+  const double scale = spec.topology.link_gbps / 100.0;
+  std::vector<std::map<std::string, std::string>> grid;
+  for (const double kmin_kb : {5.0, 20.0, 80.0, 320.0})
+    for (const double pmax : {0.2, 1.0}) {
+      const auto kmin = static_cast<std::int64_t>(kmin_kb * 1000 * scale);
+      char p[32];
+      std::snprintf(p, sizeof p, "%g", pmax);
+      grid.push_back({{"switch.ecn.enabled", "true"},
+                      {"switch.ecn.kmin_bytes", std::to_string(kmin)},
+                      {"switch.ecn.kmax_bytes", std::to_string(4 * kmin)},
+                      {"switch.ecn.pmax", p}});
+    }
+  if (budget < grid.size()) {
+    // Keep an even spread of the grid within the budget.
+    std::vector<std::map<std::string, std::string>> kept;
+    for (std::uint32_t i = 0; i < std::max<std::uint32_t>(1, budget); ++i) kept.push_back(grid[i * grid.size() / std::max<std::uint32_t>(1, budget)]);
+    grid = std::move(kept);
+  }
+  double best = 0;
+  std::size_t best_i = grid.size();
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    fabric_plan plan = base;
+    plan.overrides = grid[i];
+    plan.name = base.name + "-trial" + std::to_string(i);
+    auto r = run_scenario(spec, plan, scenario::mix, store, run_ids);
+    if (!r.ok()) return std::move(r).error().with_context("tuning");
+    const double score = tuning_objective(*r, spec.topology.hosts);
+    if (progress) {
+      char line[160];
+      std::snprintf(line, sizeof line, "roce-tuned: trial %zu/%zu kmin %s B, pmax %s: objective %.4f", i + 1,
+                    grid.size(), grid[i]["switch.ecn.kmin_bytes"].c_str(), grid[i]["switch.ecn.pmax"].c_str(), score);
+      progress(line);
+    }
+    if (best_i == grid.size() || score < best) {
+      best = score;
+      best_i = i;
+    }
+  }
+  note = "grid search (" + std::to_string(grid.size()) +
+         " points: switch.ecn.kmin_bytes 5..320 KB per 100 Gb/s, kmax_bytes = 4 kmin, pmax 0.2 or 1) on the incast and "
+         "background workloads together, objective p99 slowdown + paused share; rocelab tune's optimiser was not used";
+  return grid[best_i];
+}
+
+result<fabric_plan> plan_for(const std::string& fabric, const compare_settings& settings) {
+  const auto it = settings.profiles.find(fabric);
+  if (it == settings.profiles.end())
+    return status(error_code::invalid_argument,
+                  "fabric '" + fabric + "': no profile (ib, roce-tuned, roce-default, or a name under compare.profiles)");
+  fabric_plan p;
+  p.name = fabric;
+  p.profile = it->second;
+  return p;
+}
+
+}  // namespace
+
+result<compare_result> run_compare(const experiment_spec& spec, const compare_settings& settings,
+                                   store::run_store* store, const compare_progress& progress) {
+  ROCELAB_RETURN_IF_ERROR(validate(spec));
+  if (settings.fabrics.empty()) return status(error_code::invalid_argument, "compare: no fabrics");
+  if (!(settings.compute_ms_per_step >= 0)) return status(error_code::invalid_argument, "compare: compute_ms_per_step must be >= 0");
+  compare_result out;
+  out.name = spec.name;
+  out.hosts = spec.topology.hosts;
+  out.link_gbps = spec.topology.link_gbps;
+  out.settings = settings;
+  std::vector<fabric_plan> plans;
+  for (const std::string& f : settings.fabrics) {
+    auto plan = plan_for(f, settings);
+    if (!plan.ok()) return std::move(plan).error();
+    fabric_metrics m;
+    m.fabric = f;
+    if (f == "roce-tuned") {
+      if (plan->profile.sw.link != fabric::link_layer::roce)
+        return status(error_code::invalid_argument, "roce-tuned: its profile must be a RoCE switch");
+      auto tuned = tune_roce(spec, *plan, settings.tune_budget, store, m.run_ids, plan->tuning_note, progress);
+      if (!tuned.ok()) return std::move(tuned).error();
+      plan->overrides = std::move(tuned).value();
+    }
+    plans.push_back(*plan);
+    const fabric_plan& p = plans.back();
+    m.profile = p.profile.sw.name;
+    m.link = fabric::to_string(p.profile.sw.link);
+    m.routing = fabric::to_string(p.profile.routing);
+    m.settings = p.overrides;
+    m.tuning_note = p.tuning_note;
+    for (const scenario s : {scenario::allreduce, scenario::incast, scenario::background}) {
+      if (!has(spec, s)) continue;
+      if (progress) progress(f + ": " + name_of(s));
+      auto r = run_scenario(spec, p, s, store, m.run_ids);
+      if (!r.ok()) return std::move(r).error();
+      m.congestion = fabric::to_string(r->config.fabric.congestion);
+      add_totals(m, *r);
+      if (s == scenario::allreduce) {
+        const run_summary sum = summarize(pointers(*r), r->seeds);
+        if (sum.allreduce) {
+          m.has_allreduce = true;
+          m.algbw_gbps = sum.allreduce->algbw_gbps;
+          m.busbw_gbps = sum.allreduce->busbw_gbps;
+          m.allreduce_time_ns = sum.allreduce->time_mean_ns;
+          const double comm_ms = m.allreduce_time_ns / 1e6;
+          m.step_ms = settings.compute_ms_per_step + comm_ms;
+          m.comm_share = m.step_ms > 0 ? comm_ms / m.step_ms : 0;
+          m.mfu_factor = m.step_ms > 0 ? settings.compute_ms_per_step / m.step_ms : 0;
+        }
+        link_utilisation(*r, m.link_util_mean, m.link_util_max);
+      } else if (s == scenario::incast) {
+        std::vector<flow_record> flows;
+        for (const auto& rec : r->repeats)
+          for (const auto& fl : rec.flows)
+            if (fl.kind == workload_kind::incast) flows.push_back(fl);
+        const flow_stats st = flow_statistics(flows);
+        m.has_incast = true;
+        m.incast_fct_p50_ns = st.fct_p50_ns;
+        m.incast_fct_p99_ns = st.fct_p99_ns;
+      } else {
+        std::vector<flow_record> flows;
+        for (const auto& rec : r->repeats)
+          for (const auto& fl : rec.flows)
+            if (fl.bytes <= static_cast<std::uint64_t>(settings.small_message_bytes)) flows.push_back(fl);
+        const flow_stats st = flow_statistics(flows);
+        m.has_background = true;
+        m.small_messages = st.flows;
+        m.small_fct_p50_ns = st.fct_p50_ns;
+        m.small_fct_p99_ns = st.fct_p99_ns;
+      }
+    }
+    m.cost = fabric_cost(p.profile, spec.topology.hosts,
+                         spec.topology.type == "leaf_spine" ? spec.topology.oversubscription : 1.0);
+    m.usd_per_busbw_gbps = m.busbw_gbps > 0 ? m.cost.per_gpu_usd / m.busbw_gbps : 0;
+    out.fabrics.push_back(std::move(m));
+  }
+
+  // Scale sweep: the all-reduce alone on a leaf-spine of each size.
+  if (!settings.scale_hosts.empty()) {
+    if (!spec.workload.allreduce.enabled)
+      return status(error_code::invalid_argument, "compare.scale_hosts: the sweep runs the spec's all-reduce, which it lacks");
+    for (const std::uint32_t hosts : settings.scale_hosts) {
+      const std::uint32_t hpl = settings.scale_hosts_per_leaf;
+      if (hpl == 0 || hosts < 2 * hpl || hosts % hpl != 0)
+        return status(error_code::invalid_argument, "compare.scale_hosts: " + std::to_string(hosts) +
+                                                        " is not a multiple (>= 2x) of scale_hosts_per_leaf " +
+                                                        std::to_string(hpl));
+      experiment_spec s = only(spec, scenario::allreduce);
+      s.repeats = 1;
+      s.topology.type = "leaf_spine";
+      s.topology.hosts = hosts;
+      s.topology.leaves = hosts / hpl;
+      s.topology.spines = std::max<std::uint32_t>(
+          1, static_cast<std::uint32_t>(std::lround(hpl / std::max(settings.scale_oversubscription, 1e-9))));
+      s.topology.spine_link_gbps = 0;
+      s.topology.oversubscription = static_cast<double>(hpl) / s.topology.spines;
+      s.workload.allreduce.ranks = hosts;
+      s.workload.allreduce.rank_hosts.clear();
+      s.workload.allreduce.iterations = 1;
+      if (settings.scale_allreduce_bytes > 0) s.workload.allreduce.bytes = settings.scale_allreduce_bytes;
+      scale_point pt;
+      pt.hosts = hosts;
+      double best = 0;
+      for (std::size_t i = 0; i < plans.size(); ++i) {
+        if (progress) progress(plans[i].name + ": scale " + std::to_string(hosts) + " hosts");
+        auto r = run_scenario(s, plans[i], scenario::allreduce, store, out.fabrics[i].run_ids);
+        if (!r.ok()) return std::move(r).error().with_context("scale " + std::to_string(hosts));
+        const run_summary sum = summarize(pointers(*r), r->seeds);
+        const double bw = sum.allreduce ? sum.allreduce->busbw_gbps : 0;
+        const cluster_cost c = fabric_cost(plans[i].profile, hosts, s.topology.oversubscription);
+        pt.busbw_gbps[plans[i].name] = bw;
+        pt.cost_per_gpu_usd[plans[i].name] = c.per_gpu_usd;
+        const double per = bw > 0 ? c.per_gpu_usd / bw : 0;
+        pt.usd_per_busbw_gbps[plans[i].name] = per;
+        if (per > 0 && (pt.cheapest.empty() || per < best)) {
+          best = per;
+          pt.cheapest = plans[i].name;
+        }
+      }
+      if (!out.scale.empty() && !pt.cheapest.empty() && !out.scale.back().cheapest.empty() &&
+          out.scale.back().cheapest != pt.cheapest)
+        out.crossovers.push_back("between " + std::to_string(out.scale.back().hosts) + " and " +
+                                 std::to_string(hosts) + " hosts, " + pt.cheapest + " becomes cheaper per delivered Gb/s of " +
+                                 "bus bandwidth than " + out.scale.back().cheapest);
+      out.scale.push_back(std::move(pt));
+    }
+  }
+  return out;
+}
+
+}  // namespace rocelab::experiments

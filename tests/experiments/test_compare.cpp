@@ -1,0 +1,199 @@
+// The fabric decision report: examples/compare-fabrics.yaml at its small scale on the
+// twin, the cost model, profile and compare-section parsing, and the stored runs.
+#include "rocelab/experiments/compare.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "rocelab/store/run_store.hpp"
+
+namespace rocelab::experiments {
+namespace {
+
+const std::string example = std::string(ROCELAB_SOURCE_DIR) + "/examples/compare-fabrics.yaml";
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("rocelab-compare-" + std::to_string(::getpid()) + "-" + name)).string();
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+TEST(CompareProfiles, ShippedProfilesLoadWithTheirFields) {
+  auto ib = load_fabric_profile(std::string(ROCELAB_SOURCE_DIR) + "/examples/fabric-profiles/infiniband-ndr.yaml");
+  ASSERT_TRUE(ib.ok()) << ib.error().message();
+  EXPECT_EQ(ib->sw.name, "InfiniBand NDR class");
+  EXPECT_EQ(ib->sw.link, fabric::link_layer::infiniband);
+  EXPECT_EQ(ib->routing, fabric::routing_mode::adaptive);
+  EXPECT_EQ(ib->sw.port_to_port_latency_ns, 130);
+  EXPECT_EQ(ib->sw.buffer_bytes, 64ll << 20);
+  for (const char* f : {"roce-shallow-buffer.yaml", "roce-deep-buffer.yaml"}) {
+    auto p = load_fabric_profile(std::string(ROCELAB_SOURCE_DIR) + "/examples/fabric-profiles/" + f);
+    ASSERT_TRUE(p.ok()) << f << ": " << p.error().message();
+    EXPECT_EQ(p->sw.link, fabric::link_layer::roce);
+    EXPECT_GT(p->sw.price_per_port_usd, 0);
+  }
+}
+
+TEST(CompareProfiles, AWrongFieldNamesFileLineAndTheValidFields) {
+  const std::string path = temp_path("bad.yaml");
+  write(path, "name: x\nlink: roce\nbufer_bytes: 1MiB\n");
+  auto p = load_fabric_profile(path);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.error().message().find(path + ":3: bufer_bytes"), std::string::npos) << p.error().message();
+  EXPECT_NE(p.error().message().find("buffer_bytes"), std::string::npos);
+  write(path, "name: x\nlink: ethernet\nbuffer_bytes: 1MiB\n");
+  p = load_fabric_profile(path);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.error().message().find(":2: link"), std::string::npos) << p.error().message();
+  std::filesystem::remove(path);
+}
+
+TEST(CompareCost, FoldedClosPortsOpticsAndPrices) {
+  fabric_profile_file p;
+  p.sw.ports = 64;
+  p.sw.price_per_port_usd = 500;
+  p.sw.nic_price_usd = 2000;
+  p.sw.optic_price_usd = 1000;
+  p.optics_per_host_link = 1;
+  // 48 hosts fit one switch: 48 ports, 48 optics.
+  cluster_cost c = fabric_cost(p, 48, 1);
+  EXPECT_EQ(c.tiers, 1u);
+  EXPECT_DOUBLE_EQ(c.switch_ports, 48);
+  EXPECT_DOUBLE_EQ(c.total_usd, 48 * 2000 + 48 * 500 + 48 * 1000);
+  // 1024 hosts, non-blocking two tiers: 1024 + 2 x 1024 ports, 1024 + 2048 optics.
+  c = fabric_cost(p, 1024, 1);
+  EXPECT_EQ(c.tiers, 2u);
+  EXPECT_DOUBLE_EQ(c.switch_ports, 3072);
+  EXPECT_DOUBLE_EQ(c.switches, 48);
+  EXPECT_DOUBLE_EQ(c.optics, 3072);
+  EXPECT_DOUBLE_EQ(c.per_gpu_usd, 2000 + 3 * 500 + 3 * 1000);
+  // 2:1 oversubscribed leaves: half the uplinks.
+  EXPECT_DOUBLE_EQ(fabric_cost(p, 1024, 2).switch_ports, 1024 + 1024);
+  // Beyond radix^2 / 2 = 2048 hosts a third tier.
+  c = fabric_cost(p, 4096, 1);
+  EXPECT_EQ(c.tiers, 3u);
+  EXPECT_DOUBLE_EQ(c.switch_ports, 4096 * 5);
+}
+
+TEST(CompareSpec, TheCompareSectionIsReadAndSpecErrorsKeepTheirLines) {
+  compare_settings s;
+  auto spec = load_compare_spec(example, s);
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  EXPECT_EQ(spec->name, "compare-fabrics");
+  EXPECT_EQ(s.fabrics, (std::vector<std::string>{"ib", "roce-tuned", "roce-default"}));
+  EXPECT_EQ(s.scale_hosts, (std::vector<std::uint32_t>{16, 32}));
+  EXPECT_EQ(s.small_message_bytes, 64 * 1024);
+  ASSERT_TRUE(load_profiles(s).ok());
+  EXPECT_EQ(s.profiles.at("ib").sw.link, fabric::link_layer::infiniband);
+  EXPECT_EQ(s.profiles.at("roce-default").sw.link, fabric::link_layer::roce);
+
+  const std::string path = temp_path("spec.yaml");
+  write(path, "compare:\n  fabrics: [ib]\n  compute_ms_per_step: 3\nname: x\ntopology:\n  hosts: 4\n  link_gbs: 100\n");
+  compare_settings t;
+  auto bad = load_compare_spec(path, t);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find(":7:"), std::string::npos) << bad.error().message();
+  write(path, "name: x\ncompare:\n  fabric: [ib]\n");
+  bad = load_compare_spec(path, t);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find(":3: compare.fabric"), std::string::npos) << bad.error().message();
+  std::filesystem::remove(path);
+}
+
+TEST(Compare, TheExampleRunsOnEveryFabricProducesTheReportAndStoresTheRuns) {
+  compare_settings s;
+  auto spec = load_compare_spec(example, s);
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  ASSERT_TRUE(load_profiles(s).ok());
+  const std::string db_path = temp_path("runs.db");
+  auto db = store::run_store::open(db_path);
+  ASSERT_TRUE(db.ok()) << db.error().message();
+  auto r = run_compare(*spec, s, &*db);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->fabrics.size(), 3u);
+  for (const fabric_metrics& m : r->fabrics) {
+    SCOPED_TRACE(m.fabric);
+    EXPECT_TRUE(m.has_allreduce && m.has_incast && m.has_background);
+    EXPECT_GT(m.busbw_gbps, 0);
+    EXPECT_LE(m.busbw_gbps, 400) << "a ring's bus bandwidth cannot beat the link";
+    EXPECT_NEAR(m.busbw_gbps, m.algbw_gbps * 2 * 15 / 16, 1e-6);
+    EXPECT_GT(m.incast_fct_p50_ns, 0);
+    EXPECT_GE(m.incast_fct_p99_ns, m.incast_fct_p50_ns);
+    // 12 x 2 MB into one 400 Gb/s port needs 480 us of that link at least.
+    EXPECT_GE(m.incast_fct_p99_ns, 480'000);
+    EXPECT_GT(m.small_messages, 0u);
+    EXPECT_GT(m.small_fct_p99_ns, 0);
+    EXPECT_GT(m.link_util_mean, 0);
+    EXPECT_LE(m.link_util_max, 1.0 + 1e-9);
+    EXPECT_NEAR(m.comm_share + m.mfu_factor, 1.0, 1e-9);
+    EXPECT_EQ(m.drops, 0u);
+    EXPECT_EQ(m.incomplete_flows, 0u);
+    EXPECT_GT(m.cost.per_gpu_usd, 0);
+    EXPECT_NEAR(m.usd_per_busbw_gbps, m.cost.per_gpu_usd / m.busbw_gbps, 1e-9);
+    EXPECT_FALSE(m.run_ids.empty());
+  }
+  const fabric_metrics& ib = r->fabrics[0];
+  EXPECT_EQ(ib.link, "infiniband");
+  EXPECT_EQ(ib.pause_frames, 0u) << "credits, not pause frames";
+  EXPECT_GT(ib.paused_ns, 0) << "the incast stalls on credits";
+  const fabric_metrics& tuned = r->fabrics[1];
+  EXPECT_FALSE(tuned.tuning_note.empty());
+  EXPECT_EQ(tuned.settings.count("switch.ecn.kmin_bytes"), 1u);
+  EXPECT_GT(r->fabrics[2].pause_frames, 0u) << "the shallow-buffer RoCE incast pauses";
+  ASSERT_EQ(r->scale.size(), 2u);
+  EXPECT_EQ(r->scale[0].hosts, 16u);
+  EXPECT_EQ(r->scale[1].busbw_gbps.size(), 3u);
+  EXPECT_FALSE(r->scale[1].cheapest.empty());
+
+  // The report: JSON with every fabric, HTML with the table.
+  const auto j = nlohmann::json::parse(compare_json(*r));
+  EXPECT_EQ(j["fabrics"].size(), 3u);
+  EXPECT_EQ(j["fabrics"][0]["pauses"]["kind"], "credit_stalls");
+  EXPECT_EQ(j["scale"].size(), 2u);
+  const std::string html = compare_html(*r);
+  EXPECT_NE(html.find("<table>"), std::string::npos);
+  for (const char* f : {"ib", "roce-tuned", "roce-default", "cost per GPU per Gb/s busbw", "incast FCT p99"})
+    EXPECT_NE(html.find(f), std::string::npos) << f;
+  const std::string out = std::string(ROCELAB_BINARY_DIR) + "/compare-report";
+  std::filesystem::create_directories(out);
+  write(out + "/report.html", html);
+  write(out + "/report.json", compare_json(*r));
+
+  // Every run is in the store, named by fabric and scenario.
+  auto runs = db->runs();
+  ASSERT_TRUE(runs.ok());
+  std::size_t ids = 0;
+  for (const auto& m : r->fabrics) ids += m.run_ids.size();
+  EXPECT_EQ(runs->size(), ids);
+  bool found = false;
+  for (const auto& run : *runs)
+    if (run.name == "compare/ib/incast") {
+      found = true;
+      EXPECT_EQ(run.parameters.at("fabric.link"), "infiniband");
+      auto rec = db->load(run.id);
+      ASSERT_TRUE(rec.ok());
+      EXPECT_FALSE(rec->flows.empty());
+    }
+  EXPECT_TRUE(found);
+  std::filesystem::remove(db_path);
+  std::filesystem::remove(db_path + "-wal");
+  std::filesystem::remove(db_path + "-shm");
+}
+
+TEST(Compare, RejectsAnUnknownFabric) {
+  compare_settings s;
+  auto spec = load_compare_spec(example, s);
+  ASSERT_TRUE(spec.ok());
+  s.fabrics = {"token-ring"};
+  EXPECT_FALSE(run_compare(*spec, s).ok());
+}
+
+}  // namespace
+}  // namespace rocelab::experiments
