@@ -1,0 +1,113 @@
+#pragma once
+// A switch's congestion settings and counters, behind one interface for the virtual
+// lab's soft switch and for SONiC switches.
+//
+// Settings are given per port (by the switch's port name: "p1", "Ethernet8"):
+//   ECN/WRED per egress queue (Kmin, Kmax in bytes; Pmax as a probability 0..1),
+//   PFC enable per port and priority, the lossless priority group's buffer profile
+//   (size = reserved bytes, xoff = headroom, xon, xon_offset, dynamic_th = log2 alpha),
+//   and one mirror session.
+// apply() snapshots what it is about to change before the first write, then writes;
+// restore() puts the snapshot back and forgets it. A failed apply keeps its snapshot, so
+// restore() afterwards undoes whatever part of it took effect.
+//
+// Counters use one vocabulary across drivers (the driver's own raw names are passed
+// through as well where they have no equivalent):
+//   port:  rx_packets, rx_bytes, tx_packets, tx_bytes, rx_drops, tx_drops
+//   queue: tx_packets, tx_bytes, dropped_packets, ecn_marked_packets, watermark_bytes
+//   pg:    rx_packets, dropped_packets, pfc_tx_frames, pfc_rx_frames,
+//          shared_watermark_bytes, headroom_watermark_bytes
+//
+// Threading: one thread at a time per driver.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rocelab/common/result.hpp"
+
+namespace rocelab::fabric::drivers {
+
+struct ecn_setting {
+  std::string port;
+  std::uint8_t queue = 3;
+  bool enabled = true;
+  std::int64_t kmin_bytes = 0;
+  std::int64_t kmax_bytes = 0;
+  double pmax = 0.0;  // marking probability at Kmax, 0..1 (SONiC green_drop_probability / 100)
+  friend bool operator==(const ecn_setting&, const ecn_setting&) = default;
+};
+
+struct pfc_setting {
+  std::string port;
+  std::vector<std::uint8_t> priorities;  // lossless priorities (SONiC PORT_QOS_MAP pfc_enable)
+  friend bool operator==(const pfc_setting&, const pfc_setting&) = default;
+};
+
+struct pg_buffer_setting {
+  std::string port;
+  std::uint8_t priority_group = 3;
+  std::int64_t size_bytes = 0;        // reserved
+  std::int64_t xoff_bytes = 0;        // headroom after XOFF
+  std::int64_t xon_bytes = 0;
+  std::int64_t xon_offset_bytes = 0;
+  int dynamic_th = 0;                 // alpha = 2^dynamic_th (-7..3)
+  friend bool operator==(const pg_buffer_setting&, const pg_buffer_setting&) = default;
+};
+
+enum class mirror_direction : std::uint8_t { rx, tx, both };
+
+struct mirror_setting {
+  std::string name = "rocelab";
+  bool enabled = true;
+  std::vector<std::string> source_ports;  // empty: every port (the soft switch mirrors all)
+  mirror_direction direction = mirror_direction::both;
+  // SPAN: a local destination port; ERSPAN (when dst_ip is set): GRE to a collector.
+  std::string destination_port;
+  std::string src_ip, dst_ip;
+  std::uint8_t dscp = 8;
+  std::uint8_t ttl = 64;
+  std::uint16_t gre_type = 0x88be;  // ERSPAN type II
+  std::uint32_t truncate_bytes = 0; // 0: whole frames (soft switch only; SONiC has no knob)
+  friend bool operator==(const mirror_setting&, const mirror_setting&) = default;
+};
+
+struct switch_settings {
+  std::vector<ecn_setting> ecn;
+  std::vector<pfc_setting> pfc;
+  std::vector<pg_buffer_setting> buffers;
+  std::optional<mirror_setting> mirror;
+  [[nodiscard]] bool empty() const noexcept { return ecn.empty() && pfc.empty() && buffers.empty() && !mirror; }
+};
+
+struct switch_counter {
+  std::string port;
+  std::string scope;  // "port" | "queue" | "pg" | "switch"
+  int index = -1;     // queue or PG index; -1 for port and switch scope
+  std::string name;
+  std::uint64_t value = 0;
+};
+
+class switch_driver {
+ public:
+  switch_driver() = default;
+  switch_driver(const switch_driver&) = delete;
+  switch_driver& operator=(const switch_driver&) = delete;
+  virtual ~switch_driver() = default;
+
+  [[nodiscard]] virtual std::string_view kind() const noexcept = 0;  // "soft" | "sonic"
+  // The current settings of `ports` (every queue and the lossless PGs) and the mirror.
+  [[nodiscard]] virtual result<switch_settings> read_settings(const std::vector<std::string>& ports) = 0;
+  [[nodiscard]] virtual status apply(const switch_settings& settings) = 0;
+  [[nodiscard]] virtual status restore() = 0;
+  [[nodiscard]] virtual bool has_snapshot() const noexcept = 0;
+  [[nodiscard]] virtual result<std::vector<switch_counter>> read_counters() = 0;
+};
+
+// Checks ranges common to every driver (Kmin <= Kmax, Pmax in 0..1, priorities 0..7,
+// dynamic_th -7..3, sizes non-negative, port names non-empty); errors name the entry.
+[[nodiscard]] status validate(const switch_settings& settings);
+
+}  // namespace rocelab::fabric::drivers

@@ -1,0 +1,466 @@
+#include "rocelab/fabric/drivers/sonic_switch_driver.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "rocelab/fabric/drivers/process_runner.hpp"
+
+namespace rocelab::fabric::drivers {
+
+using nlohmann::json;
+
+namespace {
+
+// Port and session names go into config_db keys and remote command words: SONiC's own
+// names (Ethernet8, PortChannel01, a session name) never need more than these.
+bool plain_name(std::string_view s) {
+  if (s.empty() || s.size() > 64) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+bool oid_name(std::string_view s) {
+  if (!s.starts_with("oid:0x") || s.size() <= 6 || s.size() > 24) return false;
+  return std::all_of(s.begin() + 6, s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+}
+
+std::string pointer_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+std::string ptr(const std::string& table, const std::string& key = {}, const std::string& field = {}) {
+  std::string p = "/" + pointer_escape(table);
+  if (!key.empty()) p += "/" + pointer_escape(key);
+  if (!field.empty()) p += "/" + pointer_escape(field);
+  return p;
+}
+
+const char* sonic_direction(mirror_direction d) {
+  return d == mirror_direction::rx ? "RX" : d == mirror_direction::tx ? "TX" : "BOTH";
+}
+
+// Tables in the order their entries may be created: referenced before referencing.
+// Removal runs the other way round.
+constexpr const char* table_order[] = {"WRED_PROFILE", "BUFFER_PROFILE", "QUEUE", "BUFFER_PG", "PORT_QOS_MAP",
+                                       "MIRROR_SESSION"};
+
+int rank(const std::string& table) {
+  for (int i = 0; i < static_cast<int>(std::size(table_order)); ++i)
+    if (table == table_order[i]) return i;
+  return static_cast<int>(std::size(table_order));
+}
+
+std::vector<std::string> tables_in_order(const json& j, bool reverse) {
+  std::vector<std::string> t;
+  for (const auto& [name, v] : j.items()) t.push_back(name);
+  std::stable_sort(t.begin(), t.end(), [&](const auto& a, const auto& b) {
+    return reverse ? rank(a) > rank(b) : rank(a) < rank(b);
+  });
+  return t;
+}
+
+std::int64_t to_int(const json& entry, const char* field, std::int64_t fallback = 0) {
+  if (!entry.is_object() || !entry.contains(field) || !entry[field].is_string()) return fallback;
+  std::int64_t v = fallback;
+  const std::string s = entry[field].get<std::string>();
+  std::from_chars(s.data(), s.data() + s.size(), v);
+  return v;
+}
+
+}  // namespace
+
+result<json> to_config_db(const switch_settings& settings, const sonic_options& options) {
+  ROCELAB_RETURN_IF_ERROR(validate(settings).with_context("SONiC config"));
+  json db = json::object();
+  auto check = [](const std::string& name, const char* what) -> status {
+    if (!plain_name(name)) return {error_code::invalid_argument, std::string(what) + " '" + name + "' is not a plain name"};
+    return status::success();
+  };
+  for (const auto& e : settings.ecn) {
+    ROCELAB_RETURN_IF_ERROR(check(e.port, "port"));
+    const std::string profile = "ROCELAB_" + e.port + "_Q" + std::to_string(e.queue);
+    if (profile.size() > 32) return status(error_code::invalid_argument, "WRED profile name " + profile + " is longer than SONiC's 32");
+    const std::string kmin = std::to_string(e.kmin_bytes), kmax = std::to_string(e.kmax_bytes);
+    const std::string pmax = std::to_string(static_cast<int>(std::lround(e.pmax * 100.0)));
+    const std::string on = e.enabled ? "true" : "false";
+    // One curve for every colour: RoCE traffic is not coloured, and SONiC's own lossless
+    // profile (AZURE_LOSSLESS) sets all three alike.
+    json w = {{"ecn", e.enabled ? "ecn_all" : "ecn_none"}};
+    for (const char* colour : {"green", "yellow", "red"}) {
+      w[std::string("wred_") + colour + "_enable"] = on;
+      w[std::string(colour) + "_min_threshold"] = kmin;
+      w[std::string(colour) + "_max_threshold"] = kmax;
+      w[std::string(colour) + "_drop_probability"] = pmax;
+    }
+    db["WRED_PROFILE"][profile] = std::move(w);
+    db["QUEUE"][e.port + "|" + std::to_string(e.queue)] = {{"wred_profile", profile}};
+  }
+  for (const auto& p : settings.pfc) {
+    ROCELAB_RETURN_IF_ERROR(check(p.port, "port"));
+    std::set<int> prios(p.priorities.begin(), p.priorities.end());
+    std::string list;
+    for (int q : prios) list += (list.empty() ? "" : ",") + std::to_string(q);
+    db["PORT_QOS_MAP"][p.port] = {{"pfc_enable", list}};
+  }
+  for (const auto& b : settings.buffers) {
+    ROCELAB_RETURN_IF_ERROR(check(b.port, "port"));
+    const std::string profile = "ROCELAB_PG_" + b.port + "_" + std::to_string(b.priority_group);
+    db["BUFFER_PROFILE"][profile] = {{"pool", options.lossless_pool},
+                                     {"size", std::to_string(b.size_bytes)},
+                                     {"xoff", std::to_string(b.xoff_bytes)},
+                                     {"xon", std::to_string(b.xon_bytes)},
+                                     {"xon_offset", std::to_string(b.xon_offset_bytes)},
+                                     {"dynamic_th", std::to_string(b.dynamic_th)}};
+    db["BUFFER_PG"][b.port + "|" + std::to_string(b.priority_group)] = {{"profile", profile}};
+  }
+  if (settings.mirror) {
+    const auto& m = *settings.mirror;
+    ROCELAB_RETURN_IF_ERROR(check(m.name, "mirror session"));
+    if (!m.enabled) {
+      db["MIRROR_SESSION"][m.name] = nullptr;
+    } else {
+      json s = {{"direction", sonic_direction(m.direction)}};
+      std::string sources;
+      for (const auto& p : m.source_ports) {
+        ROCELAB_RETURN_IF_ERROR(check(p, "mirror source port"));
+        sources += (sources.empty() ? "" : ",") + p;
+      }
+      if (sources.empty()) return status(error_code::invalid_argument, "SONiC mirror session " + m.name + ": no source ports");
+      s["src_port"] = sources;
+      if (!m.dst_ip.empty()) {
+        char gre[8];
+        std::snprintf(gre, sizeof gre, "0x%04x", m.gre_type);
+        s.update({{"type", "ERSPAN"}, {"src_ip", m.src_ip}, {"dst_ip", m.dst_ip}, {"gre_type", gre},
+                  {"dscp", std::to_string(m.dscp)}, {"ttl", std::to_string(m.ttl)}});
+      } else {
+        ROCELAB_RETURN_IF_ERROR(check(m.destination_port, "mirror destination port"));
+        s.update({{"type", "SPAN"}, {"dst_port", m.destination_port}});
+      }
+      db["MIRROR_SESSION"][m.name] = std::move(s);
+    }
+  }
+  return db;
+}
+
+json make_apply_patch(const json& running, const json& desired) {
+  json patch = json::array();
+  for (const auto& table : tables_in_order(desired, false)) {
+    const json& keys = desired[table];
+    const bool table_exists = running.contains(table) && running[table].is_object();
+    json new_table = json::object();
+    for (const auto& [key, entry] : keys.items()) {
+      const bool key_exists = table_exists && running[table].contains(key);
+      if (entry.is_null()) {
+        if (key_exists) patch.push_back({{"op", "remove"}, {"path", ptr(table, key)}});
+        continue;
+      }
+      if (!table_exists) {
+        new_table[key] = entry;
+      } else if (!key_exists) {
+        patch.push_back({{"op", "add"}, {"path", ptr(table, key)}, {"value", entry}});
+      } else {
+        for (const auto& [field, value] : entry.items())
+          patch.push_back({{"op", "add"}, {"path", ptr(table, key, field)}, {"value", value}});
+      }
+    }
+    if (!table_exists && !new_table.empty()) patch.push_back({{"op", "add"}, {"path", ptr(table)}, {"value", new_table}});
+  }
+  return patch;
+}
+
+result<std::unique_ptr<sonic_switch_driver>> sonic_switch_driver::open(sonic_options options) {
+  if (options.host.empty() || options.host.starts_with("-"))
+    return status(error_code::invalid_argument, "SONiC driver: '" + options.host + "' is not an ssh destination");
+  for (const auto& p : options.ports)
+    if (!plain_name(p)) return status(error_code::invalid_argument, "SONiC driver: port '" + p + "' is not a plain name");
+  if (!plain_name(options.lossless_pool))
+    return status(error_code::invalid_argument, "SONiC driver: pool '" + options.lossless_pool + "' is not a plain name");
+  return std::unique_ptr<sonic_switch_driver>(new sonic_switch_driver(std::move(options)));
+}
+
+result<std::string> sonic_switch_driver::remote(const std::vector<std::string>& command, const std::string& input) {
+  std::vector<std::string> argv{options_.ssh_program, "-o", "BatchMode=yes"};
+  argv.insert(argv.end(), options_.ssh_options.begin(), options_.ssh_options.end());
+  argv.push_back("--");
+  argv.push_back(options_.host);
+  argv.insert(argv.end(), command.begin(), command.end());
+  std::string what;
+  for (const auto& w : command) what += (what.empty() ? "" : " ") + w;
+  auto r = run_process(argv, input, options_.timeout);
+  if (!r.ok()) return r.error().with_context("SONiC " + options_.host + ": " + what);
+  if (r->exit_code != 0) {
+    std::string err = r->err.empty() ? r->out : r->err;
+    while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+    return status(error_code::io_error, "SONiC " + options_.host + ": " + what + " exited with " +
+                                            std::to_string(r->exit_code) + ": " + err);
+  }
+  return std::move(r->out);
+}
+
+result<json> sonic_switch_driver::read_config_db() {
+  auto out = remote({"sudo", "sonic-cfggen", "-d", "--print-data"});
+  if (!out.ok()) return out.error();
+  auto j = json::parse(*out, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return status(error_code::malformed_input, "SONiC " + options_.host + ": sonic-cfggen printed no JSON object");
+  return j;
+}
+
+status sonic_switch_driver::apply_patch(const json& patch, const std::string& context) {
+  if (patch.empty()) return status::success();
+  auto out = remote({"sudo", "config", "apply-patch", "/dev/stdin"}, patch.dump(2) + "\n");
+  if (!out.ok()) return out.error().with_context(context);
+  return status::success();
+}
+
+status sonic_switch_driver::apply(const switch_settings& settings) {
+  const std::string context = "applying switch settings to SONiC " + options_.host;
+  auto desired = to_config_db(settings, options_);
+  if (!desired.ok()) return desired.error().with_context(context);
+  auto running = read_config_db();
+  if (!running.ok()) return running.error().with_context(context);
+  // Snapshot every key about to change, once, before writing anything.
+  for (const auto& [table, keys] : desired->items()) {
+    const bool table_exists = running->contains(table) && (*running)[table].is_object() && !(*running)[table].empty();
+    if (!table_exists && !snapshot_.contains(table) &&
+        std::find(tables_created_.begin(), tables_created_.end(), table) == tables_created_.end())
+      tables_created_.push_back(table);
+    for (const auto& [key, entry] : keys.items()) {
+      auto& t = snapshot_[table];
+      if (t.contains(key)) continue;
+      t[key] = table_exists && (*running)[table].contains(key) ? (*running)[table][key] : json(nullptr);
+    }
+  }
+  return apply_patch(make_apply_patch(*running, *desired), context);
+}
+
+status sonic_switch_driver::restore() {
+  const std::string context = "restoring SONiC " + options_.host;
+  if (snapshot_.empty()) return status::success();
+  auto running = read_config_db();
+  if (!running.ok()) return running.error().with_context(context);
+  json patch = json::array();
+  json tables = json::object();
+  for (const auto& [table, keys] : snapshot_) tables[table] = true;
+  // Referencing entries first (QUEUE before its WRED_PROFILE), so nothing dangles.
+  for (const auto& table : tables_in_order(tables, true)) {
+    const bool created = std::find(tables_created_.begin(), tables_created_.end(), table) != tables_created_.end();
+    const bool exists_now = running->contains(table) && (*running)[table].is_object();
+    if (created) {
+      // The table did not exist: remove it whole unless someone else added keys since.
+      bool only_ours = exists_now;
+      if (exists_now)
+        for (const auto& [key, v] : (*running)[table].items())
+          if (!snapshot_.at(table).contains(key)) only_ours = false;
+      if (only_ours) {
+        patch.push_back({{"op", "remove"}, {"path", ptr(table)}});
+        continue;
+      }
+    }
+    for (const auto& [key, previous] : snapshot_.at(table)) {
+      const bool key_now = exists_now && (*running)[table].contains(key);
+      if (previous.is_null()) {
+        if (key_now) patch.push_back({{"op", "remove"}, {"path", ptr(table, key)}});
+      } else if (!exists_now) {
+        patch.push_back({{"op", "add"}, {"path", ptr(table)}, {"value", json{{key, previous}}}});
+      } else {
+        patch.push_back({{"op", "add"}, {"path", ptr(table, key)}, {"value", previous}});
+      }
+    }
+  }
+  ROCELAB_RETURN_IF_ERROR(apply_patch(patch, context));
+  snapshot_.clear();
+  tables_created_.clear();
+  return status::success();
+}
+
+result<switch_settings> sonic_switch_driver::read_settings(const std::vector<std::string>& ports) {
+  auto db = read_config_db();
+  if (!db.ok()) return db.error();
+  const json empty = json::object();
+  auto table = [&](const char* name) -> const json& {
+    return db->contains(name) && (*db)[name].is_object() ? (*db)[name] : empty;
+  };
+  switch_settings out;
+  for (const auto& port : ports) {
+    for (int q = 0; q < 8; ++q) {
+      const std::string key = port + "|" + std::to_string(q);
+      if (!table("QUEUE").contains(key)) continue;
+      const std::string profile = table("QUEUE")[key].value("wred_profile", "");
+      if (profile.empty() || !table("WRED_PROFILE").contains(profile)) continue;
+      const json& w = table("WRED_PROFILE")[profile];
+      out.ecn.push_back({port, static_cast<std::uint8_t>(q), w.value("ecn", "ecn_none") != "ecn_none",
+                         to_int(w, "green_min_threshold"), to_int(w, "green_max_threshold"),
+                         static_cast<double>(to_int(w, "green_drop_probability")) / 100.0});
+    }
+    pfc_setting pfc{port, {}};
+    if (table("PORT_QOS_MAP").contains(port)) {
+      const std::string list = table("PORT_QOS_MAP")[port].value("pfc_enable", "");
+      for (char c : list)
+        if (c >= '0' && c <= '7') pfc.priorities.push_back(static_cast<std::uint8_t>(c - '0'));
+    }
+    out.pfc.push_back(std::move(pfc));
+    // BUFFER_PG keys may name a range of PGs ("Ethernet0|3-4").
+    for (const auto& [key, entry] : table("BUFFER_PG").items()) {
+      if (!key.starts_with(port + "|")) continue;
+      const std::string range = key.substr(port.size() + 1);
+      const int first = range[0] - '0';
+      const int last = range.size() == 3 ? range[2] - '0' : first;
+      const std::string profile = entry.value("profile", "");
+      if (!table("BUFFER_PROFILE").contains(profile)) continue;
+      const json& b = table("BUFFER_PROFILE")[profile];
+      for (int pg = first; pg <= last && pg >= 0 && pg < 8; ++pg)
+        out.buffers.push_back({port, static_cast<std::uint8_t>(pg), to_int(b, "size"), to_int(b, "xoff"),
+                               to_int(b, "xon"), to_int(b, "xon_offset"), static_cast<int>(to_int(b, "dynamic_th"))});
+    }
+  }
+  for (const auto& [name, s] : table("MIRROR_SESSION").items()) {
+    mirror_setting m;
+    m.name = name;
+    const std::string dir = s.value("direction", "BOTH");
+    m.direction = dir == "RX" ? mirror_direction::rx : dir == "TX" ? mirror_direction::tx : mirror_direction::both;
+    const std::string src = s.value("src_port", "");
+    for (std::size_t b = 0; b < src.size();) {
+      const auto e = src.find(',', b);
+      m.source_ports.push_back(src.substr(b, e == std::string::npos ? std::string::npos : e - b));
+      if (e == std::string::npos) break;
+      b = e + 1;
+    }
+    m.destination_port = s.value("dst_port", "");
+    m.src_ip = s.value("src_ip", "");
+    m.dst_ip = s.value("dst_ip", "");
+    m.dscp = static_cast<std::uint8_t>(to_int(s, "dscp", 8));
+    m.ttl = static_cast<std::uint8_t>(to_int(s, "ttl", 64));
+    out.mirror = m;
+    if (name == "rocelab") break;  // ours if present, else the first
+  }
+  return out;
+}
+
+result<std::map<std::string, std::string>> parse_python_dict(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::vector<std::string> strings;
+  std::size_t i = text.find('{');
+  if (i == std::string::npos) {
+    // An empty hash prints as {} -- and a missing key too; anything else is not a dict.
+    return status(error_code::malformed_input, "not a Python dict: '" + text.substr(0, 80) + "'");
+  }
+  for (++i; i < text.size() && text[i] != '}'; ++i) {
+    const char q = text[i];
+    if (q != '\'' && q != '"') continue;
+    const auto end = text.find(q, i + 1);
+    if (end == std::string::npos) return status(error_code::malformed_input, "unterminated string in a Python dict");
+    strings.push_back(text.substr(i + 1, end - i - 1));
+    i = end;
+  }
+  if (strings.size() % 2 != 0) return status(error_code::malformed_input, "a Python dict with an odd number of strings");
+  for (std::size_t k = 0; k < strings.size(); k += 2) out[strings[k]] = strings[k + 1];
+  return out;
+}
+
+result<std::map<std::string, std::string>> sonic_switch_driver::hgetall(const std::string& key) {
+  auto out = remote({"sonic-db-cli", "COUNTERS_DB", "HGETALL", key});
+  if (!out.ok()) return out.error();
+  auto d = parse_python_dict(*out);
+  if (!d.ok()) return d.error().with_context("SONiC " + options_.host + ": HGETALL " + key);
+  return d;
+}
+
+namespace {
+
+// SAI counter names onto switch_driver.hpp's vocabulary.
+const std::map<std::string, std::string>& port_names() {
+  static const std::map<std::string, std::string> m{
+      {"SAI_PORT_STAT_IF_IN_UCAST_PKTS", "rx_packets"}, {"SAI_PORT_STAT_IF_IN_OCTETS", "rx_bytes"},
+      {"SAI_PORT_STAT_IF_OUT_UCAST_PKTS", "tx_packets"}, {"SAI_PORT_STAT_IF_OUT_OCTETS", "tx_bytes"},
+      {"SAI_PORT_STAT_IF_IN_DISCARDS", "rx_drops"},      {"SAI_PORT_STAT_IF_OUT_DISCARDS", "tx_drops"}};
+  return m;
+}
+const std::map<std::string, std::string>& queue_names() {
+  static const std::map<std::string, std::string> m{
+      {"SAI_QUEUE_STAT_PACKETS", "tx_packets"},
+      {"SAI_QUEUE_STAT_BYTES", "tx_bytes"},
+      {"SAI_QUEUE_STAT_DROPPED_PACKETS", "dropped_packets"},
+      {"SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS", "ecn_marked_packets"},
+      {"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES", "watermark_bytes"}};
+  return m;
+}
+const std::map<std::string, std::string>& pg_names() {
+  static const std::map<std::string, std::string> m{
+      {"SAI_INGRESS_PRIORITY_GROUP_STAT_PACKETS", "rx_packets"},
+      {"SAI_INGRESS_PRIORITY_GROUP_STAT_DROPPED_PACKETS", "dropped_packets"},
+      {"SAI_INGRESS_PRIORITY_GROUP_STAT_SHARED_WATERMARK_BYTES", "shared_watermark_bytes"},
+      {"SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_WATERMARK_BYTES", "headroom_watermark_bytes"}};
+  return m;
+}
+
+result<std::uint64_t> parse_u64(const std::string& s, const std::string& what) {
+  std::uint64_t v = 0;
+  if (auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v); ec != std::errc{} || p != s.data() + s.size())
+    return status(error_code::malformed_input, what + " holds '" + s + "'");
+  return v;
+}
+
+}  // namespace
+
+result<std::vector<switch_counter>> sonic_switch_driver::read_counters() {
+  const std::string context = "reading counters of SONiC " + options_.host;
+  auto port_map = hgetall("COUNTERS_PORT_NAME_MAP");
+  if (!port_map.ok()) return port_map.error().with_context(context);
+  auto queue_map = hgetall("COUNTERS_QUEUE_NAME_MAP");
+  if (!queue_map.ok()) return queue_map.error().with_context(context);
+  auto pg_map = hgetall("COUNTERS_PG_NAME_MAP");
+  if (!pg_map.ok()) return pg_map.error().with_context(context);
+
+  std::vector<switch_counter> out;
+  auto add_all = [&](const std::string& port, const char* scope, int index, const std::string& table,
+                     const std::string& oid, const std::map<std::string, std::string>& names) -> status {
+    if (!oid_name(oid)) return {error_code::malformed_input, context + ": '" + oid + "' is not an object id"};
+    auto values = hgetall(table + ":" + oid);
+    if (!values.ok()) return values.error().with_context(context);
+    for (const auto& [sai, text] : *values) {
+      auto v = parse_u64(text, table + ":" + oid + " " + sai);
+      if (!v.ok()) return v.error().with_context(context);
+      // PFC frames per priority are port counters in SAI; they belong to the PG.
+      int prio = -1;
+      std::string dir;
+      if (std::sscanf(sai.c_str(), "SAI_PORT_STAT_PFC_%d_", &prio) == 1 && prio >= 0 && prio < 8) {
+        if (sai.ends_with("_RX_PKTS")) out.push_back({port, "pg", prio, "pfc_rx_frames", *v});
+        else if (sai.ends_with("_TX_PKTS")) out.push_back({port, "pg", prio, "pfc_tx_frames", *v});
+        else out.push_back({port, "pg", prio, sai, *v});
+        continue;
+      }
+      const auto it = names.find(sai);
+      out.push_back({port, scope, index, it != names.end() ? it->second : sai, *v});
+    }
+    return status::success();
+  };
+  for (const auto& port : options_.ports) {
+    const auto p = port_map->find(port);
+    if (p == port_map->end()) return status(error_code::not_found, context + ": no port " + port + " in COUNTERS_PORT_NAME_MAP");
+    ROCELAB_RETURN_IF_ERROR(add_all(port, "port", -1, "COUNTERS", p->second, port_names()));
+    for (int i = 0; i < 8; ++i) {
+      const std::string key = port + ":" + std::to_string(i);
+      if (auto q = queue_map->find(key); q != queue_map->end()) {
+        ROCELAB_RETURN_IF_ERROR(add_all(port, "queue", i, "COUNTERS", q->second, queue_names()));
+        ROCELAB_RETURN_IF_ERROR(add_all(port, "queue", i, "USER_WATERMARKS", q->second, queue_names()));
+      }
+      if (auto g = pg_map->find(key); g != pg_map->end()) {
+        ROCELAB_RETURN_IF_ERROR(add_all(port, "pg", i, "COUNTERS", g->second, pg_names()));
+        ROCELAB_RETURN_IF_ERROR(add_all(port, "pg", i, "USER_WATERMARKS", g->second, pg_names()));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace rocelab::fabric::drivers

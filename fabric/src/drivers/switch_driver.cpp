@@ -1,0 +1,42 @@
+#include "rocelab/fabric/drivers/switch_driver.hpp"
+
+namespace rocelab::fabric::drivers {
+namespace {
+
+status bad(const std::string& where, const std::string& why) { return {error_code::invalid_argument, where + ": " + why}; }
+
+}  // namespace
+
+status validate(const switch_settings& s) {
+  for (const auto& e : s.ecn) {
+    const std::string where = "ECN of " + e.port + " queue " + std::to_string(e.queue);
+    if (e.port.empty()) return bad(where, "no port");
+    if (e.queue > 7) return bad(where, "queue outside 0..7");
+    if (e.kmin_bytes < 0 || e.kmax_bytes < 0) return bad(where, "negative threshold");
+    if (e.kmin_bytes > e.kmax_bytes) return bad(where, "Kmin " + std::to_string(e.kmin_bytes) + " > Kmax " +
+                                                          std::to_string(e.kmax_bytes));
+    if (!(e.pmax >= 0.0 && e.pmax <= 1.0)) return bad(where, "Pmax outside 0..1");
+  }
+  for (const auto& p : s.pfc) {
+    if (p.port.empty()) return bad("PFC", "no port");
+    for (auto prio : p.priorities)
+      if (prio > 7) return bad("PFC of " + p.port, "priority " + std::to_string(prio) + " outside 0..7");
+  }
+  for (const auto& b : s.buffers) {
+    const std::string where = "buffer of " + b.port + " PG " + std::to_string(b.priority_group);
+    if (b.port.empty()) return bad(where, "no port");
+    if (b.priority_group > 7) return bad(where, "priority group outside 0..7");
+    if (b.size_bytes < 0 || b.xoff_bytes < 0 || b.xon_bytes < 0 || b.xon_offset_bytes < 0)
+      return bad(where, "negative size");
+    if (b.dynamic_th < -7 || b.dynamic_th > 3) return bad(where, "dynamic_th outside -7..3");
+  }
+  if (s.mirror) {
+    const auto& m = *s.mirror;
+    if (m.name.empty()) return bad("mirror session", "no name");
+    if (m.dst_ip.empty() != m.src_ip.empty()) return bad("mirror session " + m.name, "ERSPAN needs src_ip and dst_ip");
+    if (m.dscp > 63) return bad("mirror session " + m.name, "dscp outside 0..63");
+  }
+  return status::success();
+}
+
+}  // namespace rocelab::fabric::drivers
