@@ -2,6 +2,11 @@
 // spec on its backend and writes the run directory (records as CSV, summary.json and the
 // resolved spec.yaml). Exit codes: 0 ran; 1 the run failed (I/O, backend); 2 usage or an
 // invalid spec (the message names file:line and the field).
+// Every spec run goes through a controller into the run store (issue 6): without
+// --controller an embedded one (store --db, default rocelab.db in the working directory);
+// with --controller ADDR --token-file F the spec is submitted to that running controller,
+// which stores it (the run directory is then not written here; the records are in its
+// store). The JSON summary carries the store's run id as store_run_id.
 // rocelab run --hpcc config.txt [--json] [--out DIR]: runs a scenario of the HPCC ns-3
 // simulator unchanged on the twin in compatibility mode, writing its fct.txt and pfc.txt
 // into the run directory beside our records.
@@ -11,8 +16,14 @@
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "rocelab/controller/client.hpp"
+#include "rocelab/controller/controller.hpp"
+#include "rocelab/controller/security.hpp"
 #include "rocelab/experiments/hpcc_ns3.hpp"
 #include "rocelab/experiments/run_directory.hpp"
 #include "rocelab/experiments/runner.hpp"
@@ -29,7 +40,71 @@ struct run_args {
   bool json = false;
   std::string out;
   bool keep_lab = false;
+  std::string controller;
+  std::string token_file;
+  std::string db = "rocelab.db";
 };
+
+// The summary JSON with the store's run id beside run_id (key order kept).
+std::string with_store_id(const std::string& json, std::int64_t store_run) {
+  auto j = nlohmann::ordered_json::parse(json, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return json;
+  nlohmann::ordered_json out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    out[it.key()] = it.value();
+    if (it.key() == "run_id") out["store_run_id"] = store_run;
+  }
+  if (!out.contains("store_run_id")) out["store_run_id"] = store_run;
+  return out.dump(2);
+}
+
+// 32 random bytes as hex: the embedded controller's token, never written anywhere.
+std::string random_token() {
+  std::random_device rd;
+  std::string t;
+  static constexpr char hex[] = "0123456789abcdef";
+  for (int i = 0; i < 32; ++i) {
+    const auto v = rd();
+    t += hex[v & 0xf];
+    t += hex[(v >> 4) & 0xf];
+  }
+  return t;
+}
+
+int run_remote(const run_args& args) {
+  auto token = controller::read_token_file(args.token_file);
+  if (!token) {
+    std::cerr << "rocelab run: " << token.error().message() << "\n";
+    return 2;
+  }
+  std::ifstream in(args.spec);
+  std::stringstream text;
+  text << in.rdbuf();
+  controller::submit_options o;
+  o.controller = args.controller;
+  o.token = *token;
+  auto done = controller::submit_spec(o, text.str(), args.spec, args.sets);
+  if (!done) {
+    std::cerr << "rocelab run: " << done.error().message() << "\n";
+    return 1;
+  }
+  if (done->status == "failed" && done->run == 0) {
+    std::cerr << "rocelab run: " << done->error << "\n";
+    return 2;
+  }
+  if (!args.out.empty())
+    std::cerr << "rocelab run: note: --out is not written for a remote run; its records are run "
+              << done->run << " in the controller's store\n";
+  if (args.json && !done->summary_json.empty()) {
+    std::cout << with_store_id(done->summary_json, done->run) << "\n";
+  } else {
+    std::printf("run         %lld in the controller's store (%s)\n", static_cast<long long>(done->run),
+                done->status.c_str());
+    if (!done->error.empty()) std::printf("error       %s\n", done->error.c_str());
+    if (!done->summary_json.empty()) std::printf("summary     %s\n", done->summary_json.c_str());
+  }
+  return done->status == "completed" ? 0 : 1;
+}
 
 void print_text(const std::string& run_id, const experiments::experiment_spec& spec,
                 const experiments::run_summary& s, const std::string& dir) {
@@ -122,6 +197,9 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("spec", args->spec, "experiment spec (see examples/)")->check(CLI::ExistingFile);
   app.add_option("--hpcc", args->hpcc, "run an HPCC ns-3 scenario (its config.txt) unchanged, in compatibility mode")
       ->check(CLI::ExistingFile);
+  app.add_option("--controller", args->controller, "submit to a running controller (host:port) instead of running here");
+  app.add_option("--token-file", args->token_file, "the lab token for --controller (first line, mode 600)");
+  app.add_option("--db", args->db, "the run store of the embedded controller")->capture_default_str();
   app.add_option("--set", args->sets, "override a field: path=value (e.g. switch.ecn.kmin_bytes=20KiB); repeatable")
       ->allow_extra_args(false);
   app.add_flag("--json", args->json, "print the summary as one JSON object");
@@ -140,6 +218,13 @@ std::function<int()> setup(CLI::App& app) {
       }
       return run_hpcc(*args);
     }
+    if (!args->controller.empty()) {
+      if (args->token_file.empty()) {
+        std::cerr << "rocelab run: --controller needs --token-file\n";
+        return 2;
+      }
+      return run_remote(*args);
+    }
     auto spec = experiments::load_spec_file(args->spec);
     if (!spec) {
       std::cerr << "rocelab run: " << spec.error().message() << "\n";
@@ -157,19 +242,35 @@ std::function<int()> setup(CLI::App& app) {
 
     const std::string run_id = experiments::make_run_id(std::chrono::system_clock::now(), std::random_device{}());
     const std::uint32_t repeats = spec->repeats;
-    experiments::virtual_backend_options virtual_options;
-    virtual_options.keep_lab = args->keep_lab;
-    auto ran = experiments::run_experiment(
-        *spec,
-        [&](std::uint32_t i, std::uint64_t seed) {
-          if (repeats > 1) std::cerr << "rocelab run: repeat " << i + 1 << "/" << repeats << " (seed " << seed << ")\n";
-        },
-        virtual_options);
-    if (!ran) {
-      std::cerr << "rocelab run: " << ran.error().message() << "\n";
-      return ran.error().code() == error_code::invalid_argument ? 2 : 1;
+    // The embedded controller: the same lifecycle and store as a standalone one, on a
+    // loopback port with a token of its own.
+    controller::controller_options co;
+    co.listen = "127.0.0.1:0";
+    co.db_path = args->db;
+    co.token = random_token();
+    co.log = false;
+    co.virtual_options.keep_lab = args->keep_lab;
+    auto ctl = controller::controller::start(co);
+    if (!ctl) {
+      std::cerr << "rocelab run: " << ctl.error().message() << "\n";
+      return 1;
     }
-
+    controller::run_request request;
+    request.source_name = args->spec;
+    request.sets = args->sets;
+    request.on_repeat = [&](std::uint32_t i, std::uint64_t seed) {
+      if (repeats > 1) std::cerr << "rocelab run: repeat " << i + 1 << "/" << repeats << " (seed " << seed << ")\n";
+    };
+    auto outcome = (*ctl)->run_spec(*spec, request);
+    if (!outcome) {
+      std::cerr << "rocelab run: " << outcome.error().message() << "\n";
+      return outcome.error().code() == error_code::invalid_argument ? 2 : 1;
+    }
+    if (outcome->status != "completed") {
+      std::cerr << "rocelab run: run " << outcome->run << " " << outcome->status << ": " << outcome->error << "\n";
+      return 1;
+    }
+    auto* ran = &outcome->result;
     std::vector<const run_records*> all;
     std::vector<experiments::run_summary> each;
     for (std::size_t i = 0; i < ran->repeats.size(); ++i) {
@@ -177,7 +278,8 @@ std::function<int()> setup(CLI::App& app) {
       each.push_back(experiments::summarize({&ran->repeats[i]}, {ran->seeds[i]}));
     }
     const experiments::run_summary aggregate = experiments::summarize(all, ran->seeds);
-    const std::string json = experiments::summary_json({run_id, spec->backend, spec->name}, aggregate, each);
+    const std::string json =
+        with_store_id(experiments::summary_json({run_id, spec->backend, spec->name}, aggregate, each), outcome->run);
 
     std::string header = "# Resolved spec of run " + run_id + " from " + args->spec;
     for (const std::string& set : args->sets) header += " --set " + set;
@@ -192,6 +294,7 @@ std::function<int()> setup(CLI::App& app) {
       std::cout << json << "\n";
     } else {
       print_text(run_id, *spec, aggregate, dir);
+      std::printf("store       run %lld in %s\n", static_cast<long long>(outcome->run), args->db.c_str());
     }
     return 0;
   };

@@ -52,7 +52,8 @@ class timer_job final : public agent::job, public std::enable_shared_from_this<t
 
 }  // namespace
 
-std::vector<std::string> available_transports() { return {"soft"}; }
+// Only what this agent really runs; the controller plans jobs from this list.
+std::vector<std::string> available_transports() { return {"timer"}; }
 
 result<std::shared_ptr<agent::job>> make_job(asio::any_io_executor executor, const ctl::start_job& spec,
                                              const ctl::clock_source& clock, job_report_fn report) {

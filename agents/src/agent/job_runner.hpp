@@ -24,7 +24,7 @@ class agent::job {
   virtual void cancel() = 0;
 };
 
-// Transports this build can run ("soft" always; "verbs" when the verbs transport exists).
+// Job kinds this build can run (said in hello).
 [[nodiscard]] std::vector<std::string> available_transports();
 
 [[nodiscard]] result<std::shared_ptr<agent::job>> make_job(asio::any_io_executor executor,

@@ -11,9 +11,8 @@
 // restores every setting it changed, by itself; it keeps trying to reconnect.
 //
 // Jobs: timer starts at start_at_ns on the agent's clock and reports when it really
-// started; soft runs the soft RoCEv2 NIC (traffic/soft_nic, in-process as `rocelab
-// nic-run` does) with the job's messages and reports flows and NIC counters; verbs says
-// it is unavailable (no verbs transport in this build).
+// started. soft (the soft RoCEv2 NIC) and verbs are refused with an error that says so:
+// neither runs inside the agent yet.
 //
 // Threading: everything runs on the executor given to start(); stop() may be called from
 // any thread. Many agents can share one io_context (the scale bench runs 1,000).

@@ -1,0 +1,81 @@
+// rocelab controller --listen ADDR --db FILE --token-file F [--inventory FILE]: the
+// controller daemon (controller/controller.hpp). Agents and clients connect over TLS-PSK
+// with the token in F; runs go into the SQLite store FILE. Stops on SIGINT/SIGTERM.
+#include <signal.h>
+
+#include <iostream>
+
+#include "command.hpp"
+#include "rocelab/controller/controller.hpp"
+#include "rocelab/controller/security.hpp"
+
+namespace rocelab::cli {
+namespace {
+
+struct controller_args {
+  std::string listen = "127.0.0.1:7420";
+  std::string db = "rocelab.db";
+  std::string token_file;
+  std::string inventory;
+  int heartbeat_ms = 250;
+  int agent_timeout_ms = 2000;
+  int deadman_ms = 5000;
+};
+
+std::function<int()> setup(CLI::App& app) {
+  auto a = std::make_shared<controller_args>();
+  app.description("The controller: agents and clients connect over TLS with the lab token; runs go into the store");
+  app.add_option("--listen", a->listen, "host:port to listen on")->capture_default_str();
+  app.add_option("--db", a->db, "the run store (SQLite)")->capture_default_str();
+  app.add_option("--token-file", a->token_file, "the lab token (first line, mode 600)")->required();
+  app.add_option("--inventory", a->inventory, "lab inventory YAML (hosts, NICs, switch ports, mirror, capture)");
+  app.add_option("--heartbeat-ms", a->heartbeat_ms, "clock probe / heartbeat interval")->capture_default_str();
+  app.add_option("--agent-timeout-ms", a->agent_timeout_ms, "an agent silent this long is lost")->capture_default_str();
+  app.add_option("--deadman-ms", a->deadman_ms, "agents restore their settings after this long without us")
+      ->capture_default_str();
+  return [a] {
+    auto token = controller::read_token_file(a->token_file);
+    if (!token) {
+      std::cerr << "rocelab controller: " << token.error().message() << "\n";
+      return 2;
+    }
+    controller::controller_options o;
+    o.listen = a->listen;
+    o.db_path = a->db;
+    o.token = *token;
+    o.heartbeat_interval = std::chrono::milliseconds(a->heartbeat_ms);
+    o.agent_timeout = std::chrono::milliseconds(a->agent_timeout_ms);
+    o.deadman = std::chrono::milliseconds(a->deadman_ms);
+    if (!a->inventory.empty()) {
+      auto inv = controller::load_inventory_file(a->inventory);
+      if (!inv) {
+        std::cerr << "rocelab controller: " << inv.error().message() << "\n";
+        return 2;
+      }
+      o.inventory = std::move(*inv);
+    }
+    // Block the stop signals before any thread starts, then wait for one here.
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+    ::signal(SIGPIPE, SIG_IGN);
+    auto c = controller::controller::start(o);
+    if (!c) {
+      std::cerr << "rocelab controller: " << c.error().message() << "\n";
+      return 1;
+    }
+    std::cout << "rocelab controller: listening on " << (*c)->address() << ", store " << a->db << std::endl;
+    int sig = 0;
+    sigwait(&stop, &sig);
+    std::cerr << "rocelab controller: stopping (signal " << sig << ")\n";
+    return 0;
+  };
+}
+
+}  // namespace
+
+ROCELAB_COMMAND(controller, setup);
+
+}  // namespace rocelab::cli

@@ -1,0 +1,29 @@
+#pragma once
+// A client of a running controller (`rocelab run SPEC --controller ADDR`, Python's
+// rocelab.connect later): connects over TLS-PSK, says hello as a client, submits a spec
+// and waits for the run to finish, heartbeating meanwhile.
+//
+// Blocking; runs its own io_context on the calling thread.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "rocelab/common/result.hpp"
+#include "rocelab/controller/protocol.hpp"
+
+namespace rocelab::controller {
+
+struct submit_options {
+  std::string controller;  // host:port
+  std::string token;
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds run_timeout{std::chrono::hours(24)};
+};
+
+// The controller's answer; a run that failed is a run_finished with status "failed", an
+// unreachable or refusing controller an error.
+[[nodiscard]] result<run_finished> submit_spec(const submit_options& options, const std::string& spec_yaml,
+                                               const std::string& source_name, const std::vector<std::string>& sets);
+
+}  // namespace rocelab::controller
