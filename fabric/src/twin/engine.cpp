@@ -198,6 +198,7 @@ struct flow_state {
   std::uint32_t snd_una = 0, snd_nxt = 0, snd_max = 0;
   std::int64_t last_tx_ps = std::numeric_limits<std::int64_t>::min() / 2;
   std::uint32_t last_bits = 0;
+  std::int64_t next_avail_ps = 0;  // compat: earliest next start, fixed when the last frame left
   std::int64_t last_progress_ns = 0;
   bool in_active = false, rto_armed = false, done = false;
   std::unique_ptr<rate_control> rp;  // DCQCN or IB CC (fabric.congestion)
@@ -1024,7 +1025,16 @@ void engine::nic_try(std::uint32_t h) {
         pause_blocked = true;
         continue;
       }
-      if (fl.rp) {
+      if (compat_) {
+        // HPCC ns-3: the gap to the next frame is fixed when a frame leaves, at the rate
+        // of that moment (RdmaHw::UpdateNextAvail from PktSent); its DCQCN rate updates
+        // (the *Mlx functions) do not call ChangeRate, so a cut or raise applies from
+        // the frame after next.
+        if (fl.next_avail_ps > now_ps) {
+          wake_ps = std::min(wake_ps, fl.next_avail_ps);
+          continue;
+        }
+      } else if (fl.rp) {
         // DCQCN rate limiter: the next frame may start one frame time at the current
         // rate after the previous one started.
         const double rate = fl.rp->rate_bps();
@@ -1077,6 +1087,8 @@ void engine::nic_try(std::uint32_t h) {
     fl.snd_max = std::max(fl.snd_max, fl.snd_nxt);
     fl.last_tx_ps = start_ps;
     fl.last_bits = (p.size_bytes + static_cast<std::uint32_t>(overhead_)) * 8;
+    if (compat_ && fl.rp)
+      fl.next_avail_ps = start_ps + static_cast<std::int64_t>(std::ceil(fl.last_bits * 1e12 / fl.rp->rate_bps()));
     if (fl.rp) fl.rp->on_bytes_sent(now_, p.size_bytes);
     if (!fl.rto_armed) {
       fl.rto_armed = true;
