@@ -383,6 +383,23 @@ TEST(sonic_switch_driver, counters_map_sai_names_onto_the_common_vocabulary) {
   EXPECT_EQ(find("pg", 3, "headroom_watermark_bytes"), 20480u);
   EXPECT_EQ(find("pg", 3, "shared_watermark_bytes"), 65536u);
   for (const auto& c : *counters) EXPECT_EQ(c.port, "Ethernet0") << "only the configured ports";
+  // As the run's records: port Ethernet0 is the run's port 5 of device 2.
+  const auto samples = to_counter_samples(
+      *counters, 2,
+      [](const std::string& p) -> std::optional<std::uint32_t> {
+        if (p == "Ethernet0") return 5u;
+        return std::nullopt;
+      },
+      777);
+  ASSERT_EQ(samples.size(), counters->size());
+  bool seen_pfc = false;
+  for (const auto& s : samples) {
+    EXPECT_EQ(s.device, 2u);
+    EXPECT_EQ(s.port, 5u);
+    EXPECT_EQ(s.t_ns, 777);
+    if (s.name == "pg3.pfc_rx_frames") seen_pfc = s.value == 12;
+  }
+  EXPECT_TRUE(seen_pfc);
   // 3 name maps, then the port, its queue and PG, and their watermarks.
   const auto calls = sw.calls();
   ASSERT_EQ(calls.size(), 8u);

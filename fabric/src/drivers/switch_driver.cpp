@@ -39,4 +39,22 @@ status validate(const switch_settings& s) {
   return status::success();
 }
 
+std::vector<counter_sample> to_counter_samples(
+    const std::vector<switch_counter>& counters, std::uint32_t device,
+    const std::function<std::optional<std::uint32_t>(const std::string& port)>& port_index, std::int64_t t_ns) {
+  std::vector<counter_sample> out;
+  out.reserve(counters.size());
+  for (const auto& c : counters) {
+    if (c.scope == "switch") {
+      out.push_back({device, 0, "switch." + c.name, t_ns, c.value});
+      continue;
+    }
+    const auto port = port_index(c.port);
+    if (!port) continue;
+    std::string name = c.scope == "port" ? c.name : c.scope + std::to_string(c.index) + "." + c.name;
+    out.push_back({device, *port, std::move(name), t_ns, c.value});
+  }
+  return out;
+}
+
 }  // namespace rocelab::fabric::drivers

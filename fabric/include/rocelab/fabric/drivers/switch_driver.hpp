@@ -21,11 +21,13 @@
 // Threading: one thread at a time per driver.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
 
 namespace rocelab::fabric::drivers {
@@ -109,5 +111,13 @@ class switch_driver {
 // Checks ranges common to every driver (Kmin <= Kmax, Pmax in 0..1, priorities 0..7,
 // dynamic_th -7..3, sizes non-negative, port names non-empty); errors name the entry.
 [[nodiscard]] status validate(const switch_settings& settings);
+
+// Counters as the run's counter_sample records of switch `device` at t_ns: the port by
+// the run's index for it (`port_index`; ports it does not know are left out), the name
+// with its scope, "queue3.ecn_marked_packets", "pg3.pfc_rx_frames", and port counters
+// by name alone ("rx_packets"); switch-wide counters on port 0 as "switch.<name>".
+[[nodiscard]] std::vector<counter_sample> to_counter_samples(
+    const std::vector<switch_counter>& counters, std::uint32_t device,
+    const std::function<std::optional<std::uint32_t>(const std::string& port)>& port_index, std::int64_t t_ns);
 
 }  // namespace rocelab::fabric::drivers
