@@ -25,7 +25,9 @@ namespace rocelab::agents::nic {
 
 struct soft_nic_options {
   std::string ifname = "eth0";
-  std::string state_dir;              // where <ifname>.dcqcn.json and <ifname>.counters.json live
+  // Where <ifname>.dcqcn.json and <ifname>.counters.json live: one directory per host,
+  // since every host of a virtual lab calls its NIC eth0 (e.g. /run/rocelab/<lab>/<host>/).
+  std::string state_dir;
   std::string sysfs_root = "/sys";    // for class/net/IF/statistics (in the NIC's namespace)
 };
 
