@@ -13,7 +13,9 @@
 
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/build.hpp"
+#include "rocelab/experiments/objective.hpp"
 #include "rocelab/experiments/summary.hpp"
+#include "rocelab/experiments/tuning.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
 #include "rocelab/store/run_store.hpp"
 
@@ -193,79 +195,99 @@ void add_totals(fabric_metrics& m, const scenario_run& r) {
   }
 }
 
-// Tuning objective: p99 slowdown over every flow of the incast + background mix (the
-// small messages stuck behind an incast's queue dominate it), plus the share of the run
-// the fabric spent paused (summed over transmitters, per host). A setting that drops or
-// leaves a flow unfinished is unusable.
-double tuning_objective(const scenario_run& r, std::uint32_t hosts) {
-  std::vector<flow_record> flows;
-  std::uint64_t drops = 0;
-  std::int64_t paused = 0, simulated = 0;
-  for (const auto& rec : r.repeats) {
-    flows.insert(flows.end(), rec.flows.begin(), rec.flows.end());
-    drops += rec.totals.drops;
-    paused += rec.totals.paused_ns;
-    simulated += rec.simulated_ns;
-  }
-  const flow_stats s = flow_statistics(flows);
-  if (s.completed < s.flows || drops > 0) return 1e18;
-  const double pause_share = simulated > 0 ? static_cast<double>(paused) / (static_cast<double>(simulated) * hosts) : 0;
-  return s.slowdown_p99 + pause_share;
-}
-
-// roce-tuned: a grid over the ECN thresholds (Kmin, Kmax = 4 Kmin, Pmax), scaled with the
-// link speed from the DCQCN paper's 100G values (Kmin 5 KB .. 320 KB), scored on the
-// incast and background workloads together (tuning_objective); the best point wins.
+// roce-tuned: `rocelab tune`'s sweep (tuning.hpp) over the ECN thresholds, Kmin and Kmax
+// (log scale, 5 KB .. 1.28 MB per 100 Gb/s of link, Kmax at least Kmin) and Pmax (0.01 ..
+// 1, log), on the incast and background workloads together (what ECN thresholds trade
+// off: queueing delay of small messages against an incast's throughput). Objective: p99
+// slowdown over all their flows, subject to no drops and every flow completing.
 result<std::map<std::string, std::string>> tune_roce(const experiment_spec& spec, const fabric_plan& base,
-                                                     std::uint32_t budget, store::run_store* store,
+                                                     const compare_settings& cs, store::run_store* store,
                                                      std::vector<std::int64_t>& run_ids, std::string& note,
                                                      const compare_progress& progress) {
   if (!has(spec, scenario::mix)) {
     note = "not tuned: the spec has neither an incast nor a background workload to tune for";
     return std::map<std::string, std::string>{};
   }
-  const double scale = spec.topology.link_gbps / 100.0;
-  std::vector<std::map<std::string, std::string>> grid;
-  for (const double kmin_kb : {5.0, 20.0, 80.0, 320.0})
-    for (const double pmax : {0.2, 1.0}) {
-      const auto kmin = static_cast<std::int64_t>(kmin_kb * 1000 * scale);
-      char p[32];
-      std::snprintf(p, sizeof p, "%g", pmax);
-      grid.push_back({{"switch.ecn.enabled", "true"},
-                      {"switch.ecn.kmin_bytes", std::to_string(kmin)},
-                      {"switch.ecn.kmax_bytes", std::to_string(4 * kmin)},
-                      {"switch.ecn.pmax", p}});
+  const double per100 = spec.topology.link_gbps / 100.0;
+  tuning_settings ts;
+  ts.name = "compare/" + base.name;
+  ts.parameters = {
+      {"switch.ecn.kmin_bytes", 5'000 * per100, 1'280'000 * per100, true, true, "", 0},
+      {"switch.ecn.kmax_bytes", 20'000 * per100, 5'120'000 * per100, true, true, "switch.ecn.kmin_bytes", 0},
+      {"switch.ecn.pmax", 0.01, 1.0, true, false, "", 0},
+  };
+  ts.objective.terms = {{"slowdown_p99", 1.0}};
+  ts.objective.constraints = {{"drops", std::nullopt, 0.0}};
+  ts.method = cs.tune_method;
+  ts.budget = std::max<std::uint32_t>(1, cs.tune_budget);
+  ts.seed = spec.seed;
+  ROCELAB_RETURN_IF_ERROR(validate(ts).with_context("roce-tuned"));
+  auto overrides_of = [&](const std::vector<double>& values) {
+    const std::vector<double> applied = applied_values(ts, values);
+    std::map<std::string, std::string> o{{"switch.ecn.enabled", "true"}};
+    for (std::size_t i = 0; i < ts.parameters.size(); ++i) {
+      char text[32];
+      if (ts.parameters[i].integer)
+        std::snprintf(text, sizeof text, "%lld", static_cast<long long>(std::llround(applied[i])));
+      else
+        std::snprintf(text, sizeof text, "%.4g", applied[i]);
+      o[ts.parameters[i].path] = text;
     }
-  if (budget < grid.size()) {
-    // Keep an even spread of the grid within the budget.
-    std::vector<std::map<std::string, std::string>> kept;
-    for (std::uint32_t i = 0; i < std::max<std::uint32_t>(1, budget); ++i) kept.push_back(grid[i * grid.size() / std::max<std::uint32_t>(1, budget)]);
-    grid = std::move(kept);
-  }
-  double best = 0;
-  std::size_t best_i = grid.size();
-  for (std::size_t i = 0; i < grid.size(); ++i) {
+    return o;
+  };
+  const trial_evaluator evaluate = [&](std::uint32_t index, const std::vector<double>& values, trial_payload&) {
+    trial t;
+    t.index = index;
+    t.values = values;
     fabric_plan plan = base;
-    plan.overrides = grid[i];
-    plan.name = base.name + "-trial" + std::to_string(i);
+    plan.overrides = overrides_of(values);
+    plan.name = base.name + "-trial" + std::to_string(index);
     auto r = run_scenario(spec, plan, scenario::mix, store, run_ids);
-    if (!r.ok()) return std::move(r).error().with_context("tuning");
-    const double score = tuning_objective(*r, spec.topology.hosts);
+    if (!r.ok()) {
+      t.error = r.error().message();
+      return t;
+    }
+    std::vector<run_summary> each;
+    for (std::size_t i = 0; i < r->repeats.size(); ++i) each.push_back(summarize({&r->repeats[i]}, {r->seeds[i]}));
+    auto sc = score(ts.objective, each);
+    if (!sc.ok()) {
+      t.error = sc.error().message();
+      return t;
+    }
+    t.evaluated = true;
+    t.objective = sc->objective;
+    t.feasible = sc->feasible;
+    t.margins = sc->margins;
+    t.violated = sc->violated;
+    return t;
+  };
+  sweep_hooks hooks;
+  hooks.on_trial = [&](trial& t, trial_payload&) {
     if (progress) {
-      char line[160];
-      std::snprintf(line, sizeof line, "roce-tuned: trial %zu/%zu kmin %s B, pmax %s: objective %.4f", i + 1,
-                    grid.size(), grid[i]["switch.ecn.kmin_bytes"].c_str(), grid[i]["switch.ecn.pmax"].c_str(), score);
+      const auto o = overrides_of(t.values);
+      char line[200];
+      std::snprintf(line, sizeof line, "roce-tuned: trial %u/%u kmin %s B, kmax %s B, pmax %s: p99 slowdown %.3f%s",
+                    t.index + 1, ts.budget, o.at("switch.ecn.kmin_bytes").c_str(),
+                    o.at("switch.ecn.kmax_bytes").c_str(), o.at("switch.ecn.pmax").c_str(), t.objective,
+                    !t.evaluated ? " (failed)" : t.feasible ? "" : " (infeasible)");
       progress(line);
     }
-    if (best_i == grid.size() || score < best) {
-      best = score;
-      best_i = i;
-    }
+    return status::success();
+  };
+  auto trials = run_sweep(ts, evaluate, {}, hooks);
+  if (!trials.ok()) return std::move(trials).error().with_context("roce-tuned");
+  const trial* best = best_trial(*trials);
+  note = std::string("rocelab tune's ") + to_string(ts.method) + " search, " + std::to_string(ts.budget) +
+         " trials over switch.ecn.kmin_bytes, kmax_bytes, pmax on the incast and background workloads together, "
+         "objective " + describe(ts.objective);
+  if (best == nullptr) {
+    note += "; no trial was feasible, so the spec's thresholds are kept";
+    return std::map<std::string, std::string>{};
   }
-  note = "grid search (" + std::to_string(grid.size()) +
-         " points: switch.ecn.kmin_bytes 5..320 KB per 100 Gb/s, kmax_bytes = 4 kmin, pmax 0.2 or 1) on the incast and "
-         "background workloads together, objective p99 slowdown + paused share; rocelab tune's optimiser was not used";
-  return grid[best_i];
+  char obj[48];
+  std::snprintf(obj, sizeof obj, "%.3f", best->objective);
+  note += "; best trial " + std::to_string(best->index + 1) + " (objective " + obj + ")";
+  return overrides_of(best->values);
 }
 
 result<fabric_plan> plan_for(const std::string& fabric, const compare_settings& settings) {
@@ -300,7 +322,7 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
     if (f == "roce-tuned") {
       if (plan->profile.sw.link != fabric::link_layer::roce)
         return status(error_code::invalid_argument, "roce-tuned: its profile must be a RoCE switch");
-      auto tuned = tune_roce(spec, *plan, settings.tune_budget, store, m.run_ids, plan->tuning_note, progress);
+      auto tuned = tune_roce(spec, *plan, settings, store, m.run_ids, plan->tuning_note, progress);
       if (!tuned.ok()) return std::move(tuned).error();
       plan->overrides = std::move(tuned).value();
     }
@@ -338,6 +360,9 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
             if (fl.kind == workload_kind::incast) flows.push_back(fl);
         const flow_stats st = flow_statistics(flows);
         m.has_incast = true;
+        for (const auto& fl : flows)
+          if (fl.completed()) m.incast_fct_us.push_back(static_cast<double>(fl.fct_ns) / 1e3);
+        std::sort(m.incast_fct_us.begin(), m.incast_fct_us.end());
         m.incast_fct_p50_ns = st.fct_p50_ns;
         m.incast_fct_p99_ns = st.fct_p99_ns;
       } else {
@@ -347,6 +372,9 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
             if (fl.bytes <= static_cast<std::uint64_t>(settings.small_message_bytes)) flows.push_back(fl);
         const flow_stats st = flow_statistics(flows);
         m.has_background = true;
+        for (const auto& fl : flows)
+          if (fl.completed()) m.small_fct_us.push_back(static_cast<double>(fl.fct_ns) / 1e3);
+        std::sort(m.small_fct_us.begin(), m.small_fct_us.end());
         m.small_messages = st.flows;
         m.small_fct_p50_ns = st.fct_p50_ns;
         m.small_fct_p99_ns = st.fct_p99_ns;

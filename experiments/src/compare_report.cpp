@@ -13,6 +13,7 @@
 
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/compare.hpp"
+#include "rocelab/experiments/svg.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -234,8 +235,58 @@ std::string compare_html(const compare_result& r) {
       h << "</p>\n";
     }
   }
+  // FCT distributions (the svg module of the run report).
+  auto cdf_plot = [&](const std::string& id, const std::string& title, auto get) {
+    svg::plot p;
+    p.id = id;
+    p.title = title;
+    p.x = {"FCT (us)", svg::scale_kind::log, std::nullopt, std::nullopt};
+    p.y = {"fraction of messages", svg::scale_kind::linear, 0.0, 1.0};
+    for (const auto& m : r.fabrics) {
+      const std::vector<double>& v = get(m);
+      if (v.empty()) continue;
+      svg::series sr;
+      sr.name = m.fabric;
+      sr.kind = svg::mark::step;
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        sr.x.push_back(v[i]);
+        sr.y.push_back(static_cast<double>(i + 1) / static_cast<double>(v.size()));
+      }
+      p.lines.push_back(std::move(sr));
+    }
+    return svg::render(p);
+  };
+  if (inc || bg) h << "<h2>Flow completion times</h2>\n";
+  if (inc) h << cdf_plot("incast-fct-cdf", "Incast FCT CDF", [](const auto& m) -> const std::vector<double>& { return m.incast_fct_us; }) << "\n";
+  if (bg)
+    h << cdf_plot("small-fct-cdf", "Small messages under background load, FCT CDF",
+                  [](const auto& m) -> const std::vector<double>& { return m.small_fct_us; })
+      << "\n";
   if (!r.scale.empty()) {
-    h << "<h2>Scale sweep (all-reduce on a leaf-spine)</h2><table><tr><th>hosts</th>";
+    h << "<h2>Scale sweep (all-reduce on a leaf-spine)</h2>\n";
+    for (const bool cost : {false, true}) {
+      svg::plot p;
+      p.id = cost ? "scale-cost" : "scale-busbw";
+      p.title = cost ? "Cost per GPU per Gb/s of bus bandwidth" : "All-reduce bus bandwidth by cluster size";
+      p.x = {"hosts", svg::scale_kind::log, std::nullopt, std::nullopt};
+      p.y = {cost ? "USD per GPU per Gb/s" : "busbw (Gb/s)", svg::scale_kind::linear, 0.0, std::nullopt};
+      for (const auto& n : names) {
+        svg::series sr;
+        sr.name = n;
+        for (const auto& pt : r.scale) {
+          const auto& mp = cost ? pt.usd_per_busbw_gbps : pt.busbw_gbps;
+          const auto it = mp.find(n);
+          if (it == mp.end()) continue;
+          sr.x.push_back(pt.hosts);
+          sr.y.push_back(it->second);
+        }
+        p.lines.push_back(std::move(sr));
+      }
+      h << svg::render(p) << "\n";
+    }
+  }
+  if (!r.scale.empty()) {
+    h << "<table><tr><th>hosts</th>";
     for (const auto& n : names) h << "<th>" << esc(n) << " busbw (Gb/s)</th><th>" << esc(n) << " $/GPU per Gb/s</th>";
     h << "<th>cheapest per Gb/s</th></tr>\n";
     for (const auto& p : r.scale) {
@@ -313,6 +364,10 @@ result<experiment_spec> load_compare_spec(const std::string& path, compare_setti
         settings.small_message_bytes = *b;
       } else if (key == "tune_budget") {
         settings.tune_budget = v.as<std::uint32_t>();
+      } else if (key == "tune_method") {
+        auto m = parse_tuning_method(v.as<std::string>());
+        if (!m.ok()) return where(v, key, m.error().message());
+        settings.tune_method = *m;
       } else if (key == "scale_hosts") {
         settings.scale_hosts.clear();
         for (const auto& x : v) settings.scale_hosts.push_back(x.as<std::uint32_t>());
@@ -331,7 +386,7 @@ result<experiment_spec> load_compare_spec(const std::string& path, compare_setti
           profile_paths[p.first.as<std::string>()] = (std::filesystem::path(dir) / p.second.as<std::string>()).string();
       } else {
         return where(kv.first, key,
-                     "unknown key (fabrics, compute_ms_per_step, small_message_bytes, tune_budget, scale_hosts, "
+                     "unknown key (fabrics, compute_ms_per_step, small_message_bytes, tune_budget, tune_method, scale_hosts, "
                      "scale_hosts_per_leaf, scale_oversubscription, scale_allreduce_bytes, profiles_dir, profiles)");
       }
     } catch (const YAML::Exception& e) {

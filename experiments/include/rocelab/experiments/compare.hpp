@@ -15,8 +15,9 @@
 // (InfiniBand: time a VL waited for credits), drops, marks, retransmissions.
 //
 // Fabrics come from switch profiles (examples/fabric-profiles/*.yaml, compare_profiles.hpp):
-// latency, buffer per port, prices. "roce-tuned" first searches ECN thresholds for the
-// incast scenario (compare_tuning.hpp), then runs every scenario with the best.
+// latency, buffer per port, prices. "roce-tuned" first searches the ECN thresholds with
+// rocelab tune's optimiser (tuning.hpp) on the incast and background workloads together,
+// then runs every scenario with the best trial's values.
 // Cost: NICs, switch ports and optics of a two-tier leaf-spine for the spec's host count
 // (price_table), per GPU (one NIC per GPU), and per Gb/s of delivered bus bandwidth.
 // Scale sweep: the all-reduce scenario at each host count of `scale_hosts` on a leaf-spine,
@@ -37,6 +38,7 @@
 #include "rocelab/common/result.hpp"
 #include "rocelab/experiments/compare_profiles.hpp"
 #include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/tuning.hpp"
 
 namespace rocelab::store {
 class run_store;
@@ -53,7 +55,8 @@ struct compare_settings {
   std::string profiles_dir = "examples/fabric-profiles";
   double compute_ms_per_step = 50;           // GPU compute per training step
   std::int64_t small_message_bytes = 64 * 1024;
-  std::uint32_t tune_budget = 8;             // roce-tuned: incast trials
+  std::uint32_t tune_budget = 8;             // roce-tuned: trials of rocelab tune's search
+  tuning_method tune_method = tuning_method::bayes;
   // Scale sweep: host counts on a leaf-spine of hosts_per_leaf hosts per leaf, as many
   // spines as hosts per leaf divided by the oversubscription; empty: no sweep.
   std::vector<std::uint32_t> scale_hosts;
@@ -83,6 +86,7 @@ struct fabric_metrics {
   bool has_background = false;
   std::uint64_t small_messages = 0;
   std::int64_t small_fct_p50_ns = 0, small_fct_p99_ns = 0;
+  std::vector<double> incast_fct_us, small_fct_us;  // sorted, for the CDF plots
   // all scenarios together
   std::uint64_t pause_frames = 0;
   std::int64_t paused_ns = 0;  // PFC pauses (RoCE) or credit stalls (InfiniBand)
