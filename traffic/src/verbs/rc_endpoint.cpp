@@ -223,4 +223,54 @@ result<write_bw_result> rc_endpoint::write_bw(std::uint32_t message_bytes, std::
   return r;
 }
 
+result<write_lat_result> rc_endpoint::write_lat(bool initiator, std::uint32_t message_bytes, std::uint64_t iterations,
+                                                std::chrono::milliseconds timeout) {
+  // The buffer's first message_bytes receive the peer's writes; the next message_bytes are
+  // what we send, so our own outgoing flag never looks like an arrival.
+  if (message_bytes == 0 || 2ull * message_bytes > options_.buffer_bytes || message_bytes > peer_.length)
+    return status(error_code::invalid_argument, "write_lat: two messages must fit the buffer, one the peer's");
+  write_lat_result r;
+  r.half_rtt_ns.reserve(iterations);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // The peer's write lands in our buffer by DMA: read the flag byte through a volatile
+  // pointer so every poll goes to memory.
+  volatile std::uint8_t* flag = memory_.get() + message_bytes - 1;
+  std::uint8_t* out_flag = memory_.get() + 2 * std::size_t{message_bytes} - 1;
+  ibv_wc wc[4];
+  auto wait_for = [&](std::uint8_t expected) -> status {
+    while (*flag != expected) {
+      if (std::chrono::steady_clock::now() > deadline)
+        return {error_code::cancelled, "write_lat: the peer's write did not arrive before the deadline"};
+    }
+    return status::success();
+  };
+  auto send = [&](std::uint64_t i, std::uint8_t value) -> status {
+    *out_flag = value;
+    ROCELAB_RETURN_IF_ERROR(post_write(i, message_bytes, 0, message_bytes, true));
+    // Reap the completion so the send queue never fills; it also surfaces a failed write.
+    for (;;) {
+      auto n = poll(wc);
+      if (!n.ok()) return n.error().with_context("write_lat");
+      if (*n > 0) return status::success();
+      if (std::chrono::steady_clock::now() > deadline)
+        return {error_code::cancelled, "write_lat: no completion before the deadline"};
+    }
+  };
+  for (std::uint64_t i = 0; i < iterations; ++i) {
+    // 1..255 and never 0, so a fresh (zeroed) buffer does not look like an arrival.
+    const auto value = static_cast<std::uint8_t>(i % 255 + 1);
+    if (initiator) {
+      const auto t0 = std::chrono::steady_clock::now();
+      ROCELAB_RETURN_IF_ERROR(send(i, value));
+      ROCELAB_RETURN_IF_ERROR(wait_for(value));
+      r.half_rtt_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count() / 2);
+    } else {
+      ROCELAB_RETURN_IF_ERROR(wait_for(value));
+      ROCELAB_RETURN_IF_ERROR(send(i, value));
+    }
+    ++r.iterations;
+  }
+  return r;
+}
+
 }  // namespace rocelab::traffic::verbs

@@ -8,7 +8,8 @@
 // needs (connection_data.hpp); connect(peer) moves the QP INIT -> RTR -> RTS with a GRH
 // to the peer's GID (RoCE has no LIDs). post_write() / poll() are the data path;
 // write_bw() runs iterations of one message size with tx_depth writes in flight,
-// signalling every one and polling the CQ, and reports bytes and time.
+// signalling every one and polling the CQ, and reports bytes and time; write_lat() is
+// ib_write_lat's ping-pong.
 //
 // Errors carry the verb that failed and its errno. With no RDMA device: unavailable,
 // "no RDMA device found (...)". Threading: one thread per endpoint.
@@ -55,6 +56,11 @@ struct write_bw_result {
   }
 };
 
+struct write_lat_result {
+  std::uint64_t iterations = 0;
+  std::vector<std::int64_t> half_rtt_ns;  // per iteration, as ib_write_lat reports (RTT / 2)
+};
+
 class rc_endpoint {
  public:
   [[nodiscard]] static result<std::unique_ptr<rc_endpoint>> open(endpoint_options options);
@@ -72,6 +78,12 @@ class rc_endpoint {
   [[nodiscard]] result<std::size_t> poll(std::span<ibv_wc> out);
   [[nodiscard]] result<write_bw_result> write_bw(std::uint32_t message_bytes, std::uint64_t iterations,
                                                  std::uint32_t tx_depth, std::chrono::milliseconds timeout);
+
+  // ib_write_lat's ping-pong: the initiator writes `message_bytes` into the peer's buffer,
+  // the peer sees the message's last byte change in its own memory and writes back; each
+  // round trip is timed on the initiator. Both sides call it with the same arguments.
+  [[nodiscard]] result<write_lat_result> write_lat(bool initiator, std::uint32_t message_bytes,
+                                                   std::uint64_t iterations, std::chrono::milliseconds timeout);
 
   [[nodiscard]] std::span<std::uint8_t> buffer() noexcept { return {memory_.get(), options_.buffer_bytes}; }
   [[nodiscard]] const gid_entry& gid() const noexcept { return gid_; }
