@@ -110,7 +110,8 @@ result<process_output> run_process(const std::vector<std::string>& argv, const s
       }
     }
   }
-  if (timed_out) ::kill(pid, SIGKILL);
+  // Timed out, or poll itself failed: the child must not outlive the call.
+  if (timed_out || out_r.valid() || err_r.valid()) ::kill(pid, SIGKILL);
   int wstatus = 0;
   while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
