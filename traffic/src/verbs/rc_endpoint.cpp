@@ -1,5 +1,7 @@
 #include "rocelab/traffic/verbs/rc_endpoint.hpp"
 
+#include <poll.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -195,6 +197,25 @@ result<std::size_t> rc_endpoint::poll(std::span<ibv_wc> out) {
                                               std::to_string(out[static_cast<std::size_t>(i)].wr_id) + ": " +
                                               ibv_wc_status_str(out[static_cast<std::size_t>(i)].status));
   return static_cast<std::size_t>(n);
+}
+
+result<std::size_t> rc_endpoint::wait(std::span<ibv_wc> out, std::chrono::milliseconds timeout) {
+  if (!channel_) return status(error_code::unsupported, "wait: the endpoint was opened without a completion channel");
+  // Arm first, then poll: a completion that arrived before arming is found by the poll,
+  // one after it raises the event (the verbs man page's recipe, ibv_req_notify_cq(3)).
+  if (int rc = ibv_req_notify_cq(cq_.get(), 0); rc != 0) return verb_error("ibv_req_notify_cq", rc);
+  auto n = poll(out);
+  if (!n.ok() || *n > 0) return n;
+  pollfd p{channel_->fd, POLLIN, 0};
+  const int rc = ::poll(&p, 1, static_cast<int>(timeout.count()));
+  if (rc < 0) return verb_error("poll on the completion channel", errno);
+  if (rc == 0) return std::size_t{0};
+  ibv_cq* cq = nullptr;
+  void* cq_context = nullptr;
+  if (ibv_get_cq_event(channel_.get(), &cq, &cq_context) != 0) return verb_error("ibv_get_cq_event", errno);
+  // Every event must be acknowledged before the CQ can be destroyed.
+  ibv_ack_cq_events(cq, 1);
+  return poll(out);
 }
 
 result<write_bw_result> rc_endpoint::write_bw(std::uint32_t message_bytes, std::uint64_t iterations,

@@ -76,6 +76,10 @@ class rc_endpoint {
   // Takes up to out.size() completions without blocking; a completion with an error
   // status fails with ibv_wc_status_str and the wr_id.
   [[nodiscard]] result<std::size_t> poll(std::span<ibv_wc> out);
+  // With completion_channel: blocks until completions arrive (the CQ's event through the
+  // channel's fd) or `timeout` passes (0 completions), then takes them as poll() does.
+  // Without a channel it is an error (unsupported): use poll().
+  [[nodiscard]] result<std::size_t> wait(std::span<ibv_wc> out, std::chrono::milliseconds timeout);
   [[nodiscard]] result<write_bw_result> write_bw(std::uint32_t message_bytes, std::uint64_t iterations,
                                                  std::uint32_t tx_depth, std::chrono::milliseconds timeout);
 
