@@ -194,13 +194,11 @@ status soft_switch_driver::restore() {
   }
   if (snapshot_mirror_) {
     const json& m = *snapshot_mirror_;
-    auto r = call({{"op", "mirror"},
-                   {"enabled", m.at("enabled")},
-                   {"direction", m.at("direction")},
-                   {"truncate_bytes", m.at("truncate_bytes")},
-                   {"erspan", m.at("erspan")},
-                   {"session_id", m.at("session_id")},
-                   {"pfc_tx", m.at("pfc_tx")}});
+    // Whatever settable members the switch reported (pfc_tx exists in newer soft switches).
+    json req = {{"op", "mirror"}};
+    for (const char* k : {"enabled", "direction", "truncate_bytes", "erspan", "session_id", "pfc_tx"})
+      if (m.contains(k)) req[k] = m[k];
+    auto r = call(req);
     if (!r.ok()) return r.error().with_context(context);
     snapshot_mirror_.reset();
   }
