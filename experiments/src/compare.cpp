@@ -4,6 +4,8 @@
 #include "rocelab/experiments/compare.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <cstdio>
 #include <cmath>
 #include <memory>
@@ -109,7 +111,8 @@ struct scenario_run {
 };
 
 result<scenario_run> run_scenario(const experiment_spec& spec, const fabric_plan& plan, scenario s,
-                                  store::run_store* store, std::vector<std::int64_t>& run_ids) {
+                                  store::run_store* store, std::vector<std::int64_t>& run_ids,
+                                  std::optional<std::int64_t> sweep = std::nullopt) {
   scenario_run out;
   const experiment_spec variant = only(spec, s);
   for (std::uint32_t i = 0; i < std::max<std::uint32_t>(1, spec.repeats); ++i) {
@@ -128,6 +131,7 @@ result<scenario_run> run_scenario(const experiment_spec& spec, const fabric_plan
       nr.seed = seed;
       nr.spec_yaml = to_yaml(resolved);
       nr.parameters = plan.overrides;
+      nr.sweep = sweep;
       nr.parameters["compare.fabric"] = plan.name;
       nr.parameters["compare.profile"] = plan.profile.sw.name;
       nr.parameters["compare.scenario"] = name_of(s);
@@ -235,6 +239,21 @@ result<std::map<std::string, std::string>> tune_roce(const experiment_spec& spec
     }
     return o;
   };
+  // The sweep and its trials go to the store as `rocelab tune` keeps them.
+  std::optional<std::int64_t> sweep;
+  if (store != nullptr) {
+    store::sweep_info si;
+    si.name = ts.name;
+    si.method = to_string(ts.method);
+    si.spec_yaml = to_yaml(spec);
+    si.budget = ts.budget;
+    si.started_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+    auto id = store->begin_sweep(si);
+    if (!id.ok()) return std::move(id).error().with_context("storing the roce-tuned sweep");
+    sweep = *id;
+  }
   const trial_evaluator evaluate = [&](std::uint32_t index, const std::vector<double>& values, trial_payload&) {
     trial t;
     t.index = index;
@@ -242,11 +261,12 @@ result<std::map<std::string, std::string>> tune_roce(const experiment_spec& spec
     fabric_plan plan = base;
     plan.overrides = overrides_of(values);
     plan.name = base.name + "-trial" + std::to_string(index);
-    auto r = run_scenario(spec, plan, scenario::mix, store, run_ids);
+    auto r = run_scenario(spec, plan, scenario::mix, store, run_ids, sweep);
     if (!r.ok()) {
       t.error = r.error().message();
       return t;
     }
+    if (store != nullptr && !run_ids.empty()) t.run_id = run_ids.back();
     std::vector<run_summary> each;
     for (std::size_t i = 0; i < r->repeats.size(); ++i) each.push_back(summarize({&r->repeats[i]}, {r->seeds[i]}));
     auto sc = score(ts.objective, each);
@@ -263,6 +283,17 @@ result<std::map<std::string, std::string>> tune_roce(const experiment_spec& spec
   };
   sweep_hooks hooks;
   hooks.on_trial = [&](trial& t, trial_payload&) {
+    if (sweep) {
+      store::trial_record tr;
+      tr.sweep = *sweep;
+      tr.index = t.index;
+      const std::vector<double> applied = applied_values(ts, t.values);
+      for (std::size_t i = 0; i < ts.parameters.size(); ++i) tr.params[ts.parameters[i].path] = applied[i];
+      tr.objective = t.objective;
+      tr.feasible = t.evaluated && t.feasible;
+      if (t.run_id != 0) tr.run = t.run_id;
+      ROCELAB_RETURN_IF_ERROR(store->add_trial(tr).with_context("storing a roce-tuned trial"));
+    }
     if (progress) {
       const auto o = overrides_of(t.values);
       char line[200];

@@ -182,6 +182,14 @@ TEST(Compare, TheExampleRunsOnEveryFabricProducesTheReportAndStoresTheRuns) {
       EXPECT_FALSE(rec->flows.empty());
     }
   EXPECT_TRUE(found);
+  // roce-tuned's search is a stored sweep with one trial per budgeted point.
+  auto sweeps = db->sweeps();
+  ASSERT_TRUE(sweeps.ok());
+  ASSERT_EQ(sweeps->size(), 1u);
+  auto trials = db->trials(sweeps->front().id);
+  ASSERT_TRUE(trials.ok());
+  EXPECT_EQ(trials->size(), s.tune_budget);
+  EXPECT_EQ(trials->front().params.count("switch.ecn.kmin_bytes"), 1u);
   std::filesystem::remove(db_path);
   std::filesystem::remove(db_path + "-wal");
   std::filesystem::remove(db_path + "-shm");
