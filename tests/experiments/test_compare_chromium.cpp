@@ -1,0 +1,64 @@
+// The decision report rendered by a browser: headless Chromium (Debian's chromium) loads
+// report.html of the compare example, and the parsed DOM holds the table and every plot.
+// Skipped, saying so, when chromium is not installed.
+#include "rocelab/experiments/compare.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace rocelab::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string chromium_binary() {
+  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/lib/chromium/chromium"})
+    if (fs::exists(p)) return p;
+  return {};
+}
+
+TEST(CompareReportInChromium, TheRenderedPageHoldsTheTableAndEveryPlot) {
+  const std::string chromium = chromium_binary();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs Debian's chromium)";
+  compare_settings s;
+  auto spec = load_compare_spec(std::string(ROCELAB_SOURCE_DIR) + "/examples/compare-fabrics.yaml", s);
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  ASSERT_TRUE(load_profiles(s).ok());
+  s.tune_budget = 2;  // the page, not the tuning, is under test here
+  auto r = run_compare(*spec, s);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const fs::path dir = fs::temp_directory_path() / ("rlc-chromium-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "report.html") << compare_html(*r);
+  const std::string cmd = "timeout 120 " + chromium + " --headless --disable-gpu --no-sandbox --no-first-run" +
+                          " --user-data-dir=" + (dir / "profile").string() + " --dump-dom file://" +
+                          (dir / "report.html").string() + " 2>" + (dir / "chromium.log").string();
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string dom;
+  std::array<char, 65536> buf{};
+  for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) dom.append(buf.data(), n);
+  ASSERT_EQ(::pclose(p), 0) << "chromium failed; see " << (dir / "chromium.log");
+  for (const char* id : {"incast-fct-cdf", "small-fct-cdf", "scale-busbw", "scale-cost"}) {
+    const auto at = dom.find(std::string("id=\"") + id + "\"");
+    ASSERT_NE(at, std::string::npos) << id;
+    // The svg module counts the points it drew in data-points.
+    const auto dp = dom.find("data-points=\"", at);
+    ASSERT_NE(dp, std::string::npos) << id;
+    EXPECT_GT(std::stoi(dom.substr(dp + 13, 8)), 0) << id << " drew no points";
+  }
+  EXPECT_NE(dom.find("<table>"), std::string::npos);
+  EXPECT_NE(dom.find("Verdict"), std::string::npos);
+  for (const char* f : {"ib", "roce-tuned", "roce-default"}) EXPECT_NE(dom.find(f), std::string::npos) << f;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace rocelab::experiments
