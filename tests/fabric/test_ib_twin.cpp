@@ -125,7 +125,10 @@ TEST(IbTwin, IbCongestionControlMarksFecnAndSlowsTheSenders) {
 }
 
 // Property: random topologies, buffer sizes, routing and workloads; every run on credits
-// is lossless, sends no PFC frame and completes every message.
+// is lossless, sends no PFC frame and completes every message. No VL buffer exceeds its
+// size: an IB switch's VL buffer is a fixed shared limit with no headroom, so a packet
+// beyond it would be dropped (headroom_exhausted), and drops are zero. The switch-level
+// property test (test_credit_flow_control) checks the occupancy itself.
 TEST(IbTwin, RandomWorkloadsOnCreditsNeverDropAndAlwaysComplete) {
   for (std::uint32_t seed = 1; seed <= 12; ++seed) {
     std::mt19937_64 rng(seed);

@@ -9,10 +9,11 @@
 // frame exists: a sender that runs out of credits simply waits ("credit stall", counted
 // by IB ports as PortXmitWait).
 //
-// Counters here are absolute and 64-bit; the wire carries them modulo 4096 (12 bits) and
-// the spec's test is (FCCL - (FCTBS + blocks)) mod 4096 <= 2048, which is the same test
-// as long as fewer than 2048 blocks are outstanding, as a VL buffer of at most 128 KiB
-// guarantees. The simulation needs no wrap-around.
+// Counters here are absolute and 64-bit. The wire carries them modulo 4096 (12 bits) and
+// the spec's test is (FCCL - (FCTBS + blocks)) mod 4096 <= 2048, the same test while
+// fewer than 2048 blocks (128 KiB) are outstanding; a larger VL buffer is modelled as if
+// the field were wider (real switches with more buffer per VL return credits often enough
+// that the advertised window stays within it).
 //
 // Pieces:
 // - credit_sender: the transmit side of one port (all VLs), with its stall intervals.
