@@ -1,0 +1,67 @@
+#include "rocelab/experiments/tuning_trials.hpp"
+
+#include "rocelab/experiments/runner.hpp"
+#include "rocelab/experiments/tuning_spec.hpp"
+
+namespace rocelab::experiments {
+
+void score_into(trial& t, const objective_spec& objective, const experiment_spec& spec,
+                const std::vector<run_records>& repeats, const std::vector<std::uint64_t>& seeds) {
+  std::vector<run_summary> each;
+  std::vector<const run_records*> all;
+  for (std::size_t i = 0; i < repeats.size(); ++i) {
+    each.push_back(summarize({&repeats[i]}, {seeds[i]}));
+    all.push_back(&repeats[i]);
+  }
+  const run_summary pooled = summarize(all, seeds);
+  t.metrics_json = summary_json({"trial-" + std::to_string(t.index), spec.backend, spec.name}, pooled, each);
+  auto scored = score(objective, each);
+  if (!scored) {
+    t.evaluated = false;
+    t.error = scored.error().message();
+    return;
+  }
+  t.evaluated = true;
+  t.objective = scored->objective;
+  t.feasible = scored->feasible;
+  t.margins = scored->margins;
+  t.violated = scored->violated;
+}
+
+trial_evaluator spec_evaluator(experiment_spec base, tuning_settings settings, virtual_backend_options virtual_options) {
+  return [base = std::move(base), settings = std::move(settings), virtual_options](
+             std::uint32_t index, const std::vector<double>& values, trial_payload& payload) {
+    trial t;
+    t.index = index;
+    t.values = values;
+    auto spec = apply_trial(base, settings, values, &payload.applied);
+    if (!spec) {
+      t.error = spec.error().message();
+      return t;
+    }
+    payload.spec_yaml = to_yaml(*spec);
+    auto ran = run_experiment(*spec, {}, virtual_options);
+    if (!ran) {
+      t.error = ran.error().message();
+      return t;
+    }
+    score_into(t, settings.objective, *spec, ran->repeats, ran->seeds);
+    payload.seeds = std::move(ran->seeds);
+    payload.repeats = std::move(ran->repeats);
+    return t;
+  };
+}
+
+std::string describe_values(const tuning_settings& settings, std::span<const double> values) {
+  const std::vector<double> v = applied_values(settings, values);
+  std::string out;
+  for (std::size_t i = 0; i < settings.parameters.size(); ++i) {
+    const std::string& path = settings.parameters[i].path;
+    const auto dot = path.rfind('.');
+    out += (out.empty() ? "" : " ") + path.substr(dot == std::string::npos ? 0 : dot + 1) + "=" +
+           field_text(path, v[i]);
+  }
+  return out;
+}
+
+}  // namespace rocelab::experiments
