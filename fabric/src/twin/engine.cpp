@@ -65,6 +65,9 @@ constexpr pkt_type type_of(std::uint64_t c) { return static_cast<pkt_type>((c >>
 constexpr bool flag_of(std::uint64_t c) { return ((c >> 36) & 1u) != 0; }
 constexpr std::uint32_t ecmp_of(std::uint64_t c) { return static_cast<std::uint32_t>((c >> 40) & 0xff); }
 constexpr std::uint32_t dst_of(std::uint64_t c) { return static_cast<std::uint32_t>(c >> 48); }
+// Bit 37: the packet was CE-marked before it joined its current switch queue (upstream
+// or at that enqueue), so a CE at dequeue is a mark of that switch only without it.
+constexpr std::uint64_t ce_before_queue_bit = 1ull << 37;
 
 enum event_kind : std::uint32_t {
   ev_channel = 0,  // head frame of a link arrives
@@ -264,6 +267,7 @@ class engine final : public twin_context {
   void complete(std::uint32_t f);
   void sample_queues();
   void close_pause(std::uint32_t key, std::int64_t end_ns);
+  void record_event(rocelab::event_kind kind, std::uint32_t device, std::uint32_t port, std::uint8_t prio, std::uint32_t flow);
 
   twin_config cfg_;
   workload& load_;
@@ -768,8 +772,34 @@ void engine::on_switch_packet(std::uint32_t sw, std::uint16_t in_port, packet p)
     p.egress_port = static_cast<std::uint16_t>(hosts_per_leaf_ + switches_[sw].router.pick({load.data(), n}));
   }
   if (!fecn_eligible_.empty()) ib_fecn(sw, p);
+  if (p.ecn == ecn_codepoint::ce)
+    p.cookie |= ce_before_queue_bit;
+  else
+    p.cookie &= ~ce_before_queue_bit;
   const admission a = switches_[sw].model->admit(p, now_);
+  if (cfg_.max_events > 0) {
+    if (a.ce_marked) record_event(rocelab::event_kind::ce_mark, sw, p.egress_port, p.priority, p.flow_id);
+    if (!a.accepted)
+      record_event(rocelab::event_kind::drop, sw, a.reason == drop_reason::egress_limit ? p.egress_port : p.ingress_port,
+                   p.priority, p.flow_id);
+  }
   if (a.accepted) port_kick(sw, p.egress_port);
+}
+
+void engine::record_event(rocelab::event_kind kind, std::uint32_t device, std::uint32_t port, std::uint8_t prio,
+                          std::uint32_t flow) {
+  if (out_.events.size() >= cfg_.max_events || flow >= flows_.size()) return;
+  congestion_event e;
+  e.kind = kind;
+  e.device = device;
+  e.port = port;
+  e.priority = prio;
+  e.t_ns = now_;
+  e.src = flows_[flow].src;
+  e.dst = flows_[flow].dst;
+  e.qp = flow + 1;
+  e.source = pause_source::model;
+  out_.events.push_back(e);
 }
 
 // Starts the port's next frame now if it can; otherwise makes sure an ev_port waits at the
@@ -790,6 +820,9 @@ void engine::port_kick(std::uint32_t sw, std::uint16_t port) {
     const auto d = s.model->dequeue(port, now_);
     if (!d) return;
     ++forwarded_;
+    if (cfg_.max_events > 0 && d->pkt.ecn == ecn_codepoint::ce && (d->pkt.cookie & ce_before_queue_bit) == 0 &&
+        s.model->config().ecn_mark_on_dequeue)
+      record_event(rocelab::event_kind::ce_mark, sw, port, d->pkt.priority, d->pkt.flow_id);
     push_wire(s.channel_base + port, d->tx_end_ns + channels_[s.channel_base + port].delay_ns, d->pkt);
   }
 }
@@ -1081,7 +1114,10 @@ void engine::nic_try(std::uint32_t h) {
   ++hn.tx_packets;
   if (type_of(p.cookie) == pkt_type::data) {
     flow_state& fl = flows_[sent_flow];
-    if (fl.snd_nxt < fl.snd_max) ++out_.flows[sent_flow].retransmits;
+    if (fl.snd_nxt < fl.snd_max) {
+      ++out_.flows[sent_flow].retransmits;
+      if (cfg_.max_events > 0) record_event(rocelab::event_kind::retransmit, layout_.host_device(h), 0, p.priority, sent_flow);
+    }
     if (fl.snd_una == fl.snd_max) fl.last_progress_ns = now_;  // nothing was outstanding
     ++fl.snd_nxt;
     fl.snd_max = std::max(fl.snd_max, fl.snd_nxt);
@@ -1148,6 +1184,7 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
       if (f.done) break;
       if (flag_of(p.cookie)) {
         ++out_.flows[fid].cnps;
+        if (cfg_.max_events > 0) record_event(rocelab::event_kind::cnp, layout_.host_device(h), 0, p.priority, fid);
         if (cfg_.nic.dcqcn_enabled) {
           if (!f.rp)
             f.rp = make_rate_control(cc_, dcqcn_, cfg_.fabric.ib_cc, hosts_[h].rate_bps, *hosts_[h].clk,
@@ -1175,6 +1212,7 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
     }
     case pkt_type::cnp: {
       ++out_.flows[fid].cnps;
+      if (cfg_.max_events > 0) record_event(rocelab::event_kind::cnp, layout_.host_device(h), 0, p.priority, fid);
       if (f.done || !cfg_.nic.dcqcn_enabled) break;
       if (!f.rp)
         f.rp = make_rate_control(cc_, dcqcn_, cfg_.fabric.ib_cc, hosts_[h].rate_bps, *hosts_[h].clk,

@@ -89,6 +89,12 @@ struct twin_config {
   // (port x priority) that is non-empty or was non-empty at the previous sample (absent
   // means 0 bytes), and a counter_sample "tx_bytes" per host NIC whose count moved.
   std::int64_t queue_sample_interval_ns = 0;
+  // 0: no run_records::events. Otherwise at most this many congestion_event records, in
+  // time order: CE marks where a switch set them (device, egress port), CNPs where the
+  // sender received them (its host device; in compat mode the congestion flag on an
+  // ACK), retransmitted data packets at their sender, drops at the switch (the egress
+  // port for egress-limit drops, else the ingress port). Later ones are not recorded.
+  std::size_t max_events = 0;
   std::int64_t stop_ns = 10'000'000'000;      // virtual-time limit: flows not done are incomplete
   // Reproduce the HPCC ns-3 simulator's modelling shortcuts (see
   // shared/scenarios/hpcc-ns3/README.md) for line-by-line comparison with it.
