@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "controller_test_support.hpp"
+#include "rocelab/controller/client.hpp"
 #include "rocelab/experiments/spec.hpp"
 #include "rocelab/store/run_store.hpp"
 
@@ -199,6 +200,37 @@ TEST(controller, twin_run_goes_into_the_store) {
   auto records = store->load(out->run);
   ASSERT_TRUE(records.ok()) << records.error().message();
   EXPECT_EQ(records->flows.size(), 4u);
+}
+
+TEST(controller, a_client_submits_a_spec_and_gets_the_stored_run) {
+  temp_dir dir("client");
+  auto c = start_controller(dir);
+  ASSERT_TRUE(c);
+  submit_options o;
+  o.controller = c->address();
+  o.token = test::test_token;
+  const std::string yaml =
+      "name: ctl-client\nbackend: twin\nseed: 9\ntopology: {hosts: 3, link_gbps: 100}\n"
+      "workload: {incast: {receiver: 0, senders: 2, flow_bytes: 16KiB}}\n";
+  auto done = submit_spec(o, yaml, "client.yaml", {"seed=11"});
+  ASSERT_TRUE(done.ok()) << done.error().message();
+  EXPECT_EQ(done->status, "completed") << done->error;
+  ASSERT_GT(done->run, 0);
+  EXPECT_NE(done->summary_json.find("\"flows\""), std::string::npos) << done->summary_json;
+  auto store = store::run_store::open(c->db_path(), store::open_mode::read_only);
+  ASSERT_TRUE(store.ok());
+  auto info = store->run(done->run);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->seed, 11u);  // the --set reached the run
+  EXPECT_EQ(info->status, store::run_status::completed);
+
+  auto bad = submit_spec(o, yaml, "client.yaml", {"switch.ecn.kmin_byte=20KiB"});
+  ASSERT_TRUE(bad.ok()) << bad.error().message();
+  EXPECT_EQ(bad->status, "failed");
+  EXPECT_NE(bad->error.find("kmin_bytes"), std::string::npos) << bad->error;  // nearest valid key
+
+  o.token = "not-the-token-but-long-enough";
+  EXPECT_FALSE(submit_spec(o, yaml, "client.yaml", {}).ok());
 }
 
 TEST(controller, verbs_jobs_say_they_are_unavailable) {
