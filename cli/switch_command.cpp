@@ -2,6 +2,7 @@
 // namespace (`rocelab lab up` starts it with --lab). rocelab switch-ctl: its control client.
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <iostream>
@@ -51,6 +52,9 @@ struct switch_args {
   std::string ring = "v2";
   bool no_ecn = false;
   bool no_pfc = false;
+  int rt_priority = 50;
+  double response_us = static_cast<double>(ss::lab_response_budget_ns) / 1000;
+  std::uint32_t ring_frames = 0;
 };
 
 result<ss::soft_switch_options> options_from(const switch_args& a) {
@@ -104,7 +108,20 @@ result<ss::soft_switch_options> options_from(const switch_args& a) {
     o.control_socket = a.control;
   }
   if (o.ports.empty()) return status(error_code::invalid_argument, "no ports (--lab or --port)");
-  o.settings = ss::lab_default_settings(o.ports.size(), static_cast<std::int64_t>(gbps * 1e9), buffer, mtu);
+  const auto rate_bps = static_cast<std::int64_t>(gbps * 1e9);
+  const auto response_ns = static_cast<std::int64_t>(a.response_us * 1000);
+  o.settings = ss::lab_default_settings(o.ports.size(), rate_bps, buffer, mtu, response_ns);
+  o.rt_priority = a.rt_priority;
+  o.response_budget_ns = response_ns;
+  // Receive rings hold what arrives while the loop is away: twice the response budget
+  // at the port rate in MTU frames, at least 512 frames (small frames, ACKs and CNPs,
+  // also take one slot each), each slot the next power of two above the frame.
+  std::uint32_t slot = 2048;
+  while (slot < static_cast<std::uint32_t>(mtu + 18 + 64)) slot *= 2;
+  o.ring.frame_bytes = slot;
+  const auto in_flight = static_cast<double>(rate_bps) / 8 * 2 * static_cast<double>(response_ns) / 1e9;
+  o.ring.frames = a.ring_frames != 0 ? a.ring_frames
+                                     : std::clamp<std::uint32_t>(static_cast<std::uint32_t>(in_flight / (mtu + 18)) + 64, 512, 16384);
   if (a.no_ecn)
     for (auto& p : o.settings.model.ports) p.queues[3].ecn.enabled = false;
   if (a.no_pfc) o.settings.model.lossless_priorities = 0;
@@ -128,6 +145,13 @@ std::function<int()> setup_switch(CLI::App& app) {
   app.add_option("--ring", a->ring, "AF_PACKET ring: v2 (per-frame) or v3 (blocks)")->capture_default_str();
   app.add_flag("--no-ecn", a->no_ecn, "Start with ECN marking off");
   app.add_flag("--no-pfc", a->no_pfc, "Start with no lossless priority");
+  app.add_option("--rt-priority", a->rt_priority,
+                 "SCHED_FIFO priority of the data path (bounds the switch's reaction time); 0: SCHED_OTHER")
+      ->capture_default_str();
+  app.add_option("--response-us", a->response_us,
+                 "Reaction time the PFC headroom and the receive rings are sized for, in microseconds")
+      ->capture_default_str();
+  app.add_option("--ring-frames", a->ring_frames, "Receive ring slots per port (0: from --response-us)");
   return [a] {
     auto o = options_from(*a);
     if (!o) {

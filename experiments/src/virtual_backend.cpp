@@ -23,6 +23,7 @@
 #include "rocelab/experiments/build.hpp"
 #include "rocelab/fabric/soft_switch/control_client.hpp"
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
+#include "rocelab/fabric/soft_switch/switch_settings.hpp"
 #include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 #include "rocelab/traffic/soft_nic/nic_process.hpp"
 
@@ -58,9 +59,12 @@ status check_spec(const experiment_spec& spec) {
   return status::success();
 }
 
-std::int64_t headroom_for(const experiment_spec& spec) {
-  const auto rate_bps = spec.topology.link_gbps * 1e9;
-  const auto software_path = static_cast<std::int64_t>(rate_bps / 8 * 0.008);  // 8 ms
+// The spec's headroom, but never less than the soft path needs: the switch's headroom
+// calculator with its reaction budget (lab_headroom_bytes; the switch runs at SCHED_FIFO).
+std::int64_t headroom_for(const experiment_spec& spec, const lab::lab_state& s) {
+  const auto rate_bps = static_cast<std::int64_t>(spec.topology.link_gbps * 1e9);
+  const std::int64_t software_path =
+      fabric::soft_switch::lab_headroom_bytes(rate_bps, s.mtu, fabric::soft_switch::lab_response_budget_ns);
   return std::max(spec.sw.pfc.headroom_bytes, software_path);
 }
 
@@ -68,7 +72,7 @@ status configure_switch(const lab::lab_state& s, const experiment_spec& spec) {
   auto c = fabric::soft_switch::control_client::connect(s.control_socket);
   if (!c) return c.error().with_context("connecting to the switch");
   json fields = json::array();
-  fields.push_back({{"field", "pg.headroom_bytes"}, {"value", headroom_for(spec)}, {"priority", 3}});
+  fields.push_back({{"field", "pg.headroom_bytes"}, {"value", headroom_for(spec, s)}, {"priority", 3}});
   for (std::uint32_t q : spec.sw.ecn.queues) {
     if (q > 7) continue;
     fields.push_back({{"field", "queue.ecn.enabled"}, {"value", spec.sw.ecn.enabled}, {"priority", q}});
@@ -95,7 +99,7 @@ void add_switch_counters(const json& c, std::int64_t t_ns, run_records& out) {
       out.counters.push_back({device, port, name, t_ns, v});
     };
     for (const char* k : {"rx_packets", "tx_packets", "pfc_tx_frames", "pfc_rx_frames", "ingress_limit_drops",
-                          "egress_limit_drops", "headroom_drops", "pool_drops", "ring_drops"})
+                          "egress_limit_drops", "headroom_drops", "pool_drops", "ring_drops", "ring_wait_max_ns"})
       sample(k, p.value(k, std::uint64_t{0}));
     std::uint64_t marked = 0;
     for (const auto& q : p.at("queues")) marked += q.value("ecn_marked", std::uint64_t{0});
@@ -103,13 +107,17 @@ void add_switch_counters(const json& c, std::int64_t t_ns, run_records& out) {
     out.totals.pfc_pause_frames += p.value("pfc_tx_frames", std::uint64_t{0});
     out.totals.drops += p.value("ingress_limit_drops", std::uint64_t{0}) +
                         p.value("egress_limit_drops", std::uint64_t{0}) +
-                        p.value("headroom_drops", std::uint64_t{0}) + p.value("pool_drops", std::uint64_t{0});
+                        p.value("headroom_drops", std::uint64_t{0}) + p.value("pool_drops", std::uint64_t{0}) +
+                        p.value("ring_drops", std::uint64_t{0});
     out.totals.ce_marked += marked;
     out.totals.packets_forwarded += p.value("tx_packets", std::uint64_t{0});
     ++port;
   }
-  if (c.contains("mirror"))
+  if (c.contains("mirror")) {
     out.counters.push_back({device, 0, "mirror_frames", t_ns, c.at("mirror").value("frames", std::uint64_t{0})});
+    out.counters.push_back(
+        {device, 0, "mirror_pfc_frames", t_ns, c.at("mirror").value("pfc_frames", std::uint64_t{0})});
+  }
 }
 
 // `rocelab capture --dpdk` in the capture namespace, its stderr on a pipe to us. Started
@@ -127,8 +135,16 @@ class capture_process {
     // EAL as tests/captures/lab_dpdk_capture.cpp: no hugepages, no PCI, one lcore, a
     // private file prefix so parallel runs do not share DPDK runtime state.
     const std::string prefix = "rlrun" + std::to_string(::getpid());
-    const std::string eal = "-l 0 --no-huge --no-pci -m 256 --no-shconf --no-telemetry --file-prefix=" + prefix +
-                            " --vdev=net_af_packet0,iface=" + s.capture_ifname;
+    // The PMD's ring, sized explicitly (its defaults are 512 frames of 2 KiB, which would
+    // cut the lab's 4 KiB frames): frames of the next power of two above the largest
+    // mirror copy (interface MTU + Ethernet header + the PMD's TPACKET2 header), 4096 of
+    // them (a quarter second of the mirror's rate at the lab's speeds), one queue pair.
+    // `rocelab capture` sizes its mbufs from framesz (captures/dpdk_source.hpp).
+    std::uint32_t frame = 2048;
+    while (frame < static_cast<std::uint32_t>(s.mtu) + 18 + 64) frame *= 2;
+    const std::string eal = "-l 0 --no-huge --no-pci -m 512 --no-shconf --no-telemetry --file-prefix=" + prefix +
+                            " --vdev=net_af_packet0,iface=" + s.capture_ifname + ",qpairs=1,framesz=" +
+                            std::to_string(frame) + ",blocksz=" + std::to_string(frame * 8) + ",framecnt=4096";
     unique_fd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
     const pid_t pid = ::fork();
     if (pid < 0) return status::from_errno("fork");
@@ -309,22 +325,23 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     capture_process cap;
     bool used_dpdk = options.capture_dpdk;
     if (options.capture) {
-      // The lab gives the capture veth a 9216-byte MTU (ERSPAN headroom); the af_packet PMD
-      // sizes its ring slots from the MTU and then refuses the capture's 2 KiB mbufs. Plain
-      // mirror copies are at most the lab's MTU, so the capture side takes that.
+      // The lab gives the capture veth a 9216-byte MTU (ERSPAN headroom); plain mirror
+      // copies are at most the lab's MTU, so the capture side takes that, and the DPDK
+      // ring frames above are sized for it.
       if (auto st = lab::run_program({"ip", "-n", state.capture_netns, "link", "set", state.capture_ifname, "mtu",
                                       std::to_string(state.mtu)});
           !st.ok())
         return st.with_context("setting the capture interface's MTU");
       auto c = fabric::soft_switch::control_client::connect(state.control_socket);
       if (!c) return c.error().with_context("connecting to the switch");
-      auto m = c->call({{"op", "mirror"}, {"enabled", true}, {"direction", "egress"}, {"erspan", 0}});
+      // pfc_tx: the switch's own PFC frames too, so the capture shows its pauses.
+      auto m = c->call(
+          {{"op", "mirror"}, {"enabled", true}, {"direction", "egress"}, {"erspan", 0}, {"pfc_tx", true}});
       if (!m || !m->value("ok", false)) return status(error_code::unavailable, "enabling the mirror session");
       auto started = capture_process::start(state, binary, capture_file, options.capture_dpdk);
       if (!started && options.capture_dpdk) {
-        // Seen on this VM: after some runs the af_packet PMD sizes its ring slots at 8 KiB
-        // and refuses the capture's 2 KiB mbufs ("8160 bytes will not fit in mbuf"). The
-        // run then captures with libpcap on the same veth rather than not at all, and says so.
+        // A machine where DPDK cannot start at all (no af_packet PMD, EAL refused): the run
+        // still captures, with libpcap on the same veth, and records which one it used.
         std::cerr << "rocelab: DPDK capture failed (" << started.error().message().substr(0, 200)
                   << "); capturing with libpcap instead\n";
         used_dpdk = false;

@@ -8,6 +8,8 @@
 // Rates: the lab runs at 0.5 Gb/s per port with a 4096-byte RoCE MTU, where the soft
 // switch (~150-200k frames/s on this VM) keeps up with 8 senders at line rate
 // (8 x 15k frames/s) and the NICs' pacing gaps (~67 us) are well above the loop's jitter.
+// The switch (SCHED_FIFO 50) and the NICs (SCHED_FIFO 40) run real-time, so other load
+// on the machine does not stretch their reaction times; run the lab tests one at a time.
 #include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 
 #include <gtest/gtest.h>
@@ -21,6 +23,7 @@
 #include "rocelab/fabric/soft_switch/control_client.hpp"
 #include "rocelab/traffic/allreduce.hpp"
 #include "rocelab/traffic/incast.hpp"
+#include "rocelab/traffic/soft_nic/lab_dcqcn.hpp"
 #include "rocelab/traffic/soft_nic/nic_process.hpp"
 
 namespace rocelab::traffic::soft_nic {
@@ -31,10 +34,17 @@ namespace lab = agents::lab;
 using namespace std::chrono_literals;
 
 constexpr double lab_gbps = 0.5;
-constexpr std::int64_t headroom_bytes = 512 * 1024;
+// Shared buffers for the 8-to-1 incasts. Each of the 9 lossless PGs reserves ~138 KB of
+// headroom (2 ms at 0.5 Gb/s plus two MTUs, lab_headroom_bytes); with 8 senders sharing
+// the rest under the dynamic threshold (alpha 1) XOFF comes at ~330 KB per sender with
+// 4 MiB, which 1 MiB flows cross, and at ~800 KB with 8 MiB, which leaves DCQCN room to
+// act on 2 MiB flows (the queue peaked at ~1.7 MB with it, ~6 MB without).
+constexpr std::int64_t incast_buffer_kb = 4096;
+constexpr std::int64_t ecn_buffer_kb = 8192;
 
 struct switch_totals {
   std::uint64_t pfc_tx = 0, drops = 0, ecn_marked = 0, mirror_frames = 0, tx_packets = 0;
+  std::int64_t ring_wait_max_ns = 0;
 };
 
 switch_totals totals_of(const json& c) {
@@ -43,7 +53,9 @@ switch_totals totals_of(const json& c) {
     t.pfc_tx += p.value("pfc_tx_frames", std::uint64_t{0});
     t.tx_packets += p.value("tx_packets", std::uint64_t{0});
     t.drops += p.value("ingress_limit_drops", std::uint64_t{0}) + p.value("egress_limit_drops", std::uint64_t{0}) +
-               p.value("headroom_drops", std::uint64_t{0}) + p.value("pool_drops", std::uint64_t{0});
+               p.value("headroom_drops", std::uint64_t{0}) + p.value("pool_drops", std::uint64_t{0}) +
+               p.value("ring_drops", std::uint64_t{0});
+    t.ring_wait_max_ns = std::max(t.ring_wait_max_ns, p.value("ring_wait_max_ns", std::int64_t{0}));
     for (const auto& q : p.at("queues")) t.ecn_marked += q.value("ecn_marked", std::uint64_t{0});
   }
   t.mirror_frames = c.at("mirror").value("frames", std::uint64_t{0});
@@ -77,22 +89,21 @@ class SoftNicLab : public ::testing::Test {
     auto s = lab::lab_up(o);
     EXPECT_TRUE(s.ok()) << s.error().message();
     if (!s.ok()) return lab::lab_state{};
-    // Headroom for the software path: between the switch's XOFF decision and the NIC
-    // acting on the PFC frame lie two AF_PACKET hops and two schedulers on a shared VM,
-    // up to several milliseconds on a loaded VM (frames wait in the switch's receive
-    // ring while it is descheduled); 512 KiB is 8 ms at 0.5 Gb/s. (The default
-    // headroom assumes a 100 us reaction, as a hardware NIC's.)
+    // Headroom is the switch's own (lab_headroom_bytes for its response budget, the
+    // switch at SCHED_FIFO): what this test proves is that it suffices.
     auto c = fabric::soft_switch::control_client::connect(s->control_socket);
     EXPECT_TRUE(c.ok());
-    if (c.ok()) {
-      json fields = json::array({{{"field", "pg.headroom_bytes"}, {"value", headroom_bytes}, {"priority", 3}}});
-      if (low_ecn) {
-        // Mark from two frames of queue on, all at 16 frames: DCQCN must act before the
-        // PG reaches its XOFF threshold, as DCQCN deployments set Kmin well below XOFF.
-        fields.push_back({{"field", "queue.ecn.kmin_bytes"}, {"value", 8 * 1024}, {"priority", 3}});
-        fields.push_back({{"field", "queue.ecn.kmax_bytes"}, {"value", 64 * 1024}, {"priority", 3}});
-        fields.push_back({{"field", "queue.ecn.pmax"}, {"value", 0.2}, {"priority", 3}});
-      }
+    if (c.ok() && low_ecn) {
+      // Mark from two frames of queue on, all at 16 frames: DCQCN must act before the
+      // PG reaches its XOFF threshold, as DCQCN deployments set Kmin well below XOFF.
+      json fields = json::array();
+      fields.push_back({{"field", "queue.ecn.kmin_bytes"}, {"value", 8 * 1024}, {"priority", 3}});
+      fields.push_back({{"field", "queue.ecn.kmax_bytes"}, {"value", 64 * 1024}, {"priority", 3}});
+      fields.push_back({{"field", "queue.ecn.pmax"}, {"value", 0.2}, {"priority", 3}});
+      // Marking at dequeue: the mark leaves with the packet instead of waiting behind the
+      // queue it measured, so the feedback delay is not the queueing delay (milliseconds
+      // here, against a ~250 us base RTT).
+      fields.push_back({{"field", "ecn_mark_on_dequeue"}, {"value", true}});
       auto r = c->call({{"op", "set"}, {"fields", fields}});
       EXPECT_TRUE(r.ok() && r->value("ok", false)) << (r.ok() ? r->dump() : r.error().message());
     }
@@ -104,6 +115,7 @@ class SoftNicLab : public ::testing::Test {
     c.line_rate_bps = static_cast<std::int64_t>(lab_gbps * 1e9);
     c.mtu_bytes = 4096;
     c.dcqcn_enabled = dcqcn;
+    c.dcqcn = lab_dcqcn(c.line_rate_bps);
     c.pfc_enabled = pfc;
     // IBTA 9.7.6.1.3 local ACK timeout 4.096 us x 2^16 = 268 ms (mlx5 QPs usually run 14..18):
     // it must exceed the worst queueing delay (the 8 MiB buffer drains in 134 ms at
@@ -176,12 +188,25 @@ std::uint64_t nic_sum(const fleet_result& r, const char* key) {
   return n;
 }
 
+// Per-port drop, PFC and queue figures, printed when an expectation fails.
+void print_ports(const json& c) {
+  for (const auto& p : c.at("ports"))
+    std::cerr << p.value("name", "") << ": ingress " << p.value("ingress_limit_drops", 0) << " egress "
+              << p.value("egress_limit_drops", 0) << " headroom " << p.value("headroom_drops", 0) << " pool "
+              << p.value("pool_drops", 0) << " ring " << p.value("ring_drops", 0) << " pfc_tx "
+              << p.value("pfc_tx_frames", 0) << " rx " << p.value("rx_packets", 0) << " q3 watermark "
+              << p.at("queues")[3].value("watermark_bytes", 0) << " pg3 shared/headroom watermark "
+              << p.at("pgs")[3].value("shared_watermark_bytes", 0) << "/"
+              << p.at("pgs")[3].value("headroom_watermark_bytes", 0) << " ring wait max "
+              << p.value("ring_wait_max_ns", 0) / 1000 << " us\n";
+}
+
+// Lossless: the switch's headroom (its headroom calculator with the soft path's reaction
+// budget) absorbs what arrives after XOFF, so nothing is dropped anywhere -- not by the
+// MMU, not for want of frame buffers, not in a receive ring -- and nothing is resent.
 TEST_F(SoftNicLab, Incast8To1WithPfcAndWithoutEcnPausesAndDeliversEverything) {
-  const auto s = up(9, 8192, {"--no-ecn"});
+  const auto s = up(9, incast_buffer_kb, {"--no-ecn"});
   ASSERT_EQ(s.hosts.size(), 9u);
-  // 1 MiB per sender: with alpha 1 the lossless PG reaches XOFF only once it holds
-  // about as much as the buffer still free (~450 KiB each here), which 512 KiB flows
-  // reach only sometimes.
   constexpr std::uint64_t bytes = 1024 * 1024;
   auto load = incast_8_to_1(bytes);
   auto r = run(s, nic(false, true), *load);
@@ -189,59 +214,60 @@ TEST_F(SoftNicLab, Incast8To1WithPfcAndWithoutEcnPausesAndDeliversEverything) {
   expect_all_delivered(*r, bytes, 16);
   const json cj = counters(s);
   const auto sw = totals_of(cj);
-  if (sw.drops != 0)
-    for (const auto& p : cj.at("ports"))
-      std::cerr << p.value("name", "") << " ingress " << p.value("ingress_limit_drops", 0) << " egress "
-                << p.value("egress_limit_drops", 0) << " headroom " << p.value("headroom_drops", 0) << " pool "
-                << p.value("pool_drops", 0) << " ring " << p.value("ring_drops", 0) << " pfc_tx "
-                << p.value("pfc_tx_frames", 0) << " rx " << p.value("rx_packets", 0) << "\n";
-  if (sw.drops != 0)
-    for (const auto& c : r->nic_counters) std::cerr << c.dump() << "\n";
   EXPECT_GT(sw.pfc_tx, 0u) << "the switch sent PFC";
-  // Zero drops is the aim but not pinned: on this shared 2-core VM the switch is sometimes
-  // descheduled for longer than the 8 ms of headroom, and headroom drops (recovered by
-  // go-back-N) were seen in 2 of about 6 runs. Printed instead.
-  std::cerr << "switch drops: " << sw.drops << "\n";
+  EXPECT_EQ(sw.drops, 0u) << "a lossless priority dropped";
+  EXPECT_EQ(nic_sum(*r, "retransmitted_packets"), 0u);
+  EXPECT_EQ(nic_sum(*r, "timeouts"), 0u);
+  EXPECT_EQ(nic_sum(*r, "port_kernel_drops"), 0u) << "a NIC's receive ring overflowed";
   EXPECT_EQ(sw.ecn_marked, 0u);
   EXPECT_GT(nic_sum(*r, "rx_pfc"), 0u) << "the senders received PFC";
   EXPECT_EQ(nic_sum(*r, "rx_ce_marked"), 0u);
-  std::cerr << "PFC frames sent by the switch: " << sw.pfc_tx << ", NIC retransmits "
-            << nic_sum(*r, "retransmitted_packets") << "\n";
+  if (HasFailure()) print_ports(cj);
+  std::cerr << "PFC frames sent by the switch: " << sw.pfc_tx << ", drops " << sw.drops << ", longest ring wait "
+            << sw.ring_wait_max_ns / 1000 << " us\n";
 }
 
+// ECN acts before PFC: Kmin/Kmax far below the PGs' XOFF point (8-64 KiB against ~750 KiB
+// per sender here), marking at dequeue, DCQCN on the lab's time scale (lab_dcqcn). The
+// same incast then pauses far less than with PFC alone; pinned at half, measured 0 against
+// about a thousand PFC frames.
 TEST_F(SoftNicLab, Incast8To1WithEcnAndDcqcnMarksAndSendsCnps) {
-  constexpr std::uint64_t bytes = 512 * 1024;
+  constexpr std::uint64_t bytes = 2 * 1024 * 1024;
   std::uint64_t pfc_without_ecn = 0;
   {
-    const auto s = up(9, 8192, {"--no-ecn"});
+    const auto s = up(9, ecn_buffer_kb, {"--no-ecn"});
     auto load = incast_8_to_1(bytes);
     auto r = run(s, nic(false, true), *load);
     ASSERT_TRUE(r.ok()) << r.error().message();
     expect_all_delivered(*r, bytes, 16);
-    pfc_without_ecn = totals_of(counters(s)).pfc_tx;
+    const json cj = counters(s);
+    pfc_without_ecn = totals_of(cj).pfc_tx;
+    EXPECT_EQ(totals_of(cj).drops, 0u);
+    if (HasFailure()) print_ports(cj);
     ASSERT_TRUE(lab::lab_down(name_).ok());
   }
-  const auto s = up(9, 8192, {}, true);
+  const auto s = up(9, ecn_buffer_kb, {}, true);
   auto load = incast_8_to_1(bytes);
   auto r = run(s, nic(true, true), *load);
   ASSERT_TRUE(r.ok()) << r.error().message();
   expect_all_delivered(*r, bytes, 16);
-  const auto sw = totals_of(counters(s));
+  const json cj = counters(s);
+  const auto sw = totals_of(cj);
   EXPECT_GT(sw.ecn_marked, 0u) << "the switch marked CE";
   EXPECT_GT(nic_sum(*r, "rx_ce_marked"), 0u);
   EXPECT_GT(nic_sum(*r, "tx_cnps"), 0u);
   EXPECT_GT(nic_sum(*r, "rx_cnps"), 0u);
-  // Zero drops is the aim but not pinned: on this shared 2-core VM the switch is sometimes
-  // descheduled for longer than the 8 ms of headroom, and headroom drops (recovered by
-  // go-back-N) were seen in 2 of about 6 runs. Printed instead.
-  std::cerr << "switch drops: " << sw.drops << "\n";
+  EXPECT_GT(nic_sum(*r, "dcqcn_rate_decreases"), 0u);
+  EXPECT_EQ(sw.drops, 0u);
   std::uint64_t flow_cnps = 0;
   for (const auto& f : r->records.flows) flow_cnps += f.cnps;
   EXPECT_GT(flow_cnps, 0u);
-  // Not pinned: "fewer pause frames with ECN + DCQCN" held in 3 of 5 runs on this VM
-  // (31 -> 19, 49 -> 22, 133 -> 502 with XOFF at 1/16, 960 -> 1460 and 866 -> 902 with
-  // 1 MiB flows). At 0.5 Gb/s the NIC's sending is limited by its wake-ups, not its DCQCN
-  // rate, so cuts bite late; printed for the record instead.
+  EXPECT_GT(pfc_without_ecn, 0u) << "the incast must pause without ECN, or the comparison says nothing";
+  EXPECT_LE(sw.pfc_tx * 2, pfc_without_ecn) << "ECN+DCQCN must at least halve the pause frames";
+  if (HasFailure()) {
+    print_ports(cj);
+    for (const auto& k : r->nic_counters) std::cerr << k.dump() << "\n";
+  }
   std::cerr << "PFC frames: " << pfc_without_ecn << " without ECN, " << sw.pfc_tx << " with ECN+DCQCN; CE marks "
             << sw.ecn_marked << ", CNPs " << nic_sum(*r, "tx_cnps") << "\n";
 }

@@ -185,6 +185,22 @@ bool calibrate_clock(std::uint16_t port, std::uint64_t& base_ticks, std::int64_t
   return true;
 }
 
+// The af_packet PMD copies each ring frame (framesz minus the 32 bytes of TPACKET2
+// header it does not keep) into one mbuf, and refuses a pool with a smaller data room;
+// the largest `framesz=` of any --vdev in the EAL arguments decides, at least 2048.
+std::uint32_t af_packet_frame_bytes(std::string_view eal_args) {
+  std::uint32_t bytes = RTE_MBUF_DEFAULT_DATAROOM;
+  constexpr std::string_view key = "framesz=";
+  for (std::size_t at = eal_args.find(key); at != std::string_view::npos; at = eal_args.find(key, at + 1)) {
+    std::uint32_t v = 0;
+    std::size_t i = at + key.size();
+    while (i < eal_args.size() && eal_args[i] >= '0' && eal_args[i] <= '9' && v < (1u << 24))
+      v = v * 10 + static_cast<std::uint32_t>(eal_args[i++] - '0');
+    bytes = std::max(bytes, v);
+  }
+  return bytes;
+}
+
 }  // namespace
 
 dpdk_source::dpdk_source(mempool_handle pool, std::vector<port_handle> ports,
@@ -221,8 +237,15 @@ result<std::unique_ptr<dpdk_source>> dpdk_source::open(const dpdk_source_options
                                    (options.rx_descriptors + burst_size) +
                                mempool_cache_size;
   const std::uint32_t mbufs = std::max(options.mbufs, needed);
+  const std::uint32_t data_room = options.mbuf_data_bytes != 0 ? options.mbuf_data_bytes
+                                                                 : af_packet_frame_bytes(options.eal_args);
+  if (data_room + RTE_PKTMBUF_HEADROOM > UINT16_MAX)
+    return status(error_code::invalid_argument, "mbuf data room of " + std::to_string(data_room) +
+                                                    " bytes: at most " +
+                                                    std::to_string(UINT16_MAX - RTE_PKTMBUF_HEADROOM));
   mempool_handle pool(rte_pktmbuf_pool_create(pool_name.c_str(), mbufs, mempool_cache_size, 0,
-                                              RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY));
+                                              static_cast<std::uint16_t>(data_room + RTE_PKTMBUF_HEADROOM),
+                                              SOCKET_ID_ANY));
   if (!pool)
     return status(error_code::resource_exhausted,
                   "creating mbuf pool of " + std::to_string(mbufs) + " mbufs: " +

@@ -188,6 +188,11 @@ result<request> parse_request(std::string_view line) {
       if (s > 1023) return bad("session_id", "10 bits (0..1023)");
       r.mirror.session_id = s;
     }
+    if (j.contains("pfc_tx")) {
+      bool b = false;
+      ROCELAB_RETURN_IF_ERROR(bool_member(j, "pfc_tx", b));
+      r.mirror.pfc_tx = b;
+    }
     return r;
   }
   if (name == "fault") {

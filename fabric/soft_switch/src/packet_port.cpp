@@ -7,6 +7,10 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
+#include <time.h>
+
+#include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -107,6 +111,7 @@ packet_port::packet_port(packet_port&& o) noexcept
       block_(o.block_),
       left_in_block_(o.left_in_block_),
       next_in_block_(o.next_in_block_),
+      head_stamp_ns_(o.head_stamp_ns_),
       stats_(o.stats_) {}
 
 packet_port::~packet_port() {
@@ -128,6 +133,7 @@ std::span<const std::uint8_t> packet_port::peek(std::span<std::uint8_t> scratch)
     mac = h->tp_mac;
     tci = h->tp_vlan_tci;
     tpid = h->tp_vlan_tpid;
+    head_stamp_ns_ = std::int64_t{h->tp_sec} * 1'000'000'000 + h->tp_nsec;
   } else {
     if (left_in_block_ == 0) {
       auto* bd = reinterpret_cast<tpacket_block_desc*>(ring_ + std::size_t{block_} * block_bytes_);
@@ -148,6 +154,7 @@ std::span<const std::uint8_t> packet_port::peek(std::span<std::uint8_t> scratch)
     mac = h->tp_mac;
     tci = h->hv1.tp_vlan_tci;
     tpid = h->hv1.tp_vlan_tpid;
+    head_stamp_ns_ = std::int64_t{h->tp_sec} * 1'000'000'000 + h->tp_nsec;
   }
   if (snaplen < wirelen) ++stats_.rx_truncated;
   std::span<const std::uint8_t> frame(base + mac, snaplen);
@@ -161,6 +168,21 @@ std::span<const std::uint8_t> packet_port::peek(std::span<std::uint8_t> scratch)
   scratch[15] = static_cast<std::uint8_t>(tci);
   std::memcpy(scratch.data() + 16, frame.data() + 12, frame.size() - 12);
   return scratch.first(frame.size() + 4);
+}
+
+std::int64_t ring_clock_ns() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+void packet_port::note_wait(std::int64_t now) noexcept {
+  const std::int64_t wait = now - head_stamp_ns_;
+  if (head_stamp_ns_ == 0 || wait < 0) return;  // no timestamp, or a clock step
+  stats_.ring_wait_max_ns = std::max(stats_.ring_wait_max_ns, wait);
+  const auto us = static_cast<std::uint64_t>(wait / 1000);
+  const int bucket = us < 2 ? 0 : std::min<int>(15, std::bit_width(us) - 1);
+  ++stats_.ring_wait_log2_us[static_cast<std::size_t>(bucket)];
 }
 
 void packet_port::release() noexcept {

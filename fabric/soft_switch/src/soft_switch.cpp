@@ -1,6 +1,8 @@
 #include "rocelab/fabric/soft_switch/soft_switch.hpp"
 
+#include <sched.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -252,6 +255,8 @@ class soft_switch::impl final : public pfc_frame_sink {
   std::uint64_t next_fault_id_ = 1;
   bool suppress_pfc_ = false;
   std::uint64_t mirror_frames_ = 0, mirror_bytes_ = 0, mirror_errors_ = 0, mirror_truncated_ = 0;
+  std::uint64_t mirror_pfc_frames_ = 0;  // of mirror_frames_: the switch's own PFC frames
+  std::string scheduling_ = "SCHED_OTHER";
   std::uint32_t erspan_sequence_ = 0;
   std::vector<std::uint8_t> mirror_scratch_;
   std::int64_t started_ns_ = 0;
@@ -273,7 +278,10 @@ status soft_switch::impl::init() {
 
   slot_bytes_ = (opt_.max_frame_bytes + 63) & ~63u;
   const auto buffer = static_cast<std::uint64_t>(opt_.settings.model.buffer_bytes);
-  slots_ = static_cast<std::uint32_t>(std::min<std::uint64_t>(buffer / 64 + 1024, 1u << 20));
+  // A resident packet takes at least one cell of the model's buffer, so the model never
+  // holds more packets than cells (a cell below 64 bytes is counted as 64).
+  const auto cell = static_cast<std::uint64_t>(std::max<std::int64_t>(64, opt_.settings.model.cell_bytes));
+  slots_ = static_cast<std::uint32_t>(std::min<std::uint64_t>(buffer / cell + 1024, 1u << 20));
   pool_.assign(std::size_t{slots_} * slot_bytes_, 0);
   meta_.assign(slots_, {});
   free_.reserve(slots_);
@@ -335,7 +343,15 @@ void soft_switch::impl::send_pfc(std::uint16_t port, std::uint8_t prio_mask, std
     if ((prio_mask >> p) & 1u) spec.quanta[p] = quanta;
   std::array<std::uint8_t, 64> frame{};
   const std::size_t len = cap::build_pfc_frame(spec, frame);
-  if (len != 0) (void)ports_[port].send(std::span<const std::uint8_t>(frame.data(), len));
+  if (len == 0) return;
+  const std::span<const std::uint8_t> bytes(frame.data(), len);
+  if (!ports_[port].send(bytes)) return;
+  if (opt_.mirror.enabled && opt_.mirror.pfc_tx) {
+    const std::uint64_t before = mirror_frames_;
+    // ERSPAN's COS: the lowest priority the frame pauses.
+    mirror(bytes, port, true, static_cast<std::uint8_t>(std::countr_zero(prio_mask | 0x100u) & 7), clock_.now_ns());
+    mirror_pfc_frames_ += mirror_frames_ - before;
+  }
 }
 
 void soft_switch::impl::on_pfc_frame_out(const pfc_frame_out& f) {
@@ -549,6 +565,19 @@ std::int64_t soft_switch::impl::next_deadline(std::int64_t now) {
 status soft_switch::impl::run(const std::atomic<bool>& stop) {
   // Timer wake-ups as precise as the kernel allows (the default slack is 50 us).
   (void)::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  if (opt_.rt_priority > 0) {
+    // See soft_switch_options::rt_priority. Children (none today) would not inherit it.
+    sched_param sp{};
+    sp.sched_priority = opt_.rt_priority;
+    if (::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0) {
+      scheduling_ = "SCHED_FIFO " + std::to_string(opt_.rt_priority);
+      // A page fault in the loop would be a reaction delay too.
+      if (::mlockall(MCL_CURRENT | MCL_FUTURE) != 0) scheduling_ += " (memory not locked)";
+    } else {
+      std::cerr << "soft switch: SCHED_FIFO " << opt_.rt_priority << " refused (" << std::strerror(errno)
+                << "); running under SCHED_OTHER, reaction times are not bounded\n";
+    }
+  }
   std::int64_t last_control = 0;
   while (!stop.load(std::memory_order_relaxed)) {
     std::int64_t now = clock_.now_ns();
@@ -756,7 +785,8 @@ json soft_switch::impl::counters_json(bool watermarks_only) {
                    {"delayed_frames", s.delayed_frames}, {"storm_frames", s.storm_frames},
                    {"reconfig_drops", s.reconfig_drops}, {"wire_rx_frames", io.rx_frames},
                    {"wire_tx_frames", io.tx_frames}, {"wire_tx_errors", io.tx_errors},
-                   {"ring_drops", io.kernel_drops}});
+                   {"ring_drops", io.kernel_drops}, {"ring_wait_max_ns", io.ring_wait_max_ns},
+                   {"ring_wait_log2_us", io.ring_wait_log2_us}});
     }
     json queues = json::array(), pgs = json::array();
     for (std::uint8_t q = 0; q < num_priorities; ++q) {
@@ -796,7 +826,7 @@ json soft_switch::impl::counters_json(bool watermarks_only) {
                 {"resident_packets", b.resident_packets}}}};
   if (!watermarks_only) {
     out["mirror"] = {{"frames", mirror_frames_}, {"bytes", mirror_bytes_}, {"errors", mirror_errors_},
-                     {"truncated", mirror_truncated_}};
+                     {"truncated", mirror_truncated_}, {"pfc_frames", mirror_pfc_frames_}};
     out["pool"] = {{"slots", slots_}, {"free", free_.size()}, {"slot_bytes", slot_bytes_}};
   }
   return out;
@@ -849,6 +879,7 @@ json soft_switch::impl::mirror_json() const {
           {"truncate_bytes", m.truncate_bytes},
           {"erspan", m.erspan_type},
           {"session_id", m.session_id},
+          {"pfc_tx", m.pfc_tx},
           {"port", opt_.mirror_ifname}};
 }
 
@@ -885,6 +916,9 @@ json soft_switch::impl::status_json() {
           {"realtime_offset_ns", realtime_offset_ns()},
           {"uptime_ns", now - started_ns_},
           {"ring", opt_.ring.version == ring_version::v2 ? "tpacket_v2" : "tpacket_v3"},
+          {"ring_frames", opt_.ring.frames},
+          {"scheduling", scheduling_},
+          {"response_budget_ns", opt_.response_budget_ns},
           {"pool", {{"slots", slots_}, {"free", free_.size()}}}};
 }
 
@@ -937,7 +971,7 @@ std::string soft_switch::impl::handle(std::string_view line) {
     case o::reset_counters: {
       carried_.add(model_counters::of(*model_), -1);
       soft_.assign(ports_.size(), {});
-      mirror_frames_ = mirror_bytes_ = mirror_errors_ = mirror_truncated_ = 0;
+      mirror_frames_ = mirror_bytes_ = mirror_errors_ = mirror_truncated_ = mirror_pfc_frames_ = 0;
       return ok.dump();
     }
     case o::reset_watermarks: {
@@ -959,6 +993,7 @@ std::string soft_switch::impl::handle(std::string_view line) {
       if (r.mirror.truncate_bytes) m.truncate_bytes = *r.mirror.truncate_bytes;
       if (r.mirror.erspan_type) m.erspan_type = *r.mirror.erspan_type;
       if (r.mirror.session_id) m.session_id = *r.mirror.session_id;
+      if (r.mirror.pfc_tx) m.pfc_tx = *r.mirror.pfc_tx;
       ok["mirror"] = mirror_json();
       return ok.dump();
     }

@@ -1,5 +1,6 @@
 #include "rocelab/fabric/soft_switch/switch_settings.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -272,17 +273,26 @@ json to_json(const switch_settings& s) {
 
 namespace rocelab::fabric::soft_switch {
 
+std::int64_t lab_headroom_bytes(std::int64_t rate_bps, std::int64_t mtu_bytes, std::int64_t response_ns,
+                                std::int64_t cell_bytes) {
+  headroom_inputs h;
+  h.rate_bps = rate_bps;
+  h.mtu_bytes = mtu_bytes + 18;
+  // One pause quantum is 512 bit times at the port's rate; round the response up.
+  const __int128 bits = static_cast<__int128>(std::max<std::int64_t>(0, response_ns)) * rate_bps / 1'000'000'000;
+  h.peer_response_quanta = static_cast<std::int64_t>((bits + pause_quantum_bits - 1) / pause_quantum_bits);
+  // Whole cells per MTU frame, as the MMU counts them.
+  return headroom_cells(h, cell_bytes) * std::max<std::int64_t>(1, cell_bytes);
+}
+
 switch_settings lab_default_settings(std::size_t ports, std::int64_t rate_bps, std::int64_t buffer_bytes,
-                                     std::int64_t mtu_bytes) {
+                                     std::int64_t mtu_bytes, std::int64_t response_ns) {
   switch_settings s;
   switch_config& c = s.model;
   c.buffer_bytes = buffer_bytes;
   c.cell_bytes = 256;
   c.lossless_priorities = 1u << 3;
-  headroom_inputs h;
-  h.rate_bps = rate_bps;
-  h.mtu_bytes = mtu_bytes + 18;
-  const std::int64_t headroom = headroom_calculator(h).total_bytes + rate_bps / 8 / 10'000;  // + 100 us
+  const std::int64_t headroom = lab_headroom_bytes(rate_bps, mtu_bytes, response_ns, c.cell_bytes);
   port_config port;
   port.rate_bps = rate_bps;
   for (int p = 0; p < num_priorities; ++p) {

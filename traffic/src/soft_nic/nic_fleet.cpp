@@ -265,6 +265,7 @@ result<std::unique_ptr<nic_fleet>> nic_fleet::start(const std::vector<fleet_host
   for (std::uint32_t i = 0; i < hosts.size(); ++i) {
     nic_process_config cfg;
     cfg.ifname = hosts[i].ifname;
+    cfg.rt_priority = options.rt_priority;
     cfg.nic = options.nic;
     cfg.nic.local = hosts[i].address;
     for (std::uint32_t j = 0; j < hosts.size(); ++j) {

@@ -2,11 +2,13 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string_view>
 
 #include "rocelab/fabric/soft_switch/packet_port.hpp"
@@ -138,6 +140,7 @@ json to_json(const nic_process_config& c) {
   return {{"version", nic_protocol_version},
           {"ifname", c.ifname},
           {"deadline_ns", c.deadline_ns},
+          {"rt_priority", c.rt_priority},
           {"nic",
            {{"local", endpoint_json(c.nic.local)},
             {"line_rate_bps", c.nic.line_rate_bps},
@@ -161,6 +164,9 @@ result<nic_process_config> nic_process_config_from_json(const json& j) {
     nic_process_config c;
     c.ifname = j.at("ifname").get<std::string>();
     c.deadline_ns = j.value("deadline_ns", std::int64_t{0});
+    c.rt_priority = j.value("rt_priority", 0);
+    if (c.rt_priority < 0 || c.rt_priority > 99)
+      return status(error_code::invalid_argument, "rt_priority: 0 (none) or a SCHED_FIFO priority 1..99");
     const json& n = j.at("nic");
     auto local = endpoint_from(n.at("local"));
     if (!local) return local.error().with_context("nic.local");
@@ -229,6 +235,13 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   // Sleeps are down to microseconds here (pacing gaps at 1 Gb/s are a few us to tens of
   // us); the default 50 us timer slack would smear them.
   (void)::prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+  if (cfg->rt_priority > 0) {
+    sched_param sp{};
+    sp.sched_priority = cfg->rt_priority;
+    if (::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) != 0)
+      std::fprintf(stderr, "nic-run: SCHED_FIFO %d refused (%s); pacing and PFC reaction not bounded\n",
+                   cfg->rt_priority, std::strerror(errno));
+  }
 
   ss::packet_port_options po;
   po.ifname = cfg->ifname;
@@ -294,6 +307,11 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   counters["outstanding_messages"] = (*nic)->outstanding_messages();
   counters["port_kernel_drops"] = port->stats().kernel_drops;
   counters["port_tx_errors"] = port->stats().tx_errors;
+  const auto rp = (*nic)->dcqcn_counters();
+  counters["dcqcn_rate_decreases"] = rp.rate_decreases;
+  counters["dcqcn_fast_recovery"] = rp.fast_recovery;
+  counters["dcqcn_additive_increase"] = rp.additive_increase;
+  counters["dcqcn_hyper_increase"] = rp.hyper_increase;
   write_line(out_fd, counters);
   return status::success();
 }

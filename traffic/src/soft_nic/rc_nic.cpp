@@ -192,6 +192,20 @@ std::size_t rc_nic::outstanding_messages() const {
   return n;
 }
 
+fabric::reaction_point_counters rc_nic::dcqcn_counters() const {
+  fabric::reaction_point_counters t;
+  for (const auto& q : qps_) {
+    if (!q->rp) continue;
+    const auto& c = q->rp->counters();
+    t.cnps += c.cnps;
+    t.rate_decreases += c.rate_decreases;
+    t.fast_recovery += c.fast_recovery;
+    t.additive_increase += c.additive_increase;
+    t.hyper_increase += c.hyper_increase;
+  }
+  return t;
+}
+
 double rc_nic::rate_bps(std::uint32_t local_qpn) const {
   const queue_pair* q = find(local_qpn);
   return q == nullptr ? 0.0 : q->rate();

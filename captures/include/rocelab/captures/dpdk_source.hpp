@@ -49,6 +49,10 @@ struct dpdk_source_options {
   std::uint32_t snaplen = 65535;     // bytes kept per packet
   std::uint16_t rx_descriptors = 1024;
   std::uint32_t mbufs = 8191;        // pool size; a power of two minus one suits the ring
+  // Data room of each mbuf (without the headroom). 0: large enough for the biggest
+  // af_packet `framesz=N` in eal_args (the PMD refuses a pool whose mbufs are smaller than
+  // its ring frames, "N bytes will not fit in mbuf"), at least DPDK's default 2048.
+  std::uint32_t mbuf_data_bytes = 0;
   bool prefer_hardware_timestamps = true;
 };
 

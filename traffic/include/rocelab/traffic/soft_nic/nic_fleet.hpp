@@ -44,6 +44,10 @@ struct fleet_options {
   nic_config nic;              // every host's NIC; `local` is filled per host
   std::string log_dir;         // each process's stderr goes to <log_dir>/nic-<host>.log; empty: /dev/null
   std::chrono::milliseconds ready_timeout{10000};
+  // SCHED_FIFO priority of every NIC process (nic_process_config::rt_priority); 0: none.
+  // Below the soft switch's (50), so the switch, whose reaction time the headroom is
+  // sized for, always runs first.
+  int rt_priority = 40;
 };
 
 // What the receivers saw of one message (its flow is completed on the sender's last ACK).

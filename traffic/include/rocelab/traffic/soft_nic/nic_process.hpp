@@ -40,6 +40,13 @@ struct nic_process_config {
   nic_config nic;
   std::vector<qp_connection> qps;
   std::int64_t deadline_ns = 0;  // CLOCK_MONOTONIC; 0: none (the orchestrator stops it)
+  // SCHED_FIFO priority of the NIC's loop; 0: the default policy. A hardware NIC's pacing,
+  // its reaction to PFC and its DCQCN timers run in silicon, beside the host's load; a
+  // soft NIC under SCHED_OTHER on a loaded machine sends, pauses and cuts its rate tens
+  // of milliseconds late, which no lab setting can make up for. The loop sleeps whenever
+  // nothing is due, so it holds a CPU only while it has frames to send. Refused (no
+  // CAP_SYS_NICE): the NIC runs anyway and notes it on stderr.
+  int rt_priority = 0;
 };
 
 [[nodiscard]] nlohmann::json to_json(const nic_process_config& c);

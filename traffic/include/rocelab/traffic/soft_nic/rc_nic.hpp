@@ -149,6 +149,8 @@ class rc_nic {
   [[nodiscard]] const nic_config& config() const { return cfg_; }
   // The QP's current DCQCN rate (the line rate when DCQCN is off); 0 for an unknown QP.
   [[nodiscard]] double rate_bps(std::uint32_t local_qpn) const;
+  // The DCQCN reaction points' counters summed over the QPs (zeros when DCQCN is off).
+  [[nodiscard]] fabric::reaction_point_counters dcqcn_counters() const;
 
   struct queue_pair;  // private to the implementation
 

@@ -19,7 +19,10 @@
 //   {"op":"reset_counters"} / {"op":"reset_watermarks"}
 //   {"op":"prometheus"}                             -> {"text":"...exposition format..."}
 //   {"op":"mirror"[,"enabled":b][,"direction":"ingress"|"egress"|"both"]
-//        [,"truncate_bytes":n][,"erspan":0|2|3][,"session_id":n]}  -> the mirror session
+//        [,"truncate_bytes":n][,"erspan":0|2|3][,"session_id":n]
+//        [,"pfc_tx":b]}                             -> the mirror session; pfc_tx: also
+//                                                      mirror the PFC frames the switch
+//                                                      sends itself (egress copies)
 //   {"op":"fault","kind":"drop"|"mark","dest_qp":Q,"nth":K[,"port":P][,"every":b]}
 //   {"op":"fault","kind":"delay","port":P,"delay_ns":D}
 //   {"op":"fault","kind":"pfc_storm","port":P,"priority":Q[,"quanta":N]
@@ -53,6 +56,7 @@ struct mirror_update {
   std::optional<std::uint32_t> truncate_bytes;
   std::optional<std::uint8_t> erspan_type;  // 0: plain copy, 2 or 3: ERSPAN
   std::optional<std::uint16_t> session_id;
+  std::optional<bool> pfc_tx;  // mirror the switch's own PFC frames
 };
 
 enum class fault_kind : std::uint8_t { drop, mark, delay, pfc_storm };

@@ -19,6 +19,11 @@ struct mirror_settings {
   std::uint32_t truncate_bytes = 0;  // 0: the whole frame
   std::uint8_t erspan_type = 0;      // 0: plain copy; 2 or 3: ERSPAN over GRE/IPv4
   std::uint16_t session_id = 1;
+  // Also mirror the PFC frames the switch itself sends (as egress copies of the port they
+  // leave). A hardware switch generates PFC in the MAC, below its mirror engine, so its
+  // captures never show them; the lab offers them so a capture shows when and where the
+  // switch paused its senders. Not subject to the direction: they exist only at egress.
+  bool pfc_tx = false;
   // ERSPAN outer headers: from the mirror port to the collector (the capture host).
   mac_address src_mac{};
   mac_address dst_mac{};

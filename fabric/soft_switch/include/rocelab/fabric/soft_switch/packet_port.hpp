@@ -17,6 +17,7 @@
 // Ownership: the socket and the mapping are owned and released in the destructor.
 // Threading: one thread.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -44,6 +45,12 @@ struct packet_port_stats {
   std::uint64_t rx_frames = 0, rx_bytes = 0, rx_truncated = 0;
   std::uint64_t tx_frames = 0, tx_bytes = 0, tx_errors = 0;
   std::uint64_t kernel_drops = 0;  // PACKET_STATISTICS tp_drops, accumulated
+  // How long frames waited between the kernel's receive timestamp (tp_sec/tp_nsec, the
+  // time the frame entered the ring or the stack) and the moment user space took them:
+  // the port's share of the switch's reaction time. Max since open, and a log2 histogram
+  // (bucket i counts waits in [2^i, 2^(i+1)) microseconds; bucket 0 is anything < 2 us).
+  std::int64_t ring_wait_max_ns = 0;
+  std::array<std::uint64_t, 16> ring_wait_log2_us{};
 };
 
 class packet_port {
@@ -74,6 +81,7 @@ class packet_port {
   // a VLAN tag must be re-inserted. Returns an empty span when nothing is ready.
   std::span<const std::uint8_t> peek(std::span<std::uint8_t> scratch) noexcept;
   void release() noexcept;
+  void note_wait(std::int64_t realtime_now_ns) noexcept;
 
   std::string name_;
   unique_fd fd_;
@@ -85,16 +93,24 @@ class packet_port {
   std::uint32_t block_bytes_ = 0, blocks_ = 0, block_ = 0;  // v3
   std::uint32_t left_in_block_ = 0;
   std::uint8_t* next_in_block_ = nullptr;
+  std::int64_t head_stamp_ns_ = 0;  // kernel timestamp (CLOCK_REALTIME) of the frame peek() returned
   packet_port_stats stats_;
   alignas(8) std::uint8_t vlan_scratch_[16384 + 4];
 };
 
+// The current CLOCK_REALTIME, the clock of the ring's timestamps.
+[[nodiscard]] std::int64_t ring_clock_ns() noexcept;
+
 template <typename Fn>
 std::size_t packet_port::receive(std::size_t budget, Fn&& fn) {
   std::size_t n = 0;
+  std::int64_t now = 0;
   while (n < budget) {
     const std::span<const std::uint8_t> frame = peek(vlan_scratch_);
     if (frame.empty()) break;
+    // One clock read per batch: the first frame of a batch has waited longest.
+    if (n == 0) now = ring_clock_ns();
+    note_wait(now);
     ++stats_.rx_frames;
     stats_.rx_bytes += frame.size();
     fn(frame);

@@ -19,13 +19,17 @@
 //
 // Buffers: a preallocated pool of frame slots; a model packet's cookie is its slot. No
 // allocation per packet. When the pool is empty an arriving frame is dropped and counted
-// (pool_drops); the pool holds buffer_bytes / 64 + 1024 slots, more than the model can
-// keep resident at its smallest frame.
+// (pool_drops); the pool holds buffer_bytes / cell_bytes + 1024 slots (cells of at least
+// 64 bytes), more than the model can keep resident: every packet takes at least one cell.
 //
 // Run-time changes (control API `set`): the model is rebuilt with the new config; the
 // packets it held are moved into the new model in their departure order (dropped and
 // counted as reconfig_drops if the new thresholds refuse them); counters carry over;
 // priority groups that were XOFF and are not any more get an XON frame.
+//
+// Reaction time: every port counts how long frames waited in its receive ring
+// (ring_wait_max_ns and a log2 histogram in `counters`); PFC headroom must cover the
+// bytes that arrive during that wait (see rt_priority and lab_default_settings).
 //
 // Threading: create() and run() on one thread; handle_request() on that same thread (the
 // control socket is served by run()), or any thread while run() is not running.
@@ -64,6 +68,17 @@ struct soft_switch_options {
   std::int64_t max_catchup_ns = 50'000;
   std::int64_t spin_ns = 20'000;  // sleep only when the next deadline is further away
   bool learn = true;              // learn source MACs (static entries win)
+  // Real-time scheduling of the data-path loop (SCHED_FIFO at this priority, memory
+  // locked); 0 keeps the default policy. The switch's reaction time -- from a frame
+  // entering a port's ring to the PFC decision it causes -- is the time the loop is kept
+  // off the CPU; under SCHED_OTHER on a loaded machine that is tens of milliseconds, more
+  // than any sane headroom, while a SCHED_FIFO loop is woken within microseconds (it
+  // sleeps whenever nothing is due, so it does not hold a CPU). When the policy cannot be
+  // set (no CAP_SYS_NICE) the switch runs anyway and says so in `status`.
+  int rt_priority = 0;
+  // The reaction time the headroom was sized for (see lab_default_settings); reported in
+  // `status` beside the measured ring waits so an operator sees whether it held.
+  std::int64_t response_budget_ns = 0;
 };
 
 class soft_switch {

@@ -48,12 +48,28 @@ struct field_description {
 
 namespace rocelab::fabric::soft_switch {
 
+// The reaction time the virtual lab's PFC headroom is sized for: from a frame entering a
+// switch port's receive ring to the sender's NIC stopping after the PFC frame this frame
+// caused. It is dominated by how long the switch loop is kept off the CPU (the frames
+// waiting in its rings are the lab's "cable"); the NIC's share is one frame, since a
+// soft NIC reads its ring before it sends. With the switch at SCHED_FIFO (rocelab switch
+// --rt-priority) ring waits measured on a loaded 2-core VM stay under 1 ms; see
+// bench/README.md for the figures. Headroom for it at 0.5 Gb/s is 125 KB per lossless PG.
+inline constexpr std::int64_t lab_response_budget_ns = 2'000'000;
+
+// Headroom of a lossless PG as a hardware switch's headroom calculator computes it
+// (headroom_calculator: two MTUs, the PFC frame, PHY delays) with the peer response time
+// replaced by `response_ns` of the soft path, in bytes of whole cells of `cell_bytes`.
+[[nodiscard]] std::int64_t lab_headroom_bytes(std::int64_t rate_bps, std::int64_t mtu_bytes, std::int64_t response_ns,
+                                              std::int64_t cell_bytes = 256);
+
 // The virtual lab's starting point, SONiC-like: priority 3 lossless (PFC, XOFF at the PG's
-// dynamic threshold alpha = 1, headroom from headroom_calculator plus 100 us of software
-// reaction time at the port rate, XON 2 MTUs lower), its egress queue unlimited (lossless
-// traffic is never dropped at egress, as SONiC's lossless egress profile) with ECN from
-// buffer/32 to buffer/8 at pmax 0.2; lossy queues dynamic alpha = 1; 256-byte cells.
+// dynamic threshold alpha = 1, headroom lab_headroom_bytes for `response_ns`, XON 2 MTUs
+// lower), its egress queue unlimited (lossless traffic is never dropped at egress, as
+// SONiC's lossless egress profile) with ECN from buffer/32 to buffer/8 at pmax 0.2; lossy
+// queues dynamic alpha = 1; 256-byte cells.
 [[nodiscard]] switch_settings lab_default_settings(std::size_t ports, std::int64_t rate_bps, std::int64_t buffer_bytes,
-                                                   std::int64_t mtu_bytes);
+                                                   std::int64_t mtu_bytes,
+                                                   std::int64_t response_ns = lab_response_budget_ns);
 
 }  // namespace rocelab::fabric::soft_switch
