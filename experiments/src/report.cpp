@@ -7,12 +7,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "rocelab/experiments/build.hpp"
+#include "rocelab/experiments/spec.hpp"
 #include "rocelab/experiments/svg.hpp"
+#include "rocelab/fabric/twin/routing.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -39,6 +43,15 @@ std::string num(double v, int precision = 3) {
   return b;
 }
 std::string us(std::int64_t ns) { return num(static_cast<double>(ns) / 1e3, 3); }
+// A threshold as people say it: "200 ms", "50 us", "800 ns".
+std::string duration(std::int64_t ns) {
+  char b[48];
+  if (ns >= 1'000'000'000 && ns % 1'000'000 == 0) std::snprintf(b, sizeof b, "%g s", static_cast<double>(ns) / 1e9);
+  else if (ns >= 1'000'000) std::snprintf(b, sizeof b, "%g ms", static_cast<double>(ns) / 1e6);
+  else if (ns >= 1'000) std::snprintf(b, sizeof b, "%g us", static_cast<double>(ns) / 1e3);
+  else std::snprintf(b, sizeof b, "%lld ns", static_cast<long long>(ns));
+  return b;
+}
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -120,6 +133,51 @@ run_analysis analyze_run(run_records records, report_header header, const path_f
   a.header = std::move(header);
   a.records = std::move(records);
   return a;
+}
+
+run_analysis analyze_run_with_spec(run_records records, report_header header, std::string_view spec_yaml,
+                                   std::uint64_t seed, report_options options) {
+  std::optional<fabric::twin::topology_config> topology;
+  if (!spec_yaml.empty()) {
+    auto spec = load_spec(spec_yaml, "the run's spec");
+    if (!spec) {
+      header.notes.push_back("the run's spec could not be read (" + spec.error().message() +
+                             "): default MTU and link speeds");
+    } else {
+      options.correlation.mtu_bytes = spec->nic.mtu_bytes;
+      options.attribution.mtu_bytes = spec->nic.mtu_bytes;
+      options.attribution.sender_gbps = spec->topology.link_gbps;
+      options.correlation.default_port_gbps = spec->topology.link_gbps;
+      const bool twin = (records.backend.empty() ? header.backend : records.backend) == "twin";
+      if (twin) {
+        auto config = to_twin_config(*spec, seed);
+        if (config) {
+          topology = config->topology;
+        } else {
+          header.notes.push_back("twin config from the spec failed (" + config.error().message() + ")");
+        }
+      }
+      if (topology && topology->type == fabric::twin::topology_config::kind::leaf_spine) {
+        // Uplinks (leaf ports above the host ports, every spine port) run at the spine
+        // link speed, derived as the twin derives it when the spec leaves it 0.
+        const fabric::twin::fabric_layout layout(*topology);
+        const auto& t = *topology;
+        const double up = t.spine_link_gbps > 0
+                              ? t.spine_link_gbps
+                              : layout.hosts_per_leaf() * t.link_gbps / (t.oversubscription * std::max(1u, t.spines));
+        const double host = t.link_gbps;
+        options.correlation.port_gbps = [layout, up, host](std::uint32_t device, std::uint32_t port) {
+          if (device >= layout.switches()) return host;
+          if (layout.role_of(device) == fabric::twin::fabric_layout::role::spine) return up;
+          return port >= layout.hosts_per_leaf() ? up : host;
+        };
+      }
+    }
+  } else {
+    header.notes.push_back("no spec with the run: default MTU (1024) and link speed (100 Gb/s)");
+  }
+  const path_fn paths = paths_for_run(records, topology ? &*topology : nullptr, seed, header);
+  return analyze_run(std::move(records), std::move(header), paths, options);
 }
 
 // ---------------------------------------------------------------- plots
@@ -485,7 +543,7 @@ std::string report_html(const run_analysis& a, const report_options& o) {
                   {"FCT p50 / p99 / max (us)", us(a.stats.fct_p50_ns) + " / " + us(a.stats.fct_p99_ns) + " / " + us(a.stats.fct_max_ns)},
                   {"slowdown p50 / p99", num(a.stats.slowdown_p50, 2) + " / " + num(a.stats.slowdown_p99, 2)},
                   {"pause intervals", std::to_string(a.records.pauses.size()) + " on " + std::to_string(a.ports.size()) + " ports"},
-                  {"PFC storms (> " + us(o.storms.threshold_ns) + " us)", std::to_string(a.storms.size())},
+                  {"PFC storms (paused > " + duration(o.storms.threshold_ns) + ")", std::to_string(a.storms.size())},
                   {"victim flows", std::to_string(a.victims.victims.size())},
                   {"CE-marked / CNPs / retransmits / drops",
                    std::to_string(a.records.totals.ce_marked) + " / " + std::to_string(a.records.totals.cnps) + " / " +
@@ -527,7 +585,7 @@ std::string report_html(const run_analysis& a, const report_options& o) {
   }
   out += "<h3>Pause intervals by source</h3>" + html_table(sources, "table-pause-sources");
   out += "<h3>Paused ports</h3>" + html_table(ports_table(a, 50), "table-ports", "no pauses");
-  out += "<h3>PFC storms (paused longer than " + us(o.storms.threshold_ns) + " us)</h3>" +
+  out += "<h3>PFC storms (paused longer than " + duration(o.storms.threshold_ns) + ")</h3>" +
          html_table(storms_table(a), "table-storms", "no storms");
 
   out += "<h2 id=\"queues\">Queues, marks and CNPs</h2>";

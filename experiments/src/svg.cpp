@@ -233,8 +233,13 @@ std::string render(const plot& p) {
 
   // Legend: top right inside the plot area.
   if (p.legend) {
-    std::size_t row = 0;
+    std::size_t row = 0, named = 0;
+    for (const auto& s : p.lines) named += s.name.empty() ? 0 : 1;
     out += "<g class=\"legend\">";
+    // A translucent box so points under the legend stay visible without the text clashing.
+    if (named > 0)
+      out += "<rect x=\"" + fmt(px1 - 154) + "\" y=\"" + fmt(py1 + 2) + "\" width=\"150\" height=\"" +
+             fmt(14.0 * static_cast<double>(named) + 4) + "\" fill=\"#ffffff\" fill-opacity=\"0.75\"/>";
     for (std::size_t si = 0; si < p.lines.size(); ++si) {
       if (p.lines[si].name.empty()) continue;
       const std::string& color = p.lines[si].color.empty() ? palette(si) : p.lines[si].color;

@@ -119,6 +119,28 @@ TEST(report, counter_derived_pauses_are_named_by_source) {
   EXPECT_NE(html.find("estimated"), std::string::npos) << "marks over time are estimated without events";
 }
 
+TEST(report, the_spec_sets_paths_and_port_rates) {
+  const auto t = scenarios::two_incasts_and_bystanders();
+  report_header h;
+  h.backend = "twin";
+  const run_analysis a = analyze_run_with_spec(t.records, h, scenarios::leaf_spine_yaml, t.config.seed);
+  EXPECT_NE(a.header.path_source.find("twin routing"), std::string::npos);
+  ASSERT_EQ(a.flows.size(), 8u);
+  std::size_t checked = 0;
+  for (const auto& c : a.flows)
+    for (const auto& e : c.hops) {
+      if (!e.hop.is_switch || !e.queue_mean_bytes || *e.queue_mean_bytes == 0) continue;
+      // leaf0's uplink (port 8) and every spine port drain at 800 Gb/s, edge ports at 100.
+      const bool uplink = (e.hop.device == 0 && e.hop.egress_port >= 8) || e.hop.device == 2;
+      EXPECT_DOUBLE_EQ(*e.queueing_ns, *e.queue_mean_bytes * 8.0 / (uplink ? 800.0 : 100.0));
+      ++checked;
+    }
+  EXPECT_GT(checked, 0u);
+  // A spec that does not parse leaves the defaults and says so.
+  const run_analysis bad = analyze_run_with_spec(t.records, h, "topology: [", t.config.seed);
+  EXPECT_NE(bad.header.notes.front().find("could not be read"), std::string::npos);
+}
+
 TEST(report, paths_unknown_are_said_so) {
   run_records r;
   r.devices = {"leaf0", "leaf1"};

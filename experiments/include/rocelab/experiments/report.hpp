@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rocelab/common/records.hpp"
@@ -79,6 +80,14 @@ struct run_analysis {
 // header.path_source either way.
 [[nodiscard]] path_fn paths_for_run(const run_records& records, const fabric::twin::topology_config* topology,
                                     std::uint64_t seed, report_header& header);
+
+// The analysis of a run whose resolved spec is known (the run store keeps it with every
+// run): the spec's RoCE MTU and link speeds set the CE fraction, the ports' drain rates
+// and the retransmission cost; twin runs get the twin's routing for the run's seed,
+// other backends the single-switch layout. An empty or unreadable spec leaves the
+// defaults and inferred paths, and the notes say so.
+[[nodiscard]] run_analysis analyze_run_with_spec(run_records records, report_header header, std::string_view spec_yaml,
+                                                 std::uint64_t seed, report_options options = {});
 
 [[nodiscard]] std::string report_html(const run_analysis& a, const report_options& options = {});
 // file name -> contents, for every CSV and report.json.

@@ -1,0 +1,98 @@
+// rocelab report RUN [--db rocelab.db] [--out DIR]: correlates one run of the run store
+// (pauses per hop of every flow, victims of PFC, attribution of the slowest flows, PFC
+// storms) and writes its self-contained HTML report with the same tables as CSV and JSON.
+// Exit codes: 0 written; 1 the store or the output failed; 2 usage (no such run).
+#include <cstdio>
+#include <iostream>
+
+#include "command.hpp"
+#include "rocelab/experiments/report.hpp"
+#include "rocelab/store/run_store.hpp"
+
+namespace rocelab::cli {
+namespace {
+
+struct report_args {
+  std::int64_t run = 0;
+  std::string db = "rocelab.db";
+  std::string out;
+  double storm_ms = 200;
+  double congested_kb = 32;
+  double percentile = 99;
+};
+
+std::function<int()> setup_report(CLI::App& app) {
+  auto a = std::make_shared<report_args>();
+  app.description("Correlate a stored run's pauses, marks and queues with its flows and write the HTML report "
+                  "(inline SVG, no external assets) plus CSV and JSON tables");
+  app.add_option("RUN", a->run, "The run's id in the store (rocelab runs lists them)")->required();
+  app.add_option("--db", a->db, "The run store")->capture_default_str();
+  app.add_option("--out", a->out, "Directory for report.html and the tables (default: report-RUN)");
+  app.add_option("--storm-ms", a->storm_ms,
+                 "A port paused continuously for longer than this is a PFC storm (SONiC pfcwd detection_time)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--congested-kb", a->congested_kb,
+                 "A destination port is congested when its queue reaches this (KiB) with fan-in")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--percentile", a->percentile, "Attribute flows at this slowdown percentile and above")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  return [a]() -> int {
+    auto store = store::run_store::open(a->db, store::open_mode::read_only);
+    if (!store.ok()) {
+      std::cerr << "rocelab report: " << store.error().message() << "\n";
+      return 1;
+    }
+    auto info = store->run(a->run);
+    if (!info.ok()) {
+      std::cerr << "rocelab report: run " << a->run << ": " << info.error().message() << "\n";
+      return info.error().code() == error_code::not_found ? 2 : 1;
+    }
+    auto records = store->load(a->run);
+    if (!records.ok()) {
+      std::cerr << "rocelab report: loading run " << a->run << ": " << records.error().message() << "\n";
+      return 1;
+    }
+    experiments::report_options options;
+    options.storms.threshold_ns = static_cast<std::int64_t>(a->storm_ms * 1e6);
+    options.victims.congested_queue_bytes = static_cast<std::uint64_t>(a->congested_kb * 1024);
+    options.attribution.percentile = a->percentile;
+    experiments::report_header header;
+    header.run_id = std::to_string(info->id);
+    header.name = info->name;
+    header.backend = info->backend;
+    header.status = store::to_string(info->status);
+    if (!info->error.empty()) header.notes.push_back("run " + header.status + ": " + info->error);
+    if (records->backend.empty()) records->backend = info->backend;
+    const auto analysis = experiments::analyze_run_with_spec(std::move(records).value(), header, info->spec_yaml,
+                                                             info->seed, options);
+    const std::string dir = a->out.empty() ? "report-" + std::to_string(a->run) : a->out;
+    if (auto st = experiments::write_report(dir, analysis, options); !st.ok()) {
+      std::cerr << "rocelab report: " << st.message() << "\n";
+      return 1;
+    }
+    std::printf("run         %lld (%s, %s, %s)\n", static_cast<long long>(info->id), info->name.c_str(),
+                info->backend.c_str(), header.status.c_str());
+    std::printf("flows       %llu, completed %llu, slowdown p50 %.2f p99 %.2f\n",
+                static_cast<unsigned long long>(analysis.stats.flows),
+                static_cast<unsigned long long>(analysis.stats.completed), analysis.stats.slowdown_p50,
+                analysis.stats.slowdown_p99);
+    std::printf("pauses      %zu intervals on %zu ports (%zu from counters), %zu storms\n",
+                analysis.records.pauses.size(), analysis.ports.size(), analysis.counter_pauses.intervals.size(),
+                analysis.storms.size());
+    std::printf("victims     %zu flows; %zu congested destination ports\n", analysis.victims.victims.size(),
+                analysis.victims.congested_ports.size());
+    std::printf("paths       %s\n", analysis.header.path_source.c_str());
+    for (const auto& n : analysis.header.notes) std::printf("note        %s\n", n.c_str());
+    std::printf("report      %s/report.html\n", dir.c_str());
+    return 0;
+  };
+}
+
+}  // namespace
+
+ROCELAB_COMMAND(report, setup_report);
+
+}  // namespace rocelab::cli
