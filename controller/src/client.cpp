@@ -26,8 +26,8 @@ asio::awaitable<void> heartbeats(std::shared_ptr<connection> conn) {
   }
 }
 
-asio::awaitable<void> submit(asio::ssl::context& tls, const submit_options& o, submit_run request,
-                             std::optional<result<run_finished>>& out) {
+asio::awaitable<void> submit(asio::io_context& io, asio::ssl::context& tls, const submit_options& o,
+                             submit_run request, std::optional<result<run_finished>>& out) {
   auto ex = co_await asio::this_coro::executor;
   auto conn = co_await connect_to(ex, tls, o.controller, o.connect_timeout);
   if (!conn) {
@@ -63,6 +63,7 @@ asio::awaitable<void> submit(asio::ssl::context& tls, const submit_options& o, s
   }
   if (!out) out = status(error_code::cancelled, "the run did not finish within the client's timeout");
   c->close();
+  io.stop();  // the heartbeat coroutine may be mid-wait; nothing else is left to do
 }
 
 }  // namespace
@@ -74,7 +75,7 @@ result<run_finished> submit_spec(const submit_options& options, const std::strin
   asio::io_context io;
   std::optional<result<run_finished>> out;
   submit_run request{1, spec_yaml, source_name, sets};
-  asio::co_spawn(io, submit((*tls)->native(), options, std::move(request), out), asio::detached);
+  asio::co_spawn(io, submit(io, (*tls)->native(), options, std::move(request), out), asio::detached);
   io.run();
   if (!out) return status(error_code::internal, "submit ended without an answer");
   return std::move(*out);

@@ -48,7 +48,8 @@ TEST(controller, agents_register_and_their_clock_offsets_are_estimated) {
     // the estimate bounds by its uncertainty (half the best round trip).
     EXPECT_LE(std::abs(a->clock_offset_ns - offset), a->clock_uncertainty_ns + 1.0)
         << name << ": offset " << a->clock_offset_ns << " uncertainty " << a->clock_uncertainty_ns;
-    EXPECT_LT(a->clock_uncertainty_ns, 50e6) << name;  // loopback: far below the injected offsets
+    // Loopback: far below the injected offsets even on a loaded machine.
+    EXPECT_LT(a->clock_uncertainty_ns, 250e6) << name;
   }
 }
 
@@ -79,9 +80,10 @@ TEST(controller, jobs_start_at_one_instant_across_offset_clocks) {
     EXPECT_TRUE(o.reported) << o.agent << ": " << o.error;
     EXPECT_FALSE(o.lost);
     // Mapped back onto the controller's clock, every agent started at T0 or just after it;
-    // a wrong mapping would be off by the injected seconds.
-    EXPECT_GE(o.started_ns - r->t0_ns, -50'000'000) << o.agent;
-    EXPECT_LT(o.started_ns - r->t0_ns, 500'000'000) << o.agent;
+    // a wrong mapping would be off by the injected seconds. (Bounds leave room for a
+    // loaded machine: the offset error is at most the estimate's uncertainty.)
+    EXPECT_GE(o.started_ns - r->t0_ns, -250'000'000) << o.agent;
+    EXPECT_LT(o.started_ns - r->t0_ns, 1'000'000'000) << o.agent;
   }
 }
 
