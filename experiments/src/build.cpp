@@ -1,5 +1,6 @@
 #include "rocelab/experiments/build.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "rocelab/common/units.hpp"
@@ -122,6 +123,41 @@ status validate(const experiment_spec& spec) {
   return status::success();
 }
 
+std::uint32_t max_ports_per_switch(const topology_spec& t) {
+  if (t.type != "leaf_spine" || t.leaves == 0) return t.hosts;
+  return std::max(t.hosts / t.leaves + t.spines, t.leaves);
+}
+
+namespace {
+
+// The spec's fabric section as the twin's fabric_mode. InfiniBand runs IB congestion
+// control where the spec enables DCQCN (the NIC's congestion control, whichever fabric).
+result<fabric::fabric_mode> fabric_mode_of(const experiment_spec& spec) {
+  fabric::fabric_mode m;
+  auto link = fabric::parse_link_layer(spec.fabric.link);
+  if (!link) return fail(spec, "fabric.link", link.error().message());
+  auto routing = fabric::parse_routing_mode(spec.fabric.routing);
+  if (!routing) return fail(spec, "fabric.routing", routing.error().message());
+  m.link = *link;
+  m.routing = *routing;
+  m.switch_latency_ns = spec.fabric.switch_latency_ns;
+  if (m.link == fabric::link_layer::infiniband) {
+    m.congestion = spec.nic.dcqcn_enabled ? fabric::congestion_control_kind::ib_cc : fabric::congestion_control_kind::none;
+    m.ib_vl_buffer_bytes = spec.fabric.ib_vl_buffer_bytes;
+    // FECN threshold: a tenth of a VL buffer, at least two packets (annex A10 leaves it to
+    // the switch's Threshold setting). Two VLs share a port's buffer when split evenly.
+    const std::int64_t ports = max_ports_per_switch(spec.topology);
+    const std::int64_t vl = m.ib_vl_buffer_bytes > 0 ? m.ib_vl_buffer_bytes : spec.sw.buffer_bytes / (ports * 2);
+    m.ib_cc.marking_threshold_bytes = std::max<std::int64_t>(vl / 10, 2 * (spec.nic.mtu_bytes + 64));
+  } else {
+    m.congestion = spec.nic.dcqcn_enabled ? fabric::congestion_control_kind::dcqcn : fabric::congestion_control_kind::none;
+  }
+  if (auto st = m.validate(); !st.ok()) return fail(spec, "fabric", st.message());
+  return m;
+}
+
+}  // namespace
+
 result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, std::uint64_t seed) {
   fabric::twin::twin_config c;
   const topology_spec& t = spec.topology;
@@ -194,6 +230,9 @@ result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, st
   c.stop_ns = spec.twin.stop_ns;
   c.queue_sample_interval_ns = spec.twin.queue_sample_interval_ns;
   c.hpcc_ns3_compat = spec.twin.hpcc_ns3_compat;
+  auto mode = fabric_mode_of(spec);
+  if (!mode) return mode.error();
+  c.fabric = *mode;
   return c;
 }
 

@@ -55,10 +55,6 @@ bool has(const experiment_spec& spec, scenario s) {
   return false;
 }
 
-std::uint32_t max_ports_per_switch(const topology_spec& t) {
-  if (t.type != "leaf_spine" || t.leaves == 0) return t.hosts;
-  return std::max(t.hosts / t.leaves + t.spines, t.leaves);
-}
 
 // A fabric to run: its profile and, for roce-tuned, the tuned spec values.
 struct fabric_plan {
@@ -78,27 +74,15 @@ result<fabric::twin::twin_config> config_for(const experiment_spec& base, const 
   spec.sw.buffer_bytes = std::max<std::int64_t>(
       p.sw.buffer_bytes / std::max<std::uint32_t>(1, p.sw.ports) * max_ports_per_switch(spec.topology), 64 * 1024);
   spec.sw.cell_bytes = p.sw.cell_bytes;
+  spec.fabric.link = fabric::to_string(p.sw.link);
+  spec.fabric.routing = fabric::to_string(p.routing);
+  spec.fabric.switch_latency_ns = p.sw.port_to_port_latency_ns;
+  spec.fabric.ib_vl_buffer_bytes = p.ib_vl_buffer_bytes;
   for (const auto& [path, value] : plan.overrides)
     ROCELAB_RETURN_IF_ERROR(set_field(spec, path, value, "compare " + plan.name).with_context(plan.name + ": " + path));
   auto c = to_twin_config(spec, seed);
   if (!c.ok()) return std::move(c).error().with_context(plan.name);
   fabric::twin::twin_config cfg = std::move(c).value();
-  cfg.fabric.link = p.sw.link;
-  cfg.fabric.routing = p.routing;
-  cfg.fabric.switch_latency_ns = p.sw.port_to_port_latency_ns;
-  if (p.sw.link == fabric::link_layer::infiniband) {
-    cfg.fabric.congestion =
-        spec.nic.dcqcn_enabled ? fabric::congestion_control_kind::ib_cc : fabric::congestion_control_kind::none;
-    cfg.fabric.ib_vl_buffer_bytes = p.ib_vl_buffer_bytes;
-    // FECN threshold: a tenth of a VL buffer, at least two packets (A10 leaves it to the
-    // switch's Threshold setting).
-    const std::int64_t ports = max_ports_per_switch(spec.topology);
-    const std::int64_t vl = p.ib_vl_buffer_bytes > 0 ? p.ib_vl_buffer_bytes : spec.sw.buffer_bytes / (ports * 2);
-    cfg.fabric.ib_cc.marking_threshold_bytes = std::max<std::int64_t>(vl / 10, 2 * (spec.nic.mtu_bytes + 64));
-  } else {
-    cfg.fabric.congestion =
-        spec.nic.dcqcn_enabled ? fabric::congestion_control_kind::dcqcn : fabric::congestion_control_kind::none;
-  }
   if (resolved != nullptr) *resolved = std::move(spec);
   return cfg;
 }

@@ -435,6 +435,15 @@ std::vector<field_info> build_table() {
   t.push_back(integer_field<std::int32_t>("workload.background.priority",
                                           [](auto& s) -> auto& { return s.workload.background.priority; }, -1, 7,
                                           "-1: nic.data_priority"));
+  // --- fabric ---
+  t.push_back(choice_field("fabric.link", [](auto& s) -> auto& { return s.fabric.link; }, {"roce", "infiniband"},
+                           "roce: Ethernet, PFC, ECN, DCQCN; infiniband: credits per VL, IB CC (twin only)"));
+  t.push_back(choice_field("fabric.routing", [](auto& s) -> auto& { return s.fabric.routing; }, {"ecmp", "adaptive"},
+                           "ecmp: 5-tuple hash; adaptive: least-loaded uplink per packet (twin only)"));
+  t.push_back(duration_field("fabric.switch_latency_ns", [](auto& s) -> auto& { return s.fabric.switch_latency_ns; },
+                             0, "port-to-port latency of each switch"));
+  t.push_back(size_field("fabric.ib_vl_buffer_bytes", [](auto& s) -> auto& { return s.fabric.ib_vl_buffer_bytes; }, 0,
+                         big, "InfiniBand buffer per port and VL; 0: the switch buffer split evenly"));
   // --- twin ---
   t.push_back(duration_field("twin.stop_ns", [](auto& s) -> auto& { return s.twin.stop_ns; }, 1,
                              "virtual-time limit; flows not done are incomplete"));

@@ -357,3 +357,34 @@ TEST(spec, lossless_incast_pauses_and_never_drops) {
 
 }  // namespace
 }  // namespace rocelab::experiments
+
+namespace rocelab {
+namespace {
+
+// The fabric section (issue 9) reaches the twin: InfiniBand with IB congestion control
+// where the NIC's congestion control is on, and nothing where it is off.
+TEST(spec, the_fabric_section_selects_the_twins_fabric) {
+  experiments::experiment_spec spec;
+  spec.workload.incast.enabled = true;
+  ASSERT_TRUE(experiments::apply_override(spec, "fabric.link=infiniband").ok());
+  ASSERT_TRUE(experiments::apply_override(spec, "fabric.routing=adaptive").ok());
+  ASSERT_TRUE(experiments::apply_override(spec, "fabric.switch_latency_ns=130ns").ok());
+  auto c = experiments::to_twin_config(spec, 1);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->fabric.link, fabric::link_layer::infiniband);
+  EXPECT_EQ(c->fabric.routing, fabric::routing_mode::adaptive);
+  EXPECT_EQ(c->fabric.congestion, fabric::congestion_control_kind::ib_cc);
+  EXPECT_EQ(c->fabric.switch_latency_ns, 130);
+  ASSERT_TRUE(experiments::apply_override(spec, "nic.dcqcn.enabled=false").ok());
+  EXPECT_EQ(experiments::to_twin_config(spec, 1)->fabric.congestion, fabric::congestion_control_kind::none);
+
+  experiments::experiment_spec roce;
+  roce.workload.incast.enabled = true;
+  EXPECT_EQ(experiments::to_twin_config(roce, 1)->fabric.congestion, fabric::congestion_control_kind::dcqcn);
+  const status bad = experiments::apply_override(roce, "fabric.link=ethernet");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("fabric.link"), std::string::npos) << bad.message();
+}
+
+}  // namespace
+}  // namespace rocelab

@@ -14,6 +14,10 @@ namespace rocelab::experiments {
 // is the SONiC-style lossless profile the spec describes: PFC priorities lossless with
 // dynamic_th and headroom, ECN (WRED profile) on switch.ecn.queues, lossless egress queues
 // unlimited (the ingress PG does the accounting, as SONiC's egress_lossless_profile).
+// The most ports any switch of the topology uses (hosts on a single switch; a leaf's hosts
+// plus its uplinks, or a spine's leaves).
+[[nodiscard]] std::uint32_t max_ports_per_switch(const topology_spec& t);
+
 [[nodiscard]] result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, std::uint64_t seed);
 
 // The spec's workloads (one, or a composite of several) for one run with `seed`.

@@ -127,6 +127,16 @@ struct workload_spec {
   background_spec background;
 };
 
+// The fabric the twin models (issue 9): RoCEv2 (PFC, ECN, DCQCN: the switch and nic
+// sections) or InfiniBand (credits per VL, IB headers, IB congestion control when
+// nic.dcqcn.enabled), with ECMP or adaptive routing. The labs are RoCEv2 with ECMP.
+struct fabric_spec {
+  std::string link = "roce";      // roce | infiniband
+  std::string routing = "ecmp";   // ecmp | adaptive
+  std::int64_t switch_latency_ns = 0;   // port to port, added per switch hop
+  std::int64_t ib_vl_buffer_bytes = 0;  // per port and VL; 0: the switch buffer split evenly
+};
+
 // Settings only the twin backend reads.
 struct twin_spec {
   std::int64_t stop_ns = 10'000'000'000;
@@ -143,6 +153,7 @@ struct experiment_spec {
   switch_spec sw;  // "switch" in the file
   nic_spec nic;
   workload_spec workload;
+  fabric_spec fabric;
   twin_spec twin;
 
   // Where values came from: path -> "file:line" or "--set ...". Sections too.
