@@ -452,6 +452,8 @@ std::vector<field_info> build_table() {
                              "queue depth sampling; 0: none"));
   t.push_back(bool_field("twin.hpcc_ns3_compat", [](auto& s) -> auto& { return s.twin.hpcc_ns3_compat; },
                          "reproduce the HPCC ns-3 simulator's modelling shortcuts"));
+  t.push_back(integer_field<std::uint64_t>("twin.max_events", [](auto& s) -> auto& { return s.twin.max_events; }, 0,
+                                           big, "congestion events (marks, CNPs, retransmits, drops) kept; 0: none"));
   return t;
 }
 

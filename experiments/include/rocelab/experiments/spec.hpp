@@ -142,6 +142,7 @@ struct twin_spec {
   std::int64_t stop_ns = 10'000'000'000;
   std::int64_t queue_sample_interval_ns = 0;
   bool hpcc_ns3_compat = false;
+  std::uint64_t max_events = 0;  // congestion events (marks, CNPs, ...) kept per run; 0: none
 };
 
 struct experiment_spec {
