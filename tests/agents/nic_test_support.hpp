@@ -11,27 +11,16 @@
 #include <stdexcept>
 #include <string>
 
+#include "../support/temp_dir.hpp"
+
 namespace rocelab::agents::nic::testing {
 
 namespace fs = std::filesystem;
 
-class temp_dir {
+// Each test's directory is named after its folder, so leftovers say whose they are.
+class temp_dir : public rocelab::testing::temp_dir {
  public:
-  temp_dir() {
-    std::string pattern = (fs::temp_directory_path() / "rocelab-nic-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+  temp_dir() : rocelab::testing::temp_dir("rocelab-nic") {}
 };
 
 inline fs::path recorded_mlx5_tree() { return fs::path(ROCELAB_SOURCE_DIR) / "tests/data/mlx5-sysfs"; }

@@ -9,25 +9,14 @@
 
 #include "rocelab/common/records.hpp"
 
+#include "../support/temp_dir.hpp"
+
 namespace rocelab::store::testing {
 
-class temp_dir {
+// Each test's directory is named after its folder, so leftovers say whose they are.
+class temp_dir : public rocelab::testing::temp_dir {
  public:
-  temp_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "rocelab-store-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
+  temp_dir() : rocelab::testing::temp_dir("rocelab-store") {}
 };
 
 // `n` flows from h<i % hosts> to h<(i+1) % hosts>, every field distinct per record so a
