@@ -1,0 +1,221 @@
+"""Labs: where experiments run.
+
+- :func:`twin` runs specs on the digital twin (virtual time, no privileges).
+- :func:`virtual_lab` brings the virtual lab (namespaces, the soft switch, soft RoCEv2
+  NICs) up for a ``with`` block and down afterwards; needs root.
+- :func:`connect` talks to a running controller (real labs).
+
+``lab.run(spec, overrides=...)`` runs each repeat, stores it in the run store (the CLI's
+``rocelab.db`` unless ``db=`` says otherwise) as running -> completed / interrupted /
+failed, and returns a :class:`rocelab.Run`. The lab decides the backend: a spec file
+that says ``backend: virtual`` runs on the twin when given to ``twin().run``.
+"""
+
+import os
+import subprocess
+import time
+
+from . import _rocelab
+from .errors import Interrupted, RocelabError, UnavailableError
+from .progress import ProgressBar
+from .run import Run
+from .spec import as_experiment
+from .store import DEFAULT_DB, Store
+
+__all__ = ["Lab", "twin", "virtual_lab", "VirtualLab", "connect", "rocelab_binary", "source_dir"]
+
+
+def rocelab_binary():
+    """The ``rocelab`` command this package was built with ($ROCELAB_BINARY overrides)."""
+    env = os.environ.get("ROCELAB_BINARY")
+    if env:
+        return env
+    try:
+        from . import _paths
+        return _paths.rocelab_binary
+    except ImportError:
+        return "rocelab"
+
+
+def source_dir():
+    """The rocelab source tree this package was built from ($ROCELAB_SOURCE_DIR overrides)."""
+    env = os.environ.get("ROCELAB_SOURCE_DIR")
+    if env:
+        return env
+    try:
+        from . import _paths
+        return _paths.source_dir
+    except ImportError:
+        return os.getcwd()
+
+
+class Lab:
+    """Runs specs on one backend and keeps every run in a run store."""
+
+    backend = "twin"
+
+    def __init__(self, db=DEFAULT_DB, overrides=None, store=True):
+        self.db = os.fspath(db) if db is not None else None
+        self.overrides = dict(overrides or {})
+        self.store_runs = store and self.db is not None
+        self._store = None
+
+    @property
+    def store(self):
+        """The lab's run store (opened read-write on first use)."""
+        if self._store is None:
+            self._store = Store(self.db, read_only=False)
+        return self._store
+
+    def _prepare(self, spec, overrides):
+        merged = dict(self.overrides)
+        merged.update(overrides or {})
+        merged["backend"] = self.backend
+        merged.update(self._backend_overrides())
+        exp = as_experiment(spec, merged)
+        exp.validate()
+        return exp
+
+    def _backend_overrides(self):
+        return {}
+
+    def _run_options(self):
+        return {}
+
+    def run(self, spec, overrides=None, name=None, progress=False):
+        """Runs ``spec`` (an Experiment, a workload section such as Incast(...), or a YAML
+        path) with ``overrides`` (path -> value, as ``--set``). Ctrl-C stops it within
+        milliseconds: the repeat in flight is stored as interrupted with its records so
+        far and :class:`rocelab.Interrupted` (a KeyboardInterrupt) is raised."""
+        exp = self._prepare(spec, overrides)
+        base = exp.build()
+        if name is not None:
+            base.set("name", str(name), "python")
+        spec_name = base.name or (os.path.splitext(os.path.basename(exp.path))[0] if exp.path else "")
+        seed0, repeats = base.seed, base.repeats
+        parameters = {f["path"]: base.get(f["path"]) for f in _fields()}
+        records, seeds, ids = [], [], []
+        bar = ProgressBar(repeats, label=spec_name or "run", enabled=progress)
+        status = "completed"
+        for i in range(repeats):
+            one = base.copy()
+            one.set("seed", str(seed0 + i), "python repeat")
+            one.set("repeats", "1", "python repeat")
+            run_id = None
+            if self.store_runs:
+                run_id = self.store._store.begin_run(spec_name, self.backend, seed0 + i, one.to_yaml(), parameters)
+                ids.append(run_id)
+            try:
+                out = _rocelab.run_experiment(one, **self._run_options())
+            except BaseException as e:
+                if run_id is not None:
+                    self.store._store.finish(run_id, "failed", str(e))
+                raise
+            got = out["repeats"]
+            if run_id is not None:
+                for r in got:
+                    self.store._store.append(run_id, r)
+            records.extend(got)
+            seeds.extend(out["seeds"])
+            if out["interrupted"] is not None:
+                status = "interrupted"
+                if run_id is not None:
+                    self.store._store.finish(run_id, "interrupted", "interrupted from Python: "
+                                             + type(out["interrupted"]).__name__)
+                bar.close()
+                run = Run(records, seeds, spec_name, self.backend, base.to_yaml(), status, ids,
+                          self.db if self.store_runs else None)
+                caught = out["interrupted"]
+                if isinstance(caught, KeyboardInterrupt):
+                    raise Interrupted(f"run interrupted during repeat {i + 1}/{repeats}; stored as interrupted",
+                                      run) from caught
+                raise caught
+            if run_id is not None:
+                self.store._store.finish(run_id, "completed", "")
+            bar.update(i + 1, note=f"seed {seed0 + i}")
+        bar.close()
+        return Run(records, seeds, spec_name, self.backend, base.to_yaml(), status, ids,
+                   self.db if self.store_runs else None)
+
+    def tune(self, spec, **kwargs):
+        """Tunes thresholds with this lab's backend: see :func:`rocelab.tune.tune`."""
+        from .tune import tune
+        return tune(self, spec, **kwargs)
+
+    def __repr__(self):
+        return f"<rocelab.{type(self).__name__} backend={self.backend} db={self.db}>"
+
+
+def _fields():
+    from .spec import fields
+    return fields()
+
+
+def twin(db=DEFAULT_DB, overrides=None, store=True):
+    """The digital twin: specs run in virtual time in this process (GIL released)."""
+    return Lab(db=db, overrides=overrides, store=store)
+
+
+class VirtualLab(Lab):
+    """The virtual lab for a ``with`` block: ``rocelab lab up`` on entry, ``lab down`` on
+    exit (also after an exception or Ctrl-C). Runs use ``backend: virtual`` on this lab:
+    topology.link_gbps is the lab's rate and topology.hosts at most the lab's hosts."""
+
+    backend = "virtual"
+
+    def __init__(self, hosts=8, link_gbps=1.0, buffer_kb=1024, name=None, db=DEFAULT_DB, overrides=None,
+                 store=True, capture=True, log_dir="", keep=False):
+        super().__init__(db=db, overrides=overrides, store=store)
+        self.hosts = int(hosts)
+        self.link_gbps = float(link_gbps)
+        self.buffer_kb = int(buffer_kb)
+        self.name = name or f"rlp{os.getpid() % 100000}"
+        self.capture = capture
+        self.log_dir = log_dir
+        self.keep = keep
+        self.up = False
+
+    def _cli(self, *args, check=True):
+        cmd = [rocelab_binary(), "lab", *args]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if check and done.returncode != 0:
+            raise RocelabError(f"{' '.join(cmd)}: {done.stderr.strip() or done.stdout.strip()}")
+        return done
+
+    def __enter__(self):
+        if os.geteuid() != 0:
+            raise UnavailableError("the virtual lab needs root (network namespaces, veth pairs)")
+        self._cli("up", "--name", self.name, "--hosts", str(self.hosts), "--link-gbps", str(self.link_gbps),
+                  "--buffer-kb", str(self.buffer_kb))
+        self.up = True
+        return self
+
+    def __exit__(self, *exc):
+        if self.up and not self.keep:
+            self._cli("down", "--name", self.name, check=False)
+            self.up = False
+        return False
+
+    def status(self):
+        return self._cli("status", "--name", self.name).stdout
+
+    def _backend_overrides(self):
+        return {"topology.link_gbps": self.link_gbps}
+
+    def _run_options(self):
+        return dict(lab_name=self.name, rocelab_binary=rocelab_binary(), keep_lab=True, capture=self.capture,
+                    log_dir=self.log_dir)
+
+
+def virtual_lab(hosts=8, **kwargs):
+    """A :class:`VirtualLab` with ``hosts`` hosts, to use in a ``with`` block (root)."""
+    return VirtualLab(hosts=hosts, **kwargs)
+
+
+def connect(address, token=None, token_file=None, **kwargs):
+    """A lab behind a running controller (``rocelab controller --listen ADDR``)."""
+    if not hasattr(_rocelab, "ControllerClient"):
+        raise UnavailableError(
+            f"cannot connect to {address}: this build of rocelab has no controller client in Python yet")
+    return _rocelab.ControllerClient(address, token=token, token_file=token_file, **kwargs)
+

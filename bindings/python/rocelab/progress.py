@@ -1,0 +1,47 @@
+"""A text progress bar for long calls (repeats, tuning trials, buffer sweeps).
+
+It rewrites one line on stderr with a carriage return, which Jupyter renders in place,
+so it needs no widget library."""
+
+import sys
+import time
+
+__all__ = ["ProgressBar"]
+
+
+class ProgressBar:
+    def __init__(self, total, label="", width=30, stream=None, enabled=True):
+        self.total = max(int(total), 1)
+        self.label = label
+        self.width = width
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.done = 0
+        self.started = time.monotonic()
+        self.note = ""
+
+    def update(self, done=None, note=None):
+        self.done = self.done + 1 if done is None else int(done)
+        if note is not None:
+            self.note = note
+        if not self.enabled:
+            return
+        filled = int(self.width * min(self.done, self.total) / self.total)
+        elapsed = time.monotonic() - self.started
+        line = (f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} "
+                f"{elapsed:.1f}s {self.note}")
+        self.stream.write(line)
+        self.stream.flush()
+
+    def close(self):
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+    def __enter__(self):
+        self.update(0)
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False

@@ -1,0 +1,261 @@
+"""A run's records as pandas DataFrames, its summary and its plots.
+
+The frames are built from numpy arrays the C++ core fills column by column
+(``_rocelab.Records.*_columns``): no Python object per record, so a million flows
+convert in milliseconds (bench/python/). Names (hosts, devices, kinds, sources, counter
+names) are pandas Categoricals over the run's name tables.
+
+Frames and their dtypes:
+
+- ``flows``: repeat (uint32), seed (uint64), src, dst (uint32 host indexes), src_host,
+  dst_host (category), qp (uint32), priority (uint8), kind (category: incast, allreduce,
+  background, other), bytes (uint64), start_ns, end_ns, fct_ns, ideal_fct_ns (int64; -1
+  when not completed), slowdown (float64; NaN when not completed), completed (bool),
+  retransmits, ce_marked, cnps, tag (uint64).
+- ``pauses``: repeat, seed, device (category), port (uint32), priority (uint8), start_ns,
+  end_ns, duration_ns (int64), source (category: capture, counter, model).
+- ``events``: congestion events (CE marks, CNPs, retransmissions, drops) where the
+  backend records them one by one: repeat, seed, kind (category), device (category),
+  port, priority, t_ns, src, dst, qp, source. ``marks`` is its ce_mark rows. The twin
+  counts marks per flow (flows.ce_marked) and per port (counters "ecn_marked") instead.
+- ``queues``: repeat, seed, device (category), port, queue (uint8), t_ns, bytes.
+- ``counters``: repeat, seed, device (category), port, name (category), t_ns, value.
+- ``allreduce``: repeat, seed, algorithm, ranks, bytes, time_ns, algbw_gbps, busbw_gbps.
+"""
+
+import functools
+import json
+
+import numpy as np
+import pandas as pd
+
+from . import _rocelab
+
+__all__ = ["Run"]
+
+_KINDS = list(_rocelab.workload_kinds)
+_SOURCES = list(_rocelab.pause_sources)
+_EVENTS = list(_rocelab.event_kinds)
+
+
+def _categorical(codes, names):
+    codes = np.asarray(codes).astype(np.int32, copy=False)
+    if len(set(names)) == len(names):
+        return pd.Categorical.from_codes(codes, categories=list(names))
+    return pd.Categorical(np.asarray(names, dtype=object)[codes])  # repeated names: by value
+
+
+def _frame(columns, repeat, seed, categories):
+    n = len(next(iter(columns.values()))) if columns else 0
+    data = {"repeat": np.full(n, repeat, dtype=np.uint32), "seed": np.full(n, seed, dtype=np.uint64)}
+    for name, values in columns.items():
+        if name.startswith("_"):
+            continue
+        if name in categories:
+            data[name] = _categorical(values, categories[name])
+        else:
+            data[name] = values
+    return pd.DataFrame(data, copy=False)
+
+
+def _concat(frames):
+    if len(frames) == 1:
+        return frames[0]
+    # Categories differ between repeats only when name tables do; union them so the
+    # dtype stays categorical.
+    from pandas.api.types import union_categoricals
+    out = {}
+    for col in frames[0].columns:
+        parts = [f[col] for f in frames]
+        if isinstance(parts[0].dtype, pd.CategoricalDtype):
+            out[col] = union_categoricals([p.values for p in parts])
+        else:
+            out[col] = np.concatenate([p.to_numpy() for p in parts])
+    return pd.DataFrame(out, copy=False)
+
+
+class Run:
+    """One experiment's results: one ``Records`` per repeat, plus where they are stored.
+
+    ``status`` is completed, interrupted, failed (or partial/running as the store says);
+    ``ids`` the run store ids of the repeats (empty when not stored)."""
+
+    def __init__(self, repeats, seeds, name="", backend="", spec_yaml="", status="completed", ids=(),
+                 store_path=None, summary_json=None):
+        self.records = list(repeats)
+        self.seeds = [int(s) for s in seeds]
+        self.name = name
+        self.backend = backend
+        self.spec_yaml = spec_yaml
+        self.status = status
+        self.ids = list(ids)
+        self.store_path = store_path
+        self._summary_json = summary_json
+
+    @classmethod
+    def load(cls, store, run_id):
+        """A stored run (one repeat) by id; ``store`` is a path or an open Store."""
+        from .store import open_store
+        s = open_store(store) if not hasattr(store, "_store") else store
+        info = s._store.run(int(run_id))
+        records = s._store.load(int(run_id))
+        return cls([records], [info["seed"]], name=info["name"], backend=info["backend"],
+                   spec_yaml=info["spec_yaml"], status=info["status"], ids=[info["id"]], store_path=s.path)
+
+    def __repr__(self):
+        ids = f", ids={self.ids}" if self.ids else ""
+        return (f"<rocelab.Run {self.name or '(unnamed)'} backend={self.backend} status={self.status} "
+                f"repeats={len(self.records)} flows={sum(len(r) for r in self.records)}{ids}>")
+
+    # --- frames -----------------------------------------------------------------------
+
+    def _frames(self, method, categories_of):
+        frames = []
+        for i, (records, seed) in enumerate(zip(self.records, self.seeds)):
+            columns = getattr(records, method)()
+            frames.append(_frame(columns, i, seed, categories_of(records, columns)))
+        if not frames:
+            frames.append(_frame(getattr(_rocelab.synthetic_flows(0), method)(), 0, 0,
+                                 categories_of(_rocelab.synthetic_flows(0), {})))
+        return _concat(frames)
+
+    @functools.cached_property
+    def flows(self):
+        df = self._frames("flows_columns", lambda r, c: {"kind": _KINDS})
+        # Host names beside the indexes.
+        names = [r.hosts for r in self.records] or [[]]
+        if all(n == names[0] for n in names) and len(df):
+            hosts = names[0]
+            df.insert(4, "src_host", _categorical(df["src"].to_numpy(), hosts))
+            df.insert(5, "dst_host", _categorical(df["dst"].to_numpy(), hosts))
+        elif len(df):
+            df.insert(4, "src_host", pd.Categorical([names[r][i] for r, i in zip(df["repeat"], df["src"])]))
+            df.insert(5, "dst_host", pd.Categorical([names[r][i] for r, i in zip(df["repeat"], df["dst"])]))
+        else:
+            df.insert(4, "src_host", pd.Categorical([]))
+            df.insert(5, "dst_host", pd.Categorical([]))
+        return df
+
+    @functools.cached_property
+    def pauses(self):
+        return self._frames("pauses_columns", lambda r, c: {"device": r.devices, "source": _SOURCES})
+
+    @functools.cached_property
+    def events(self):
+        return self._frames("events_columns", lambda r, c: {"kind": _EVENTS, "device": r.devices, "source": _SOURCES})
+
+    @property
+    def marks(self):
+        e = self.events
+        return e[e["kind"] == "ce_mark"].reset_index(drop=True)
+
+    @property
+    def cnps(self):
+        e = self.events
+        return e[e["kind"] == "cnp"].reset_index(drop=True)
+
+    @functools.cached_property
+    def queues(self):
+        return self._frames("queues_columns", lambda r, c: {"device": r.devices})
+
+    @functools.cached_property
+    def counters(self):
+        return self._frames("counters_columns",
+                            lambda r, c: {"device": r.devices, "name": c.get("_names", [])})
+
+    @functools.cached_property
+    def allreduce(self):
+        frames = []
+        for i, (records, seed) in enumerate(zip(self.records, self.seeds)):
+            c = records.allreduce_columns()
+            n = len(c["ranks"])
+            frames.append(pd.DataFrame({"repeat": np.full(n, i, dtype=np.uint32),
+                                        "seed": np.full(n, seed, dtype=np.uint64),
+                                        "algorithm": pd.Categorical(c["algorithm"]),
+                                        **{k: v for k, v in c.items() if k != "algorithm"}}))
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    @property
+    def totals(self):
+        """Backend totals (PFC frames, paused time, CE marks, CNPs, drops, ...) summed over repeats."""
+        out = {}
+        for r in self.records:
+            for k, v in r.totals.items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+    # --- summary ----------------------------------------------------------------------
+
+    def summary(self):
+        """The summary ``rocelab run --json`` prints (nearest-rank percentiles, nccl-tests
+        bandwidths), pooled over the repeats, as a dict."""
+        if self._summary_json is None:
+            run_id = ",".join(str(i) for i in self.ids)
+            self._summary_json = _rocelab.summary_json(self.records, self.seeds, run_id, self.backend, self.name)
+        return json.loads(self._summary_json)
+
+    # --- plots ------------------------------------------------------------------------
+
+    def plot_fct_cdf(self, ax=None, by="kind", slowdown=False, label=None, logx=True):
+        """Empirical CDF of flow completion time (or slowdown) of completed flows, one
+        line per ``by`` group (None: one line). Returns the matplotlib Axes."""
+        import matplotlib.pyplot as plt
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        df = self.flows[self.flows["completed"]]
+        col = "slowdown" if slowdown else "fct_ns"
+        groups = [(label or self.name or "all", df)] if by is None else \
+            [(f"{label + ' ' if label else ''}{k}", g) for k, g in df.groupby(by, observed=True)]
+        for name, g in groups:
+            values = np.sort(g[col].to_numpy(dtype=np.float64))
+            if not slowdown:
+                values = values / 1e3
+            if len(values) == 0:
+                continue
+            ax.step(values, np.arange(1, len(values) + 1) / len(values), where="post", label=str(name))
+        ax.set_xlabel("slowdown (FCT / ideal)" if slowdown else "flow completion time (us)")
+        ax.set_ylabel("fraction of flows")
+        if logx:
+            ax.set_xscale("log")
+        ax.set_ylim(0, 1.01)
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="lower right")
+        return ax
+
+    def plot_pauses(self, ax=None, repeat=0):
+        """Pause timeline: one row per (device, port, priority) that was paused, a bar per
+        interval. Returns the matplotlib Axes."""
+        import matplotlib.pyplot as plt
+        p = self.pauses[self.pauses["repeat"] == repeat]
+        rows = p.groupby(["device", "port", "priority"], observed=True).size().index.tolist()
+        if ax is None:
+            _, ax = plt.subplots(figsize=(8, max(2.0, 0.3 * len(rows) + 1)))
+        for y, (device, port, priority) in enumerate(rows):
+            g = p[(p["device"] == device) & (p["port"] == port) & (p["priority"] == priority)]
+            spans = list(zip(g["start_ns"].to_numpy() / 1e3, g["duration_ns"].to_numpy() / 1e3))
+            ax.broken_barh(spans, (y - 0.4, 0.8), color="tab:red")
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels([f"{d} port {po} prio {pr}" for d, po, pr in rows])
+        ax.set_xlabel("time (us)")
+        ax.set_title(f"PFC pauses ({len(p)} intervals)" if len(rows) else "no PFC pauses")
+        ax.grid(True, axis="x", alpha=0.3)
+        return ax
+
+    # --- report -----------------------------------------------------------------------
+
+    def report(self, display=True):
+        """The HTML report of the run's first repeat (experiments/report.hpp, the page
+        ``rocelab report`` writes), shown inline in a notebook when ``display``; returns
+        the HTML text."""
+        if not hasattr(_rocelab, "report_html"):
+            from .errors import UnavailableError
+            raise UnavailableError("this build of rocelab has no HTML report")
+        html = _rocelab.report_html(self.records[0], self.spec_yaml, self.seeds[0],
+                                    str(self.ids[0]) if self.ids else "", self.name, self.backend, self.status)
+        if display:
+            try:
+                from IPython.display import HTML, display as show
+                show(HTML(html))
+            except ImportError:
+                pass
+        return html

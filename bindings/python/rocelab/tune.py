@@ -1,0 +1,177 @@
+"""Tuning switch ECN/PFC thresholds and DCQCN knobs from Python.
+
+``lab.tune(spec, ...)`` runs the sweep ``rocelab tune`` runs (experiments/tuning.hpp:
+Bayesian optimisation with a Gaussian process, or grid / random search) on the twin,
+trials in parallel threads with the GIL released. After every trial, on the calling
+thread: the trial's runs and the trial are written to the run store (as ``rocelab tune``
+does), the progress bar shows the best feasible objective so far, and ``callback(trial)``
+is called. A sweep of the same name and spec resumes from its stored trials. Ctrl-C
+stops after the trials in flight; :class:`rocelab.Interrupted` carries the partial
+:class:`TuningResult` (run the same call again to resume).
+
+What to search comes from the spec file's ``tuning:`` section or from the arguments::
+
+    result = lab.tune("examples/tune-incast.yaml", budget=20)
+    result = lab.tune(exp,
+                      parameters=[{"path": "switch.ecn.kmin_bytes", "min": "5KB", "max": "200KB", "log": True},
+                                  {"path": "switch.ecn.pmax", "min": 0.01, "max": 1, "log": True}],
+                      objective={"incast.slowdown_p99": 1, "paused_us": 0.01},
+                      constraints={"drops": {"max": 0}}, budget=20, method="bayes")
+    lab.run(exp, overrides=result.best_overrides)
+"""
+
+import json
+import math
+
+import pandas as pd
+
+from . import _rocelab
+from .errors import Interrupted, UnavailableError
+from .progress import ProgressBar
+
+__all__ = ["TuningResult", "tune"]
+
+
+class TuningResult:
+    """A sweep's trials: ``trials`` (DataFrame), ``best`` (dict), ``best_overrides``."""
+
+    def __init__(self, settings, trials, best, applied, sweep_id=None):
+        self.settings = settings
+        self._trials = trials
+        self.best = best
+        self._applied = applied
+        self.sweep_id = sweep_id
+
+    @property
+    def trials(self):
+        rows = []
+        for t in self._trials:
+            row = {"index": t["index"], **t["values"], "objective": t["objective"] if t["evaluated"] else math.nan,
+                   "feasible": t["feasible"], "evaluated": t["evaluated"], "violated": t["violated"],
+                   "error": t["error"], "run_id": t["run_id"] or None}
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    @property
+    def best_overrides(self):
+        """The best feasible trial's values as ``overrides`` for lab.run (path -> text)."""
+        if self.best is None:
+            return {}
+        return dict(self._applied.get(self.best["index"]) or
+                    {p: _text(v) for p, v in self.best["values"].items()})
+
+    def plot_convergence(self, ax=None):
+        """Objective per trial and the best feasible so far. Returns the Axes."""
+        import matplotlib.pyplot as plt
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        df = self.trials.sort_values("index")
+        feasible = df[df["feasible"] & df["evaluated"]]
+        ax.scatter(df["index"], df["objective"], s=12, c=["tab:blue" if f else "tab:gray" for f in df["feasible"]],
+                   label="trial (grey: infeasible)")
+        best = feasible.set_index("index")["objective"].cummin().reindex(df["index"]).ffill()
+        ax.step(df["index"], best, where="post", color="tab:red", label="best feasible")
+        ax.set_xlabel("trial")
+        ax.set_ylabel("objective")
+        ax.legend()
+        ax.grid(True, alpha=0.3)
+        return ax
+
+    def __repr__(self):
+        best = f"best {self.best['objective']:.4g} at trial {self.best['index']}" if self.best else "no feasible trial"
+        return f"<rocelab.TuningResult {self.settings['method']} {len(self._trials)} trials, {best}>"
+
+
+def _text(v):
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def _tuning_yaml(exp, parameters, objective, constraints, seed, require_complete):
+    if parameters is None:
+        if exp.path is None:
+            raise ValueError("give parameters= (and objective=) or a spec file with a tuning: section")
+        with open(exp.path) as f:
+            return f.read(), exp.path
+    section = {"parameters": list(parameters)}
+    if isinstance(objective, dict):
+        objective = [{"metric": k, "weight": w} for k, w in objective.items()]
+    section["objective"] = list(objective or [])
+    if isinstance(constraints, dict):
+        constraints = [{"metric": k, **bound} for k, bound in constraints.items()]
+    if constraints:
+        section["constraints"] = list(constraints)
+    if seed is not None:
+        section["seed"] = seed
+    if require_complete is not None:
+        section["require_complete"] = require_complete
+    # JSON is YAML: the same loader (tuning_spec.hpp) reads it, with its checks and errors.
+    return json.dumps({"tuning": section}), "<python tuning>"
+
+
+def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=None, method=None, parallelism=None,
+         name=None, seed=None, require_complete=None, callback=None, progress=True, overrides=None, resume=True):
+    if not getattr(_rocelab, "have_tuning", False):
+        raise UnavailableError("this build of rocelab has no tuning library")
+    exp = lab._prepare(spec, overrides)
+    base = exp.build()
+    text, source = _tuning_yaml(exp, parameters, objective, constraints, seed, require_complete)
+    args = dict(source=source, budget=budget or 0, method=method or "", parallelism=parallelism or 0, name=name or "")
+    settings = _rocelab.tuning_settings(base, text, **args)
+    spec_yaml = base.to_yaml()
+
+    store = lab.store._store if lab.store_runs else None
+    sweep_id, history = None, []
+    if store is not None:
+        if resume:
+            for w in store.sweeps():
+                if w["name"] == settings["name"] and w["spec_yaml"] == spec_yaml and w["method"] == settings["method"]:
+                    sweep_id = w["id"]
+            if sweep_id is not None:
+                for t in store.trials(sweep_id):
+                    history.append({"index": t["index"], "values": t["params"], "evaluated": True,
+                                    "objective": t["objective"], "feasible": t["feasible"],
+                                    "metrics_json": t["metrics_json"]})
+        if sweep_id is None:
+            sweep_id = store.begin_sweep(settings["name"], settings["method"], spec_yaml, settings["budget"])
+
+    applied = {}
+    best = [min((h["objective"] for h in history if h["feasible"]), default=None)]
+    bar = ProgressBar(settings["budget"], label=f"tune {settings['name']}", enabled=progress)
+    bar.update(len(history))
+    parameters_of = {p: base.get(p) for p in settings["parameters"]}
+
+    def on_trial(trial, repeats, seeds, trial_yaml, applied_texts):
+        applied[trial["index"]] = dict(applied_texts)
+        run_id = None
+        if store is not None and trial["evaluated"]:
+            params = {**parameters_of, **applied_texts}
+            for records, s in zip(repeats, seeds):
+                rid = store.begin_run(base.name or settings["name"], lab.backend, s, trial_yaml, params, sweep_id)
+                store.append(rid, records)
+                store.finish(rid, "completed", "")
+                run_id = run_id or rid
+            store.add_trial(sweep_id, trial["index"], trial["values"], trial["objective"], trial["feasible"], run_id,
+                            trial["metrics_json"])
+        if trial["evaluated"] and trial["feasible"] and (best[0] is None or trial["objective"] < best[0]):
+            best[0] = trial["objective"]
+        bar.update(trial["index"] + 1, note=f"best {best[0]:.4g}" if best[0] is not None else "no feasible trial yet")
+        if callback is not None:
+            t = dict(trial)
+            t["run_id"] = run_id
+            t["applied"] = dict(applied_texts)
+            t["metrics"] = json.loads(trial["metrics_json"]) if trial["metrics_json"] else None
+            callback(t)
+        return run_id
+
+    try:
+        out = _rocelab.tune(base, text, on_trial=on_trial, history=history, **args)
+    finally:
+        bar.close()
+    result = TuningResult(out["settings"], out["trials"], out["best"], applied, sweep_id)
+    if out["interrupted"] is not None:
+        caught = out["interrupted"]
+        if isinstance(caught, KeyboardInterrupt):
+            raise Interrupted(f"tuning interrupted after {len(out['trials'])} trials; run it again to resume",
+                              result) from caught
+        raise caught
+    return result

@@ -1,0 +1,157 @@
+// The run store (store/run_store.hpp) from Python: where lab.run() keeps its runs and
+// where rocelab.open_store(path).runs() reads them back (read-only opens work while a
+// run is being written). Built without the store library, every call raises
+// UnavailableError.
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "errors.hpp"
+#include "records.hpp"
+
+#ifdef ROCELAB_HAVE_STORE
+#include "rocelab/store/run_store.hpp"
+#endif
+
+namespace py = pybind11;
+
+namespace rocelab::bindings {
+
+#ifdef ROCELAB_HAVE_STORE
+namespace {
+
+py::dict info_dict(const store::run_info& r) {
+  py::dict d;
+  d["id"] = r.id;
+  d["name"] = r.name;
+  d["backend"] = r.backend;
+  d["seed"] = r.seed;
+  d["status"] = store::to_string(r.status);
+  d["error"] = r.error;
+  d["started_unix_ns"] = r.started_unix_ns;
+  d["ended_unix_ns"] = r.ended_unix_ns;
+  d["sweep"] = r.sweep ? py::object(py::int_(*r.sweep)) : py::object(py::none());
+  d["spec_yaml"] = r.spec_yaml;
+  d["parameters"] = r.parameters;
+  return d;
+}
+
+store::run_status parse_status(const std::string& text) {
+  auto s = store::parse_run_status(text);
+  if (!s) throw_error(s.error(), "store");
+  return *s;
+}
+
+}  // namespace
+
+void bind_store(py::module_& m) {
+  m.attr("have_store") = true;
+  py::class_<store::run_store>(m, "Store", "A run store (SQLite)")
+      .def(py::init([](const std::string& path, bool read_only) {
+             return value_or_throw(
+                 store::run_store::open(path, read_only ? store::open_mode::read_only : store::open_mode::read_write),
+                 "store");
+           }),
+           py::arg("path"), py::arg("read_only") = false)
+      .def_property_readonly("path", &store::run_store::path)
+      .def(
+          "begin_run",
+          [](store::run_store& s, const std::string& name, const std::string& backend, std::uint64_t seed,
+             const std::string& spec_yaml, const std::map<std::string, std::string>& parameters,
+             std::optional<std::int64_t> sweep) {
+            store::new_run r{name, backend, seed, spec_yaml, parameters, sweep};
+            py::gil_scoped_release release;
+            return value_or_throw(s.begin_run(r), "store");
+          },
+          py::arg("name"), py::arg("backend"), py::arg("seed"), py::arg("spec_yaml"), py::arg("parameters"),
+          py::arg("sweep") = std::nullopt)
+      .def(
+          "append",
+          [](store::run_store& s, std::int64_t run, const records_ptr& records) {
+            py::gil_scoped_release release;
+            ok_or_throw(s.append(run, *records), "store");
+          },
+          py::arg("run"), py::arg("records"))
+      .def(
+          "finish",
+          [](store::run_store& s, std::int64_t run, const std::string& final_status, const std::string& error) {
+            const auto st = parse_status(final_status);
+            py::gil_scoped_release release;
+            ok_or_throw(s.finish(run, st, error), "store");
+          },
+          py::arg("run"), py::arg("status"), py::arg("error") = "")
+      .def("runs",
+           [](const store::run_store& s) {
+             auto runs = value_or_throw(s.runs(), "store");
+             py::list out;
+             for (const auto& r : runs) out.append(info_dict(r));
+             return out;
+           })
+      .def(
+          "run", [](const store::run_store& s, std::int64_t id) { return info_dict(value_or_throw(s.run(id), "store")); },
+          py::arg("id"))
+      .def(
+          "begin_sweep",
+          [](store::run_store& s, const std::string& name, const std::string& method, const std::string& spec_yaml,
+             std::uint32_t budget) {
+            store::sweep_info w;
+            w.name = name;
+            w.method = method;
+            w.spec_yaml = spec_yaml;
+            w.budget = budget;
+            return value_or_throw(s.begin_sweep(w), "store");
+          },
+          py::arg("name"), py::arg("method"), py::arg("spec_yaml"), py::arg("budget"))
+      .def("sweeps",
+           [](const store::run_store& s) {
+             py::list out;
+             for (const auto& w : value_or_throw(s.sweeps(), "store")) {
+               py::dict d;
+               d["id"] = w.id, d["name"] = w.name, d["method"] = w.method, d["spec_yaml"] = w.spec_yaml;
+               d["budget"] = w.budget, d["started_unix_ns"] = w.started_unix_ns;
+               out.append(d);
+             }
+             return out;
+           })
+      .def(
+          "add_trial",
+          [](store::run_store& s, std::int64_t sweep, std::uint32_t index, const std::map<std::string, double>& params,
+             double objective, bool feasible, std::optional<std::int64_t> run, const std::string& metrics_json) {
+            store::trial_record t{sweep, index, params, objective, feasible, run, metrics_json};
+            ok_or_throw(s.add_trial(t), "store");
+          },
+          py::arg("sweep"), py::arg("index"), py::arg("params"), py::arg("objective"), py::arg("feasible"),
+          py::arg("run") = std::nullopt, py::arg("metrics_json") = "")
+      .def(
+          "trials",
+          [](const store::run_store& s, std::int64_t sweep) {
+            py::list out;
+            for (const auto& t : value_or_throw(s.trials(sweep), "store")) {
+              py::dict d;
+              d["sweep"] = t.sweep, d["index"] = t.index, d["params"] = t.params, d["objective"] = t.objective;
+              d["feasible"] = t.feasible;
+              d["run"] = t.run ? py::object(py::int_(*t.run)) : py::object(py::none());
+              d["metrics_json"] = t.metrics_json;
+              out.append(d);
+            }
+            return out;
+          },
+          py::arg("sweep"))
+      .def(
+          "load",
+          [](const store::run_store& s, std::int64_t id) {
+            std::optional<result<run_records>> r;
+            {
+              py::gil_scoped_release release;
+              r.emplace(s.load(id));
+            }
+            return std::make_shared<run_records>(value_or_throw(std::move(*r), "store"));
+          },
+          py::arg("id"));
+}
+#else
+void bind_store(py::module_& m) {
+  m.attr("have_store") = false;
+}
+#endif
+
+}  // namespace rocelab::bindings

@@ -1,0 +1,43 @@
+"""The example notebooks run top to bottom on the twin, headless (nbclient), and fail on
+any cell error (each notebook asserts what its results must show)."""
+
+import os
+import pathlib
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[2] / "examples" / "notebooks").glob("*.ipynb"))
+
+
+def execute(path, tmp_path, backends="twin"):
+    nb = nbformat.read(path, as_version=4)
+    env = {"ROCELAB_DB": str(tmp_path / "notebook.db"), "ROCELAB_NOTEBOOK_BACKENDS": backends,
+           "ROCELAB_TUNE_BUDGET": os.environ.get("ROCELAB_TUNE_BUDGET", "12"), "MPLBACKEND": "Agg"}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return nb
+
+
+def test_there_are_three_notebooks():
+    assert [p.name for p in NOTEBOOKS] == ["ecn_vs_pfc_incast.ipynb", "size_switch_buffers.ipynb",
+                                           "tune_dcqcn_thresholds.ipynb"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_on_the_twin(path, tmp_path):
+    nb = execute(path, tmp_path)
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not errors
+    import rocelab
+    runs = rocelab.open_store(tmp_path / "notebook.db").runs()
+    assert len(runs) > 0 and (runs["status"] == "completed").all()

@@ -1,0 +1,179 @@
+"""Running on the twin from Python: Run frames (dtypes, sizes, values), summary, plots,
+and the run store."""
+
+import json
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import rocelab
+from conftest import EXAMPLES, run_cli
+
+FLOW_DTYPES = {
+    "repeat": "uint32", "seed": "uint64", "src": "uint32", "dst": "uint32", "src_host": "category",
+    "dst_host": "category", "qp": "uint32", "priority": "uint8", "kind": "category", "bytes": "uint64",
+    "start_ns": "int64", "end_ns": "int64", "fct_ns": "int64", "ideal_fct_ns": "int64", "slowdown": "float64",
+    "completed": "bool", "retransmits": "uint64", "ce_marked": "uint64", "cnps": "uint64", "tag": "uint64",
+}
+
+
+def dtypes(df):
+    return {c: str(t) for c, t in df.dtypes.items()}
+
+
+def test_incast_flows_frame(lab, small_incast):
+    run = lab.run(small_incast)
+    assert run.status == "completed"
+    f = run.flows
+    assert dtypes(f) == FLOW_DTYPES
+    assert len(f) == 4
+    assert f["completed"].all()
+    assert (f["bytes"] == 64 * 1024).all()
+    assert (f["dst"] == 0).all() and sorted(f["src"]) == [1, 2, 3, 4]
+    assert list(f["kind"].unique()) == ["incast"]
+    assert (f["fct_ns"] >= f["ideal_fct_ns"]).all()
+    assert np.allclose(f["slowdown"], f["fct_ns"] / f["ideal_fct_ns"])
+    assert (f["end_ns"] - f["start_ns"] == f["fct_ns"]).all()
+    assert set(f["src_host"]) <= set(run.records[0].hosts)
+
+
+def test_summary_matches_the_cli(lab, tmp_path):
+    run = lab.run(EXAMPLES / "incast-16to1.yaml")
+    s = run.summary()
+    cli = run_cli("run", str(EXAMPLES / "incast-16to1.yaml"), "--json", "--out", str(tmp_path / "cli"), cwd=tmp_path)
+    assert cli.returncode == 0, cli.stderr
+    expected = json.loads(cli.stdout)
+    for key in ("flows", "completed", "fct_ns", "slowdown", "pfc", "ecn", "cnp", "drops", "retransmits"):
+        assert s[key] == expected[key], key
+    f = run.flows
+    assert len(f) == expected["flows"] == 16
+    assert f["fct_ns"].max() == expected["fct_ns"]["max"]
+    # Summaries come from the same records the frames hold.
+    assert run.totals["ce_marked"] == expected["ecn"]["ce_marked"]
+
+
+def test_pfc_only_incast_pauses_and_frames_have_their_dtypes(lab):
+    exp = rocelab.load_spec(EXAMPLES / "incast-16to1.yaml",
+                            {"switch.ecn.enabled": False, "nic.dcqcn.enabled": False, "switch.buffer_bytes": "2MiB",
+                             "workload.incast.flow_bytes": "256KiB"})
+    run = lab.run(exp)
+    p = run.pauses
+    assert len(p) > 0
+    assert dtypes(p) == {"repeat": "uint32", "seed": "uint64", "device": "category", "port": "uint32",
+                         "priority": "uint8", "start_ns": "int64", "end_ns": "int64", "duration_ns": "int64",
+                         "source": "category"}
+    assert (p["duration_ns"] == p["end_ns"] - p["start_ns"]).all()
+    assert set(p["priority"]) == {3}
+    assert set(p["source"]) == {"model"}
+    assert set(p["device"]) <= set(run.records[0].devices)
+    assert p["duration_ns"].sum() == run.totals["paused_ns"]
+    assert run.summary()["drops"] == 0  # lossless
+
+    q = run.queues
+    assert dtypes(q) == {"repeat": "uint32", "seed": "uint64", "device": "category", "port": "uint32",
+                         "queue": "uint8", "t_ns": "int64", "bytes": "uint64"}
+    assert len(q) > 0 and q["bytes"].max() > 0
+    c = run.counters
+    assert dtypes(c) == {"repeat": "uint32", "seed": "uint64", "device": "category", "port": "uint32",
+                         "name": "category", "t_ns": "int64", "value": "uint64"}
+    assert "pfc_tx_frames" in set(c["name"])
+    pfc_tx = c[c["name"] == "pfc_tx_frames"]["value"].sum()
+    assert pfc_tx > 0
+    m = run.marks
+    assert list(m.columns) == ["repeat", "seed", "kind", "device", "port", "priority", "t_ns", "src", "dst", "qp",
+                               "source"]
+    # No ECN in this run: no marks anywhere.
+    assert run.flows["ce_marked"].sum() == 0 and len(m) == 0
+
+
+def test_repeats_have_their_own_seeds_and_store_rows(lab, small_incast, db):
+    exp = small_incast.with_overrides({"repeats": 3, "seed": 10, "workload.incast.start_jitter_ns": "2us"})
+    run = lab.run(exp)
+    assert run.seeds == [10, 11, 12]
+    f = run.flows
+    assert len(f) == 12
+    assert sorted(f["repeat"].unique()) == [0, 1, 2]
+    assert f.groupby("repeat")["seed"].first().tolist() == [10, 11, 12]
+    assert len(run.ids) == 3
+    runs = rocelab.open_store(db).runs()
+    assert runs["id"].tolist() == run.ids
+    assert (runs["status"] == "completed").all()
+    assert runs["seed"].tolist() == [10, 11, 12]
+    assert runs["parameters"].iloc[0]["workload.incast.start_jitter_ns"] == exp.get("workload.incast.start_jitter_ns")
+    s = run.summary()
+    assert s["flows"] == 12 and len(s["runs"]) == 3
+
+
+def test_stored_run_loads_back_equal(lab, db):
+    exp = rocelab.load_spec(EXAMPLES / "incast-16to1.yaml", {"switch.buffer_bytes": "2MiB"})
+    run = lab.run(exp, overrides={"switch.ecn.kmin_bytes": "20KiB"}, name="stored")
+    store = rocelab.open_store(db)
+    row = store.runs(name="stored").iloc[0]
+    assert row["status"] == "completed" and row["backend"] == "twin"
+    assert row["parameters"]["switch.ecn.kmin_bytes"] == exp.set("switch.ecn.kmin_bytes", "20KiB").get(
+        "switch.ecn.kmin_bytes")
+    back = store.load(int(row["id"]))
+    assert back.status == "completed"
+    cols = ["src", "dst", "qp", "bytes", "start_ns", "end_ns", "fct_ns", "ideal_fct_ns", "ce_marked", "cnps"]
+    pd.testing.assert_frame_equal(back.flows[cols].reset_index(drop=True), run.flows[cols].reset_index(drop=True))
+    assert len(back.pauses) == len(run.pauses)
+    assert back.summary()["fct_ns"] == run.summary()["fct_ns"]
+    assert rocelab.open_store(db).latest().ids == [int(row["id"])]
+
+
+def test_not_storing(small_incast, tmp_path):
+    lab = rocelab.twin(db=None)
+    run = lab.run(small_incast)
+    assert run.ids == [] and run.store_path is None
+    assert not list(tmp_path.iterdir())
+
+
+def test_run_releases_the_gil(lab):
+    exp = rocelab.load_spec(EXAMPLES / "incast-16to1.yaml", {"workload.incast.rounds": 20})
+    ticks = []
+    stop = threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.002)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    started = time.monotonic()
+    lab.run(exp)
+    ended = time.monotonic()
+    stop.set()
+    t.join()
+    during = [x for x in ticks if started < x < ended]
+    # With the GIL held for the whole run the thread could not tick at all.
+    assert ended - started < 0.05 or len(during) >= 3
+
+
+def test_plots(lab):
+    import matplotlib.pyplot as plt
+    exp = rocelab.load_spec(EXAMPLES / "incast-16to1.yaml",
+                            {"switch.ecn.enabled": False, "nic.dcqcn.enabled": False, "switch.buffer_bytes": "2MiB"})
+    run = lab.run(exp)
+    ax = run.plot_fct_cdf()
+    assert len(ax.get_lines()) == 1
+    ys = ax.get_lines()[0].get_ydata()
+    assert ys[-1] == pytest.approx(1.0)
+    ax2 = run.plot_fct_cdf(slowdown=True, by=None)
+    assert ax2.get_xlabel().startswith("slowdown")
+    ax3 = run.plot_pauses()
+    assert len(ax3.get_yticklabels()) == run.pauses.groupby(["device", "port", "priority"], observed=True).ngroups
+    plt.close("all")
+
+
+def test_report_is_html_or_says_it_is_missing(lab, small_incast):
+    run = lab.run(small_incast)
+    if hasattr(rocelab._rocelab, "report_html"):
+        html = run.report(display=False)
+        assert "<svg" in html
+    else:
+        with pytest.raises(rocelab.UnavailableError):
+            run.report(display=False)
