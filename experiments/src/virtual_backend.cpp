@@ -81,6 +81,7 @@ status configure_switch(const lab::lab_state& s, const experiment_spec& spec) {
     fields.push_back({{"field", "queue.ecn.kmax_bytes"}, {"value", spec.sw.ecn.kmax_bytes}, {"priority", q}});
     fields.push_back({{"field", "queue.ecn.pmax"}, {"value", spec.sw.ecn.pmax}, {"priority", q}});
   }
+  fields.push_back({{"field", "ecn_mark_on_dequeue"}, {"value", spec.sw.ecn_mark_on_dequeue}});
   auto r = c->call({{"op", "set"}, {"fields", fields}});
   if (!r) return r.error().with_context("setting the switch");
   if (!r->value("ok", false))
