@@ -36,8 +36,14 @@ def test_there_are_three_notebooks():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_on_the_twin(path, tmp_path):
     nb = execute(path, tmp_path)
+    nbformat.write(nb, tmp_path / path.name)  # kept with its outputs for a look after a failure
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors
     import rocelab
     runs = rocelab.open_store(tmp_path / "notebook.db").runs()
-    assert len(runs) > 0 and (runs["status"] == "completed").all()
+    # Every run the notebook made is stored; the buffer notebook's PFC points with a buffer
+    # smaller than the headroom are refused by the switch and stored as failed.
+    assert (runs["status"] == "completed").sum() > 0
+    assert set(runs["status"]) <= {"completed", "failed"}
+    if path.stem != "size_switch_buffers":
+        assert (runs["status"] == "completed").all()
