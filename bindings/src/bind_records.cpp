@@ -24,28 +24,50 @@ py::array_t<T> column(const Rows& rows, Get get) {
   return out;
 }
 
+// One pass over the records fills every column (each record is read once, while it is in
+// cache), with the GIL released: only the array allocations need Python.
 py::dict flows_columns(const run_records& r) {
   const auto& f = r.flows;
+  const auto n = static_cast<py::ssize_t>(f.size());
+  py::array_t<std::uint32_t> src(n), dst(n), qp(n);
+  py::array_t<std::uint8_t> priority(n), kind(n);
+  py::array_t<std::uint64_t> bytes(n), retransmits(n), ce_marked(n), cnps(n), tag(n);
+  py::array_t<std::int64_t> start_ns(n), end_ns(n), fct_ns(n), ideal_fct_ns(n);
+  py::array_t<double> slowdown(n);
+  py::array_t<bool> completed(n);
+  struct {
+    std::uint32_t *src, *dst, *qp;
+    std::uint8_t *priority, *kind;
+    std::uint64_t *bytes, *retransmits, *ce_marked, *cnps, *tag;
+    std::int64_t *start_ns, *end_ns, *fct_ns, *ideal_fct_ns;
+    double* slowdown;
+    bool* completed;
+  } out{src.mutable_data(),         dst.mutable_data(),          qp.mutable_data(),       priority.mutable_data(),
+        kind.mutable_data(),        bytes.mutable_data(),        retransmits.mutable_data(),
+        ce_marked.mutable_data(),   cnps.mutable_data(),         tag.mutable_data(),      start_ns.mutable_data(),
+        end_ns.mutable_data(),      fct_ns.mutable_data(),       ideal_fct_ns.mutable_data(),
+        slowdown.mutable_data(),    completed.mutable_data()};
+  {
+    py::gil_scoped_release release;
+    constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      const flow_record& x = f[i];
+      out.src[i] = x.src, out.dst[i] = x.dst, out.qp[i] = x.qp;
+      out.priority[i] = x.priority, out.kind[i] = static_cast<std::uint8_t>(x.kind);
+      out.bytes[i] = x.bytes, out.retransmits[i] = x.retransmits, out.ce_marked[i] = x.ce_marked;
+      out.cnps[i] = x.cnps, out.tag[i] = x.tag;
+      out.start_ns[i] = x.start_ns, out.end_ns[i] = x.end_ns, out.fct_ns[i] = x.fct_ns;
+      out.ideal_fct_ns[i] = x.ideal_fct_ns;
+      // NaN for flows that did not complete (or have no ideal time), so pandas skips them.
+      out.slowdown[i] = x.completed() && x.ideal_fct_ns > 0 ? x.slowdown() : nan;
+      out.completed[i] = x.completed();
+    }
+  }
   py::dict d;
-  d["src"] = column<std::uint32_t>(f, [](const flow_record& x) { return x.src; });
-  d["dst"] = column<std::uint32_t>(f, [](const flow_record& x) { return x.dst; });
-  d["qp"] = column<std::uint32_t>(f, [](const flow_record& x) { return x.qp; });
-  d["priority"] = column<std::uint8_t>(f, [](const flow_record& x) { return x.priority; });
-  d["kind"] = column<std::uint8_t>(f, [](const flow_record& x) { return static_cast<std::uint8_t>(x.kind); });
-  d["bytes"] = column<std::uint64_t>(f, [](const flow_record& x) { return x.bytes; });
-  d["start_ns"] = column<std::int64_t>(f, [](const flow_record& x) { return x.start_ns; });
-  d["end_ns"] = column<std::int64_t>(f, [](const flow_record& x) { return x.end_ns; });
-  d["fct_ns"] = column<std::int64_t>(f, [](const flow_record& x) { return x.fct_ns; });
-  d["ideal_fct_ns"] = column<std::int64_t>(f, [](const flow_record& x) { return x.ideal_fct_ns; });
-  // NaN for flows that did not complete (or have no ideal time), so pandas skips them.
-  d["slowdown"] = column<double>(f, [](const flow_record& x) {
-    return x.completed() && x.ideal_fct_ns > 0 ? x.slowdown() : std::numeric_limits<double>::quiet_NaN();
-  });
-  d["completed"] = column<bool>(f, [](const flow_record& x) { return x.completed(); });
-  d["retransmits"] = column<std::uint64_t>(f, [](const flow_record& x) { return x.retransmits; });
-  d["ce_marked"] = column<std::uint64_t>(f, [](const flow_record& x) { return x.ce_marked; });
-  d["cnps"] = column<std::uint64_t>(f, [](const flow_record& x) { return x.cnps; });
-  d["tag"] = column<std::uint64_t>(f, [](const flow_record& x) { return x.tag; });
+  d["src"] = src, d["dst"] = dst, d["qp"] = qp, d["priority"] = priority, d["kind"] = kind, d["bytes"] = bytes;
+  d["start_ns"] = start_ns, d["end_ns"] = end_ns, d["fct_ns"] = fct_ns, d["ideal_fct_ns"] = ideal_fct_ns;
+  d["slowdown"] = slowdown, d["completed"] = completed, d["retransmits"] = retransmits;
+  d["ce_marked"] = ce_marked, d["cnps"] = cnps, d["tag"] = tag;
   return d;
 }
 
