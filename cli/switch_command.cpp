@@ -111,6 +111,11 @@ result<ss::soft_switch_options> options_from(const switch_args& a) {
   const auto rate_bps = static_cast<std::int64_t>(gbps * 1e9);
   const auto response_ns = static_cast<std::int64_t>(a.response_us * 1000);
   o.settings = ss::lab_default_settings(o.ports.size(), rate_bps, buffer, mtu, response_ns);
+  if (const std::int64_t want = ss::lab_headroom_bytes(rate_bps, mtu, response_ns);
+      o.settings.model.ports[0].pgs[3].headroom_bytes < want)
+    std::cerr << "rocelab switch: a " << buffer / 1024 << " KiB buffer leaves "
+              << o.settings.model.ports[0].pgs[3].headroom_bytes << " bytes of PFC headroom per port, less than the "
+              << want << " a " << response_ns / 1000 << " us reaction at this rate needs; lossless traffic may drop\n";
   o.rt_priority = a.rt_priority;
   o.response_budget_ns = response_ns;
   // Receive rings hold what arrives while the loop is away: twice the response budget

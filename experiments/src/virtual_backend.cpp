@@ -138,14 +138,17 @@ class capture_process {
     const std::string prefix = "rlrun" + std::to_string(::getpid());
     // The PMD's ring, sized explicitly (its defaults are 512 frames of 2 KiB, which would
     // cut the lab's 4 KiB frames): frames of the next power of two above the largest
-    // mirror copy (interface MTU + Ethernet header + the PMD's TPACKET2 header), 4096 of
-    // them (a quarter second of the mirror's rate at the lab's speeds), one queue pair.
+    // mirror copy (interface MTU + Ethernet header + the PMD's TPACKET2 header), 16384 of
+    // them, one queue pair. The capture polls under SCHED_OTHER while the switch and the
+    // NICs run real-time, so on a 2-core machine it may get no CPU for the length of an
+    // incast: the ring holds a whole lab run (an 8-to-1 incast of 2 x 8 MiB is ~9000 mirror
+    // frames); with 4096 frames a third of a run's frames were seen missing.
     // `rocelab capture` sizes its mbufs from framesz (captures/dpdk_source.hpp).
     std::uint32_t frame = 2048;
     while (frame < static_cast<std::uint32_t>(s.mtu) + 18 + 64) frame *= 2;
     const std::string eal = "-l 0 --no-huge --no-pci -m 512 --no-shconf --no-telemetry --file-prefix=" + prefix +
                             " --vdev=net_af_packet0,iface=" + s.capture_ifname + ",qpairs=1,framesz=" +
-                            std::to_string(frame) + ",blocksz=" + std::to_string(frame * 8) + ",framecnt=4096";
+                            std::to_string(frame) + ",blocksz=" + std::to_string(frame * 8) + ",framecnt=16384";
     unique_fd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
     const pid_t pid = ::fork();
     if (pid < 0) return status::from_errno("fork");

@@ -292,7 +292,13 @@ switch_settings lab_default_settings(std::size_t ports, std::int64_t rate_bps, s
   c.buffer_bytes = buffer_bytes;
   c.cell_bytes = 256;
   c.lossless_priorities = 1u << 3;
-  const std::int64_t headroom = lab_headroom_bytes(rate_bps, mtu_bytes, response_ns, c.cell_bytes);
+  // Headroom for the whole budget when the buffer allows; otherwise at most half the
+  // buffer over all ports (a lab at a high rate with a small buffer still comes up, with
+  // less reaction time covered -- lab_covered_response_ns says how much).
+  const std::int64_t cap = std::max<std::int64_t>(
+      2 * (mtu_bytes + 18), buffer_bytes / 2 / std::max<std::int64_t>(1, static_cast<std::int64_t>(ports)));
+  const std::int64_t headroom =
+      std::min(lab_headroom_bytes(rate_bps, mtu_bytes, response_ns, c.cell_bytes), cap / c.cell_bytes * c.cell_bytes);
   port_config port;
   port.rate_bps = rate_bps;
   for (int p = 0; p < num_priorities; ++p) {

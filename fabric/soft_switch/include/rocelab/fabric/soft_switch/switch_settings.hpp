@@ -64,8 +64,9 @@ inline constexpr std::int64_t lab_response_budget_ns = 2'000'000;
                                               std::int64_t cell_bytes = 256);
 
 // The virtual lab's starting point, SONiC-like: priority 3 lossless (PFC, XOFF at the PG's
-// dynamic threshold alpha = 1, headroom lab_headroom_bytes for `response_ns`, XON 2 MTUs
-// lower), its egress queue unlimited (lossless traffic is never dropped at egress, as
+// dynamic threshold alpha = 1, headroom lab_headroom_bytes for `response_ns` but at most
+// half the buffer over all ports (check pg.headroom_bytes against lab_headroom_bytes to
+// see whether the budget is covered), XON 2 MTUs lower), its egress queue unlimited (lossless traffic is never dropped at egress, as
 // SONiC's lossless egress profile) with ECN from buffer/32 to buffer/8 at pmax 0.2; lossy
 // queues dynamic alpha = 1; 256-byte cells.
 [[nodiscard]] switch_settings lab_default_settings(std::size_t ports, std::int64_t rate_bps, std::int64_t buffer_bytes,
