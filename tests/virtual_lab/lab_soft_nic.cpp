@@ -67,7 +67,7 @@ class SoftNicLab : public ::testing::Test {
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root (namespaces, veth, AF_PACKET)";
     static int n = 0;
-    name_ = "sn" + std::to_string(::getpid() % 10000) + std::to_string(n++);
+    name_ = "rlvn" + std::to_string(::getpid() % 1000) + std::to_string(n++);
     log_dir_ = std::filesystem::temp_directory_path() / ("rocelab-" + name_);
     std::filesystem::create_directories(log_dir_);
   }

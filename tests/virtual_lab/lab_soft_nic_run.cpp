@@ -29,7 +29,7 @@ class SoftNicRun : public ::testing::Test {
  protected:
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root (namespaces, veth, AF_PACKET, DPDK af_packet)";
-    name_ = "sr" + std::to_string(::getpid() % 100000);
+    name_ = "rlvr" + std::to_string(::getpid() % 10000);
   }
   void TearDown() override {
     if (!name_.empty()) {

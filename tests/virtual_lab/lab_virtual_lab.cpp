@@ -45,7 +45,7 @@ bool is_root() { return ::geteuid() == 0; }
 
 std::string unique_name() {
   static int n = 0;
-  return "vt" + std::to_string(::getpid() % 100000) + std::to_string(n++);
+  return "rlv" + std::to_string(::getpid() % 1000) + std::to_string(n++);
 }
 
 // An AF_PACKET socket on an interface of a namespace, for sending and receiving.
