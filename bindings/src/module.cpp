@@ -11,4 +11,5 @@ PYBIND11_MODULE(_rocelab, m) {
   rocelab::bindings::bind_store(m);
   rocelab::bindings::bind_report(m);
   rocelab::bindings::bind_tune(m);
+  rocelab::bindings::bind_controller(m);
 }

@@ -22,7 +22,7 @@ from .run import Run
 from .spec import as_experiment
 from .store import DEFAULT_DB, Store
 
-__all__ = ["Lab", "twin", "virtual_lab", "VirtualLab", "connect", "rocelab_binary", "source_dir"]
+__all__ = ["Lab", "twin", "virtual_lab", "VirtualLab", "connect", "rocelab_binary", "source_dir", "ControllerLab"]
 
 
 def rocelab_binary():
@@ -212,10 +212,58 @@ def virtual_lab(hosts=8, **kwargs):
     return VirtualLab(hosts=hosts, **kwargs)
 
 
-def connect(address, token=None, token_file=None, **kwargs):
-    """A lab behind a running controller (``rocelab controller --listen ADDR``)."""
-    if not hasattr(_rocelab, "ControllerClient"):
-        raise UnavailableError(
-            f"cannot connect to {address}: this build of rocelab has no controller client in Python yet")
-    return _rocelab.ControllerClient(address, token=token, token_file=token_file, **kwargs)
+class ControllerLab(Lab):
+    """A lab behind a running controller: specs are resolved here (same validation) and
+    submitted as ``rocelab run SPEC --controller ADDR`` submits them; the controller runs
+    them on the backend they name and keeps them in its run store. With ``db`` (the
+    controller's store file, when readable from here) runs come back with their records;
+    otherwise with the summary the controller returns."""
+
+    def __init__(self, address, token, db=None, overrides=None, connect_timeout_s=5.0):
+        super().__init__(db=db, overrides=overrides, store=False)
+        self.address = address
+        self._token = token
+        self.connect_timeout_s = connect_timeout_s
+
+    def _prepare(self, spec, overrides):
+        merged = dict(self.overrides)
+        merged.update(overrides or {})
+        exp = as_experiment(spec, merged)
+        exp.validate()
+        return exp
+
+    def run(self, spec, overrides=None, name=None, progress=False):
+        exp = self._prepare(spec, overrides)
+        base = exp.build()
+        if name is not None:
+            base.set("name", str(name), "python")
+        done = _rocelab.submit_spec(self.address, self._token, base.to_yaml(), exp.path or "<python>",
+                                    int(self.connect_timeout_s * 1000))
+        if done["status"] == "failed":
+            raise RocelabError(f"run {done['run']} on {self.address} failed: {done['error']}")
+        if self.db is not None and done["run"]:
+            run = Run.load(Store(self.db, read_only=True), done["run"])
+            run._summary_json = done["summary_json"] or None
+            return run
+        return Run([], [], base.name, base.backend, base.to_yaml(), done["status"], [done["run"]] if done["run"] else [],
+                   None, done["summary_json"] or None)
+
+    def tune(self, spec, **kwargs):
+        raise UnavailableError("tuning through a controller is not available yet; tune on rocelab.twin()")
+
+    def __repr__(self):
+        return f"<rocelab.ControllerLab {self.address}>"
+
+
+def connect(address, token=None, token_file=None, db=None, **kwargs):
+    """A lab behind a running controller (``rocelab controller --listen ADDR --token-file F``).
+    ``token`` or ``token_file`` authenticates (TLS-PSK, as the CLI)."""
+    if not getattr(_rocelab, "have_controller_client", False):
+        raise UnavailableError(f"cannot connect to {address}: this build of rocelab has no controller client")
+    if token is None and token_file is not None:
+        with open(token_file) as f:
+            token = f.readline().strip()  # the first line, as the CLI reads it
+    if not token:
+        raise UnavailableError("connect() needs token= or token_file= (the controller's shared token)")
+    return ControllerLab(address, token, db=db, **kwargs)
 
