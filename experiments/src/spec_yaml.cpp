@@ -38,8 +38,9 @@ status apply_map(experiment_spec& spec, const YAML::Node& map, const std::string
     const YAML::Node& value = kv.second;
     if (!key.IsScalar()) return bad(where(source, key) + ": keys must be plain names");
     const std::string path = prefix.empty() ? key.Scalar() : prefix + "." + key.Scalar();
-    // The tuner's section (tuning_spec.hpp) is read by load_tuning; a run ignores it.
-    if (path == "tuning") continue;
+    // The tuner's section (tuning_spec.hpp) is read by load_tuning and the fabric
+    // comparison's (compare.hpp) by rocelab compare; a run ignores both.
+    if (path == "tuning" || path == "compare") continue;
     const std::string origin = where(source, key);
     if (find_field(path) != nullptr) {
       auto text = leaf_text(value);
