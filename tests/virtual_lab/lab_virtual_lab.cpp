@@ -26,6 +26,9 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <functional>
+#include <pthread.h>
+#include <sched.h>
 #include <thread>
 
 #include "rocelab/captures/dissect.hpp"
@@ -279,26 +282,37 @@ TEST_F(VirtualLab, ForwardsFramesHostToHostUnaltered) {
 }
 
 // Two senders blast lossless (DSCP 26 -> priority 3), ECT(0) frames at a third host
-// through ports shaped to 1 Gb/s: the receiver's port congests.
+// through ports shaped to 0.2 Gb/s: the receiver's port congests even when a loaded CI
+// machine slows the sending thread down.
 struct blast_result {
   std::vector<std::vector<std::uint8_t>> at_sender[2];
   std::vector<std::vector<std::uint8_t>> at_receiver;
 };
-blast_result blast(const lab_state& s, std::uint32_t frames_per_sender) {
+// Sends in bursts of `burst` frames per sender until `congested()` holds after a burst,
+// or `max_bursts` have gone: a loaded machine sends more slowly, so the test asks for the
+// effect (sustained overload) rather than for a frame count.
+blast_result blast(const lab_state& s, std::uint32_t burst, int max_bursts, const std::function<bool()>& congested) {
   blast_result r;
   auto rx1 = wire_socket::open(s.hosts[0].netns, "eth0");
   auto rx2 = wire_socket::open(s.hosts[1].netns, "eth0");
   auto rx3 = wire_socket::open(s.hosts[2].netns, "eth0");
-  std::thread senders[2];
-  for (int k = 0; k < 2; ++k) {
-    senders[k] = std::thread([&, k] {
-      auto tx = wire_socket::open(s.hosts[k].netns, "eth0");
-      for (std::uint32_t i = 0; i < frames_per_sender; ++i)
-        (void)tx.send(roce_frame(s.hosts[k], s.hosts[2], i, 1024));
-    });
-  }
-  std::thread drain3([&] { r.at_receiver = rx3.drain(500ms, 20s); });
-  for (auto& t : senders) t.join();
+  // One thread alternates between the two senders: with a thread each, a 2-core CI
+  // machine may run them one after the other, and one sender alone never congests.
+  std::thread sender([&] {
+    // Real time like the lab's soft NICs, below the switch (50): other load on the
+    // machine must not slow the senders under the bottleneck's rate.
+    const sched_param fifo{.sched_priority = 30};
+    (void)::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &fifo);
+    wire_socket tx[2] = {wire_socket::open(s.hosts[0].netns, "eth0"), wire_socket::open(s.hosts[1].netns, "eth0")};
+    std::uint32_t seq = 0;
+    for (int b = 0; b < max_bursts; ++b) {
+      for (std::uint32_t i = 0; i < burst; ++i, ++seq)
+        for (int k = 0; k < 2; ++k) (void)tx[k].send(roce_frame(s.hosts[k], s.hosts[2], seq, 1024));
+      if (congested()) break;
+    }
+  });
+  std::thread drain3([&] { r.at_receiver = rx3.drain(500ms, 30s); });
+  sender.join();
   drain3.join();
   r.at_sender[0] = rx1.drain(100ms);
   r.at_sender[1] = rx2.drain(100ms);
@@ -306,9 +320,13 @@ blast_result blast(const lab_state& s, std::uint32_t frames_per_sender) {
 }
 
 TEST_F(VirtualLab, CongestionSendsPfcXoffToTheSendersAndMarksCe) {
-  const lab_state s = up(3, 1);
+  const lab_state s = up(3, 0.2);
   ASSERT_EQ(s.hosts.size(), 3u);
-  const blast_result r = blast(s, 4000);
+  const blast_result r = blast(s, 2000, 10, [&] {
+    const json k = call(s, {{"op", "counters"}});
+    return k.value("ok", false) && k["ports"][0]["pgs"][3]["xoff_sent"].get<std::int64_t>() > 0 &&
+           k["ports"][1]["pgs"][3]["xoff_sent"].get<std::int64_t>() > 0;
+  });
   const pfc_count c1 = count_pfc(r.at_sender[0], 3), c2 = count_pfc(r.at_sender[1], 3);
   EXPECT_GT(c1.xoff, 0u) << "no PFC XOFF for priority 3 reached h1";
   EXPECT_GT(c2.xoff, 0u) << "no PFC XOFF for priority 3 reached h2";
@@ -335,20 +353,25 @@ TEST_F(VirtualLab, CongestionSendsPfcXoffToTheSendersAndMarksCe) {
 }
 
 TEST_F(VirtualLab, DropsWithoutPfcWhenTheBufferIsSmall) {
-  const lab_state s = up(3, 1);
+  const lab_state s = up(3, 0.2);
   ASSERT_EQ(s.hosts.size(), 3u);
   const json set = call(s, {{"op", "set"},
                             {"fields", {{{"field", "lossless_priorities"}, {"value", 0}},
                                         {{"field", "buffer_bytes"}, {"value", 64 * 1024}}}}});
   ASSERT_TRUE(set.value("ok", false)) << set.dump();
-  const blast_result r = blast(s, 2000);
+  const auto drops = [&] {
+    const json k = call(s, {{"op", "counters"}});
+    std::int64_t n = 0;
+    if (k.value("ok", false))
+      for (const auto& p : k["ports"])
+        n += p["ingress_limit_drops"].get<std::int64_t>() + p["egress_limit_drops"].get<std::int64_t>();
+    return n;
+  };
+  const blast_result r = blast(s, 1000, 10, [&] { return drops() > 0; });
   EXPECT_EQ(count_pfc(r.at_sender[0], 3).xoff + count_pfc(r.at_sender[1], 3).xoff, 0u);
   const json k = call(s, {{"op", "counters"}});
   ASSERT_TRUE(k.value("ok", false)) << k.dump();
-  std::int64_t drops = 0;
-  for (const auto& p : k["ports"])
-    drops += p["ingress_limit_drops"].get<std::int64_t>() + p["egress_limit_drops"].get<std::int64_t>();
-  EXPECT_GT(drops, 0);
+  EXPECT_GT(drops(), 0);
   EXPECT_EQ(k["ports"][0]["pfc_tx_frames"].get<std::int64_t>(), 0);
 }
 
