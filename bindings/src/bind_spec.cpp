@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "rocelab/common/units.hpp"
 #include "errors.hpp"
 #include "rocelab/experiments/spec.hpp"
 
@@ -91,6 +92,14 @@ void bind_spec(py::module_& m) {
       "Every spec field as (path, type, help, choices), in the order of the resolved spec");
   m.def("nearest_field", [](const std::string& path) { return experiments::nearest_path(path); }, py::arg("path"));
   m.def("is_section", [](const std::string& path) { return experiments::is_section(path); }, py::arg("path"));
+  m.def(
+      "parse_bytes",
+      [](const std::string& text) {
+        auto v = parse_size_bytes(text);
+        if (!v.ok()) throw_spec_error(v.error());
+        return *v;
+      },
+      py::arg("text"), "A size as the spec reads it (B, KiB, MiB, KB, MB, ...) in bytes");
 }
 
 }  // namespace rocelab::bindings

@@ -12,6 +12,7 @@ void bind_run(pybind11::module_& m);
 void bind_store(pybind11::module_& m);
 void bind_report(pybind11::module_& m);
 void bind_tune(pybind11::module_& m);
+void bind_compare(pybind11::module_& m);
 void bind_controller(pybind11::module_& m);
 
 }  // namespace rocelab::bindings

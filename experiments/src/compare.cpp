@@ -1,6 +1,7 @@
 // The fabric comparison (compare.hpp): scenarios per fabric on the twin, metrics, cost,
 // the scale sweep.
 
+#include <atomic>
 #include "rocelab/experiments/compare.hpp"
 
 #include <algorithm>
@@ -94,9 +95,11 @@ struct scenario_run {
   fabric::twin::twin_config config;
 };
 
+status cancelled_status() { return status(error_code::cancelled, "compare: cancelled"); }
+
 result<scenario_run> run_scenario(const experiment_spec& spec, const fabric_plan& plan, scenario s,
                                   store::run_store* store, std::vector<std::int64_t>& run_ids,
-                                  std::optional<std::int64_t> sweep = std::nullopt) {
+                                  const std::function<bool()>& cancel, std::optional<std::int64_t> sweep = std::nullopt) {
   scenario_run out;
   const experiment_spec variant = only(spec, s);
   for (std::uint32_t i = 0; i < std::max<std::uint32_t>(1, spec.repeats); ++i) {
@@ -106,8 +109,12 @@ result<scenario_run> run_scenario(const experiment_spec& spec, const fabric_plan
     if (!cfg.ok()) return std::move(cfg).error();
     auto load = make_workload(resolved, seed);
     if (!load.ok()) return std::move(load).error().with_context(plan.name);
+    if (cancel && cancel()) return cancelled_status();
+    cfg->cancel_requested = cancel;
     auto rec = fabric::twin::run_twin(*cfg, **load);
     if (!rec.ok()) return std::move(rec).error().with_context(plan.name + " " + name_of(s));
+    // A cancelled twin run returns its records so far: not a result to compare or store.
+    if (cancel && cancel()) return cancelled_status();
     if (store != nullptr) {
       store::new_run nr;
       nr.name = "compare/" + plan.name + "/" + name_of(s);
@@ -245,7 +252,7 @@ result<std::map<std::string, std::string>> tune_roce(const experiment_spec& spec
     fabric_plan plan = base;
     plan.overrides = overrides_of(values);
     plan.name = base.name + "-trial" + std::to_string(index);
-    auto r = run_scenario(spec, plan, scenario::mix, store, run_ids, sweep);
+    auto r = run_scenario(spec, plan, scenario::mix, store, run_ids, cs.cancel_requested, sweep);
     if (!r.ok()) {
       t.error = r.error().message();
       return t;
@@ -265,8 +272,11 @@ result<std::map<std::string, std::string>> tune_roce(const experiment_spec& spec
     t.violated = sc->violated;
     return t;
   };
+  std::atomic<bool> stop{false};
   sweep_hooks hooks;
+  hooks.stop = &stop;
   hooks.on_trial = [&](trial& t, trial_payload&) {
+    if (cs.cancel_requested && cs.cancel_requested()) stop = true;
     if (sweep) {
       store::trial_record tr;
       tr.sweep = *sweep;
@@ -291,6 +301,7 @@ result<std::map<std::string, std::string>> tune_roce(const experiment_spec& spec
   };
   auto trials = run_sweep(ts, evaluate, {}, hooks);
   if (!trials.ok()) return std::move(trials).error().with_context("roce-tuned");
+  if (stop) return cancelled_status();
   const trial* best = best_trial(*trials);
   note = std::string("rocelab tune's ") + to_string(ts.method) + " search, " + std::to_string(ts.budget) +
          " trials over switch.ecn.kmin_bytes, kmax_bytes, pmax on the incast and background workloads together, "
@@ -351,7 +362,7 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
     for (const scenario s : {scenario::allreduce, scenario::incast, scenario::background}) {
       if (!has(spec, s)) continue;
       if (progress) progress(f + ": " + name_of(s));
-      auto r = run_scenario(spec, p, s, store, m.run_ids);
+      auto r = run_scenario(spec, p, s, store, m.run_ids, settings.cancel_requested);
       if (!r.ok()) return std::move(r).error();
       m.congestion = fabric::to_string(r->config.fabric.congestion);
       add_totals(m, *r);
@@ -429,7 +440,7 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
       double best = 0;
       for (std::size_t i = 0; i < plans.size(); ++i) {
         if (progress) progress(plans[i].name + ": scale " + std::to_string(hosts) + " hosts");
-        auto r = run_scenario(s, plans[i], scenario::allreduce, store, out.fabrics[i].run_ids);
+        auto r = run_scenario(s, plans[i], scenario::allreduce, store, out.fabrics[i].run_ids, settings.cancel_requested);
         if (!r.ok()) return std::move(r).error().with_context("scale " + std::to_string(hosts));
         const run_summary sum = summarize(pointers(*r), r->seeds);
         const double bw = sum.allreduce ? sum.allreduce->busbw_gbps : 0;

@@ -33,7 +33,12 @@ cluster_cost fabric_cost(const fabric_profile_file& p, std::uint32_t hosts, doub
 std::string default_profile_file(const std::string& fabric) {
   if (fabric == "ib" || fabric == "infiniband") return "infiniband-ndr.yaml";
   if (fabric == "roce-deep" || fabric == "roce-deep-buffer") return "roce-deep-buffer.yaml";
-  return "roce-shallow-buffer.yaml";
+  if (fabric == "roce" || fabric == "roce-tuned" || fabric == "roce-default" || fabric == "roce-shallow" ||
+      fabric == "roce-shallow-buffer")
+    return "roce-shallow-buffer.yaml";
+  // Any other name is a profile file of that name: a typo ("roce-tunned") must not run
+  // silently as some default fabric.
+  return fabric + ".yaml";
 }
 
 namespace {

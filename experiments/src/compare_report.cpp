@@ -404,7 +404,13 @@ result<experiment_spec> load_compare_spec(const std::string& path, compare_setti
 status load_profiles(compare_settings& settings) {
   for (const auto& f : settings.fabrics) {
     if (settings.profiles.count(f) != 0) continue;
-    auto p = load_fabric_profile((std::filesystem::path(settings.profiles_dir) / default_profile_file(f)).string());
+    const auto file = std::filesystem::path(settings.profiles_dir) / default_profile_file(f);
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec))
+      return status(error_code::invalid_argument,
+                    "fabric '" + f + "': no profile: not one of ib, roce-tuned, roce-default, roce-deep, and no " +
+                        file.string());
+    auto p = load_fabric_profile(file.string());
     if (!p.ok()) return std::move(p).error().with_context("profile of fabric " + f);
     settings.profiles[f] = std::move(p).value();
   }

@@ -10,6 +10,7 @@ pause_sources: tuple[str, ...]
 event_kinds: tuple[str, ...]
 have_store: bool
 have_tuning: bool
+have_compare: bool
 have_controller_client: bool
 
 class Spec:
@@ -81,3 +82,7 @@ class Store:
     def add_trial(self, sweep: int, index: int, params: dict[str, float], objective: float, feasible: bool,
                   run: Optional[int] = ..., metrics_json: str = ...) -> None: ...
     def trials(self, sweep: int) -> list[dict[str, Any]]: ...
+
+def compare(spec: Spec, compare_file: str = ..., options: dict[str, Any] = ..., store: Optional[Store] = ...,
+            on_progress: Optional[Callable[[str], None]] = ..., poll_ms: int = ...) -> dict[str, Any]: ...
+def parse_bytes(text: str) -> int: ...

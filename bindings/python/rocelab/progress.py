@@ -10,8 +10,11 @@ __all__ = ["ProgressBar"]
 
 
 class ProgressBar:
+    """``total=None``: the number of steps is not known in advance (a comparison); the
+    line then counts steps and shows the latest note, without a bar."""
+
     def __init__(self, total, label="", width=30, stream=None, enabled=True):
-        self.total = max(int(total), 1)
+        self.total = None if total is None else max(int(total), 1)
         self.label = label
         self.width = width
         self.stream = stream or sys.stderr
@@ -26,10 +29,13 @@ class ProgressBar:
             self.note = note
         if not self.enabled:
             return
-        filled = int(self.width * min(self.done, self.total) / self.total)
         elapsed = time.monotonic() - self.started
-        line = (f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} "
-                f"{elapsed:.1f}s {self.note}")
+        if self.total is None:
+            line = f"\r{self.label} step {self.done} {elapsed:.1f}s {self.note}\x1b[K"
+        else:
+            filled = int(self.width * min(self.done, self.total) / self.total)
+            line = (f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} "
+                    f"{elapsed:.1f}s {self.note}")
         self.stream.write(line)
         self.stream.flush()
 

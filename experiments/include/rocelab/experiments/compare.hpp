@@ -63,6 +63,9 @@ struct compare_settings {
   std::uint32_t scale_hosts_per_leaf = 8;
   double scale_oversubscription = 1.0;
   std::int64_t scale_allreduce_bytes = 0;    // 0: the spec's all-reduce size
+  // Polled while the twin runs and between runs; once it returns true the comparison
+  // stops with error_code::cancelled (runs already stored stay). Python's Ctrl-C.
+  std::function<bool()> cancel_requested;
 };
 
 struct fabric_metrics {

@@ -47,7 +47,7 @@ struct cluster_cost {
 [[nodiscard]] result<fabric_profile_file> load_fabric_profile(const std::string& path);
 // The profile files a fabric name maps to by default, in `dir`
 // (ib: infiniband-ndr.yaml, roce-tuned and roce-default: roce-shallow-buffer.yaml,
-// roce-deep: roce-deep-buffer.yaml).
+// roce-deep: roce-deep-buffer.yaml; any other name: <name>.yaml).
 [[nodiscard]] std::string default_profile_file(const std::string& fabric);
 
 }  // namespace rocelab::experiments

@@ -1,0 +1,163 @@
+// The fabric decision report from Python (experiments/compare.hpp): the comparison
+// `rocelab compare` runs, with its data returned as the report's JSON (rocelab/compare.py
+// turns it into DataFrames) and its HTML page. The comparison runs with the GIL released;
+// progress lines call back into Python; Ctrl-C stops it at the next poll (the runs it
+// already stored stay in the store).
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "errors.hpp"
+
+#ifdef ROCELAB_HAVE_COMPARE
+#include "rocelab/experiments/compare.hpp"
+#ifdef ROCELAB_HAVE_STORE
+#include "rocelab/store/run_store.hpp"
+#endif
+#endif
+
+namespace py = pybind11;
+
+namespace rocelab::bindings {
+
+#ifdef ROCELAB_HAVE_COMPARE
+namespace {
+
+using namespace experiments;
+
+// The cancel hook the comparison polls. roce-tuned's trials run on worker threads, and
+// Python delivers signals to the main thread only: the calling thread polls Python's
+// handlers (at most every `interval`), every other thread reads what it found.
+class interrupt_poll {
+ public:
+  explicit interrupt_poll(std::chrono::milliseconds interval)
+      : interval_(interval), caller_(std::this_thread::get_id()) {}
+
+  bool operator()() {
+    if (stopped_.load(std::memory_order_relaxed) || std::this_thread::get_id() != caller_) return stopped_;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_) return false;
+    next_ = now + interval_;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) take_error();
+    return stopped_;
+  }
+
+  // With the GIL held, after a Python call raised: keep the exception, stop.
+  void take_error() {
+    PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
+    PyErr_Fetch(&type, &value, &trace);
+    PyErr_NormalizeException(&type, &value, &trace);
+    if (value != nullptr && trace != nullptr) PyException_SetTraceback(value, trace);
+    caught_ = value != nullptr ? py::reinterpret_steal<py::object>(value) : py::reinterpret_steal<py::object>(type);
+    if (value != nullptr) Py_XDECREF(type);
+    Py_XDECREF(trace);
+    stopped_ = true;
+  }
+
+  [[nodiscard]] py::object caught() const { return caught_ ? caught_ : py::none(); }
+
+ private:
+  std::chrono::milliseconds interval_;
+  std::thread::id caller_;
+  std::chrono::steady_clock::time_point next_{};
+  std::atomic<bool> stopped_{false};
+  py::object caught_;
+};
+
+template <typename T>
+T take(const py::dict& d, const char* key, T fallback) {
+  return d.contains(key) && !d[key].is_none() ? d[key].cast<T>() : fallback;
+}
+
+// Keyword settings over those of the spec file's compare: section. Sizes are numbers of
+// bytes here (rocelab/compare.py parses "1MiB" with the spec's own parser).
+void apply(const py::dict& d, compare_settings& s) {
+  s.fabrics = take(d, "fabrics", s.fabrics);
+  s.profiles_dir = take(d, "profiles_dir", s.profiles_dir);
+  s.compute_ms_per_step = take(d, "compute_ms_per_step", s.compute_ms_per_step);
+  s.small_message_bytes = take(d, "small_message_bytes", s.small_message_bytes);
+  s.tune_budget = take(d, "tune_budget", s.tune_budget);
+  if (d.contains("tune_method") && !d["tune_method"].is_none()) {
+    auto m = parse_tuning_method(d["tune_method"].cast<std::string>());
+    if (!m.ok()) throw_spec_error(m.error(), "tune_method");
+    s.tune_method = *m;
+  }
+  s.scale_hosts = take(d, "scale_hosts", s.scale_hosts);
+  s.scale_hosts_per_leaf = take(d, "scale_hosts_per_leaf", s.scale_hosts_per_leaf);
+  s.scale_oversubscription = take(d, "scale_oversubscription", s.scale_oversubscription);
+  s.scale_allreduce_bytes = take(d, "scale_allreduce_bytes", s.scale_allreduce_bytes);
+}
+
+// `spec` is the resolved spec (file plus overrides); `compare_file`, when given, is the
+// spec file whose compare: section sets the defaults (its profile paths relative to it).
+py::dict compare(const experiment_spec& spec, const std::string& compare_file, const py::dict& options,
+                 const py::object& store_object, const py::object& on_progress, int poll_ms) {
+  compare_settings settings;
+  if (!compare_file.empty()) {
+    auto loaded = load_compare_spec(compare_file, settings);
+    if (!loaded.ok()) throw_spec_error(loaded.error());
+  }
+  apply(options, settings);
+  if (status st = load_profiles(settings); !st.ok()) throw_spec_error(st, "profiles");
+
+  store::run_store* store = nullptr;
+#ifdef ROCELAB_HAVE_STORE
+  if (!store_object.is_none()) store = store_object.cast<store::run_store*>();
+#else
+  if (!store_object.is_none()) throw py::value_error("this build of rocelab has no run store");
+#endif
+
+  interrupt_poll poll{std::chrono::milliseconds(poll_ms)};
+  settings.cancel_requested = [&] { return poll(); };
+  compare_progress progress;
+  if (!on_progress.is_none())
+    progress = [&](const std::string& line) {
+      py::gil_scoped_acquire gil;
+      try {
+        on_progress(line);
+      } catch (py::error_already_set& e) {
+        e.restore();
+        poll.take_error();
+      }
+    };
+  std::optional<result<compare_result>> ran;
+  {
+    py::gil_scoped_release release;
+    ran.emplace(run_compare(spec, settings, store, progress));
+  }
+  py::dict d;
+  d["interrupted"] = poll.caught();
+  if (!ran->ok()) {
+    if (!poll.caught().is_none()) {
+      d["json"] = py::none();
+      d["html"] = py::none();
+      return d;
+    }
+    throw_error(ran->error(), ran->error().code() == error_code::invalid_argument ? "spec" : "");
+  }
+  d["json"] = compare_json(**ran);
+  d["html"] = compare_html(**ran);
+  return d;
+}
+
+}  // namespace
+
+void bind_compare(py::module_& m) {
+  m.attr("have_compare") = true;
+  m.def("compare", &compare, py::arg("spec"), py::arg("compare_file") = "", py::arg("options") = py::dict(), py::arg("store") = py::none(),
+        py::arg("on_progress") = py::none(), py::arg("poll_ms") = 20,
+        "Runs the fabric comparison (`rocelab compare`) on a spec, with the compare: section of compare_file (if any) under the options. Returns "
+        "{json: the report's data, html: the report page, interrupted: the exception that stopped it or None}");
+}
+#else
+void bind_compare(py::module_& m) {
+  m.attr("have_compare") = false;
+}
+#endif
+
+}  // namespace rocelab::bindings
