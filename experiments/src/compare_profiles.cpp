@@ -122,13 +122,26 @@ result<fabric_profile_file> load_fabric_profile(const std::string& path) {
       st = number(f.sw.optic_price_usd);
     } else if (key == "optics_per_host_link") {
       st = number(f.optics_per_host_link);
+    } else if (key == "alpha") {
+      st = number(f.sw.alpha);
+      if (st.ok() && !(f.sw.alpha > 0)) st = at(path, v, key, "must be > 0");
+    } else if (key == "cable_m") {
+      st = number(f.sw.cable_m);
+    } else if (key == "peer_response_ns") {
+      st = duration(f.sw.peer_response_ns);
+    } else if (key == "headroom") {
+      if (text != "per_port" && text != "shared") return at(path, v, key, "expects per_port or shared, got '" + text + "'");
+      f.sw.headroom_shared = text == "shared";
+    } else if (key == "headroom_oversubscription") {
+      st = number(f.sw.headroom_oversubscription);
+      if (st.ok() && !(f.sw.headroom_oversubscription >= 1)) st = at(path, v, key, "must be >= 1");
     } else if (key == "source") {
       f.sw.source = text;
     } else {
       return at(path, kv.first, key,
                 "unknown field (name, link, routing, port_gbps, ports, buffer_bytes, cell_bytes, "
-                "port_to_port_latency_ns, ib_vl_buffer_bytes, price_per_port_usd, nic_price_usd, optic_price_usd, "
-                "optics_per_host_link, source)");
+                "port_to_port_latency_ns, alpha, cable_m, peer_response_ns, headroom, headroom_oversubscription, "
+                "ib_vl_buffer_bytes, price_per_port_usd, nic_price_usd, optic_price_usd, optics_per_host_link, source)");
     }
     ROCELAB_RETURN_IF_ERROR(st);
   }

@@ -62,6 +62,17 @@ struct switch_profile {
   std::int64_t buffer_bytes = 0;    // whole-switch packet buffer
   std::int64_t port_to_port_latency_ns = 0;
   std::int64_t cell_bytes = 256;
+  // Shared-buffer admission: a PG or queue may take alpha x the free shared buffer
+  // (dynamic threshold; SAI and SONiC's dynamic_th = log2(alpha)).
+  double alpha = 1.0;
+  // PFC headroom policy (rocelab buffers): the cable length and the NIC's PFC response
+  // time it must cover, and whether every port reserves its own (per_port) or the ports
+  // share a pool of (ports x headroom) / oversubscription (shared, as Broadcom-class
+  // switches do).
+  double cable_m = 30;
+  std::int64_t peer_response_ns = 1000;
+  bool headroom_shared = false;
+  double headroom_oversubscription = 1;
   // Prices, USD: per switch port, per NIC/HCA, per optic (transceiver; two per link).
   double price_per_port_usd = 0;
   double nic_price_usd = 0;

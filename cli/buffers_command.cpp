@@ -1,0 +1,163 @@
+// `rocelab buffers`: switch buffer validation for a workload across switch profiles
+// (experiments/buffers.hpp), on the twin.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "command.hpp"
+#include "rocelab/common/units.hpp"
+#include "rocelab/experiments/buffers.hpp"
+
+namespace rocelab::cli {
+namespace {
+
+struct buffers_args {
+  std::string spec;
+  std::vector<std::string> profiles;
+  std::vector<std::string> sets;
+  std::string p99_target;
+  std::string max_buffer_factor;
+  std::uint32_t max_degree = 0;
+  std::string out;
+  bool json = false;
+};
+
+status write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return status::from_errno("writing " + path);
+  return status::success();
+}
+
+std::string size_text(std::int64_t bytes) {
+  char b[64];
+  if (bytes >= 16 * 1024 * 1024)
+    std::snprintf(b, sizeof b, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  else
+    std::snprintf(b, sizeof b, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
+  return b;
+}
+
+void print_table(const experiments::buffers_result& r) {
+  std::printf("%-34s", "");
+  for (const auto& p : r.profiles) std::printf("%26.26s", p.profile.c_str());
+  std::printf("\n");
+  auto line = [&](const char* label, auto text) {
+    std::printf("%-34s", label);
+    for (const auto& p : r.profiles) std::printf("%26s", text(p).c_str());
+    std::printf("\n");
+  };
+  line("buffer", [](const auto& p) { return size_text(p.buffer_bytes); });
+  line("headroom per port and PG", [](const auto& p) { return size_text(p.headroom.per_pg_bytes); });
+  line("headroom reserved (share)", [](const auto& p) {
+    return size_text(p.headroom.reserved_bytes) + " (" + std::to_string(static_cast<int>(100 * p.headroom.reserved_share + 0.5)) + "%)";
+  });
+  line("loss-free incast, PFC on", [](const auto& p) {
+    return std::to_string(p.lossless_degree_pfc) + " of " + std::to_string(p.max_degree_searched);
+  });
+  line("loss-free incast, PFC off", [](const auto& p) { return std::to_string(p.lossless_degree_no_pfc); });
+  if (r.p99_target_ns > 0) {
+    line("p99 FCT at the profile's buffer", [](const auto& p) {
+      return std::to_string(p.p99_at_profile_ns / 1000) + " us" + (p.target_met_by_profile ? " (ok)" : " (over)");
+    });
+    line("buffer for the p99 target", [](const auto& p) {
+      if (!p.target_reachable) return std::string("not reachable");
+      return (p.target_at_search_floor ? "at most " : "") + size_text(p.buffer_for_target_bytes);
+    });
+  }
+}
+
+std::function<int()> setup(CLI::App& app) {
+  auto a = std::make_shared<buffers_args>();
+  app.description("Validate switch buffers for a workload: PFC headroom, loss-free incast degree, buffer for a p99 target");
+  app.add_option("spec", a->spec, "experiment spec with an incast workload")->required()->check(CLI::ExistingFile);
+  app.add_option("--profile", a->profiles, "switch profile YAML (examples/fabric-profiles/*.yaml); repeatable")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--set", a->sets, "override a spec field: path=value; repeatable")->allow_extra_args(false);
+  app.add_option("--p99-target", a->p99_target, "p99 FCT target for the buffer search (e.g. 500us, 2ms)");
+  app.add_option("--max-buffer-factor", a->max_buffer_factor, "search the buffer up to this x the profile's (8)");
+  app.add_option("--max-degree", a->max_degree, "largest incast degree searched (default: radix - 1)");
+  app.add_option("--out", a->out, "report directory (default runs/buffers-<time>)");
+  app.add_flag("--json", a->json, "print the result's JSON");
+  return [a]() -> int {
+    auto spec = experiments::load_spec_file(a->spec);
+    if (!spec.ok()) {
+      std::cerr << "rocelab buffers: " << spec.error().message() << "\n";
+      return 2;
+    }
+    for (const std::string& set : a->sets)
+      if (status st = experiments::apply_override(*spec, set); !st.ok()) {
+        std::cerr << "rocelab buffers: --set " << set << ": " << st.message() << "\n";
+        return 2;
+      }
+    std::vector<experiments::fabric_profile_file> profiles;
+    for (const std::string& path : a->profiles) {
+      auto p = experiments::load_fabric_profile(path);
+      if (!p.ok()) {
+        std::cerr << "rocelab buffers: " << p.error().message() << "\n";
+        return 2;
+      }
+      profiles.push_back(std::move(p).value());
+    }
+    experiments::buffers_settings settings;
+    settings.max_degree = a->max_degree;
+    if (!a->p99_target.empty()) {
+      auto t = parse_duration_ns(a->p99_target);
+      if (!t.ok()) {
+        std::cerr << "rocelab buffers: --p99-target: " << t.error().message() << "\n";
+        return 2;
+      }
+      settings.p99_target_ns = *t;
+    }
+    if (!a->max_buffer_factor.empty()) {
+      try {
+        settings.max_buffer_factor = std::stod(a->max_buffer_factor);
+      } catch (const std::exception&) {
+        std::cerr << "rocelab buffers: --max-buffer-factor: '" << a->max_buffer_factor << "' is not a number\n";
+        return 2;
+      }
+    }
+    auto result = experiments::validate_buffers(*spec, profiles, settings, [&](const std::string& line) {
+      if (!a->json) std::cerr << "rocelab buffers: " << line << "\n";
+    });
+    if (!result.ok()) {
+      std::cerr << "rocelab buffers: " << result.error().message() << "\n";
+      return result.error().code() == error_code::invalid_argument ? 2 : 1;
+    }
+    std::string dir = a->out;
+    if (dir.empty()) {
+      const auto now = std::chrono::system_clock::now().time_since_epoch();
+      dir = "runs/buffers-" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now).count());
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      std::cerr << "rocelab buffers: creating " << dir << ": " << ec.message() << "\n";
+      return 1;
+    }
+    const std::string json = experiments::buffers_json(*result);
+    for (const auto& [name, text] : {std::pair{std::string("buffers.json"), json},
+                                     std::pair{std::string("buffers.html"), experiments::buffers_html(*result)}})
+      if (status st = write_text(dir + "/" + name, text); !st.ok()) {
+        std::cerr << "rocelab buffers: " << st.message() << "\n";
+        return 1;
+      }
+    if (a->json) {
+      std::cout << json << "\n";
+    } else {
+      print_table(*result);
+      std::printf("report      %s/buffers.html, %s/buffers.json\n", dir.c_str(), dir.c_str());
+    }
+    return 0;
+  };
+}
+
+}  // namespace
+
+ROCELAB_COMMAND(buffers, setup);
+
+}  // namespace rocelab::cli
