@@ -3,15 +3,14 @@
 // turns it into DataFrames) and its HTML page. The comparison runs with the GIL released;
 // progress lines call back into Python; Ctrl-C stops it at the next poll (the runs it
 // already stored stay in the store).
-#include <atomic>
 #include <chrono>
 #include <optional>
-#include <thread>
 
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
 #include "errors.hpp"
+#include "interrupt_poll.hpp"
 
 #ifdef ROCELAB_HAVE_COMPARE
 #include "rocelab/experiments/compare.hpp"
@@ -28,46 +27,6 @@ namespace rocelab::bindings {
 namespace {
 
 using namespace experiments;
-
-// The cancel hook the comparison polls. roce-tuned's trials run on worker threads, and
-// Python delivers signals to the main thread only: the calling thread polls Python's
-// handlers (at most every `interval`), every other thread reads what it found.
-class interrupt_poll {
- public:
-  explicit interrupt_poll(std::chrono::milliseconds interval)
-      : interval_(interval), caller_(std::this_thread::get_id()) {}
-
-  bool operator()() {
-    if (stopped_.load(std::memory_order_relaxed) || std::this_thread::get_id() != caller_) return stopped_;
-    const auto now = std::chrono::steady_clock::now();
-    if (now < next_) return false;
-    next_ = now + interval_;
-    py::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() != 0) take_error();
-    return stopped_;
-  }
-
-  // With the GIL held, after a Python call raised: keep the exception, stop.
-  void take_error() {
-    PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
-    PyErr_Fetch(&type, &value, &trace);
-    PyErr_NormalizeException(&type, &value, &trace);
-    if (value != nullptr && trace != nullptr) PyException_SetTraceback(value, trace);
-    caught_ = value != nullptr ? py::reinterpret_steal<py::object>(value) : py::reinterpret_steal<py::object>(type);
-    if (value != nullptr) Py_XDECREF(type);
-    Py_XDECREF(trace);
-    stopped_ = true;
-  }
-
-  [[nodiscard]] py::object caught() const { return caught_ ? caught_ : py::none(); }
-
- private:
-  std::chrono::milliseconds interval_;
-  std::thread::id caller_;
-  std::chrono::steady_clock::time_point next_{};
-  std::atomic<bool> stopped_{false};
-  py::object caught_;
-};
 
 template <typename T>
 T take(const py::dict& d, const char* key, T fallback) {

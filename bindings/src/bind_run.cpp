@@ -9,6 +9,7 @@
 
 #include "bindings.hpp"
 #include "errors.hpp"
+#include "interrupt_poll.hpp"
 #include "records.hpp"
 #include "rocelab/experiments/runner.hpp"
 #include "rocelab/experiments/summary.hpp"
@@ -17,46 +18,6 @@ namespace py = pybind11;
 
 namespace rocelab::bindings {
 namespace {
-
-// Answers the runner's cancel hook from the thread that called into C++ (the one Python
-// delivers signals to). Takes the GIL at most every poll_interval: the twin runs
-// millions of events per second and the hook is asked every 4096 of them.
-class signal_poll {
- public:
-  explicit signal_poll(std::chrono::milliseconds interval) : interval_(interval) {}
-
-  bool operator()() {
-    if (stopped_) return true;
-    const auto now = std::chrono::steady_clock::now();
-    if (now < next_) return false;
-    next_ = now + interval_;
-    py::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() != 0) take_error();
-    return stopped_;
-  }
-
-  // Called with the GIL held when a Python callback raised.
-  void take_error() {
-    PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
-    PyErr_Fetch(&type, &value, &trace);
-    PyErr_NormalizeException(&type, &value, &trace);
-    if (value != nullptr && trace != nullptr) PyException_SetTraceback(value, trace);
-    caught_ = value != nullptr ? py::reinterpret_steal<py::object>(value) : py::reinterpret_steal<py::object>(type);
-    if (value != nullptr) Py_XDECREF(type);
-    Py_XDECREF(trace);
-    stopped_ = true;
-  }
-
-  [[nodiscard]] bool stopped() const noexcept { return stopped_; }
-  // The exception that stopped the run (KeyboardInterrupt, or what a handler raised).
-  [[nodiscard]] py::object caught() const { return caught_ ? caught_ : py::none(); }
-
- private:
-  std::chrono::milliseconds interval_;
-  std::chrono::steady_clock::time_point next_{};
-  bool stopped_ = false;
-  py::object caught_;
-};
 
 py::dict run(const experiments::experiment_spec& spec, const py::object& on_repeat, const std::string& lab_name,
              const std::string& rocelab_binary, bool keep_lab, bool capture, const std::string& log_dir,
@@ -68,7 +29,7 @@ py::dict run(const experiments::experiment_spec& spec, const py::object& on_repe
   options.capture = capture;
   options.log_dir = log_dir;
 
-  signal_poll poll{std::chrono::milliseconds(poll_ms)};
+  interrupt_poll poll{std::chrono::milliseconds(poll_ms)};
   std::function<void(std::uint32_t, std::uint64_t)> repeat_hook;
   if (!on_repeat.is_none())
     repeat_hook = [&](std::uint32_t i, std::uint64_t seed) {

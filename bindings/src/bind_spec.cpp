@@ -100,6 +100,14 @@ void bind_spec(py::module_& m) {
         return *v;
       },
       py::arg("text"), "A size as the spec reads it (B, KiB, MiB, KB, MB, ...) in bytes");
+  m.def(
+      "parse_duration_ns",
+      [](const std::string& text) {
+        auto v = parse_duration_ns(text);
+        if (!v.ok()) throw_spec_error(v.error());
+        return *v;
+      },
+      py::arg("text"), "A duration as the spec reads it (ns, us, ms, s) in nanoseconds");
 }
 
 }  // namespace rocelab::bindings

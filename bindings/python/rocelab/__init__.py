@@ -13,6 +13,7 @@ Pythonic layer around it (README, "Python").
 """
 
 from . import _rocelab
+from .buffers import BufferValidation, buffers
 from .compare import Comparison, compare
 from .errors import Interrupted, RocelabError, SpecError, StoreError, UnavailableError, UnsupportedError
 from .lab import Lab, VirtualLab, connect, twin, virtual_lab
@@ -22,7 +23,7 @@ from .spec import (AllReduce, Background, Dcqcn, Ecn, Experiment, Incast, Nic, P
 from .store import Store, open_store
 
 __all__ = [
-    "AllReduce", "Background", "Comparison", "Dcqcn", "Ecn", "Experiment", "Incast", "Interrupted", "Lab", "Nic", "Pfc",
+    "AllReduce", "Background", "BufferValidation", "Comparison", "Dcqcn", "Ecn", "Experiment", "Incast", "Interrupted", "Lab", "Nic", "Pfc",
     "RocelabError", "Run", "SpecError", "Store", "StoreError", "Switch", "Topology", "Twin", "UnavailableError",
-    "UnsupportedError", "VirtualLab", "compare", "connect", "fields", "load_spec", "open_store", "twin", "virtual_lab",
+    "UnsupportedError", "VirtualLab", "buffers", "compare", "connect", "fields", "load_spec", "open_store", "twin", "virtual_lab",
 ]

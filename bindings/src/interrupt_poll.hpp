@@ -1,0 +1,59 @@
+#pragma once
+// The cancel hook long C++ calls poll (the twin's cancel_requested, the comparison's,
+// buffer validation's), answered from Python's signal handlers: Ctrl-C becomes
+// KeyboardInterrupt, and an exception a handler raises stops the call too.
+//
+// Python runs signal handlers on the main thread only, and the C++ call may poll from
+// worker threads (tuning trials): the thread that made the call polls Python (taking the
+// GIL at most every `interval`, since the twin asks every few thousand events), every
+// other thread reads what it found.
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <pybind11/pybind11.h>
+
+namespace rocelab::bindings {
+
+class interrupt_poll {
+ public:
+  explicit interrupt_poll(std::chrono::milliseconds interval)
+      : interval_(interval), caller_(std::this_thread::get_id()) {}
+
+  bool operator()() {
+    if (stopped_.load(std::memory_order_relaxed) || std::this_thread::get_id() != caller_) return stopped_;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_) return false;
+    next_ = now + interval_;
+    pybind11::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) take_error();
+    return stopped_;
+  }
+
+  // With the GIL held, after a Python call raised (or a signal handler did): keep the
+  // exception and stop.
+  void take_error() {
+    PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
+    PyErr_Fetch(&type, &value, &trace);
+    PyErr_NormalizeException(&type, &value, &trace);
+    if (value != nullptr && trace != nullptr) PyException_SetTraceback(value, trace);
+    caught_ = value != nullptr ? pybind11::reinterpret_steal<pybind11::object>(value)
+                               : pybind11::reinterpret_steal<pybind11::object>(type);
+    if (value != nullptr) Py_XDECREF(type);
+    Py_XDECREF(trace);
+    stopped_ = true;
+  }
+
+  [[nodiscard]] bool stopped() const noexcept { return stopped_; }
+  // The exception that stopped the call (KeyboardInterrupt, or what a handler raised).
+  [[nodiscard]] pybind11::object caught() const { return caught_ ? caught_ : pybind11::none(); }
+
+ private:
+  std::chrono::milliseconds interval_;
+  std::thread::id caller_;
+  std::chrono::steady_clock::time_point next_{};
+  std::atomic<bool> stopped_{false};
+  pybind11::object caught_;
+};
+
+}  // namespace rocelab::bindings
