@@ -21,6 +21,7 @@
 #include "rocelab/captures/analyze_capture.hpp"
 #include "rocelab/common/unique_fd.hpp"
 #include "rocelab/experiments/build.hpp"
+#include "rocelab/experiments/capture_pauses.hpp"
 #include "rocelab/fabric/soft_switch/control_client.hpp"
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
 #include "rocelab/fabric/soft_switch/switch_settings.hpp"
@@ -235,7 +236,11 @@ std::uint64_t summary_value(const std::string& text, const std::string& name) {
 }
 
 void add_capture(const captures::capture_file_analysis& a, const std::string& summary, std::int64_t t_ns,
-                 std::int64_t t0_realtime_ns, run_records& out) {
+                 std::int64_t t0_realtime_ns, const lab::lab_state& lab, run_records& out) {
+  // The switch's device (its counters may not have been read): the paused hop of a host's PFC frame.
+  auto sw = std::find(out.devices.begin(), out.devices.end(), "sw");
+  if (sw == out.devices.end()) sw = out.devices.insert(out.devices.end(), "sw");
+  const auto switch_device = static_cast<std::uint32_t>(sw - out.devices.begin());
   const auto device = static_cast<std::uint32_t>(out.devices.size());
   out.devices.push_back("capture");
   const auto& c = a.analysis;
@@ -253,9 +258,16 @@ void add_capture(const captures::capture_file_analysis& a, const std::string& su
     sample((std::string("capture.") + k).c_str(), summary_value(summary, k));
   // Capture timestamps are CLOCK_REALTIME; the run's timeline starts at T0 on
   // CLOCK_MONOTONIC, mapped through the offset read when the run started.
-  for (const auto& p : c.pauses)
-    out.pauses.push_back({device, 0, p.priority, p.start_ns - t0_realtime_ns, p.end_ns - t0_realtime_ns,
-                          pause_source::capture});
+  // Each PFC frame's hop from its source MAC (capture_pauses.hpp); the soft NICs are
+  // devices 0..N-1 by host index.
+  lab_port_macs macs;
+  for (const auto& h : lab.hosts) {
+    macs.host_mac.push_back(h.mac);
+    macs.switch_port_mac.push_back(h.switch_port_mac);
+  }
+  const auto paused = attribute_capture_pauses(c.pauses, macs, {0, switch_device, device}, t0_realtime_ns);
+  out.pauses.insert(out.pauses.end(), paused.begin(), paused.end());
+  out.totals.paused_ns += paused_ns_total(paused);
 }
 
 }  // namespace
@@ -385,7 +397,7 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
       auto a = captures::analyze_capture_file(capture_file, ao);
       if (!a) return a.error().with_context("analysing the capture " + capture_file);
       // The run's T0 on the realtime clock: the fleet's first flow starts after it.
-      add_capture(*a, cap.text(), t_end, t0_realtime, out);
+      add_capture(*a, cap.text(), t_end, t0_realtime, state, out);
       out.counters.push_back({static_cast<std::uint32_t>(out.devices.size() - 1), 0, "capture.dpdk", t_end,
                               used_dpdk ? 1u : 0u});
       if (remove_capture) std::remove(capture_file.c_str());

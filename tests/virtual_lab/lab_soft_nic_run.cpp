@@ -112,6 +112,21 @@ TEST_F(SoftNicRun, PauseFramesTheSwitchSendsAreInTheMirrorCapture) {
   EXPECT_EQ(counter(r, "capture", "capture.pfc_frames"), pfc_mirrored);
   EXPECT_EQ(counter(r, "capture", "capture.frames"), counter(r, "sw", "mirror_frames"));
   EXPECT_FALSE(r.pauses.empty()) << "pause intervals from the capture";
+  // Each interval is on the hop it paused: the switch's PFC frames stop the senders' NICs
+  // (devices 1..8: h2..h9; h1 receives), never "the capture" as a whole.
+  std::int64_t paused = 0;
+  for (const auto& p : r.pauses) {
+    EXPECT_EQ(p.source, pause_source::capture);
+    ASSERT_LT(p.device, r.devices.size());
+    EXPECT_NE(r.devices[p.device], "capture") << "a pause the lab could not place";
+    if (r.devices[p.device] != "sw") {
+      EXPECT_GE(p.device, 1u) << "the receiver sends no data to pause";
+      EXPECT_LE(p.device, 8u);
+    }
+    paused += p.end_ns - p.start_ns;
+  }
+  EXPECT_EQ(r.totals.paused_ns, paused);
+  EXPECT_GT(r.totals.paused_ns, 0);
   std::cerr << "PFC frames: " << counter(r, "sw", "pfc_tx_frames") << " sent, " << pfc_mirrored << " mirrored, "
             << counter(r, "capture", "capture.pfc_frames") << " in the capture; " << r.pauses.size()
             << " pause intervals\n";

@@ -1,0 +1,50 @@
+// Captured PFC frames to the hop they paused (experiments/capture_pauses.hpp).
+#include <gtest/gtest.h>
+
+#include "rocelab/captures/congestion_analyzer.hpp"
+#include "rocelab/experiments/capture_pauses.hpp"
+
+namespace rocelab::experiments {
+namespace {
+
+// Two hosts: h1 (02:00:00:00:00:01) on switch port 0 (02:aa:00:00:00:01), h2 on port 1.
+const lab_port_macs macs{{"02:00:00:00:00:01", "02:00:00:00:00:02"}, {"02:AA:00:00:00:01", "02:aa:00:00:00:02"}};
+const pause_devices devices{0, 2, 3};  // h1, h2, sw, capture
+
+captures::pause_interval captured(const std::string& mac, std::int64_t start, std::int64_t end) {
+  captures::pause_interval p;
+  p.port = mac;
+  p.priority = 3;
+  p.start_ns = start;
+  p.end_ns = end;
+  return p;
+}
+
+TEST(capture_pauses, a_switch_frame_pauses_the_host_nic_a_host_frame_pauses_the_switch_port) {
+  const auto out = attribute_capture_pauses({captured("02:aa:00:00:00:02", 1'000, 3'000),   // switch port 1 -> h2
+                                             captured("02:00:00:00:00:01", 2'000, 2'500),   // h1 -> switch port 0
+                                             captured("02:bb:00:00:00:09", 4'000, 4'100)},  // unknown
+                                            macs, devices, 500);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].device, 1u);  // h2's NIC could not transmit
+  EXPECT_EQ(out[0].port, 0u);
+  EXPECT_EQ(out[0].start_ns, 500);
+  EXPECT_EQ(out[0].end_ns, 2'500);
+  EXPECT_EQ(out[1].device, 2u);  // the switch's egress toward h1
+  EXPECT_EQ(out[1].port, 0u);
+  EXPECT_EQ(out[2].device, 3u);  // stays on the capture
+  for (const auto& p : out) {
+    EXPECT_EQ(p.priority, 3);
+    EXPECT_EQ(p.source, pause_source::capture);
+  }
+  EXPECT_EQ(paused_ns_total(out), 2'000 + 500 + 100);
+}
+
+TEST(capture_pauses, mac_case_does_not_matter) {
+  const auto out = attribute_capture_pauses({captured("02:AA:00:00:00:01", 0, 10)}, macs, devices, 0);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].device, 0u);
+}
+
+}  // namespace
+}  // namespace rocelab::experiments
