@@ -20,7 +20,9 @@ result<experiment_result> run_experiment(const experiment_spec& spec,
     const std::uint64_t seed = spec.seed + i;
     if (on_repeat) on_repeat(i, seed);
     if (spec.backend == "virtual") {
-      auto records = run_virtual(spec, seed, virtual_options);
+      virtual_backend_options options = virtual_options;
+      if (cancel_requested) options.cancel_requested = cancel_requested;
+      auto records = run_virtual(spec, seed, options);
       if (!records)
         return records.error().with_context("repeat " + std::to_string(i) + " (seed " + std::to_string(seed) + ")");
       out.seeds.push_back(seed);

@@ -372,7 +372,7 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     if (!fleet) return fleet.error().with_context("starting the soft NICs");
     // Wall-clock limit: the twin's stop time, but never under 30 s (real time is slow here).
     const auto limit = std::chrono::milliseconds(std::max<std::int64_t>(30'000, spec.twin.stop_ns / 1'000'000));
-    auto ran = (*fleet)->run(**workload, limit);
+    auto ran = (*fleet)->run(**workload, limit, options.cancel_requested);
     if (!ran) return ran.error();
     run_records out = std::move(ran->records);
     const std::int64_t t_end = out.flows.empty() ? 0 : out.flows.back().end_ns;
@@ -402,7 +402,9 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
                               used_dpdk ? 1u : 0u});
       if (remove_capture) std::remove(capture_file.c_str());
     }
-    if (!ran->completed)
+    if (ran->cancelled)
+      std::cerr << "rocelab: virtual run cancelled; keeping the records of what ran\n";
+    else if (!ran->completed)
       std::cerr << "rocelab: virtual run stopped after " << limit.count() << " ms with flows incomplete\n";
     return out;
   }();

@@ -311,7 +311,8 @@ result<std::unique_ptr<nic_fleet>> nic_fleet::start(const std::vector<fleet_host
   return std::unique_ptr<nic_fleet>(new nic_fleet(std::move(p)));
 }
 
-result<fleet_result> nic_fleet::run(fabric::twin::workload& load, std::chrono::milliseconds timeout) {
+result<fleet_result> nic_fleet::run(fabric::twin::workload& load, std::chrono::milliseconds timeout,
+                                    const std::function<bool()>& cancel_requested) {
   impl& p = *impl_;
   p.load = &load;
   for (const auto& h : p.lab_hosts) {
@@ -332,6 +333,10 @@ result<fleet_result> nic_fleet::run(fabric::twin::workload& load, std::chrono::m
     }
     if (p.pending.empty() && p.acknowledged == p.messages.size()) break;
     if (now > deadline) break;
+    if (cancel_requested && cancel_requested()) {
+      p.out.cancelled = true;
+      break;
+    }
     std::int64_t wait_ns = 20'000'000;
     if (!p.pending.empty()) wait_ns = std::min(wait_ns, p.pending.begin()->first - (now - p.t0));
     p.pump(static_cast<int>(std::max<std::int64_t>(0, wait_ns / 1'000'000)));

@@ -21,14 +21,13 @@
 // Records: flows (sender's view, CE marks from the receiver), the NICs' and the switch's
 // counters as counter_samples (device "sw" for the switch; the capture's as device
 // "capture": frames, RoCE data/ACK/CNP, CE, PFC frames, DPDK drop counters), pause
-// intervals found in the capture (source capture), totals of PFC frames, drops, CE marks
-// and CNPs.
-// Known gap: the soft switch does not mirror the PFC frames it generates itself (they do
-// not pass its egress queues), so switch-sent PFC appears in the switch counters and the
-// NICs' rx_pfc, not in the capture.
+// intervals found in the capture (source capture) on the hop each paused
+// (capture_pauses.hpp; the switch mirrors its own PFC frames too, mirror pfc_tx), totals
+// of PFC frames, paused time, drops, CE marks and CNPs.
 //
 // Needs root. Errors name the step (lab up, switch settings, NIC start).
 
+#include <functional>
 #include <string>
 
 #include "rocelab/common/records.hpp"
@@ -49,6 +48,10 @@ struct virtual_backend_options {
   bool capture = true;
   std::string capture_file;     // empty: a file in /tmp, removed after the analysis
   bool capture_dpdk = true;     // false: `rocelab capture --iface` (libpcap) instead
+  // Polled while the NICs run (at least every 20 ms): true stops the workload; the run
+  // still collects the counters and the capture of what ran, and takes its lab down.
+  // Flows not finished have end_ns -1. (Ctrl-C from the CLI and from Python.)
+  std::function<bool()> cancel_requested;
 };
 
 [[nodiscard]] result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,

@@ -18,6 +18,7 @@
 // stops them (stop command, then SIGKILL after 2 s) and reaps them.
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -63,6 +64,7 @@ struct fleet_result {
   std::vector<delivery> deliveries;    // in arrival order per receiver
   std::vector<nlohmann::json> nic_counters;  // per host, the process's final counters
   bool completed = false;              // every message posted was acknowledged
+  bool cancelled = false;              // cancel_requested stopped it (records so far)
 };
 
 class nic_fleet {
@@ -76,7 +78,10 @@ class nic_fleet {
   // Runs the workload until every message it posted completed (and it posts no more) or
   // `timeout` passes; then stops the processes and collects their counters. A timeout is
   // not an error: the result says completed = false and unfinished flows have end_ns -1.
-  [[nodiscard]] result<fleet_result> run(fabric::twin::workload& load, std::chrono::milliseconds timeout);
+  // `cancel_requested` is polled at least every 20 ms; true stops the run the same way
+  // (cancelled = true), so Ctrl-C does not wait for the workload to end.
+  [[nodiscard]] result<fleet_result> run(fabric::twin::workload& load, std::chrono::milliseconds timeout,
+                                         const std::function<bool()>& cancel_requested = {});
 
   class impl;
 
