@@ -12,6 +12,9 @@
 #include "records.hpp"
 
 #ifdef ROCELAB_HAVE_TUNING
+#ifdef ROCELAB_HAVE_CONTROLLER_CLIENT
+#include "rocelab/controller/client.hpp"
+#endif
 #include "rocelab/experiments/tuning.hpp"
 #include "rocelab/experiments/tuning_spec.hpp"
 #include "rocelab/experiments/tuning_trials.hpp"
@@ -75,11 +78,46 @@ tuning_settings settings_from(const experiment_spec& spec, const std::string& ya
   return std::move(*s);
 }
 
+// Trials on a lab behind a controller: each trial's spec is submitted as `rocelab run
+// SPEC --controller` submits it, the controller runs and stores it, and its summary
+// scores the trial. One lab runs one trial at a time.
+trial_runner controller_runner(const std::string& address, const std::string& token, std::int64_t timeout_ms) {
+#ifdef ROCELAB_HAVE_CONTROLLER_CLIENT
+  return [address, token, timeout_ms](const experiment_spec& spec) -> result<trial_runs> {
+    controller::submit_options options;
+    options.controller = address;
+    options.token = token;
+    options.connect_timeout = std::chrono::milliseconds(timeout_ms);
+    auto done = controller::submit_spec(options, to_yaml(spec), "<tuning trial>", {});
+    if (!done.ok()) return std::move(done).error();
+    if (done->status != "completed")
+      return status(error_code::unavailable, "run " + std::to_string(done->run) + " on " + address + " " +
+                                                 done->status + (done->error.empty() ? "" : ": " + done->error));
+    auto parsed = parse_summary_json(done->summary_json);
+    if (!parsed.ok()) return std::move(parsed).error().with_context("the summary of run " + std::to_string(done->run));
+    trial_runs r;
+    r.seeds = parsed->aggregate.seeds;
+    r.summaries = parsed->each.empty() ? std::vector<run_summary>{parsed->aggregate} : parsed->each;
+    r.summary_json = done->summary_json;
+    r.run_id = done->run;
+    return r;
+  };
+#else
+  (void)token;
+  (void)timeout_ms;
+  return [address](const experiment_spec&) -> result<trial_runs> {
+    return status(error_code::unavailable, "cannot tune on " + address + ": this build has no controller client");
+  };
+#endif
+}
+
 // on_trial(trial: dict, repeats: [Records], seeds, spec_yaml, applied) -> run id (int) or None.
 py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const std::string& source,
               std::uint32_t budget, const std::string& method, std::uint32_t parallelism, const std::string& name,
-              const py::object& on_trial, const py::list& history_in) {
-  const tuning_settings settings = settings_from(spec, yaml_text, source, budget, method, parallelism, name);
+              const py::object& on_trial, const py::list& history_in, const std::string& controller_address,
+              const std::string& controller_token, std::int64_t connect_timeout_ms) {
+  tuning_settings settings = settings_from(spec, yaml_text, source, budget, method, parallelism, name);
+  if (!controller_address.empty()) settings.parallelism = 1;
   std::vector<trial> history;
   for (const auto& h : history_in) {
     const py::dict d = h.cast<py::dict>();
@@ -117,7 +155,13 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
   std::optional<result<std::vector<trial>>> done;
   {
     py::gil_scoped_release release;
-    done.emplace(run_sweep(settings, spec_evaluator(spec, settings), std::move(history), hooks));
+    done.emplace(run_sweep(settings,
+                           controller_address.empty()
+                               ? spec_evaluator(spec, settings)
+                               : spec_evaluator(spec, settings,
+                                                controller_runner(controller_address, controller_token,
+                                                                  connect_timeout_ms)),
+                           std::move(history), hooks));
   }
   if (!done->ok()) throw_error(done->error());
   py::list trials;
@@ -146,8 +190,10 @@ void bind_tune(py::module_& m) {
       "The sweep settings a tuning section resolves to (validated), as a dict");
   m.def("tune", &tune, py::arg("spec"), py::arg("tuning_yaml"), py::arg("source") = "<python>",
         py::arg("budget") = 0, py::arg("method") = "", py::arg("parallelism") = 0, py::arg("name") = "",
-        py::arg("on_trial") = py::none(), py::arg("history") = py::list(),
-        "Runs a tuning sweep (the `tuning:` section in tuning_yaml) over `spec`");
+        py::arg("on_trial") = py::none(), py::arg("history") = py::list(), py::arg("controller") = "",
+        py::arg("token") = "", py::arg("connect_timeout_ms") = 5000,
+        "Runs a tuning sweep (the `tuning:` section in tuning_yaml) over `spec`, here on its backend or, with "
+        "controller=ADDR, each trial on the lab behind that controller");
 }
 #else
 void bind_tune(py::module_& m) {

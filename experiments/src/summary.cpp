@@ -42,7 +42,9 @@ nlohmann::ordered_json summary_object(const run_summary& s) {
                       {"time_ns", a.time_mean_ns},  {"algbw_gbps", a.algbw_gbps},
                       {"busbw_gbps", a.busbw_gbps}};
   }
-  if (s.by_kind.size() > 1) {
+  // Always, one kind too: metrics name their kind ("incast.slowdown_p99") and a reader
+  // of this JSON (tuning through a controller) must find it.
+  if (!s.by_kind.empty()) {
     nlohmann::ordered_json k;
     for (const auto& [kind, stats] : s.by_kind) k[kind] = flow_json(stats);
     j["by_kind"] = k;
@@ -129,6 +131,73 @@ std::string summary_json(const summary_header& header, const run_summary& aggreg
   }
   j["runs"] = std::move(runs);
   return j.dump(2);
+}
+
+namespace {
+
+flow_stats flow_from(const nlohmann::json& j) {
+  flow_stats f;
+  f.flows = j.value("flows", std::uint64_t{0});
+  f.completed = j.value("completed", std::uint64_t{0});
+  if (j.contains("fct_ns")) {
+    f.fct_p50_ns = j["fct_ns"].value("p50", std::int64_t{0});
+    f.fct_p99_ns = j["fct_ns"].value("p99", std::int64_t{0});
+    f.fct_max_ns = j["fct_ns"].value("max", std::int64_t{0});
+  }
+  if (j.contains("slowdown")) {
+    f.slowdown_p50 = j["slowdown"].value("p50", 0.0);
+    f.slowdown_p99 = j["slowdown"].value("p99", 0.0);
+  }
+  return f;
+}
+
+run_summary summary_from(const nlohmann::json& j) {
+  run_summary s;
+  s.all = flow_from(j);
+  if (j.contains("seeds"))
+    s.seeds = j["seeds"].get<std::vector<std::uint64_t>>();
+  else if (j.contains("seed"))
+    s.seeds = {j["seed"].get<std::uint64_t>()};
+  if (j.contains("pfc")) {
+    s.pause_frames = j["pfc"].value("pause_frames", std::uint64_t{0});
+    s.paused_ns = j["pfc"].value("paused_ns", std::int64_t{0});
+  }
+  if (j.contains("ecn")) s.ce_marked = j["ecn"].value("ce_marked", std::uint64_t{0});
+  s.cnp = j.value("cnp", std::uint64_t{0});
+  s.drops = j.value("drops", std::uint64_t{0});
+  s.retransmits = j.value("retransmits", std::uint64_t{0});
+  s.simulated_ns = j.value("simulated_ns", std::int64_t{0});
+  if (j.contains("allreduce")) {
+    const auto& a = j["allreduce"];
+    allreduce_stats x;
+    x.algorithm = a.value("algorithm", std::string());
+    x.ranks = a.value("ranks", std::uint32_t{0});
+    x.bytes = a.value("bytes", std::uint64_t{0});
+    x.iterations = a.value("iterations", std::uint64_t{0});
+    x.time_mean_ns = a.value("time_ns", 0.0);
+    x.algbw_gbps = a.value("algbw_gbps", 0.0);
+    x.busbw_gbps = a.value("busbw_gbps", 0.0);
+    s.allreduce = x;
+  }
+  if (j.contains("by_kind"))
+    for (const auto& [kind, stats] : j["by_kind"].items()) s.by_kind[kind] = flow_from(stats);
+  return s;
+}
+
+}  // namespace
+
+result<parsed_summary> parse_summary_json(std::string_view text) {
+  try {
+    const auto j = nlohmann::json::parse(text);
+    if (!j.is_object()) return status(error_code::malformed_input, "run summary: not a JSON object");
+    parsed_summary out;
+    out.aggregate = summary_from(j);
+    if (j.contains("runs"))
+      for (const auto& r : j["runs"]) out.each.push_back(summary_from(r));
+    return out;
+  } catch (const nlohmann::json::exception& e) {
+    return status(error_code::malformed_input, std::string("run summary: ") + e.what());
+  }
 }
 
 }  // namespace rocelab::experiments

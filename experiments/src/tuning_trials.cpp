@@ -14,7 +14,13 @@ void score_into(trial& t, const objective_spec& objective, const experiment_spec
     all.push_back(&repeats[i]);
   }
   const run_summary pooled = summarize(all, seeds);
-  t.metrics_json = summary_json({"trial-" + std::to_string(t.index), spec.backend, spec.name}, pooled, each);
+  score_summaries_into(t, objective, each,
+                       summary_json({"trial-" + std::to_string(t.index), spec.backend, spec.name}, pooled, each));
+}
+
+void score_summaries_into(trial& t, const objective_spec& objective, const std::vector<run_summary>& each,
+                          std::string metrics_json) {
+  t.metrics_json = std::move(metrics_json);
   auto scored = score(objective, each);
   if (!scored) {
     t.evaluated = false;
@@ -29,7 +35,19 @@ void score_into(trial& t, const objective_spec& objective, const experiment_spec
 }
 
 trial_evaluator spec_evaluator(experiment_spec base, tuning_settings settings, virtual_backend_options virtual_options) {
-  return [base = std::move(base), settings = std::move(settings), virtual_options](
+  return spec_evaluator(std::move(base), std::move(settings),
+                        [virtual_options](const experiment_spec& spec) -> result<trial_runs> {
+                          auto ran = run_experiment(spec, {}, virtual_options);
+                          if (!ran) return std::move(ran).error();
+                          trial_runs r;
+                          r.seeds = std::move(ran->seeds);
+                          r.repeats = std::move(ran->repeats);
+                          return r;
+                        });
+}
+
+trial_evaluator spec_evaluator(experiment_spec base, tuning_settings settings, trial_runner run) {
+  return [base = std::move(base), settings = std::move(settings), run = std::move(run)](
              std::uint32_t index, const std::vector<double>& values, trial_payload& payload) {
     trial t;
     t.index = index;
@@ -40,12 +58,16 @@ trial_evaluator spec_evaluator(experiment_spec base, tuning_settings settings, v
       return t;
     }
     payload.spec_yaml = to_yaml(*spec);
-    auto ran = run_experiment(*spec, {}, virtual_options);
+    auto ran = run(*spec);
     if (!ran) {
       t.error = ran.error().message();
       return t;
     }
-    score_into(t, settings.objective, *spec, ran->repeats, ran->seeds);
+    if (!ran->repeats.empty())
+      score_into(t, settings.objective, *spec, ran->repeats, ran->seeds);
+    else
+      score_summaries_into(t, settings.objective, ran->summaries, std::move(ran->summary_json));
+    if (ran->run_id != 0) t.run_id = ran->run_id;
     payload.seeds = std::move(ran->seeds);
     payload.repeats = std::move(ran->repeats);
     return t;

@@ -155,3 +155,32 @@ TEST(run_directory, writes_every_file_with_a_header) {
 
 }  // namespace
 }  // namespace rocelab::experiments
+
+namespace rocelab::experiments {
+namespace {
+
+// What a controller returns for a run is its summary JSON; tuning through it scores that.
+TEST(summary, json_reads_back_to_the_same_summary) {
+  const run_records a = sample_run();
+  const run_summary one = summarize({&a}, {7});
+  auto back = parse_summary_json(summary_json({"r", "twin", "x"}, one, {one, one}));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  ASSERT_EQ(back->each.size(), 2u);
+  for (const run_summary* s : {&back->aggregate, &back->each[1]}) {
+    EXPECT_EQ(s->seeds, std::vector<std::uint64_t>{7});
+    EXPECT_EQ(s->all.flows, one.all.flows);
+    EXPECT_EQ(s->all.fct_p99_ns, one.all.fct_p99_ns);
+    EXPECT_DOUBLE_EQ(s->all.slowdown_p99, one.all.slowdown_p99);
+    EXPECT_EQ(s->paused_ns, one.paused_ns);
+    EXPECT_EQ(s->drops, one.drops);
+    EXPECT_EQ(s->cnp, one.cnp);
+    ASSERT_TRUE(s->allreduce.has_value());
+    EXPECT_DOUBLE_EQ(s->allreduce->busbw_gbps, one.allreduce->busbw_gbps);
+    EXPECT_EQ(s->by_kind.at("incast").completed, one.by_kind.at("incast").completed);
+  }
+  EXPECT_FALSE(parse_summary_json("[1, 2]").ok());
+  EXPECT_FALSE(parse_summary_json("{not json").ok());
+}
+
+}  // namespace
+}  // namespace rocelab::experiments

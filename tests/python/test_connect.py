@@ -9,6 +9,7 @@ import time
 import pytest
 
 import rocelab
+from conftest import EXAMPLES
 from rocelab.lab import rocelab_binary
 
 pytestmark = pytest.mark.skipif(not getattr(rocelab._rocelab, "have_controller_client", False),
@@ -63,3 +64,34 @@ def test_wrong_token_is_refused(controller, small_incast):
     address, _, _ = controller
     with pytest.raises(rocelab.RocelabError):
         rocelab.connect(address, token="not-the-token", connect_timeout_s=3).run(small_incast)
+
+
+def test_tuning_through_the_controller_runs_each_trial_there(controller):
+    address, token, db = controller
+    lab = rocelab.connect(address, token_file=token, db=db)
+    seen = []
+    result = lab.tune(EXAMPLES / "tune-incast.yaml", budget=4, method="random", progress=False, callback=seen.append)
+    assert [t["index"] for t in seen] == [0, 1, 2, 3]
+    assert all(t["evaluated"] for t in seen), [t["error"] for t in seen]
+    # Every trial is a run in the controller's store, with the trial's thresholds.
+    runs = rocelab.open_store(db).runs()
+    assert len(runs) == 4 and (runs["status"] == "completed").all()
+    ids = [t["run_id"] for t in seen]
+    assert sorted(ids) == sorted(runs["id"].tolist())
+    for t in seen:
+        stored = runs[runs["id"] == t["run_id"]].iloc[0]
+        ran = rocelab.load_spec(_write(stored["spec_yaml"]))
+        assert ran.get("switch.ecn.kmin_bytes") == rocelab.load_spec(EXAMPLES / "tune-incast.yaml", {
+            "switch.ecn.kmin_bytes": t["applied"]["switch.ecn.kmin_bytes"]}).get("switch.ecn.kmin_bytes")
+    # The same trials on the twin here score the same: the controller ran the same spec.
+    local = rocelab.twin(store=False).tune(EXAMPLES / "tune-incast.yaml", budget=4, method="random", progress=False)
+    assert result.trials["objective"].tolist() == pytest.approx(local.trials["objective"].tolist())
+    assert result.best["index"] == local.best["index"]
+
+
+def _write(text):
+    import tempfile
+    f = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
+    f.write(text)
+    f.close()
+    return f.name

@@ -249,7 +249,10 @@ class ControllerLab(Lab):
                    None, done["summary_json"] or None)
 
     def tune(self, spec, **kwargs):
-        raise UnavailableError("tuning through a controller is not available yet; tune on rocelab.twin()")
+        """Tunes on the lab behind the controller: each trial is a run there (one at a
+        time), scored from the summary the controller returns; see :func:`rocelab.tune.tune`."""
+        from .tune import tune
+        return tune(self, spec, **kwargs)
 
     def __repr__(self):
         return f"<rocelab.ControllerLab {self.address}>"

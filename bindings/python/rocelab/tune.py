@@ -2,7 +2,8 @@
 
 ``lab.tune(spec, ...)`` runs the sweep ``rocelab tune`` runs (experiments/tuning.hpp:
 Bayesian optimisation with a Gaussian process, or grid / random search) on the twin,
-trials in parallel threads with the GIL released. After every trial, on the calling
+trials in parallel threads with the GIL released; on a lab from :func:`rocelab.connect`,
+each trial runs on the lab behind the controller, one at a time, and is stored there. After every trial, on the calling
 thread: the trial's runs and the trial are written to the run store (as ``rocelab tune``
 does), the progress bar shows the best feasible objective so far, and ``callback(trial)``
 is called. A sweep of the same name and spec resumes from its stored trials. Ctrl-C
@@ -157,14 +158,20 @@ def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=No
         bar.update(trial["index"] + 1, note=f"best {best[0]:.4g}" if best[0] is not None else "no feasible trial yet")
         if callback is not None:
             t = dict(trial)
-            t["run_id"] = run_id
+            # The local store's run, or the run a controller stored for the trial.
+            t["run_id"] = run_id if run_id is not None else (trial["run_id"] or None)
             t["applied"] = dict(applied_texts)
             t["metrics"] = json.loads(trial["metrics_json"]) if trial["metrics_json"] else None
             callback(t)
         return run_id
 
+    # A lab behind a controller runs each trial there (one at a time); the controller
+    # stores the runs, and each trial's run_id is the controller's.
+    remote = {}
+    if getattr(lab, "address", None):
+        remote = dict(controller=lab.address, token=lab._token, connect_timeout_ms=int(lab.connect_timeout_s * 1000))
     try:
-        out = _rocelab.tune(base, text, on_trial=on_trial, history=history, **args)
+        out = _rocelab.tune(base, text, on_trial=on_trial, history=history, **args, **remote)
     finally:
         bar.close()
     result = TuningResult(out["settings"], out["trials"], out["best"], applied, sweep_id)

@@ -17,9 +17,11 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rocelab/common/records.hpp"
+#include "rocelab/common/result.hpp"
 
 namespace rocelab::experiments {
 
@@ -71,5 +73,14 @@ struct summary_header {
 // runs: the same fields for each repeat.
 [[nodiscard]] std::string summary_json(const summary_header& header, const run_summary& aggregate,
                                        const std::vector<run_summary>& each);
+
+// The summary back from its JSON (what a controller returns for a run): the pooled
+// summary and each repeat's, as far as the JSON carries them (every field summary_json
+// writes). Errors: not JSON, not an object.
+struct parsed_summary {
+  run_summary aggregate;
+  std::vector<run_summary> each;
+};
+[[nodiscard]] result<parsed_summary> parse_summary_json(std::string_view text);
 
 }  // namespace rocelab::experiments

@@ -8,7 +8,10 @@
 // state, so trials run in parallel threads. The virtual backend brings up one lab per run
 // and is run with parallelism 1.
 
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "rocelab/experiments/spec.hpp"
 #include "rocelab/experiments/summary.hpp"
@@ -17,10 +20,27 @@
 
 namespace rocelab::experiments {
 
+// Where a trial's spec runs: here on its backend (run_experiment), or on a lab behind a
+// controller, which returns the runs' summaries rather than their records.
+struct trial_runs {
+  std::vector<std::uint64_t> seeds;
+  std::vector<run_records> repeats;    // empty when the runner only has summaries
+  std::vector<run_summary> summaries;  // one per repeat, when repeats is empty
+  std::string summary_json;            // the pooled summary JSON, when repeats is empty
+  std::int64_t run_id = 0;             // the run in the runner's own store, if any
+};
+using trial_runner = std::function<result<trial_runs>(const experiment_spec& spec)>;
+
 // The evaluator for run_sweep. A spec that the values make invalid, or a run that fails,
 // is a trial with evaluated = false and the error, not a sweep error.
 [[nodiscard]] trial_evaluator spec_evaluator(experiment_spec base, tuning_settings settings,
                                              virtual_backend_options virtual_options = {});
+// The same with the runs made by `run` (one trial loop for every place trials run).
+[[nodiscard]] trial_evaluator spec_evaluator(experiment_spec base, tuning_settings settings, trial_runner run);
+
+// Scores summaries (one per repeat) into the trial's fields; metrics_json as given.
+void score_summaries_into(trial& t, const objective_spec& objective, const std::vector<run_summary>& each,
+                          std::string metrics_json);
 
 // Scores finished runs (one per repeat) into the trial's fields and metrics_json (the
 // pooled summary with each repeat, as `rocelab run --json` prints it).
