@@ -65,6 +65,8 @@ std::function<int()> setup_report(CLI::App& app) {
     header.backend = info->backend;
     header.status = store::to_string(info->status);
     if (!info->error.empty()) header.notes.push_back("run " + header.status + ": " + info->error);
+    if (auto p = info->parameters.find("sim_to_real.predicted"); p != info->parameters.end())
+      header.predicted_summary_json = p->second;
     if (records->backend.empty()) records->backend = info->backend;
     const auto analysis = experiments::analyze_run_with_spec(std::move(records).value(), header, info->spec_yaml,
                                                              info->seed, options);

@@ -550,6 +550,37 @@ std::string report_html(const run_analysis& a, const report_options& o) {
                        std::to_string(a.records.totals.retransmits) + " / " + std::to_string(a.records.totals.drops)},
                   {"paths", h.path_source}};
   out += "<h2 id=\"summary\">Summary</h2>" + html_table(summary, "table-summary");
+  if (!h.predicted_summary_json.empty()) {
+    // Sim-to-real: what the twin predicted for this configuration against what this run measured.
+    if (auto predicted = parse_summary_json(h.predicted_summary_json); predicted.ok()) {
+      const run_summary& p = predicted->aggregate;
+      const run_totals& m = a.records.totals;
+      auto ratio = [](double predicted_value, double measured_value) {
+        return predicted_value > 0 ? num(measured_value / predicted_value, 2) : std::string("-");
+      };
+      table s2r{{"metric", "twin (predicted)", "this run (measured)", "measured / predicted"}, {}};
+      auto row = [&](const std::string& name, double pv, double mv, const std::string& pt, const std::string& mt) {
+        s2r.rows.push_back({name, pt, mt, ratio(pv, mv)});
+      };
+      row("FCT p50 (us)", static_cast<double>(p.all.fct_p50_ns), static_cast<double>(a.stats.fct_p50_ns),
+          us(p.all.fct_p50_ns), us(a.stats.fct_p50_ns));
+      row("FCT p99 (us)", static_cast<double>(p.all.fct_p99_ns), static_cast<double>(a.stats.fct_p99_ns),
+          us(p.all.fct_p99_ns), us(a.stats.fct_p99_ns));
+      row("slowdown p99", p.all.slowdown_p99, a.stats.slowdown_p99, num(p.all.slowdown_p99, 2), num(a.stats.slowdown_p99, 2));
+      row("PFC pause frames", static_cast<double>(p.pause_frames), static_cast<double>(m.pfc_pause_frames),
+          std::to_string(p.pause_frames), std::to_string(m.pfc_pause_frames));
+      row("paused (us)", static_cast<double>(p.paused_ns), static_cast<double>(m.paused_ns), us(p.paused_ns),
+          us(m.paused_ns));
+      row("CE-marked", static_cast<double>(p.ce_marked), static_cast<double>(m.ce_marked), std::to_string(p.ce_marked),
+          std::to_string(m.ce_marked));
+      row("CNPs", static_cast<double>(p.cnp), static_cast<double>(m.cnps), std::to_string(p.cnp), std::to_string(m.cnps));
+      row("drops", static_cast<double>(p.drops), static_cast<double>(m.drops), std::to_string(p.drops),
+          std::to_string(m.drops));
+      out += "<h2 id=\"sim-to-real\">Sim-to-real</h2><p>The twin's prediction for this run's configuration "
+             "(<code>rocelab tune --verify</code>) beside what this run measured.</p>" +
+             html_table(s2r, "table-sim-to-real");
+    }
+  }
   if (a.by_kind.size() > 1) {
     table kinds{{"kind", "flows", "completed", "FCT p50 (us)", "FCT p99 (us)", "slowdown p50", "slowdown p99"}, {}};
     for (const auto& [k, s] : a.by_kind)

@@ -76,6 +76,10 @@ result<std::vector<verify_row>> verify_on_backend(const experiment_spec& spec, c
       store::new_run nr{measured_spec.name, backend, measured_spec.seed, to_yaml(measured_spec), {}, sweep};
       for (const tuning_parameter& p : settings.parameters)
         if (auto v = get_field(measured_spec, p.path)) nr.parameters[p.path] = *v;
+      // The prediction travels with the measured run, for its report's sim-to-real table.
+      nr.parameters["sim_to_real.label"] = row.label;
+      nr.parameters["sim_to_real.predicted"] =
+          summary_json({"predicted", "twin", measured_spec.name}, row.predicted, {});
       auto id = db->begin_run(nr);
       if (!id) return id.error().with_context("storing the " + backend + " run of " + row.label);
       run_id = *id;

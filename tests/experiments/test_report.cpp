@@ -68,6 +68,29 @@ TEST(report, html_has_every_plot_and_table) {
   EXPECT_NE(html.substr(at, html.find('>', at) - at).find("data-points=\"8\""), std::string::npos);
 }
 
+// A run measured by `rocelab tune --verify` carries the twin's prediction: the report
+// shows both side by side; a run without one shows no such table.
+TEST(report, sim_to_real_table_beside_the_measurement) {
+  const auto t = scenarios::two_incasts_and_bystanders();
+  report_header h;
+  h.run_id = "measured";
+  run_summary predicted;
+  predicted.all.flows = 8;
+  predicted.all.fct_p99_ns = 2 * 123'000;
+  predicted.pause_frames = 77;
+  predicted.by_kind["incast"] = predicted.all;
+  h.predicted_summary_json = summary_json({"predicted", "twin", "x"}, predicted, {});
+  const run_analysis a = analyze_run(t.records, h, paths_for_run(t.records, &t.config.topology, t.config.seed, h));
+  const std::string html = report_html(a);
+  const auto at = html.find("id=\"table-sim-to-real\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::string table = html.substr(at, html.find("</table>", at) - at);
+  EXPECT_NE(table.find("<td>246.000</td>"), std::string::npos) << table;  // predicted p99, us
+  EXPECT_NE(table.find("<td>" + std::to_string(t.records.totals.pfc_pause_frames) + "</td>"), std::string::npos);
+  EXPECT_NE(table.find("<td>77</td>"), std::string::npos);
+  EXPECT_EQ(report_html(analyzed_spreading_run()).find("table-sim-to-real"), std::string::npos);
+}
+
 TEST(report, csv_and_json_carry_the_same_tables) {
   const run_analysis a = analyzed_spreading_run();
   const auto dir = std::filesystem::temp_directory_path() / ("rlr-report-" + std::to_string(::getpid()));

@@ -53,6 +53,9 @@ struct report_header {
   std::string status;       // the store's run status, when known
   std::string path_source;  // "twin routing", "single-switch layout", or why paths are unknown
   std::vector<std::string> notes;  // shown under the summary (what was estimated, what is missing)
+  // Sim-to-real: the twin's prediction for this run's configuration (summary JSON, as
+  // `rocelab tune --verify` stores it with the measured run), shown beside the measurement.
+  std::string predicted_summary_json;
 };
 
 struct run_analysis {
