@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "command.hpp"
+#include "output_files.hpp"
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/buffers.hpp"
 
@@ -23,14 +24,6 @@ struct buffers_args {
   std::string out;
   bool json = false;
 };
-
-status write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return status::from_errno("writing " + path);
-  return status::success();
-}
 
 std::string size_text(std::int64_t bytes) {
   char b[64];
@@ -128,24 +121,14 @@ std::function<int()> setup(CLI::App& app) {
       std::cerr << "rocelab buffers: " << result.error().message() << "\n";
       return result.error().code() == error_code::invalid_argument ? 2 : 1;
     }
-    std::string dir = a->out;
-    if (dir.empty()) {
-      const auto now = std::chrono::system_clock::now().time_since_epoch();
-      dir = "runs/buffers-" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now).count());
-    }
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) {
-      std::cerr << "rocelab buffers: creating " << dir << ": " << ec.message() << "\n";
+    const std::string json = experiments::buffers_json(*result);
+    auto written = write_report_files(a->out, "buffers", {{"buffers.json", json},
+                                                          {"buffers.html", experiments::buffers_html(*result)}});
+    if (!written.ok()) {
+      std::cerr << "rocelab buffers: " << written.error().message() << "\n";
       return 1;
     }
-    const std::string json = experiments::buffers_json(*result);
-    for (const auto& [name, text] : {std::pair{std::string("buffers.json"), json},
-                                     std::pair{std::string("buffers.html"), experiments::buffers_html(*result)}})
-      if (status st = write_text(dir + "/" + name, text); !st.ok()) {
-        std::cerr << "rocelab buffers: " << st.message() << "\n";
-        return 1;
-      }
+    const std::string& dir = *written;
     if (a->json) {
       std::cout << json << "\n";
     } else {

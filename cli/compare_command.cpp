@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "command.hpp"
+#include "output_files.hpp"
 #include "rocelab/experiments/compare.hpp"
 #include "rocelab/store/run_store.hpp"
 
@@ -39,14 +40,6 @@ std::vector<std::string> split(const std::string& s) {
   while (std::getline(ss, item, ','))
     if (!item.empty()) out.push_back(item);
   return out;
-}
-
-status write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return status::from_errno("writing " + path);
-  return status::success();
 }
 
 void print_table(const experiments::compare_result& r) {
@@ -146,25 +139,14 @@ std::function<int()> setup(CLI::App& app) {
       std::cerr << "rocelab compare: " << result.error().message() << "\n";
       return result.error().code() == error_code::invalid_argument ? 2 : 1;
     }
-    std::string dir = a->out;
-    if (dir.empty()) {
-      const auto now = std::chrono::system_clock::now().time_since_epoch();
-      dir = "runs/compare-" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now).count());
-    }
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) {
-      std::cerr << "rocelab compare: creating " << dir << ": " << ec.message() << "\n";
+    const std::string json = experiments::compare_json(*result);
+    auto written = write_report_files(a->out, "compare", {{"report.json", json},
+                                                          {"report.html", experiments::compare_html(*result)}});
+    if (!written.ok()) {
+      std::cerr << "rocelab compare: " << written.error().message() << "\n";
       return 1;
     }
-    const std::string json = experiments::compare_json(*result);
-    for (const auto& [name, text] : {std::pair{std::string("report.json"), json},
-                                     std::pair{std::string("report.html"), experiments::compare_html(*result)}}) {
-      if (status st = write_text(dir + "/" + name, text); !st.ok()) {
-        std::cerr << "rocelab compare: " << st.message() << "\n";
-        return 1;
-      }
-    }
+    const std::string& dir = *written;
     if (a->json) {
       std::cout << json << "\n";
     } else {

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "output_files.hpp"
 #include "rocelab/controller/client.hpp"
 #include "rocelab/controller/controller.hpp"
 #include "rocelab/controller/security.hpp"
@@ -137,14 +138,6 @@ void print_text(const std::string& run_id, const experiments::experiment_spec& s
                 s.allreduce->busbw_gbps);
   std::printf("simulated   %.3f us\n", static_cast<double>(s.simulated_ns) / 1e3);
   std::printf("records     %s\n", dir.c_str());
-}
-
-status write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return status::from_errno("writing " + path);
-  return status::success();
 }
 
 int run_hpcc(const run_args& args) {

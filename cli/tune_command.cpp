@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "output_files.hpp"
 #include "rocelab/experiments/exports.hpp"
 #include "rocelab/experiments/runner.hpp"
 #include "rocelab/experiments/sweep.hpp"
@@ -53,14 +54,6 @@ struct tune_args {
 int fail(const std::string& message, int code) {
   std::cerr << "rocelab tune: " << message << "\n";
   return code;
-}
-
-status write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return status::from_errno("writing " + path);
-  return status::success();
 }
 
 // One line on stderr per trial, redrawn in place on a terminal: a bar, the count and the
@@ -253,7 +246,7 @@ std::function<int()> setup(CLI::App& app) {
                                      {"config_db.json", *config_db},
                                      {"mlx5_sysfs.txt", experiments::mlx5_sysfs_settings(*best_spec, eo)},
                                      {"trials.csv", csv}})
-      if (auto st = write_file(dir + "/" + name, text); !st.ok()) return fail(st.message(), 1);
+      if (auto st = write_text(dir + "/" + name, text); !st.ok()) return fail(st.message(), 1);
     out["exports"] = {{"dir", dir},
                       {"spec", dir + "/best.yaml"},
                       {"sonic_config_db", dir + "/config_db.json"},
@@ -272,7 +265,7 @@ std::function<int()> setup(CLI::App& app) {
       if (!rows) return fail(rows.error().message(), 1);
       verified = std::move(*rows);
       out["sim_to_real"] = nlohmann::json::parse(experiments::verify_json_text(verified));
-      if (auto st = write_file(dir + "/sim_to_real.txt", experiments::verify_table(verified)); !st.ok())
+      if (auto st = write_text(dir + "/sim_to_real.txt", experiments::verify_table(verified)); !st.ok())
         return fail(st.message(), 1);
     }
 

@@ -35,17 +35,7 @@ py::dict buffers(const experiment_spec& spec, const std::vector<std::string>& pr
   settings.max_degree = max_degree;
   interrupt_poll poll{std::chrono::milliseconds(poll_ms)};
   settings.cancel_requested = [&] { return poll(); };
-  std::function<void(const std::string&)> progress;
-  if (!on_progress.is_none())
-    progress = [&](const std::string& line) {
-      py::gil_scoped_acquire gil;
-      try {
-        on_progress(line);
-      } catch (py::error_already_set& e) {
-        e.restore();
-        poll.take_error();
-      }
-    };
+  const auto progress = python_progress(on_progress, poll);
   std::optional<result<buffers_result>> ran;
   {
     py::gil_scoped_release release;

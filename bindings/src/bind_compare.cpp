@@ -73,17 +73,7 @@ py::dict compare(const experiment_spec& spec, const std::string& compare_file, c
 
   interrupt_poll poll{std::chrono::milliseconds(poll_ms)};
   settings.cancel_requested = [&] { return poll(); };
-  compare_progress progress;
-  if (!on_progress.is_none())
-    progress = [&](const std::string& line) {
-      py::gil_scoped_acquire gil;
-      try {
-        on_progress(line);
-      } catch (py::error_already_set& e) {
-        e.restore();
-        poll.take_error();
-      }
-    };
+  const compare_progress progress = python_progress(on_progress, poll);
   std::optional<result<compare_result>> ran;
   {
     py::gil_scoped_release release;

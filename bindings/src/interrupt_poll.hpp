@@ -9,6 +9,8 @@
 // other thread reads what it found.
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <string>
 #include <thread>
 
 #include <pybind11/pybind11.h>
@@ -55,5 +57,21 @@ class interrupt_poll {
   std::atomic<bool> stopped_{false};
   pybind11::object caught_;
 };
+
+// A progress-line callback into Python (`on_progress(line)`, None for none): it takes the
+// GIL, and an exception it raises stops the call like Ctrl-C does.
+inline std::function<void(const std::string&)> python_progress(const pybind11::object& on_progress,
+                                                               interrupt_poll& poll) {
+  if (on_progress.is_none()) return {};
+  return [&on_progress, &poll](const std::string& line) {
+    pybind11::gil_scoped_acquire gil;
+    try {
+      on_progress(line);
+    } catch (pybind11::error_already_set& e) {
+      e.restore();
+      poll.take_error();
+    }
+  };
+}
 
 }  // namespace rocelab::bindings

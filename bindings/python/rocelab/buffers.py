@@ -21,6 +21,7 @@ import os
 import pandas as pd
 
 from . import _rocelab
+from ._html_report import HtmlReport
 from .errors import Interrupted
 from .lab import source_dir
 from .progress import ProgressBar
@@ -29,8 +30,10 @@ from .spec import as_experiment
 __all__ = ["BufferValidation", "buffers"]
 
 
-class BufferValidation:
+class BufferValidation(HtmlReport):
     """``profiles`` and ``probes`` DataFrames, ``data`` (the JSON as a dict), ``report()``."""
+
+    _files = ("buffers.html", "buffers.json")
 
     def __init__(self, data, html):
         self.data = data
@@ -72,24 +75,6 @@ class BufferValidation:
         ax.grid(True, alpha=0.3)
         ax.legend()
         return ax
-
-    def report(self):
-        try:
-            from IPython.display import HTML
-        except ImportError:
-            return self.html
-        return HTML(self.html)
-
-    def save(self, directory):
-        os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, "buffers.html"), "w") as f:
-            f.write(self.html)
-        with open(os.path.join(directory, "buffers.json"), "w") as f:
-            json.dump(self.data, f, indent=1)
-        return directory
-
-    def _repr_html_(self):
-        return self.html
 
     def __repr__(self):
         return f"<rocelab.BufferValidation {', '.join(p['profile'] for p in self.data['profiles'])}>"

@@ -24,6 +24,7 @@ import os
 import pandas as pd
 
 from . import _rocelab
+from ._html_report import HtmlReport
 from .errors import Interrupted, UnavailableError
 from .lab import source_dir
 from .progress import ProgressBar
@@ -34,7 +35,7 @@ __all__ = ["Comparison", "compare"]
 
 
 
-class Comparison:
+class Comparison(HtmlReport):
     """A fabric comparison: ``fabrics``, ``scale`` and ``cost`` DataFrames, ``crossovers``,
     ``data`` (the report's JSON as a dict) and ``report()`` (its HTML page)."""
 
@@ -89,26 +90,6 @@ class Comparison:
     @property
     def crossovers(self):
         return list(self.data.get("crossovers", []))
-
-    def report(self):
-        """The decision report: inline HTML in a notebook (IPython.display.HTML), else the text."""
-        try:
-            from IPython.display import HTML
-        except ImportError:
-            return self.html
-        return HTML(self.html)
-
-    def save(self, directory):
-        """Writes report.html and report.json into ``directory`` (created)."""
-        os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, "report.html"), "w") as f:
-            f.write(self.html)
-        with open(os.path.join(directory, "report.json"), "w") as f:
-            json.dump(self.data, f, indent=1)
-        return directory
-
-    def _repr_html_(self):
-        return self.html
 
     def __repr__(self):
         names = ", ".join(f["fabric"] for f in self.data.get("fabrics", []))

@@ -1,0 +1,33 @@
+"""What the results with an HTML page share (Comparison, BufferValidation): the page
+inline in a notebook, and saving it with its JSON."""
+
+import json
+import os
+
+
+class HtmlReport:
+    """Mixin: ``self.data`` (the JSON as a dict), ``self.html``, and ``_files`` naming the
+    two files ``save`` writes (html name, json name)."""
+
+    _files = ("report.html", "report.json")
+
+    def report(self):
+        """The page: inline HTML in a notebook (IPython.display.HTML), else the text."""
+        try:
+            from IPython.display import HTML
+        except ImportError:
+            return self.html
+        return HTML(self.html)
+
+    def save(self, directory):
+        """Writes the page and its JSON into ``directory`` (created); returns it."""
+        os.makedirs(directory, exist_ok=True)
+        html_name, json_name = self._files
+        with open(os.path.join(directory, html_name), "w") as f:
+            f.write(self.html)
+        with open(os.path.join(directory, json_name), "w") as f:
+            json.dump(self.data, f, indent=1)
+        return directory
+
+    def _repr_html_(self):
+        return self.html
