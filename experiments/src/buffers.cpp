@@ -12,8 +12,6 @@
 namespace rocelab::experiments {
 namespace {
 
-constexpr double propagation_ns_per_m = fabric::propagation_ns_per_m;
-
 std::uint32_t lossless_pgs(const experiment_spec& spec) {
   // The spec's lossless priorities; a profile is validated for at least one.
   return std::max<std::uint32_t>(1, static_cast<std::uint32_t>(spec.sw.pfc.priorities.size()));
@@ -111,7 +109,7 @@ result<experiment_spec> spec_on_profile(const experiment_spec& spec, const fabri
                                                     std::to_string(p.ports) + " ports");
   const headroom_figures h = profile_headroom(profile, spec);
   s.topology.link_gbps = p.port_gbps;
-  s.topology.link_delay_ns = static_cast<std::int64_t>(std::llround(p.cable_m * propagation_ns_per_m));
+  s.topology.link_delay_ns = static_cast<std::int64_t>(std::llround(p.cable_m * fabric::propagation_ns_per_m));
   s.sw.cell_bytes = p.cell_bytes;
   s.sw.dynamic_th = static_cast<std::int32_t>(std::lround(std::log2(p.alpha)));
   s.sw.pfc.headroom_bytes = h.per_pg_bytes;

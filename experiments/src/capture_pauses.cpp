@@ -13,10 +13,16 @@ std::string lower(std::string s) {
   return s;
 }
 
+std::vector<std::string> lower_all(const std::vector<std::string>& macs) {
+  std::vector<std::string> out;
+  out.reserve(macs.size());
+  for (const auto& m : macs) out.push_back(lower(m));
+  return out;
+}
+
 std::int64_t index_of(const std::vector<std::string>& macs, const std::string& mac) {
-  for (std::size_t i = 0; i < macs.size(); ++i)
-    if (lower(macs[i]) == mac) return static_cast<std::int64_t>(i);
-  return -1;
+  const auto it = std::find(macs.begin(), macs.end(), mac);
+  return it == macs.end() ? -1 : static_cast<std::int64_t>(it - macs.begin());
 }
 
 }  // namespace
@@ -24,6 +30,7 @@ std::int64_t index_of(const std::vector<std::string>& macs, const std::string& m
 std::vector<pause_interval> attribute_capture_pauses(const std::vector<captures::pause_interval>& captured,
                                                      const lab_port_macs& macs, const pause_devices& devices,
                                                      std::int64_t t0_ns) {
+  const std::vector<std::string> switch_ports = lower_all(macs.switch_port_mac), hosts = lower_all(macs.host_mac);
   std::vector<pause_interval> out;
   out.reserve(captured.size());
   for (const auto& c : captured) {
@@ -33,10 +40,10 @@ std::vector<pause_interval> attribute_capture_pauses(const std::vector<captures:
     p.end_ns = c.end_ns - t0_ns;
     p.source = pause_source::capture;
     const std::string mac = lower(c.port);
-    if (const auto sw_port = index_of(macs.switch_port_mac, mac); sw_port >= 0) {
+    if (const auto sw_port = index_of(switch_ports, mac); sw_port >= 0) {
       p.device = devices.first_host + static_cast<std::uint32_t>(sw_port);
       p.port = 0;
-    } else if (const auto host = index_of(macs.host_mac, mac); host >= 0) {
+    } else if (const auto host = index_of(hosts, mac); host >= 0) {
       p.device = devices.switch_device;
       p.port = static_cast<std::uint32_t>(host);
     } else {

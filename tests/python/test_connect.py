@@ -66,7 +66,7 @@ def test_wrong_token_is_refused(controller, small_incast):
         rocelab.connect(address, token="not-the-token", connect_timeout_s=3).run(small_incast)
 
 
-def test_tuning_through_the_controller_runs_each_trial_there(controller):
+def test_tuning_through_the_controller_runs_each_trial_there(controller, tmp_path):
     address, token, db = controller
     lab = rocelab.connect(address, token_file=token, db=db)
     seen = []
@@ -80,7 +80,9 @@ def test_tuning_through_the_controller_runs_each_trial_there(controller):
     assert sorted(ids) == sorted(runs["id"].tolist())
     for t in seen:
         stored = runs[runs["id"] == t["run_id"]].iloc[0]
-        ran = rocelab.load_spec(_write(stored["spec_yaml"]))
+        stored_spec = tmp_path / f"run{t['run_id']}.yaml"
+        stored_spec.write_text(stored["spec_yaml"])
+        ran = rocelab.load_spec(stored_spec)
         assert ran.get("switch.ecn.kmin_bytes") == rocelab.load_spec(EXAMPLES / "tune-incast.yaml", {
             "switch.ecn.kmin_bytes": t["applied"]["switch.ecn.kmin_bytes"]}).get("switch.ecn.kmin_bytes")
     # The same trials on the twin here score the same: the controller ran the same spec.
@@ -88,10 +90,3 @@ def test_tuning_through_the_controller_runs_each_trial_there(controller):
     assert result.trials["objective"].tolist() == pytest.approx(local.trials["objective"].tolist())
     assert result.best["index"] == local.best["index"]
 
-
-def _write(text):
-    import tempfile
-    f = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
-    f.write(text)
-    f.close()
-    return f.name

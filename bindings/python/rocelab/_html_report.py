@@ -1,8 +1,36 @@
-"""What the results with an HTML page share (Comparison, BufferValidation): the page
-inline in a notebook, and saving it with its JSON."""
+"""What the results with an HTML page share (Comparison, BufferValidation): the call
+that makes them (progress lines, Ctrl-C), the page inline in a notebook, and saving it
+with its JSON."""
 
 import json
 import os
+
+from .errors import Interrupted
+from .progress import ProgressBar
+
+
+def run_reported(call, label, progress, callback, interrupted):
+    """Runs ``call(on_progress)``, a C++ call that reports progress lines and returns
+    {json, html, interrupted}, with a step-counting progress bar; ``callback(line)`` gets
+    each line. What stopped the call is raised again (Ctrl-C as :class:`rocelab.Interrupted`
+    with the message ``interrupted``). Returns (data, html)."""
+    bar = ProgressBar(None, label=label, enabled=progress)
+
+    def on_progress(line):
+        bar.update(None, note=line)
+        if callback is not None:
+            callback(line)
+
+    try:
+        out = call(on_progress)
+    finally:
+        bar.close()
+    caught = out["interrupted"]
+    if caught is not None:
+        if isinstance(caught, KeyboardInterrupt):
+            raise Interrupted(interrupted, None) from caught
+        raise caught
+    return json.loads(out["json"]), out["html"]
 
 
 class HtmlReport:

@@ -15,16 +15,13 @@ and, given ``p99_target``, the smallest buffer that keeps the workload's p99 FCT
 Runs with the GIL released; Ctrl-C raises :class:`rocelab.Interrupted`.
 """
 
-import json
 import os
 
 import pandas as pd
 
 from . import _rocelab
-from ._html_report import HtmlReport
-from .errors import Interrupted
+from ._html_report import HtmlReport, run_reported
 from .lab import source_dir
-from .progress import ProgressBar
 from .spec import as_experiment
 
 __all__ = ["BufferValidation", "buffers"]
@@ -103,22 +100,11 @@ def buffers(spec, profiles, p99_target=None, overrides=None, max_buffer_factor=8
     exp = as_experiment(spec, overrides)
     exp.validate()
     paths = [_profile_path(p) for p in ([profiles] if isinstance(profiles, (str, os.PathLike)) else profiles)]
-    bar = ProgressBar(None, label="buffers", enabled=progress)
-
-    def on_progress(line):
-        bar.update(None, note=line)
-        if callback is not None:
-            callback(line)
-
-    try:
-        out = _rocelab.buffers(exp.build(), paths, p99_target_ns=_duration_ns(p99_target),
-                               max_buffer_factor=float(max_buffer_factor), buffer_tolerance=float(tolerance),
-                               max_degree=int(max_degree), on_progress=on_progress)
-    finally:
-        bar.close()
-    if out["interrupted"] is not None:
-        caught = out["interrupted"]
-        if isinstance(caught, KeyboardInterrupt):
-            raise Interrupted("buffer validation interrupted", None) from caught
-        raise caught
-    return BufferValidation(json.loads(out["json"]), out["html"])
+    spec_built = exp.build()
+    data, html = run_reported(
+        lambda on_progress: _rocelab.buffers(spec_built, paths, p99_target_ns=_duration_ns(p99_target),
+                                             max_buffer_factor=float(max_buffer_factor),
+                                             buffer_tolerance=float(tolerance), max_degree=int(max_degree),
+                                             on_progress=on_progress),
+        "buffers", progress, callback, "buffer validation interrupted")
+    return BufferValidation(data, html)

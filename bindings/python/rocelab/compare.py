@@ -18,16 +18,14 @@ at the next poll and raises :class:`rocelab.Interrupted` (the runs stored so far
 Settings not given come from the spec file's ``compare:`` section, then the defaults.
 """
 
-import json
 import os
 
 import pandas as pd
 
 from . import _rocelab
-from ._html_report import HtmlReport
-from .errors import Interrupted, UnavailableError
+from ._html_report import HtmlReport, run_reported
+from .errors import UnavailableError
 from .lab import source_dir
-from .progress import ProgressBar
 from .spec import as_experiment
 from .store import DEFAULT_DB, Store
 
@@ -127,20 +125,7 @@ def compare(spec, fabrics=None, overrides=None, compute_ms_per_step=None, small_
 
     run_store = Store(os.fspath(db), read_only=False)._store if store and db is not None else None
     # Progress: one step per fabric and scenario line the comparison reports.
-    bar = ProgressBar(None, label=f"compare {base.name or 'spec'}", enabled=progress)
-
-    def on_progress(line):
-        bar.update(None, note=line)
-        if callback is not None:
-            callback(line)
-
-    try:
-        out = _rocelab.compare(base, exp.path or "", options, run_store, on_progress)
-    finally:
-        bar.close()
-    if out["interrupted"] is not None:
-        caught = out["interrupted"]
-        if isinstance(caught, KeyboardInterrupt):
-            raise Interrupted("comparison interrupted; the runs it finished are in the store", None) from caught
-        raise caught
-    return Comparison(json.loads(out["json"]), out["html"])
+    data, html = run_reported(lambda on_progress: _rocelab.compare(base, exp.path or "", options, run_store, on_progress),
+                              f"compare {base.name or 'spec'}", progress, callback,
+                              "comparison interrupted; the runs it finished are in the store")
+    return Comparison(data, html)
