@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "rocelab/fabric/headroom.hpp"
+#include "rocelab/fabric/twin/frames.hpp"
 #include "rocelab/experiments/runner.hpp"
 #include "rocelab/experiments/summary.hpp"
 
@@ -76,7 +77,7 @@ headroom_figures profile_headroom(const fabric_profile_file& profile, const expe
   fabric::headroom_inputs in;
   in.rate_bps = static_cast<std::int64_t>(p.port_gbps * 1e9);
   in.cable_m = p.cable_m;
-  in.mtu_bytes = spec.nic.mtu_bytes + 18 + 58;  // RoCE MTU + Eth/IP/UDP/BTH/ICRC headers, FCS
+  in.mtu_bytes = fabric::twin::roce_max_frame_bytes(spec.nic.mtu_bytes);
   // The response time in pause quanta (512 bit times at the port's speed), rounded up.
   in.peer_response_quanta = static_cast<std::int64_t>(
       std::ceil(static_cast<double>(p.peer_response_ns) * p.port_gbps / fabric::pause_quantum_bits));

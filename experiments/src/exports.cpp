@@ -4,6 +4,7 @@
 
 #include "rocelab/fabric/drivers/sonic_switch_driver.hpp"
 #include "rocelab/fabric/headroom.hpp"
+#include "rocelab/fabric/twin/frames.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -34,7 +35,7 @@ result<std::string> sonic_config_db_json(const experiment_spec& spec, const expo
   fabric::headroom_inputs in;
   in.rate_bps = static_cast<std::int64_t>(spec.topology.link_gbps * 1e9);
   in.cable_m = spec.sw.pfc.cable_m;
-  in.mtu_bytes = spec.nic.mtu_bytes + 18 + 58;  // RoCE MTU + Eth/IP/UDP/BTH/ICRC headers, FCS
+  in.mtu_bytes = fabric::twin::roce_max_frame_bytes(spec.nic.mtu_bytes);
   const std::int64_t headroom =
       spec.sw.pfc.headroom_bytes > 0 ? spec.sw.pfc.headroom_bytes : fabric::headroom_calculator(in).total_bytes;
   for (const std::string& port : ports) {

@@ -69,25 +69,25 @@ TEST(buffer_profiles, a_bad_field_names_file_line_and_field) {
 }
 
 TEST(buffer_headroom, matches_the_hand_calculation) {
-  // 100 Gb/s, 100 m, RoCE MTU 1024 (frame 1024 + 76 header/FCS bytes = 1100), 1 us response:
+  // 100 Gb/s, 100 m, RoCE MTU 1024 (largest frame, a WRITE with its RETH: 1024 + 78 = 1102), 1 us response:
   //   cable     2 x 100 m x 5 ns/m = 1000 ns at 100 Gb/s         = 12500 B
-  //   MTUs      2 x (1100 + 20 preamble/IFG)                    =  2240 B
+  //   MTUs      2 x (1102 + 20 preamble/IFG)                    =  2244 B
   //   PFC frame 64 + 20                                         =    84 B
   //   response  ceil(1000 ns x 100 Gb/s / 512 bit) = 196 quanta = 196 x 64 B = 12544 B
-  //   total                                                     = 27368 B
+  //   total                                                     = 27372 B
   const headroom_figures h = profile_headroom(small_switch(4 << 20), incast_spec());
   EXPECT_EQ(h.cable_bytes, 12500);
-  EXPECT_EQ(h.mtu_bytes, 2240);
+  EXPECT_EQ(h.mtu_bytes, 2244);
   EXPECT_EQ(h.pfc_frame_bytes, 84);
   EXPECT_EQ(h.response_bytes, 12544);
-  EXPECT_EQ(h.per_pg_bytes, 27368);
+  EXPECT_EQ(h.per_pg_bytes, 27372);
   // Per port, one lossless PG on each of 16 ports; shared with oversubscription 2: half.
-  EXPECT_EQ(h.reserved_bytes, 16 * 27368);
+  EXPECT_EQ(h.reserved_bytes, 16 * 27372);
   auto pooled = small_switch(4 << 20);
   pooled.sw.headroom_shared = true;
   pooled.sw.headroom_oversubscription = 2;
-  EXPECT_EQ(profile_headroom(pooled, incast_spec()).reserved_bytes, 8 * 27368);
-  EXPECT_EQ(h.shared_bytes, (4 << 20) - 16 * 27368);
+  EXPECT_EQ(profile_headroom(pooled, incast_spec()).reserved_bytes, 8 * 27372);
+  EXPECT_EQ(h.shared_bytes, (4 << 20) - 16 * 27372);
 }
 
 TEST(buffer_headroom, the_run_gets_the_profile_switch) {
@@ -95,9 +95,9 @@ TEST(buffer_headroom, the_run_gets_the_profile_switch) {
   ASSERT_TRUE(s.ok()) << s.error().message();
   EXPECT_DOUBLE_EQ(s->topology.link_gbps, 100);
   EXPECT_EQ(s->topology.link_delay_ns, 500);  // 100 m of fibre
-  EXPECT_EQ(s->sw.pfc.headroom_bytes, 27368);
+  EXPECT_EQ(s->sw.pfc.headroom_bytes, 27372);
   // The 7 ports outside the 9-port run keep their reserve.
-  EXPECT_EQ(s->sw.buffer_bytes, ((4 << 20) - 7 * 27368) / 256 * 256);
+  EXPECT_EQ(s->sw.buffer_bytes, ((4 << 20) - 7 * 27372) / 256 * 256);
   // A buffer the headroom would eat is an error naming the profile.
   auto tiny = spec_on_profile(incast_spec(), small_switch(256 * 1024));
   ASSERT_FALSE(tiny.ok());

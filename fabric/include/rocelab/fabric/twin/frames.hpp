@@ -29,6 +29,11 @@ inline constexpr std::uint32_t roce_data_overhead_bytes =
 inline constexpr std::uint32_t roce_ack_frame_bytes = roce_data_overhead_bytes + aeth_bytes;
 // CNP: the same plus 16 reserved bytes = 78.
 inline constexpr std::uint32_t roce_cnp_frame_bytes = roce_data_overhead_bytes + cnp_reserved_bytes;
+// The largest data frame for a RoCE MTU: an RDMA WRITE First/Only, which adds a RETH
+// (MTU + 78). What PFC headroom must hold per in-flight frame.
+[[nodiscard]] constexpr std::int64_t roce_max_frame_bytes(std::uint32_t mtu) noexcept {
+  return static_cast<std::int64_t>(mtu) + roce_data_overhead_bytes + reth_bytes;
+}
 
 // The HPCC ns-3 simulator: 36 bytes of headers on a data packet (PPP 2, IPv4 20, UDP 8,
 // SeqTsHeader 6 = seq 4 + pg 2; the INT header is 0 bytes outside HPCC/TIMELY/PINT:
