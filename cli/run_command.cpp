@@ -22,6 +22,7 @@
 
 #include "command.hpp"
 #include "output_files.hpp"
+#include "stop_signal.hpp"
 #include "rocelab/controller/client.hpp"
 #include "rocelab/controller/controller.hpp"
 #include "rocelab/controller/security.hpp"
@@ -84,7 +85,16 @@ int run_remote(const run_args& args) {
   controller::submit_options o;
   o.controller = args.controller;
   o.token = *token;
+  // Ctrl-C closes our connection; the controller then stops the run and stores it
+  // interrupted with what it measured.
+  stop_signal stop;
+  o.cancel_requested = [&stop] { return stop.requested(); };
   auto done = controller::submit_spec(o, text.str(), args.spec, args.sets);
+  if (stop.requested()) {
+    std::cerr << "rocelab run: interrupted; the controller at " << args.controller
+              << " stores the run as interrupted with what it measured\n";
+    return stop_signal::exit_status;
+  }
   if (!done) {
     std::cerr << "rocelab run: " << done.error().message() << "\n";
     return 1;
@@ -254,6 +264,9 @@ std::function<int()> setup(CLI::App& app) {
     request.on_repeat = [&](std::uint32_t i, std::uint64_t seed) {
       if (repeats > 1) std::cerr << "rocelab run: repeat " << i + 1 << "/" << repeats << " (seed " << seed << ")\n";
     };
+    // Ctrl-C ends the run where it is; the store keeps it, marked interrupted.
+    stop_signal stop;
+    request.cancel_requested = [&stop] { return stop.requested(); };
     auto outcome = (*ctl)->run_spec(*spec, request);
     if (!outcome) {
       std::cerr << "rocelab run: " << outcome.error().message() << "\n";
@@ -261,7 +274,7 @@ std::function<int()> setup(CLI::App& app) {
     }
     if (outcome->status != "completed") {
       std::cerr << "rocelab run: run " << outcome->run << " " << outcome->status << ": " << outcome->error << "\n";
-      return 1;
+      return outcome->status == "interrupted" ? stop_signal::exit_status : 1;
     }
     auto* ran = &outcome->result;
     std::vector<const run_records*> all;

@@ -5,6 +5,7 @@
 
 #include "bindings.hpp"
 #include "errors.hpp"
+#include "interrupt_poll.hpp"
 
 #ifdef ROCELAB_HAVE_CONTROLLER_CLIENT
 #include "rocelab/controller/client.hpp"
@@ -25,13 +26,25 @@ void bind_controller(py::module_& m) {
         options.controller = controller;
         options.token = token;
         options.connect_timeout = std::chrono::milliseconds(connect_timeout_ms);
+        // Ctrl-C closes the connection: the controller stops the run and stores it
+        // interrupted with what it measured (controller/client.hpp).
+        interrupt_poll poll{std::chrono::milliseconds(50)};
+        options.cancel_requested = [&poll] { return poll(); };
         std::optional<result<controller::run_finished>> done;
         {
           py::gil_scoped_release release;
           done.emplace(controller::submit_spec(options, spec_yaml, source, {}));
         }
-        if (!done->ok()) throw_error(done->error());
         py::dict d;
+        d["interrupted"] = poll.caught();
+        if (poll.stopped()) {
+          d["run"] = 0;
+          d["status"] = "interrupted";
+          d["error"] = done->ok() ? std::string() : done->error().message();
+          d["summary_json"] = "";
+          return d;
+        }
+        if (!done->ok()) throw_error(done->error());
         d["run"] = (*done)->run;
         d["status"] = (*done)->status;
         d["error"] = (*done)->error;
@@ -40,7 +53,9 @@ void bind_controller(py::module_& m) {
       },
       py::arg("controller"), py::arg("token"), py::arg("spec_yaml"), py::arg("source") = "<python>",
       py::arg("connect_timeout_ms") = 5000,
-      "Submits a resolved spec to a controller and waits for the run: {run, status, error, summary_json}");
+      "Submits a resolved spec to a controller and waits for the run (GIL released): {run, status, error, "
+      "summary_json, interrupted}. Ctrl-C closes the connection, so the controller stops the run and stores it "
+      "interrupted; then status is 'interrupted' and interrupted holds the KeyboardInterrupt.");
 }
 #else
 void bind_controller(py::module_& m) {

@@ -26,6 +26,20 @@ asio::awaitable<void> heartbeats(std::shared_ptr<connection> conn) {
   }
 }
 
+// Closes the connection once the caller asks to cancel; `cancelled` tells the waiting
+// loop why its read ended.
+asio::awaitable<void> cancel_watch(std::shared_ptr<connection> conn, const submit_options& o, bool& cancelled) {
+  asio::steady_timer t(co_await asio::this_coro::executor);
+  while (conn->is_open()) {
+    t.expires_after(o.cancel_poll);
+    co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (conn->is_open() && o.cancel_requested()) {
+      cancelled = true;
+      conn->close();
+    }
+  }
+}
+
 asio::awaitable<void> submit(asio::io_context& io, asio::ssl::context& tls, const submit_options& o,
                              submit_run request, std::optional<result<run_finished>>& out) {
   auto ex = co_await asio::this_coro::executor;
@@ -44,12 +58,16 @@ asio::awaitable<void> submit(asio::io_context& io, asio::ssl::context& tls, cons
     co_return;
   }
   asio::co_spawn(ex, heartbeats(c), asio::detached);
+  bool cancelled = false;
+  if (o.cancel_requested) asio::co_spawn(ex, cancel_watch(c, o, cancelled), asio::detached);
   c->send(request);
   const auto deadline = std::chrono::steady_clock::now() + o.run_timeout;
   while (c->is_open() && std::chrono::steady_clock::now() < deadline) {
     auto m = co_await c->read(std::chrono::duration_cast<std::chrono::milliseconds>(client_heartbeat * 4));
     if (!m) {
-      out = m.error().with_context("waiting for the run");
+      out = cancelled ? status(error_code::cancelled, "cancelled while waiting for the run on " + o.controller +
+                                                          "; the controller stores it as interrupted")
+                      : m.error().with_context("waiting for the run");
       break;
     }
     if (auto* f = std::get_if<run_finished>(&*m); f && f->request == request.request) {

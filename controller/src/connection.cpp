@@ -38,8 +38,7 @@ connection::connection(tls_stream stream) : stream_(std::move(stream)), wake_(st
 connection::~connection() = default;
 
 void connection::close() {
-  if (!open_) return;
-  open_ = false;
+  if (!open_.exchange(false, std::memory_order_acq_rel)) return;
   boost::system::error_code ec;
   // No TLS close_notify exchange: it would need the peer's cooperation and a deadline of
   // its own; shutting the TCP socket is enough to end both directions.

@@ -450,7 +450,7 @@ void controller::impl::start_client_run(std::shared_ptr<connection> conn, submit
       done.status = "failed";
       done.error = bad.message();
     } else {
-      auto out = owner_->run_spec(*spec, run_request{s.source_name, s.sets, {}});
+      auto out = owner_->run_spec(*spec, run_request{s.source_name, s.sets, {}, [conn] { return !conn->is_open(); }});
       if (!out) {
         done.status = "failed";
         done.error = out.error().message();
@@ -592,7 +592,8 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
     return fail(status(error_code::unavailable,
                        "backend lab: traffic on real hosts needs the verbs transport, which this build does not have"));
   // twin and virtual run in this process, into the same store.
-  auto ran = experiments::run_experiment(spec, request.on_repeat, impl_->options_.virtual_options);
+  auto ran = experiments::run_experiment(spec, request.on_repeat, impl_->options_.virtual_options,
+                                        request.cancel_requested);
   if (!ran) {
     if (ran.error().code() == error_code::invalid_argument) {
       std::lock_guard lock(impl_->store_mutex_);
@@ -601,6 +602,7 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
     }
     return fail(ran.error());
   }
+  const bool interrupted = request.cancel_requested && request.cancel_requested();
   {
     std::lock_guard lock(impl_->store_mutex_);
     for (const auto& r : ran->repeats)
@@ -608,9 +610,15 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
         (void)impl_->store_->finish(out.run, store::run_status::failed, st.message());
         return st.with_context("storing records of run " + std::to_string(out.run));
       }
-    if (auto st = impl_->store_->finish(out.run, store::run_status::completed); !st.ok()) return st;
+    if (interrupted) {
+      out.status = "interrupted";
+      out.error = "cancelled by its requester (Ctrl-C, or the submitting client closed its connection); the records so far are kept";
+      if (auto st = impl_->store_->finish(out.run, store::run_status::interrupted, out.error); !st.ok()) return st;
+    } else {
+      if (auto st = impl_->store_->finish(out.run, store::run_status::completed); !st.ok()) return st;
+      out.status = "completed";
+    }
   }
-  out.status = "completed";
   out.result = std::move(*ran);
   return out;
 }

@@ -185,7 +185,7 @@ TEST(controller, twin_run_goes_into_the_store) {
       "workload: {incast: {receiver: 0, senders: 4, flow_bytes: 64KiB}}\n",
       "inline.yaml");
   ASSERT_TRUE(spec.ok()) << spec.error().message();
-  auto out = c->run_spec(*spec, {"inline.yaml", {}, {}});
+  auto out = c->run_spec(*spec, {"inline.yaml", {}, {}, {}});
   ASSERT_TRUE(out.ok()) << out.error().message();
   EXPECT_EQ(out->status, "completed");
   ASSERT_GT(out->run, 0);
@@ -233,6 +233,76 @@ TEST(controller, a_client_submits_a_spec_and_gets_the_stored_run) {
 
   o.token = "not-the-token-but-long-enough";
   EXPECT_FALSE(submit_spec(o, yaml, "client.yaml", {}).ok());
+}
+
+// A long twin run: 16 x 1 GiB into one port, about 1.4 s of simulated traffic, tens of
+// seconds of work; nothing in these tests lets it finish.
+const char* const long_twin_spec =
+    "name: ctl-long\nbackend: twin\nseed: 5\ntopology: {hosts: 17, link_gbps: 100}\n"
+    "workload: {incast: {receiver: 0, senders: 16, flow_bytes: 1GiB}}\n";
+
+// The runs of a store, read through a handle of our own (as a notebook would).
+std::vector<store::run_info> stored_runs(const controller& c) {
+  auto store = store::run_store::open(c.db_path(), store::open_mode::read_only);
+  if (!store.ok()) return {};
+  auto runs = store->runs();
+  return runs.ok() ? *runs : std::vector<store::run_info>{};
+}
+
+TEST(controller, a_client_that_goes_away_cancels_its_run_which_is_stored_interrupted) {
+  temp_dir dir("cancel");
+  auto c = start_controller(dir);
+  ASSERT_TRUE(c);
+  submit_options o;
+  o.controller = c->address();
+  o.token = test::test_token;
+  o.cancel_poll = 20ms;
+  // Ctrl-C stands in: the client cancels once the controller has stored the run as
+  // running, so the cancel always lands mid-run.
+  o.cancel_requested = [&] {
+    auto runs = stored_runs(*c);
+    return !runs.empty() && runs.back().status == store::run_status::running;
+  };
+  auto done = submit_spec(o, long_twin_spec, "long.yaml", {});
+  ASSERT_FALSE(done.ok());
+  EXPECT_EQ(done.error().code(), error_code::cancelled) << done.error().message();
+  EXPECT_NE(done.error().message().find("interrupted"), std::string::npos) << done.error().message();
+
+  // The controller notices the closed connection at its next poll and ends the run.
+  ASSERT_TRUE(eventually([&] {
+    auto runs = stored_runs(*c);
+    return runs.size() == 1 && runs[0].status != store::run_status::running;
+  }, 60s));
+  auto store = store::run_store::open(c->db_path(), store::open_mode::read_only);
+  ASSERT_TRUE(store.ok());
+  auto info = store->runs()->at(0);
+  EXPECT_EQ(info.status, store::run_status::interrupted);
+  EXPECT_NE(info.error.find("cancelled"), std::string::npos) << info.error;
+  auto records = store->load(info.id);
+  ASSERT_TRUE(records.ok()) << records.error().message();
+  // What ran is kept: the 16 flows, none of which could have finished.
+  EXPECT_EQ(records->flows.size(), 16u);
+  for (const auto& f : records->flows) EXPECT_FALSE(f.completed());
+  EXPECT_TRUE(store->check_integrity().ok());
+}
+
+TEST(controller, a_run_cancelled_by_its_requester_is_stored_interrupted) {
+  temp_dir dir("cancel-embedded");
+  auto c = start_controller(dir);
+  ASSERT_TRUE(c);
+  auto spec = experiments::load_spec(long_twin_spec, "long.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  run_request request;
+  int polls = 0;
+  request.cancel_requested = [&] { return ++polls > 3; };  // the CLI's Ctrl-C flag stands in
+  auto out = c->run_spec(*spec, request);
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  EXPECT_EQ(out->status, "interrupted");
+  ASSERT_EQ(out->result.repeats.size(), 1u);
+  auto store = store::run_store::open(c->db_path(), store::open_mode::read_only);
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ(store->run(out->run)->status, store::run_status::interrupted);
+  EXPECT_EQ(store->load(out->run)->flows.size(), 16u);
 }
 
 TEST(controller, verbs_jobs_say_they_are_unavailable) {

@@ -2,8 +2,11 @@
 them (the twin here) into its own store."""
 
 import os
+import signal
 import socket
 import subprocess
+import sys
+import textwrap
 import time
 
 import pytest
@@ -90,3 +93,80 @@ def test_tuning_through_the_controller_runs_each_trial_there(controller, tmp_pat
     assert result.trials["objective"].tolist() == pytest.approx(local.trials["objective"].tolist())
     assert result.best["index"] == local.best["index"]
 
+
+
+# Far longer than any test waits: 16 x 1 GiB into one 100 Gb/s port on the twin.
+LONG_SPEC = ("name: long-incast\nbackend: twin\nseed: 3\ntopology: {hosts: 17, link_gbps: 100}\n"
+             "workload: {incast: {receiver: 0, senders: 16, flow_bytes: 1GiB}}\n")
+
+CHILD = textwrap.dedent("""
+    import sys
+    import rocelab
+    lab = rocelab.connect(sys.argv[1], token_file=sys.argv[2])
+    print("started", flush=True)
+    try:
+        lab.run(sys.argv[3])
+        print("completed", flush=True)
+    except rocelab.Interrupted as e:
+        print("interrupted", isinstance(e, KeyboardInterrupt), flush=True)
+        sys.exit(130)
+""")
+
+
+def wait_for_status(db, wanted, limit_s=60):
+    """The statuses of the store's runs once one of them is `wanted` (None on timeout)."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if os.path.exists(db):
+            statuses = rocelab.open_store(db).runs()["status"].tolist()
+            if wanted in statuses:
+                return statuses
+        time.sleep(0.1)
+    return None
+
+
+def interrupt_when_running(proc, db):
+    assert wait_for_status(db, "running") is not None, "the controller never started the run"
+    proc.send_signal(signal.SIGINT)
+    return proc.communicate(timeout=60)
+
+
+def test_ctrl_c_during_a_submitted_run_interrupts_it_on_the_controller(controller, tmp_path):
+    address, token, db = controller
+    spec = tmp_path / "long.yaml"
+    spec.write_text(LONG_SPEC)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, address, str(token), str(spec)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "started"
+        out, err = interrupt_when_running(child, str(db))
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 130, (out, err)
+    assert out.strip() == "interrupted True", (out, err)
+    # The controller saw the connection close, stopped the run and kept what it had.
+    assert wait_for_status(str(db), "interrupted") == ["interrupted"]
+    run = rocelab.open_store(db).latest()
+    assert len(run.flows) == 16 and not run.flows["completed"].any()
+
+
+@pytest.mark.parametrize("remote", [True, False], ids=["--controller", "embedded"])
+def test_ctrl_c_of_rocelab_run_stores_the_run_interrupted(controller, tmp_path, remote):
+    address, token, controller_db = controller
+    spec = tmp_path / "long.yaml"
+    spec.write_text(LONG_SPEC)
+    db = str(controller_db) if remote else str(tmp_path / "embedded.db")
+    args = [rocelab_binary(), "run", str(spec)]
+    args += ["--controller", address, "--token-file", str(token)] if remote else ["--db", db]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        out, err = interrupt_when_running(proc, db)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, (out, err)
+    assert "interrupted" in err, err
+    assert wait_for_status(db, "interrupted") == ["interrupted"]

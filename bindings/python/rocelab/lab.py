@@ -239,6 +239,13 @@ class ControllerLab(Lab):
             base.set("name", str(name), "python")
         done = _rocelab.submit_spec(self.address, self._token, base.to_yaml(), exp.path or "<python>",
                                     int(self.connect_timeout_s * 1000))
+        if done["interrupted"] is not None:
+            caught = done["interrupted"]
+            if isinstance(caught, KeyboardInterrupt):
+                raise Interrupted(f"run on {self.address} interrupted: the connection was closed, so the "
+                                  "controller stops the run and stores it as interrupted with what it measured",
+                                  None) from caught
+            raise caught
         if done["status"] == "failed":
             raise RocelabError(f"run {done['run']} on {self.address} failed: {done['error']}")
         if self.db is not None and done["run"]:

@@ -6,6 +6,7 @@
 // Blocking; runs its own io_context on the calling thread.
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,12 @@ struct submit_options {
   std::string token;
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds run_timeout{std::chrono::hours(24)};
+  // Polled on the calling thread every `cancel_poll` while waiting (Ctrl-C in the CLI or
+  // in Python). True closes the connection, which the controller takes as "cancel this
+  // run": it stops the run and stores it interrupted with what it measured so far.
+  // submit_spec then returns error_code::cancelled.
+  std::function<bool()> cancel_requested;
+  std::chrono::milliseconds cancel_poll{50};
 };
 
 // The controller's answer; a run that failed is a run_finished with status "failed", an

@@ -11,6 +11,7 @@
 // Threading: all members run on the connection's executor (one io_context thread).
 // Ownership: shared_ptr, kept alive by the coroutines using it.
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -49,7 +50,8 @@ class connection : public std::enable_shared_from_this<connection> {
   // Closes the socket (idempotent); pending reads and the writer end.
   void close();
 
-  [[nodiscard]] bool is_open() const noexcept { return open_; }
+  // Safe from any thread: a client's run thread polls it to notice the client has gone.
+  [[nodiscard]] bool is_open() const noexcept { return open_.load(std::memory_order_acquire); }
   [[nodiscard]] const std::string& peer() const noexcept { return peer_; }
   [[nodiscard]] std::size_t queued_frames() const noexcept { return queue_.size(); }
 
@@ -60,7 +62,7 @@ class connection : public std::enable_shared_from_this<connection> {
   asio::steady_timer wake_;
   std::deque<std::vector<std::uint8_t>> queue_;
   std::string peer_;
-  bool open_ = true;
+  std::atomic<bool> open_{true};
   bool writer_started_ = false;
 };
 

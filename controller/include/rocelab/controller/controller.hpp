@@ -88,11 +88,16 @@ struct run_request {
   std::string source_name;         // for messages ("incast.yaml")
   std::vector<std::string> sets;   // the --set overrides already applied, for the record
   std::function<void(std::uint32_t, std::uint64_t)> on_repeat;
+  // Polled while the run goes (twin: every few thousand events; virtual: every 20 ms);
+  // true ends it where it is, stored `interrupted` with the records so far. A client's
+  // submitted run answers true once that client's connection has closed (Ctrl-C in
+  // Python, a killed `rocelab run --controller`), so nobody waits on a run nobody reads.
+  std::function<bool()> cancel_requested;
 };
 
 struct run_outcome {
   std::int64_t run = 0;  // store id
-  std::string status;    // completed | partial | failed
+  std::string status;    // completed | partial | interrupted | failed
   std::string error;
   experiments::experiment_result result;
   std::vector<agent_view> agents;
