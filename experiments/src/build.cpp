@@ -177,6 +177,11 @@ result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, st
   sc.cell_bytes = s.cell_bytes;
   sc.ecn_mark_on_dequeue = s.ecn_mark_on_dequeue;
   sc.pfc.pause_quanta = static_cast<std::uint16_t>(s.pfc.pause_quanta);
+  sc.pfc.watchdog.enabled = s.pfc.watchdog.enabled;
+  sc.pfc.watchdog.detection_ns = s.pfc.watchdog.detection_ns;
+  sc.pfc.watchdog.restoration_ns = s.pfc.watchdog.restoration_ns;
+  sc.pfc.watchdog.action =
+      fabric::parse_watchdog_action(s.pfc.watchdog.action).value_or(fabric::pfc_watchdog_config::action_kind::drop);
   sc.lossless_priorities = 0;
   if (s.pfc.enabled)
     for (std::uint32_t p : s.pfc.priorities) sc.lossless_priorities |= static_cast<std::uint8_t>(1U << p);

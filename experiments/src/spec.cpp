@@ -317,6 +317,16 @@ std::vector<field_info> build_table() {
                          big, "XON at the XOFF threshold minus this"));
   t.push_back(real_field("switch.pfc.cable_m", [](auto& s) -> auto& { return s.sw.pfc.cable_m; }, 0, 100000,
                          "cable length for the headroom calculation"));
+  t.push_back(bool_field("switch.pfc.watchdog.enabled", [](auto& s) -> auto& { return s.sw.pfc.watchdog.enabled; },
+                         "PFC watchdog (SONiC pfcwd) on the lossless queues"));
+  t.push_back(duration_field("switch.pfc.watchdog.detection_ns",
+                             [](auto& s) -> auto& { return s.sw.pfc.watchdog.detection_ns; }, 1,
+                             "a lossless queue held this long with packets and no departure is in a PFC storm"));
+  t.push_back(duration_field("switch.pfc.watchdog.restoration_ns",
+                             [](auto& s) -> auto& { return s.sw.pfc.watchdog.restoration_ns; }, 1,
+                             "no XOFF received for this long ends the storm"));
+  t.push_back(choice_field("switch.pfc.watchdog.action", [](auto& s) -> auto& { return s.sw.pfc.watchdog.action; },
+                           {"drop", "forward", "alert"}, "what a stormed queue does (SONiC pfcwd action)"));
   t.push_back(bool_field("switch.ecn.enabled", [](auto& s) -> auto& { return s.sw.ecn.enabled; },
                          "ECN marking on switch.ecn.queues"));
   t.push_back(size_field("switch.ecn.kmin_bytes", [](auto& s) -> auto& { return s.sw.ecn.kmin_bytes; }, 0, big,

@@ -83,6 +83,13 @@ status configure_switch(const lab::lab_state& s, const experiment_spec& spec) {
     fields.push_back({{"field", "queue.ecn.pmax"}, {"value", spec.sw.ecn.pmax}, {"priority", q}});
   }
   fields.push_back({{"field", "ecn_mark_on_dequeue"}, {"value", spec.sw.ecn_mark_on_dequeue}});
+  const auto& wd = spec.sw.pfc.watchdog;
+  fields.push_back({{"field", "pfc.watchdog.enabled"}, {"value", wd.enabled}});
+  if (wd.enabled) {
+    fields.push_back({{"field", "pfc.watchdog.detection_ns"}, {"value", wd.detection_ns}});
+    fields.push_back({{"field", "pfc.watchdog.restoration_ns"}, {"value", wd.restoration_ns}});
+    fields.push_back({{"field", "pfc.watchdog.action"}, {"value", wd.action}});
+  }
   auto r = c->call({{"op", "set"}, {"fields", fields}});
   if (!r) return r.error().with_context("setting the switch");
   if (!r->value("ok", false))

@@ -38,6 +38,11 @@ status validate(const switch_config& cfg) {
   if (cfg.dwrr_quantum_bytes < 1) return {error_code::invalid_argument, "dwrr_quantum_bytes must be >= 1"};
   if (cfg.wire_overhead_bytes < 0) return {error_code::invalid_argument, "negative wire_overhead_bytes"};
   if (cfg.pfc.pause_quanta == 0) return {error_code::invalid_argument, "pfc pause_quanta must be > 0"};
+  if (const auto& wd = cfg.pfc.watchdog; wd.enabled) {
+    if (wd.detection_ns <= 0 || wd.restoration_ns <= 0)
+      return {error_code::invalid_argument, "pfc watchdog: detection and restoration times must be > 0"};
+    if (wd.poll_ns < 0) return {error_code::invalid_argument, "pfc watchdog: negative poll interval"};
+  }
   const std::int64_t total = cfg.buffer_bytes / cfg.cell_bytes;
   std::int64_t ingress_reserved = 0, egress_reserved = 0;
   for (std::size_t i = 0; i < cfg.ports.size(); ++i) {
@@ -70,6 +75,22 @@ status validate(const switch_config& cfg) {
     return {error_code::invalid_argument, "queue reserves (" + std::to_string(egress_reserved) +
                                               " cells) exceed the buffer (" + std::to_string(total) + " cells)"};
   return status::success();
+}
+
+const char* to_string(pfc_watchdog_config::action_kind a) noexcept {
+  switch (a) {
+    case pfc_watchdog_config::action_kind::drop: return "drop";
+    case pfc_watchdog_config::action_kind::forward: return "forward";
+    case pfc_watchdog_config::action_kind::alert: return "alert";
+  }
+  return "drop";
+}
+
+std::optional<pfc_watchdog_config::action_kind> parse_watchdog_action(std::string_view text) noexcept {
+  if (text == "drop") return pfc_watchdog_config::action_kind::drop;
+  if (text == "forward") return pfc_watchdog_config::action_kind::forward;
+  if (text == "alert") return pfc_watchdog_config::action_kind::alert;
+  return std::nullopt;
 }
 
 result<std::unique_ptr<switch_model>> switch_model::create(const switch_config& cfg, clock& clk,
@@ -131,12 +152,19 @@ switch_model::switch_model(const switch_config& cfg, clock& clk, pfc_frame_sink*
   ingress_pool_ = total_cells_ - ingress_reserved;
   egress_pool_ = total_cells_ - egress_reserved;
   rng_state_ = cfg.ecn_seed;
+  if (cfg.pfc.watchdog.enabled) {
+    watchdog_.resize(n * num_priorities);
+    wd_poll_ns_ = cfg.pfc.watchdog.poll_ns > 0 ? cfg.pfc.watchdog.poll_ns
+                                               : std::max<std::int64_t>(1, cfg.pfc.watchdog.detection_ns / 4);
+  }
   auto pfc = std::make_unique<pfc_flow_control>(cfg, clk, static_cast<control_frame_port&>(*this));
   pfc_ = pfc.get();
   fc_ = std::move(pfc);
 }
 
-switch_model::~switch_model() = default;
+switch_model::~switch_model() {
+  if (wd_timer_ != no_timer) clock_.cancel(wd_timer_);
+}
 
 std::int64_t switch_model::limit_of(const threshold_cells& t, std::int64_t free_cells) {
   switch (t.mode) {
@@ -214,6 +242,22 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
   pg.rx_bytes += in.size_bytes;
 
   admission res;
+  const auto prio_bit = static_cast<std::uint8_t>(1u << in.priority);
+  if (((inp.wd_drop | ports_[in.egress_port].wd_drop) & prio_bit) != 0) [[unlikely]] {
+    // The PFC watchdog's drop action: toward a stormed queue, or in from a stormed port.
+    res.reason = drop_reason::pfc_watchdog;
+    constexpr auto r = static_cast<std::size_t>(drop_reason::pfc_watchdog);
+    if ((ports_[in.egress_port].wd_drop & prio_bit) != 0) {
+      ++ports_[in.egress_port].stats.dropped_packets[r];
+      ++q.dropped[r];
+      ++watchdog_[idx(in.egress_port, in.priority)].stats.tx_dropped;
+    } else {
+      ++inp.stats.dropped_packets[r];
+      ++pg.dropped[r];
+      ++watchdog_[idx(in.ingress_port, in.priority)].stats.rx_dropped;
+    }
+    return res;
+  }
   auto drop = [&](drop_reason why, port_state& where) {
     res.reason = why;
     ++where.stats.dropped_packets[static_cast<std::size_t>(why)];
@@ -321,7 +365,7 @@ std::optional<departure> switch_model::dequeue(std::uint16_t port, std::int64_t 
   port_state& ps = ports_[port];
   const std::int64_t now_ps = now_ns * 1000;
   if (ps.nonempty == 0 || now_ps < ps.busy_until_ps) return std::nullopt;
-  const std::uint8_t eligible = ps.nonempty & fc_->transmit_allowed(port, now_ns);
+  const std::uint8_t eligible = ps.nonempty & (fc_->transmit_allowed(port, now_ns) | ps.wd_override);
   if (eligible == 0) return std::nullopt;
   const int p = pick_queue(ps, eligible, port);
   queue_state& q = queues_[idx(port, static_cast<std::uint8_t>(p))];
@@ -350,6 +394,16 @@ std::optional<departure> switch_model::dequeue(std::uint16_t port, std::int64_t 
   used_cells_ -= cells;
   --resident_;
   assert(q.min_used >= 0 && pg.min_used >= 0);
+
+  if (((ps.wd_drop >> p) & 1u) != 0) [[unlikely]] {
+    // A stormed queue under the drop action: freed without using the link.
+    constexpr auto r = static_cast<std::size_t>(drop_reason::pfc_watchdog);
+    ++q.dropped[r];
+    ++ps.stats.dropped_packets[r];
+    ++watchdog_[idx(port, static_cast<std::uint8_t>(p))].stats.tx_dropped;
+    if (pg.lossless) report_pg(pkt.ingress_port, pkt.priority, now_ns);
+    return departure{pkt, now_ns, now_ns, true};
+  }
 
   if (q.ecn && cfg_.ecn_mark_on_dequeue && is_ect(pkt.ecn) && ecn_decide(q, q.depth_bytes)) {
     pkt.ecn = ecn_codepoint::ce;
@@ -398,6 +452,77 @@ void switch_model::on_pfc_frame(std::uint16_t port, std::uint8_t class_enable,
                                 const std::array<std::uint16_t, num_priorities>& quanta, std::int64_t now_ns) {
   ++ports_[port].stats.pfc_rx_frames;
   fc_->on_pfc_frame(port, class_enable, quanta, now_ns);
+  if (watchdog_.empty()) return;
+  bool xoff = false;
+  for (std::uint8_t p = 0; p < num_priorities; ++p)
+    if (((class_enable >> p) & 1u) != 0 && quanta[p] != 0 && ((cfg_.lossless_priorities >> p) & 1u) != 0) {
+      watchdog_[idx(port, p)].last_xoff_rx_ns = now_ns;
+      xoff = true;
+    }
+  if (xoff) arm_watchdog(now_ns);
+}
+
+// The watchdog polls only while some lossless queue is held or stormed, so a quiet
+// switch schedules nothing (the twin ends when its events run out).
+void switch_model::arm_watchdog(std::int64_t now_ns) {
+  if (wd_timer_ == no_timer) wd_timer_ = clock_.schedule(now_ns + wd_poll_ns_, *this, 0);
+}
+
+void switch_model::on_timer(std::int64_t now_ns, std::uint64_t) {
+  wd_timer_ = no_timer;
+  watchdog_poll(now_ns);
+}
+
+void switch_model::watchdog_poll(std::int64_t now_ns) {
+  const auto& wd = cfg_.pfc.watchdog;
+  bool active = false;
+  for (std::uint16_t port = 0; port < ports_.size(); ++port) {
+    port_state& ps = ports_[port];
+    const std::uint8_t allowed = fc_->transmit_allowed(port, now_ns);
+    for (std::uint8_t p = 0; p < num_priorities; ++p) {
+      if (((cfg_.lossless_priorities >> p) & 1u) == 0) continue;
+      watchdog_state& w = watchdog_[idx(port, p)];
+      const queue_state& q = queues_[idx(port, p)];
+      const auto bit = static_cast<std::uint8_t>(1u << p);
+      if (w.stats.stormed) {
+        if (now_ns - w.last_xoff_rx_ns >= wd.restoration_ns) {
+          w.stats.stormed = false;
+          ++w.stats.storms_restored;
+          w.stats.last_restored_ns = now_ns;
+          w.stuck_since_ns = -1;
+          ps.wd_override &= static_cast<std::uint8_t>(~bit);
+          ps.wd_drop &= static_cast<std::uint8_t>(~bit);
+        } else {
+          active = true;
+        }
+        continue;
+      }
+      const bool held = (allowed & bit) == 0;
+      if (!held || q.ring_count == 0) {
+        w.stuck_since_ns = -1;
+        active = active || held;  // held but empty: watch for packets arriving
+        continue;
+      }
+      active = true;
+      if (w.stuck_since_ns < 0 || q.deq_packets != w.deq_at_stuck) {
+        w.stuck_since_ns = now_ns;
+        w.deq_at_stuck = q.deq_packets;
+      } else if (now_ns - w.stuck_since_ns >= wd.detection_ns) {
+        w.stats.stormed = true;
+        ++w.stats.storms_detected;
+        w.stats.last_detected_ns = now_ns;
+        using action = pfc_watchdog_config::action_kind;
+        if (wd.action != action::alert) ps.wd_override |= bit;
+        if (wd.action == action::drop) ps.wd_drop |= bit;
+        if (wd.action != action::alert && sink_ != nullptr) sink_->on_port_ready(port, now_ns);
+      }
+    }
+  }
+  if (active) arm_watchdog(now_ns);
+}
+
+watchdog_stats switch_model::watchdog(std::uint16_t port, std::uint8_t prio) const {
+  return watchdog_.empty() ? watchdog_stats{} : watchdog_[idx(port, prio)].stats;
 }
 
 std::int64_t switch_model::next_transmit_time_ns(std::uint16_t port) const {
@@ -408,7 +533,7 @@ std::int64_t switch_model::next_dequeue_time_ns(std::uint16_t port, std::int64_t
   const port_state& ps = ports_[port];
   if (ps.nonempty == 0) return never_ns;
   const std::int64_t link = std::max(now_ns, next_transmit_time_ns(port));
-  if ((ps.nonempty & fc_->transmit_allowed(port, now_ns)) != 0) return link;
+  if ((ps.nonempty & (fc_->transmit_allowed(port, now_ns) | ps.wd_override)) != 0) return link;
   std::int64_t resume = never_ns;
   for (std::uint8_t p = 0; p < num_priorities; ++p)
     if ((ps.nonempty >> p) & 1u) resume = std::min(resume, fc_->resume_ns(port, p));

@@ -482,6 +482,10 @@ std::size_t soft_switch::impl::service_ports(std::int64_t now) {
 
 void soft_switch::impl::depart(std::uint16_t port, const departure& d, std::int64_t now) {
   const auto slot = static_cast<std::uint32_t>(d.pkt.cookie);
+  if (d.discarded) {  // the PFC watchdog dropped it (counted by the model)
+    free_slot(slot);
+    return;
+  }
   slot_meta& m = meta_[slot];
   const std::span<std::uint8_t> bytes = slot_bytes(slot).first(m.len);
   if (d.pkt.ecn == ecn_codepoint::ce && m.ecn != ecn_codepoint::ce) {
@@ -734,6 +738,10 @@ status soft_switch::impl::apply(const switch_settings& next, bool reset_watermar
       t = std::max(t, model_->next_transmit_time_ns(p));
       auto d = model_->dequeue(p, t);
       if (!d) break;
+      if (d->discarded) {  // a stormed queue under the watchdog's drop action
+        free_slot(static_cast<std::uint32_t>(d->pkt.cookie));
+        continue;
+      }
       resident.push_back(d->pkt);
     }
   }
@@ -779,6 +787,7 @@ json soft_switch::impl::counters_json(bool watermarks_only) {
                    {"ingress_limit_drops", c.dropped[static_cast<int>(drop_reason::ingress_limit)]},
                    {"egress_limit_drops", c.dropped[static_cast<int>(drop_reason::egress_limit)]},
                    {"headroom_drops", c.dropped[static_cast<int>(drop_reason::headroom_exhausted)]},
+                   {"pfc_watchdog_drops", c.dropped[static_cast<int>(drop_reason::pfc_watchdog)]},
                    {"pool_drops", s.pool_drops}, {"oversize_drops", s.oversize_drops}, {"filtered", s.filtered},
                    {"flooded", s.flooded}, {"pause_rx_frames", s.pause_rx_frames}, {"ce_rewrites", s.ce_rewrites},
                    {"fault_drops", s.fault_drops}, {"fault_marks", s.fault_marks},
@@ -805,6 +814,12 @@ json soft_switch::impl::counters_json(bool watermarks_only) {
                    {"dequeued_packets", qc.dequeued_packets}, {"dequeued_bytes", qc.dequeued_bytes},
                    {"dropped_packets", qc.dropped_packets}, {"ecn_marked", qc.ecn_marked},
                    {"depth_packets", live.depth_packets}});
+        if (const watchdog_stats wd = model_->watchdog(p, q); wd.storms_detected != 0 || wd.stormed)
+          // The live model's watchdog (a `set` rebuilds the model and starts it afresh).
+          jq["pfc_watchdog"] = {{"stormed", wd.stormed},           {"storms_detected", wd.storms_detected},
+                                {"storms_restored", wd.storms_restored}, {"tx_dropped", wd.tx_dropped},
+                                {"rx_dropped", wd.rx_dropped},       {"last_detected_ns", wd.last_detected_ns},
+                                {"last_restored_ns", wd.last_restored_ns}};
         jg.update({{"rx_packets", gc.rx_packets}, {"rx_bytes", gc.rx_bytes}, {"dropped_packets", gc.dropped_packets},
                    {"xoff_sent", gc.xoff_sent}, {"xon_sent", gc.xon_sent}, {"refresh_sent", gc.refresh_sent},
                    {"xoff", pl.xoff}});

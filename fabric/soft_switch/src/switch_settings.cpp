@@ -155,6 +155,24 @@ const std::vector<field_def>& fields() {
                         [](auto& s, auto, auto) -> auto& { return s.model.pfc.pause_until_resume; }));
     f.push_back(boolean("pfc.send_xon", fs::global, "send quanta-0 frames on XON",
                         [](auto& s, auto, auto) -> auto& { return s.model.pfc.send_xon; }));
+    f.push_back(boolean("pfc.watchdog.enabled", fs::global, "PFC watchdog (SONiC pfcwd) on lossless queues",
+                        [](auto& s, auto, auto) -> auto& { return s.model.pfc.watchdog.enabled; }));
+    f.push_back(integer("pfc.watchdog.detection_ns", fs::global, "held with packets and no departure this long: storm",
+                        1, big, [](auto& s, auto, auto) -> auto& { return s.model.pfc.watchdog.detection_ns; }));
+    f.push_back(integer("pfc.watchdog.restoration_ns", fs::global, "no XOFF for this long: storm over", 1, big,
+                        [](auto& s, auto, auto) -> auto& { return s.model.pfc.watchdog.restoration_ns; }));
+    f.push_back(integer("pfc.watchdog.poll_ns", fs::global, "watchdog check period, 0: detection / 4", 0, big,
+                        [](auto& s, auto, auto) -> auto& { return s.model.pfc.watchdog.poll_ns; }));
+    f.push_back({{"pfc.watchdog.action", fs::global, "drop, forward or alert (SONiC pfcwd action)"},
+                 [](const switch_settings& s, std::size_t, std::size_t) {
+                   return json(std::string(to_string(s.model.pfc.watchdog.action)));
+                 },
+                 [](switch_settings& s, std::size_t, std::size_t, const json& v) -> status {
+                   auto a = parse_watchdog_action(v.is_string() ? v.get<std::string>() : "");
+                   if (!a) return bad("pfc.watchdog.action", "expected drop, forward or alert");
+                   s.model.pfc.watchdog.action = *a;
+                   return status::success();
+                 }});
     f.push_back(boolean("ecn_mark_on_dequeue", fs::global, "mark at dequeue (HPCC ns-3) instead of enqueue",
                         [](auto& s, auto, auto) -> auto& { return s.model.ecn_mark_on_dequeue; }));
     f.push_back(boolean("strict_low_index_first", fs::global, "strict priority serves queue 0 first",

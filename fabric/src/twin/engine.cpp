@@ -127,6 +127,7 @@ class switch_sink final : public pfc_frame_sink {
  public:
   switch_sink(engine& e, std::uint32_t sw) : e_(e), sw_(sw) {}
   void on_pfc_frame_out(const pfc_frame_out& f) override;
+  void on_port_ready(std::uint16_t port, std::int64_t now_ns) override;
 
  private:
   engine& e_;
@@ -232,6 +233,7 @@ class engine final : public twin_context {
   bool cancel_timer(timer_id id);
   void on_timer_event(std::uint32_t slot);
   void on_switch_pfc(std::uint32_t sw, const pfc_frame_out& f);
+  void on_switch_port_ready(std::uint32_t sw, std::uint16_t port) { port_kick(sw, port); }
   void send_credit(std::uint32_t ch, std::uint8_t vl, std::int64_t fccl);
   [[nodiscard]] std::uint32_t switch_channel(std::uint32_t sw, std::uint16_t port) const {
     return switches_[sw].channel_base + port;
@@ -313,6 +315,7 @@ timer_id node_clock::schedule(std::int64_t at_ns, timer_client& client, std::uin
 }
 bool node_clock::cancel(timer_id id) { return e_.cancel_timer(id); }
 void switch_sink::on_pfc_frame_out(const pfc_frame_out& f) { e_.on_switch_pfc(sw_, f); }
+void switch_sink::on_port_ready(std::uint16_t port, std::int64_t) { e_.on_switch_port_ready(sw_, port); }
 
 engine::engine(const twin_config& cfg, workload& load) : cfg_(cfg), load_(load), layout_(cfg.topology) {
   compat_ = cfg.hpcc_ns3_compat;
@@ -819,6 +822,10 @@ void engine::port_kick(std::uint32_t sw, std::uint16_t port) {
     }
     const auto d = s.model->dequeue(port, now_);
     if (!d) return;
+    if (d->discarded) {  // the PFC watchdog's drop action; go-back-N recovers it
+      if (cfg_.max_events > 0) record_event(rocelab::event_kind::drop, sw, port, d->pkt.priority, d->pkt.flow_id);
+      continue;
+    }
     ++forwarded_;
     if (cfg_.max_events > 0 && d->pkt.ecn == ecn_codepoint::ce && (d->pkt.cookie & ce_before_queue_bit) == 0 &&
         s.model->config().ecn_mark_on_dequeue)
@@ -1369,7 +1376,7 @@ run_records engine::run() {
         if (value != 0) out_.counters.push_back(counter_sample{s, port, name, now_, value});
       // Drops by reason (ingress drops on the ingress port, egress drops on the egress port).
       constexpr const char* reasons[num_drop_reasons] = {"", "drops_ingress_limit", "drops_egress_limit",
-                                                         "drops_headroom_exhausted"};
+                                                         "drops_headroom_exhausted", "drops_pfc_watchdog"};
       for (int k = 1; k < num_drop_reasons; ++k)
         if (ps.dropped_packets[static_cast<std::size_t>(k)] != 0)
           out_.counters.push_back(

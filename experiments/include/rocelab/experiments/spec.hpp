@@ -47,6 +47,14 @@ struct topology_spec {
 // lossless PGs dynamic_th 0 (alpha 1) and lossy ones dynamic_th 3 (alpha 8) are the values
 // commonly found in SONiC buffer templates; they vary by SKU, so check the target
 // switch's BUFFER_PROFILE before comparing with a lab. 256-byte cells (Broadcom XGS).
+// SONiC pfcwd on the lossless queues (fabric::pfc_watchdog_config).
+struct pfc_watchdog_spec {
+  bool enabled = false;
+  std::int64_t detection_ns = 200'000'000;
+  std::int64_t restoration_ns = 200'000'000;
+  std::string action = "drop";  // drop | forward | alert
+};
+
 struct pfc_spec {
   bool enabled = true;
   std::vector<std::uint32_t> priorities{3};   // lossless priorities (SONiC pfc_enable "3,4"; here 3)
@@ -54,6 +62,7 @@ struct pfc_spec {
   std::int64_t headroom_bytes = 0;            // 0: computed (headroom_calculator) from speed, cable, MTU
   std::int64_t xon_offset_bytes = 2 * 1024;   // XON = XOFF threshold - this (SONiC xon_offset); two RoCE frames
   double cable_m = 5;                          // SONiC's default cable length for headroom (5m)
+  pfc_watchdog_spec watchdog;
 };
 
 struct ecn_spec {

@@ -11,7 +11,9 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rocelab/common/result.hpp"
@@ -76,6 +78,26 @@ struct port_config {
   std::array<queue_config, num_priorities> queues{};
 };
 
+// The PFC watchdog (SONiC `pfcwd`, Broadcom/Mellanox "PFC storm" protection): a lossless
+// egress queue that has packets, is held by received PFC and has sent nothing for
+// detection_ns is in a storm (a peer stuck sending XOFF, e.g. a NIC whose receive path
+// hung); the watchdog then stops honouring that pause so the storm cannot spread back
+// through the fabric. It checks every poll_ns, so detection takes detection_ns to
+// detection_ns + poll_ns; once no XOFF has arrived for restoration_ns (checked the same
+// way) the queue is lossless again.
+//   drop:    the queue's packets and new packets to it, and packets of that priority
+//            arriving on the stormed port, are dropped (SONiC's default action);
+//   forward: the queue sends regardless of the pause;
+//   alert:   nothing changes; only the detection is counted.
+struct pfc_watchdog_config {
+  enum class action_kind : std::uint8_t { drop, forward, alert };
+  bool enabled = false;
+  std::int64_t detection_ns = 200'000'000;    // SONiC default 200 ms (100..5000 ms)
+  std::int64_t restoration_ns = 200'000'000;  // SONiC default 200 ms
+  std::int64_t poll_ns = 0;                   // 0: detection_ns / 4
+  action_kind action = action_kind::drop;
+};
+
 struct pfc_config {
   // Quanta carried in XOFF frames (802.1Qbb: 0..65535 units of 512 bit times).
   std::uint16_t pause_quanta = 0xffff;
@@ -88,6 +110,7 @@ struct pfc_config {
   // Send a quanta-0 frame when a PG leaves XOFF (SONiC/Broadcom do; without it the peer
   // waits for the quanta to expire).
   bool send_xon = true;
+  pfc_watchdog_config watchdog;
 };
 
 struct switch_config {
@@ -109,5 +132,9 @@ struct switch_config {
 };
 
 [[nodiscard]] status validate(const switch_config& cfg);
+
+// "drop" | "forward" | "alert" (SONiC pfcwd's action names).
+[[nodiscard]] const char* to_string(pfc_watchdog_config::action_kind a) noexcept;
+[[nodiscard]] std::optional<pfc_watchdog_config::action_kind> parse_watchdog_action(std::string_view text) noexcept;
 
 }  // namespace rocelab::fabric

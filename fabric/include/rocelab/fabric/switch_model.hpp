@@ -49,8 +49,9 @@
 
 namespace rocelab::fabric {
 
-enum class drop_reason : std::uint8_t { none = 0, ingress_limit, egress_limit, headroom_exhausted };
-inline constexpr int num_drop_reasons = 4;
+// pfc_watchdog: dropped by the PFC watchdog's drop action (switch_config.hpp).
+enum class drop_reason : std::uint8_t { none = 0, ingress_limit, egress_limit, headroom_exhausted, pfc_watchdog };
+inline constexpr int num_drop_reasons = 5;
 
 struct admission {
   bool accepted = false;
@@ -62,6 +63,18 @@ struct departure {
   packet pkt;                 // ecn is CE if marked here (either mode) or upstream
   std::int64_t tx_start_ns;   // first bit on the wire (rounded down)
   std::int64_t tx_end_ns;     // last bit on the wire (rounded up); the next hop's arrival is this + propagation
+  // Dropped by the PFC watchdog (drop action) instead of sent: the driver frees the
+  // packet and sends nothing; it took no link time (tx_end_ns == tx_start_ns).
+  bool discarded = false;
+};
+
+// The PFC watchdog of one egress queue (port x lossless priority).
+struct watchdog_stats {
+  bool stormed = false;                  // in a storm now (its action applies)
+  std::uint64_t storms_detected = 0, storms_restored = 0;
+  std::uint64_t tx_dropped = 0;          // queued or arriving packets for this queue dropped
+  std::uint64_t rx_dropped = 0;          // packets of this priority arriving on the stormed port dropped
+  std::int64_t last_detected_ns = -1, last_restored_ns = -1;
 };
 
 // A PFC frame the switch sends out of `port` toward its peer.
@@ -77,6 +90,10 @@ struct pfc_frame_out {
 class pfc_frame_sink {
  public:
   virtual void on_pfc_frame_out(const pfc_frame_out& frame) = 0;
+  // The PFC watchdog overrode a pause on `port` (a storm was detected): queued packets
+  // there may leave (or be discarded) now; a driver that waits for next_dequeue_time_ns
+  // should look again.
+  virtual void on_port_ready(std::uint16_t /*port*/, std::int64_t /*now_ns*/) {}
 
  protected:
   ~pfc_frame_sink() = default;
@@ -115,7 +132,7 @@ struct buffer_stats {
   std::uint64_t resident_packets = 0;
 };
 
-class switch_model final : private control_frame_port {
+class switch_model final : private control_frame_port, private timer_client {
  public:
   // `clk` and `sink` (may be null) must outlive the model. The model registers timers
   // (PFC refresh) with `clk`, so it is neither copyable nor movable.
@@ -151,6 +168,7 @@ class switch_model final : private control_frame_port {
   [[nodiscard]] pg_stats priority_group(std::uint16_t port, std::uint8_t prio) const;
   [[nodiscard]] const port_stats& port(std::uint16_t port) const { return ports_[port].stats; }
   [[nodiscard]] buffer_stats buffer() const;
+  [[nodiscard]] watchdog_stats watchdog(std::uint16_t port, std::uint8_t prio) const;
   [[nodiscard]] std::size_t num_ports() const { return ports_.size(); }
   [[nodiscard]] const switch_config& config() const { return cfg_; }
   [[nodiscard]] link_flow_control& flow_control() { return *fc_; }
@@ -191,6 +209,14 @@ class switch_model final : private control_frame_port {
     std::uint64_t enq_packets = 0, enq_bytes = 0, deq_packets = 0, deq_bytes = 0, ecn_marked = 0;
     std::array<std::uint64_t, num_drop_reasons> dropped{};
   };
+  // PFC watchdog state of one egress queue; `stuck_since_ns` >= 0 while it has been held
+  // with packets and without a departure since then.
+  struct watchdog_state {
+    std::int64_t stuck_since_ns = -1;
+    std::uint64_t deq_at_stuck = 0;
+    std::int64_t last_xoff_rx_ns = -1;
+    watchdog_stats stats;
+  };
   struct alignas(64) port_state {
     std::int64_t rate_bps = 0;
     std::int64_t busy_until_ps = 0;
@@ -198,6 +224,9 @@ class switch_model final : private control_frame_port {
     std::uint8_t strict_mask = 0;  // bit p: queue p is strict priority
     std::uint8_t dwrr_current = 0;
     bool dwrr_credited = false;
+    // bit p: the watchdog overrides the pause of queue p (stormed with drop or forward);
+    // bit p of wd_drop: its packets are dropped rather than sent.
+    std::uint8_t wd_override = 0, wd_drop = 0;
     port_stats stats;
   };
 
@@ -210,6 +239,9 @@ class switch_model final : private control_frame_port {
   int pick_queue(port_state& ps, std::uint8_t eligible, std::uint16_t port);
   static void ring_push(queue_state& q, const packet& p);
   double uniform01();
+  void on_timer(std::int64_t now_ns, std::uint64_t cookie) override;  // watchdog poll
+  void watchdog_poll(std::int64_t now_ns);
+  void arm_watchdog(std::int64_t now_ns);
 
   switch_config cfg_;
   clock& clock_;
@@ -223,6 +255,9 @@ class switch_model final : private control_frame_port {
   std::vector<port_state> ports_;
   std::vector<pg_state> pgs_;        // port x 8 + priority
   std::vector<queue_state> queues_;  // port x 8 + priority
+  std::vector<watchdog_state> watchdog_;  // port x 8 + priority; empty when disabled
+  std::int64_t wd_poll_ns_ = 0;
+  timer_id wd_timer_ = no_timer;
   std::unique_ptr<link_flow_control> fc_;
   pfc_flow_control* pfc_ = nullptr;  // fc_ when it is PFC, for its counters
 };
