@@ -69,7 +69,9 @@ std::int64_t headroom_for(const experiment_spec& spec, const lab::lab_state& s) 
   return std::max(spec.sw.pfc.headroom_bytes, software_path);
 }
 
-status configure_switch(const lab::lab_state& s, const experiment_spec& spec) {
+}  // namespace
+
+status configure_lab_switch(const lab::lab_state& s, const experiment_spec& spec) {
   auto c = fabric::soft_switch::control_client::connect(s.control_socket);
   if (!c) return c.error().with_context("connecting to the switch");
   json fields = json::array();
@@ -97,6 +99,8 @@ status configure_switch(const lab::lab_state& s, const experiment_spec& spec) {
   if (auto z = c->call({{"op", "reset_counters"}}); !z) return z.error().with_context("resetting switch counters");
   return status::success();
 }
+
+namespace {
 
 void add_switch_counters(const json& c, std::int64_t t_ns, run_records& out) {
   if (!c.contains("ports")) return;
@@ -317,7 +321,7 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     ours = true;
   }
   auto result_or = [&]() -> result<run_records> {
-    ROCELAB_RETURN_IF_ERROR(configure_switch(state, spec).with_context("lab '" + options.lab_name + "'"));
+    ROCELAB_RETURN_IF_ERROR(configure_lab_switch(state, spec).with_context("lab '" + options.lab_name + "'"));
     std::vector<nic::fleet_host> hosts;
     for (std::uint32_t i = 0; i < spec.topology.hosts; ++i) {
       const auto& h = state.hosts[i];

@@ -375,8 +375,6 @@ std::optional<departure> switch_model::dequeue(std::uint16_t port, std::int64_t 
   if (--q.ring_count == 0) ps.nonempty &= static_cast<std::uint8_t>(~(1u << p));
   --q.depth_packets;
   q.depth_bytes -= pkt.size_bytes;
-  ++q.deq_packets;
-  q.deq_bytes += pkt.size_bytes;
 
   // Release: egress shared before reserve; ingress headroom, then shared, then reserve.
   const std::int64_t cells = cells_of(pkt.size_bytes);
@@ -405,6 +403,8 @@ std::optional<departure> switch_model::dequeue(std::uint16_t port, std::int64_t 
     return departure{pkt, now_ns, now_ns, true};
   }
 
+  ++q.deq_packets;  // sent, not discarded
+  q.deq_bytes += pkt.size_bytes;
   if (q.ecn && cfg_.ecn_mark_on_dequeue && is_ect(pkt.ecn) && ecn_decide(q, q.depth_bytes)) {
     pkt.ecn = ecn_codepoint::ce;
     ++q.ecn_marked;

@@ -6,26 +6,19 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "../support/chromium.hpp"
 
 namespace rocelab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string chromium_binary() {
-  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/lib/chromium/chromium"})
-    if (fs::exists(p)) return p;
-  return {};
-}
-
 TEST(CompareReportInChromium, TheRenderedPageHoldsTheTableAndEveryPlot) {
-  const std::string chromium = chromium_binary();
-  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs Debian's chromium)";
+  if (rocelab::testing::chromium_binary().empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs Debian's chromium)";
   compare_settings s;
   auto spec = load_compare_spec(std::string(ROCELAB_SOURCE_DIR) + "/examples/compare-fabrics.yaml", s);
   ASSERT_TRUE(spec.ok()) << spec.error().message();
@@ -37,15 +30,9 @@ TEST(CompareReportInChromium, TheRenderedPageHoldsTheTableAndEveryPlot) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::ofstream(dir / "report.html") << compare_html(*r);
-  const std::string cmd = "timeout 120 " + chromium + " --headless --disable-gpu --no-sandbox --no-first-run" +
-                          " --user-data-dir=" + (dir / "profile").string() + " --dump-dom file://" +
-                          (dir / "report.html").string() + " 2>" + (dir / "chromium.log").string();
-  FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string dom;
-  std::array<char, 65536> buf{};
-  for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) dom.append(buf.data(), n);
-  ASSERT_EQ(::pclose(p), 0) << "chromium failed; see " << (dir / "chromium.log");
+  const auto rendered = rocelab::testing::chromium_dom(dir / "report.html", dir);
+  ASSERT_TRUE(rendered.has_value()) << "chromium failed; see " << (dir / "chromium.log");
+  const std::string& dom = *rendered;
   for (const char* id : {"incast-fct-cdf", "small-fct-cdf", "scale-busbw", "scale-cost"}) {
     const auto at = dom.find(std::string("id=\"") + id + "\"");
     ASSERT_NE(at, std::string::npos) << id;

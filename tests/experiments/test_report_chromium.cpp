@@ -13,6 +13,7 @@
 #include <png.h>
 #endif
 
+#include "../support/chromium.hpp"
 #include "correlation_scenarios.hpp"
 
 // The report rendered by a browser: headless Chromium (Debian's chromium) loads the page
@@ -25,12 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string chromium_binary() {
-  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/lib/chromium/chromium"})
-    if (fs::exists(p)) return p;
-  return {};
-}
-
 std::size_t count(const std::string& s, const std::string& what) {
   std::size_t n = 0;
   for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
@@ -40,7 +35,7 @@ std::size_t count(const std::string& s, const std::string& what) {
 class report_in_chromium : public ::testing::Test {
  protected:
   void SetUp() override {
-    chromium_ = chromium_binary();
+    chromium_ = rocelab::testing::chromium_binary();
     if (chromium_.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs Debian's chromium)";
     dir_ = fs::temp_directory_path() / ("rlr-chromium-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
@@ -55,12 +50,8 @@ class report_in_chromium : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
 
-  // Chromium's flags: headless, no GPU, no sandbox (tests run as root), a private profile
-  // so parallel runs do not share one, and a time limit.
   std::string command(const std::string& action) const {
-    return "timeout 120 " + chromium_ + " --headless --disable-gpu --no-sandbox --no-first-run --hide-scrollbars" +
-           " --user-data-dir=" + (dir_ / "profile").string() + " " + action + " file://" +
-           (dir_ / "report.html").string() + " 2>" + (dir_ / "chromium.log").string();
+    return rocelab::testing::chromium_command(dir_ / "report.html", dir_, action);
   }
 
   std::string chromium_;

@@ -45,7 +45,7 @@ std::string mac_string(int kind, int index) {
 }
 
 // Runs fn() on a thread that joined network namespace `netns`.
-status in_netns(const std::string& netns, const std::function<status()>& fn) {
+status in_netns_thread(const std::string& netns, const std::function<status()>& fn) {
   status out;
   std::thread worker([&] {
     const unique_fd fd(::open((std::string(netns_dir) + "/" + netns).c_str(), O_RDONLY | O_CLOEXEC));
@@ -74,7 +74,7 @@ status write_file(const std::string& path, const std::string& text) {
 
 // IPv6 off: the kernel then sends nothing of its own (RS, DAD, MLD) into the lab.
 status quiet_namespace(const std::string& netns) {
-  return in_netns(netns, [] {
+  return in_netns_thread(netns, [] {
     for (const char* p : {"/proc/sys/net/ipv6/conf/all/disable_ipv6", "/proc/sys/net/ipv6/conf/default/disable_ipv6"})
       ROCELAB_RETURN_IF_ERROR(write_file(p, "1\n"));
     return status::success();
@@ -84,7 +84,7 @@ status quiet_namespace(const std::string& netns) {
 // Checksum and segmentation offloads off (legacy ethtool ioctls; best effort, since a
 // feature the driver lacks is already off).
 status disable_offloads(const std::string& netns, const std::string& ifname) {
-  return in_netns(netns, [&] {
+  return in_netns_thread(netns, [&] {
     unique_fd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     if (!fd.valid()) return status::from_errno("socket for ethtool");
     for (const std::uint32_t cmd : {ETHTOOL_STXCSUM, ETHTOOL_STSO, ETHTOOL_SGSO, ETHTOOL_SGRO}) {
@@ -533,5 +533,7 @@ std::vector<std::string> list_labs(const std::string& root) {
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
+
+status in_netns(const std::string& netns, const std::function<status()>& fn) { return in_netns_thread(netns, fn); }
 
 }  // namespace rocelab::agents::lab

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -51,16 +52,23 @@ result<packet_port> packet_port::open(const packet_port_options& o) {
     if (::setsockopt(fd, SOL_PACKET, PACKET_VERSION, &version, sizeof version) != 0)
       return status::from_errno("PACKET_VERSION").with_context(where);
     if (o.version == ring_version::v2) {
+      // Blocks must be whole pages (the kernel refuses a 2 KiB block with EINVAL, which
+      // is what an MTU-1500 lab asks for); frames are laid out back to back either way,
+      // so frame i stays at i x frame_bytes.
+      const auto page = static_cast<std::uint32_t>(::sysconf(_SC_PAGESIZE));
+      const std::uint32_t block = std::max(o.frame_bytes, page);
+      const std::uint32_t per_block = block / o.frame_bytes;
+      const std::uint32_t frames = (o.frames + per_block - 1) / per_block * per_block;
       tpacket_req req{};
       req.tp_frame_size = o.frame_bytes;
-      req.tp_frame_nr = o.frames;
-      req.tp_block_size = o.frame_bytes;  // one frame per block: any power-of-two size works
-      req.tp_block_nr = o.frames;
+      req.tp_frame_nr = frames;
+      req.tp_block_size = block;
+      req.tp_block_nr = frames / per_block;
       if (::setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) != 0)
         return status::from_errno("PACKET_RX_RING (v2)").with_context(where);
       p.frame_bytes_ = o.frame_bytes;
-      p.frames_ = o.frames;
-      p.ring_bytes_ = std::size_t{o.frame_bytes} * o.frames;
+      p.frames_ = frames;
+      p.ring_bytes_ = std::size_t{o.frame_bytes} * frames;
     } else {
       tpacket_req3 req{};
       req.tp_block_size = o.block_bytes;

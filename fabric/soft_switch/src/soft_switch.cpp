@@ -807,6 +807,7 @@ json soft_switch::impl::counters_json(bool watermarks_only) {
       json jg = {{"pg", q},
                  {"shared_watermark_bytes", gc.shared_watermark_cells * cell},
                  {"headroom_watermark_bytes", gc.headroom_watermark_cells * cell},
+                 {"reserve_bytes", pl.reserve_cells * cell},
                  {"shared_bytes", pl.shared_cells * cell},
                  {"headroom_bytes", pl.headroom_cells * cell}};
       if (!watermarks_only) {

@@ -276,6 +276,38 @@ status set_field(switch_settings& s, std::string_view name, const json& value, i
   return status::success();
 }
 
+result<switch_settings> settings_from_json(const json& j) {
+  switch_settings s;
+  // The port count from any per-port field.
+  std::size_t ports = 0;
+  for (const auto& f : fields())
+    if (f.d.scope != field_scope::global && j.contains(std::string(f.d.name)) && j[std::string(f.d.name)].is_array()) {
+      ports = j[std::string(f.d.name)].size();
+      break;
+    }
+  if (ports == 0) return bad("config", "no per-port field: cannot tell how many ports");
+  s.model.ports.assign(ports, port_config{});
+  for (const auto& f : fields()) {
+    const std::string name(f.d.name);
+    if (!j.contains(name)) continue;
+    const json& v = j[name];
+    if (f.d.scope == field_scope::global) {
+      ROCELAB_RETURN_IF_ERROR(f.set(s, 0, 0, v));
+      continue;
+    }
+    if (!v.is_array() || v.size() != ports) return bad(name, "expected one entry per port");
+    for (std::size_t p = 0; p < ports; ++p) {
+      if (f.d.scope == field_scope::port) {
+        ROCELAB_RETURN_IF_ERROR(f.set(s, p, 0, v[p]));
+        continue;
+      }
+      if (!v[p].is_array() || v[p].size() != num_priorities) return bad(name, "expected 8 entries per port");
+      for (std::size_t q = 0; q < num_priorities; ++q) ROCELAB_RETURN_IF_ERROR(f.set(s, p, q, v[p][q]));
+    }
+  }
+  return s;
+}
+
 json to_json(const switch_settings& s) {
   json out = json::object();
   for (const auto& f : fields()) {

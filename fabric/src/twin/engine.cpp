@@ -220,6 +220,10 @@ class engine final : public twin_context {
   engine(const twin_config& cfg, workload& load);
   status build();
   run_records run();
+  // After build(): switch `index`'s configuration as built (nullptr past the last).
+  [[nodiscard]] const switch_config* built_switch_config(std::uint32_t index) const {
+    return index < switches_.size() ? &switches_[index].model->config() : nullptr;
+  }
 
   // twin_context
   [[nodiscard]] std::int64_t now_ns() const override { return now_; }
@@ -1451,6 +1455,17 @@ result<run_records> run_twin(const twin_config& config, workload& load) {
   engine e(config, load);
   ROCELAB_RETURN_IF_ERROR(e.build());
   return e.run();
+}
+
+result<switch_config> switch_config_of(const twin_config& config, std::uint32_t index) {
+  struct no_workload final : workload {
+    void start(twin_context&) override {}
+  } none;
+  engine e(config, none);
+  ROCELAB_RETURN_IF_ERROR(e.build());
+  const switch_config* c = e.built_switch_config(index);
+  if (c == nullptr) return status(error_code::invalid_argument, "the twin's fabric has no switch " + std::to_string(index));
+  return *c;
 }
 
 }  // namespace rocelab::fabric::twin

@@ -34,6 +34,10 @@
 #include "rocelab/common/result.hpp"
 #include "rocelab/experiments/spec.hpp"
 
+namespace rocelab::agents::lab {
+struct lab_state;  // rocelab/agents/lab/virtual_lab.hpp
+}  // namespace rocelab::agents::lab
+
 namespace rocelab::experiments {
 
 struct virtual_backend_options {
@@ -53,6 +57,10 @@ struct virtual_backend_options {
   // Flows not finished have end_ns -1. (Ctrl-C from the CLI and from Python.)
   std::function<bool()> cancel_requested;
 };
+
+// Puts the spec's switch settings (PFC headroom, ECN per queue, marking point, PFC
+// watchdog) on a lab's soft switch through its control API and zeroes its counters.
+[[nodiscard]] status configure_lab_switch(const agents::lab::lab_state& lab, const experiment_spec& spec);
 
 [[nodiscard]] result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
                                               const virtual_backend_options& options);

@@ -29,6 +29,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,11 @@ struct lab_presence {
 [[nodiscard]] lab_presence lab_inspect(const std::string& name, const std::string& state_root = default_state_root);
 // Names of labs with a state file or a namespace.
 [[nodiscard]] std::vector<std::string> list_labs(const std::string& state_root = default_state_root);
+
+// Runs fn() on a thread that has joined network namespace `netns` (by name, under
+// /run/netns) and waits for it. Sockets fn opens stay in that namespace after it returns,
+// so a process can hold sockets in several namespaces at once.
+[[nodiscard]] status in_netns(const std::string& netns, const std::function<status()>& fn);
 
 // Runs a program (execvp, no shell), collecting its stderr into the error; at most
 // `timeout`, then it is killed.

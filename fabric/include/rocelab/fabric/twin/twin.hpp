@@ -150,4 +150,9 @@ result<run_records> run_twin(const twin_config& config, workload& load);
 
 [[nodiscard]] status validate(const twin_config& config);
 
+// Switch `index`'s configuration as the twin builds it for `config` (its ports and their
+// speeds, headroom sized per link, the HPCC compatibility settings applied): what a
+// qualification of that switch expects. 0 is the single switch, or the first leaf.
+[[nodiscard]] result<switch_config> switch_config_of(const twin_config& config, std::uint32_t index = 0);
+
 }  // namespace rocelab::fabric::twin

@@ -43,6 +43,9 @@ struct field_description {
 
 // The whole configuration, every field by name (what {"op":"config"} returns).
 [[nodiscard]] nlohmann::json to_json(const switch_settings& s);
+// The inverse of to_json (what a qualification reads back from {"op":"config"}); errors
+// name the field.
+[[nodiscard]] result<switch_settings> settings_from_json(const nlohmann::json& j);
 
 }  // namespace rocelab::fabric::soft_switch
 

@@ -1,0 +1,130 @@
+// Lab test (root): `rocelab qualify` against the virtual lab's soft switch. Real frames
+// from the lab's host namespaces fill a port the peer holds with PFC; the switch's XOFF,
+// headroom, XON, lossy shared limit, ECN curve (200 fills per depth) and PFC watchdog are
+// where its configuration says. A switch told one thing and running another fails.
+#include "rocelab/experiments/qualify_lab.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include "rocelab/agents/lab/virtual_lab.hpp"
+#include "rocelab/experiments/virtual_backend.hpp"
+
+namespace rocelab::experiments {
+namespace {
+
+// Three hosts at 0.5 Gb/s with a 1 MiB buffer and 1 KiB RoCE frames: small enough that
+// filling it one frame at a time takes a second.
+experiment_spec small_lab_spec() {
+  auto spec = load_spec(
+      "name: qualify-lab\nbackend: virtual\ntopology: {hosts: 3, link_gbps: 0.5}\n"
+      "switch:\n  buffer_bytes: 1MiB\n  ecn: {enabled: true, queues: [3], kmin_bytes: 8KiB, kmax_bytes: 48KiB, "
+      "pmax: 0.2}\n  pfc:\n    watchdog: {enabled: true, detection_ns: 50ms, restoration_ns: 100ms}\n"
+      "nic: {mtu_bytes: 1024}\nworkload: {incast: {receiver: 0, senders: 2, flow_bytes: 64KiB}}\n",
+      "qualify-lab.yaml");
+  EXPECT_TRUE(spec.ok()) << spec.error().message();
+  return *spec;
+}
+
+class QualifyLab : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (namespaces, veth, AF_PACKET)";
+    name_ = "rlq" + std::to_string(::getpid() % 10000);
+  }
+  void TearDown() override {
+    if (!name_.empty()) {
+      EXPECT_TRUE(agents::lab::lab_down(name_).ok());
+    }
+  }
+  std::string binary() const { return std::string(ROCELAB_BINARY_DIR) + "/rocelab"; }
+  std::string name_;
+};
+
+TEST_F(QualifyLab, TheSoftSwitchPassesEveryCheckWithRealFrames) {
+  qualify_plan plan;
+  plan.frame_bytes = 1102;
+  auto r = qualify_virtual_lab(small_lab_spec(), plan, name_, binary());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(r->passed()) << qualify_table(*r);
+  ASSERT_EQ(r->ecn_curve.size(), 7u);
+  for (const auto& p : r->ecn_curve) EXPECT_EQ(p.samples, 200u) << p.depth_bytes;
+  EXPECT_EQ(r->ecn_curve.back().marked, 200u);
+  EXPECT_NE(r->target.find(name_), std::string::npos);
+  // The lab went down with the qualification.
+  EXPECT_TRUE(agents::lab::lab_inspect(name_).namespaces.empty());
+}
+
+TEST_F(QualifyLab, ASwitchRunningOtherSettingsThanItIsQualifiedAgainstFails) {
+  // Up by hand, the spec's settings on it, then qualified against a configuration that
+  // claims twice the ECN marking probability and half the headroom.
+  const auto spec = small_lab_spec();
+  agents::lab::lab_options lo;
+  lo.name = name_;
+  lo.hosts = 3;
+  lo.link_gbps = 0.5;
+  lo.buffer_kb = 1024;
+  lo.mtu = 1500;
+  lo.rocelab_binary = binary();
+  auto up = agents::lab::lab_up(lo);
+  ASSERT_TRUE(up.ok()) << up.error().message();
+  ASSERT_TRUE(configure_lab_switch(*up, spec).ok());
+  auto target = lab_switch_under_test::open(*up);
+  ASSERT_TRUE(target.ok()) << target.error().message();
+  auto actual = (*target)->current_config();
+  ASSERT_TRUE(actual.ok()) << actual.error().message();
+  // The target applies what it is given; give it the real settings and claim others.
+  class claimed_switch final : public switch_under_test {
+   public:
+    claimed_switch(lab_switch_under_test& inner, fabric::switch_config actual) : inner_(inner), actual_(std::move(actual)) {}
+    std::string describe() const override { return inner_.describe(); }
+    std::int64_t now_ns() const override { return inner_.now_ns(); }
+    status configure(const fabric::switch_config& cfg) override {
+      auto real = actual_;
+      real.pfc.watchdog = cfg.pfc.watchdog;
+      return inner_.configure(real);
+    }
+    status hold(std::uint16_t p, std::uint8_t q) override { return inner_.hold(p, q); }
+    status resume(std::uint16_t p, std::uint8_t q) override { return inner_.resume(p, q); }
+    result<std::uint32_t> release(std::uint16_t p, std::uint8_t q, std::uint32_t n) override {
+      return inner_.release(p, q, n);
+    }
+    result<std::uint32_t> send(const probe_frames& f) override { return inner_.send(f); }
+    result<probe_counters> read(std::uint16_t s, std::uint16_t d, std::uint8_t q) override {
+      return inner_.read(s, d, q);
+    }
+    status storm(std::uint16_t p, std::uint8_t q, bool on) override { return inner_.storm(p, q, on); }
+    status wait(std::int64_t ns) override { return inner_.wait(ns); }
+    status restore() override { return inner_.restore(); }
+
+   private:
+    lab_switch_under_test& inner_;
+    fabric::switch_config actual_;
+  } sw(**target, *actual);
+  auto claimed = *actual;
+  for (auto& p : claimed.ports) {
+    p.queues[3].ecn.pmax = 0.4;
+    p.pgs[3].headroom_bytes *= 2;
+  }
+  qualify_plan plan;
+  plan.frame_bytes = 1102;
+  plan.watchdog = false;
+  plan.lossy_priorities.clear();
+  auto r = qualify_switch(sw, claimed, plan);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  std::vector<std::string> failed;
+  for (const auto& c : r->checks)
+    if (!c.pass) failed.push_back(c.name);
+  // Claimed headroom moves the expected pool (so XOFF and XON too) and the headroom.
+  EXPECT_EQ(failed, (std::vector<std::string>{"pfc.xoff_threshold", "pfc.headroom", "pfc.xon_threshold", "ecn.curve"}))
+      << qualify_table(*r);
+  // restore() put the switch's own configuration back.
+  auto after = (*target)->current_config();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->ports[0].queues[3].ecn.pmax, actual->ports[0].queues[3].ecn.pmax);
+  EXPECT_EQ(after->ports[0].pgs[3].headroom_bytes, actual->ports[0].pgs[3].headroom_bytes);
+}
+
+}  // namespace
+}  // namespace rocelab::experiments
