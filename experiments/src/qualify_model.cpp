@@ -83,8 +83,13 @@ void model_switch_under_test::advance_to(std::int64_t t) {
     clock_->run_until(std::max(next, now + 1));
     if (clock_->now_ns() >= next_refresh_ns_) {
       // Peers that hold or storm repeat their XOFF, well inside one pause.
-      for (std::uint16_t p = 0; p < model_->num_ports(); ++p)
-        if (const std::uint8_t mask = held_[p] | stormed_[p]; mask != 0) pause_from_peer(p, mask, true);
+      // A port inside release() stays open for its priority until its budget is spent.
+      for (std::uint16_t p = 0; p < model_->num_ports(); ++p) {
+        std::uint8_t mask = held_[p];
+        if (budget_[p] > 0) mask &= static_cast<std::uint8_t>(~(1u << budget_prio_[p]));
+        mask |= stormed_[p];
+        if (mask != 0) pause_from_peer(p, mask, true);
+      }
       next_refresh_ns_ = clock_->now_ns() + refresh_ns_;
     }
   }
