@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "html_page.hpp"
 #include "rocelab/experiments/buffers.hpp"
 #include "rocelab/experiments/svg.hpp"
 
@@ -77,11 +78,7 @@ std::string buffers_json(const buffers_result& r) {
 
 std::string buffers_html(const buffers_result& r) {
   std::ostringstream h;
-  h << "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>rocelab buffers: " << svg::escape(r.spec_name)
-    << "</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:72em}table{border-collapse:collapse;"
-       "margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th{text-align:left;"
-       "background:#f4f4f4}td.bad{background:#fbe4e4}td.good{background:#e6f4e6}.note{color:#555;font-size:90%}"
-       "</style></head><body>\n";
+  h << html_page_head("rocelab buffers: " + r.spec_name);
   h << "<h1>Switch buffers for " << svg::escape(r.spec_name.empty() ? "the workload" : r.spec_name) << "</h1>\n";
   h << "<p class=note>Each profile's switch on the rocelab twin: its port speed, cell, alpha, latency and cable, "
        "and its buffer less the PFC headroom its other ports reserve. Incast of "

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "rocelab/common/units.hpp"
+#include "html_page.hpp"
 #include "rocelab/experiments/compare.hpp"
 #include "rocelab/experiments/svg.hpp"
 
@@ -122,11 +123,8 @@ std::string compare_json(const compare_result& r) {
 
 std::string compare_html(const compare_result& r) {
   std::ostringstream h;
-  h << "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>rocelab compare: " << esc(r.name)
-    << "</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:72em}table{border-collapse:collapse;"
-       "margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right;vertical-align:top}"
-       "th{text-align:left;background:#f4f4f4}td.best{background:#e6f4e6;font-weight:bold}"
-       ".bar{height:4px;background:#4a7fb5;margin-top:2px}.note{color:#555;font-size:90%}</style></head><body>\n";
+  h << html_page_head("rocelab compare: " + r.name,
+                      "td.best{background:#e6f4e6;font-weight:bold}.bar{height:4px;background:#4a7fb5;margin-top:2px}");
   h << "<h1>RoCE or InfiniBand: " << esc(r.name.empty() ? "fabric comparison" : r.name) << "</h1>\n";
   h << "<p>" << r.hosts << " hosts at " << fmt("%g", r.link_gbps) << " Gb/s, simulated on the rocelab twin with each "
     << "fabric's switch profile; " << fmt("%g", r.settings.compute_ms_per_step)

@@ -94,6 +94,21 @@ struct context {
                ? status(error_code::cancelled, "qualification cancelled")
                : status::success();
   }
+  // How long from now until pred(counters of the held queue) holds, reading every
+  // `step`; -1 when it did not within `limit`.
+  result<std::int64_t> time_until(const std::function<bool(const probe_counters&)>& pred, std::int64_t limit,
+                                  std::int64_t step) {
+    const std::int64_t t0 = t.now_ns();
+    for (std::int64_t waited = 0; waited <= limit; waited += step) {
+      ROCELAB_RETURN_IF_ERROR(cancelled());
+      auto c = t.read(plan.src, plan.dst, plan.lossless_priority);
+      if (!c) return c.error();
+      if (pred(*c)) return t.now_ns() - t0;
+      ROCELAB_RETURN_IF_ERROR(t.wait(step));
+    }
+    return std::int64_t{-1};
+  }
+
   // Frames from the plan's source; the switch must have received every one (a probe
   // that lost frames on the way in measures nothing).
   status send(std::uint16_t dst, std::uint8_t prio, std::uint32_t count, bool ect = false) {
@@ -323,28 +338,20 @@ status watchdog_storm(context& x) {
   // The clock starts once packets wait behind the storm: from then the queue is stuck.
   ROCELAB_RETURN_IF_ERROR(x.t.storm(plan.dst, prio, true));
   ROCELAB_RETURN_IF_ERROR(x.send(plan.dst, prio, queued));
-  const std::int64_t t0 = x.t.now_ns();
-  std::int64_t detected = -1;
-  for (std::int64_t waited = 0; waited <= 3 * (wd.detection_ns + poll); waited += step) {
-    ROCELAB_RETURN_IF_ERROR(x.cancelled());
-    QUALIFY_READ(c, x.t.read(plan.src, plan.dst, prio));
-    if (c.wd_storms_detected > 0) {
-      detected = x.t.now_ns() - t0;
-      break;
-    }
-    ROCELAB_RETURN_IF_ERROR(x.t.wait(step));
-  }
+  auto detected = x.time_until([](const probe_counters& c) { return c.wd_storms_detected > 0; },
+                                3 * (wd.detection_ns + poll), step);
+  if (!detected) return detected.error();
   {
     qualify_check c{"pfc_watchdog.detection", "time from the storm's start to its detection", "ns",
-                    static_cast<double>(detected), static_cast<double>(wd.detection_ns),
+                    static_cast<double>(*detected), static_cast<double>(wd.detection_ns),
                     static_cast<double>(poll + 2 * step), false,
                     "within [detection - step, detection + poll + 2 steps] (a step is one read, poll / 8); " +
                         std::to_string(queued) + " packets queued behind the storm"};
-    c.pass = detected >= 0 && detected >= wd.detection_ns - step && detected <= wd.detection_ns + poll + 2 * step;
-    if (detected < 0) c.note = "no storm detected within 3 x (detection + poll)";
+    c.pass = *detected >= 0 && *detected >= wd.detection_ns - step && *detected <= wd.detection_ns + poll + 2 * step;
+    if (*detected < 0) c.note = "no storm detected within 3 x (detection + poll)";
     x.out.checks.push_back(std::move(c));
   }
-  if (detected < 0) {
+  if (*detected < 0) {
     ROCELAB_RETURN_IF_ERROR(x.t.storm(plan.dst, prio, false));
     return x.t.resume(plan.dst, prio);
   }
@@ -384,25 +391,17 @@ status watchdog_storm(context& x) {
 
   // Restoration once the storm stops.
   ROCELAB_RETURN_IF_ERROR(x.t.storm(plan.dst, prio, false));
-  const std::int64_t t1 = x.t.now_ns();
-  std::int64_t restored = -1;
-  for (std::int64_t waited = 0; waited <= 3 * (wd.restoration_ns + poll); waited += step) {
-    ROCELAB_RETURN_IF_ERROR(x.cancelled());
-    QUALIFY_READ(c, x.t.read(plan.src, plan.dst, prio));
-    if (c.wd_storms_restored > 0) {
-      restored = x.t.now_ns() - t1;
-      break;
-    }
-    ROCELAB_RETURN_IF_ERROR(x.t.wait(step));
-  }
+  auto restored = x.time_until([](const probe_counters& c) { return c.wd_storms_restored > 0; },
+                               3 * (wd.restoration_ns + poll), step);
+  if (!restored) return restored.error();
   {
     qualify_check c{"pfc_watchdog.restoration", "time from the storm's end to restoration", "ns",
-                    static_cast<double>(restored), static_cast<double>(wd.restoration_ns),
+                    static_cast<double>(*restored), static_cast<double>(wd.restoration_ns),
                     static_cast<double>(poll + step), false,
                     "within [restoration - poll - step, restoration + poll + step] of the last XOFF"};
-    c.pass = restored >= 0 && restored >= wd.restoration_ns - poll - step &&
-             restored <= wd.restoration_ns + poll + step;
-    if (restored < 0) c.note = "not restored within 3 x (restoration + poll)";
+    c.pass = *restored >= 0 && *restored >= wd.restoration_ns - poll - step &&
+             *restored <= wd.restoration_ns + poll + step;
+    if (*restored < 0) c.note = "not restored within 3 x (restoration + poll)";
     x.out.checks.push_back(std::move(c));
   }
   // Lossless again: held packets wait instead of being dropped.

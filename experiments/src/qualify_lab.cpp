@@ -419,16 +419,7 @@ result<qualify_result> qualify_virtual_lab(const experiment_spec& spec, const qu
   if (!lab::lab_inspect(lab_name).namespaces.empty())
     return status(error_code::unavailable, "lab '" + lab_name + "' is already up; take it down with `rocelab lab down " +
                                                lab_name + "`");
-  lab::lab_options lo;
-  lo.name = lab_name;
-  lo.hosts = static_cast<int>(spec.topology.hosts);
-  lo.link_gbps = spec.topology.link_gbps;
-  lo.buffer_kb = std::max<std::int64_t>(1, spec.sw.buffer_bytes / 1024);
-  lo.mtu = static_cast<int>(std::max<std::uint32_t>(spec.nic.mtu_bytes + 104, 1500));
-  lo.rocelab_binary = rocelab_binary;
-  if (!spec.sw.pfc.enabled) lo.switch_args.push_back("--no-pfc");
-  if (!spec.sw.ecn.enabled) lo.switch_args.push_back("--no-ecn");
-  auto up = lab::lab_up(lo);
+  auto up = lab::lab_up(lab_options_for(spec, lab_name, {}, rocelab_binary));
   if (!up) return up.error().with_context("bringing up lab '" + lab_name + "'");
   auto out = [&]() -> result<qualify_result> {
     ROCELAB_RETURN_IF_ERROR(configure_lab_switch(*up, spec));

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "html_page.hpp"
 #include "rocelab/experiments/qualify.hpp"
 #include "rocelab/experiments/svg.hpp"
 
@@ -144,11 +145,7 @@ std::string qualify_json(const qualify_result& r) {
 
 std::string qualify_html(const qualify_result& r) {
   std::ostringstream h;
-  h << "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>rocelab qualify: " << svg::escape(r.target)
-    << "</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:72em}table{border-collapse:collapse;"
-       "margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th{text-align:left;"
-       "background:#f4f4f4}td.bad{background:#fbe4e4}td.good{background:#e6f4e6}td.l{text-align:left}"
-       ".note{color:#555;font-size:90%}</style></head><body>\n";
+  h << html_page_head("rocelab qualify: " + r.target);
   h << "<h1>Switch qualification</h1>\n<p>" << svg::escape(r.target) << ": <b>"
     << (r.passed() ? "PASS" : "FAIL") << "</b></p>\n";
   h << "<table id=checks>\n<tr><th>check</th><th>measured</th><th>expected</th><th>tolerance</th><th>result</th>"

@@ -71,6 +71,21 @@ std::int64_t headroom_for(const experiment_spec& spec, const lab::lab_state& s) 
 
 }  // namespace
 
+lab::lab_options lab_options_for(const experiment_spec& spec, const std::string& lab_name,
+                                 const std::string& state_root, const std::string& rocelab_binary) {
+  lab::lab_options lo;
+  lo.name = lab_name;
+  if (!state_root.empty()) lo.state_root = state_root;
+  lo.hosts = static_cast<int>(spec.topology.hosts);
+  lo.link_gbps = spec.topology.link_gbps;
+  lo.buffer_kb = std::max<std::int64_t>(1, spec.sw.buffer_bytes / 1024);
+  lo.mtu = static_cast<int>(std::max<std::uint32_t>(spec.nic.mtu_bytes + 104, 1500));
+  lo.rocelab_binary = rocelab_binary;
+  if (!spec.sw.pfc.enabled) lo.switch_args.push_back("--no-pfc");
+  if (!spec.sw.ecn.enabled) lo.switch_args.push_back("--no-ecn");
+  return lo;
+}
+
 status configure_lab_switch(const lab::lab_state& s, const experiment_spec& spec) {
   auto c = fabric::soft_switch::control_client::connect(s.control_socket);
   if (!c) return c.error().with_context("connecting to the switch");
@@ -305,17 +320,7 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
       return status(error_code::unavailable, "lab '" + options.lab_name +
                                                  "' is up but does not fit the spec (hosts or link rate); take it "
                                                  "down with `rocelab lab down " + options.lab_name + "`");
-    lab::lab_options lo;
-    lo.name = options.lab_name;
-    lo.state_root = root;
-    lo.hosts = static_cast<int>(spec.topology.hosts);
-    lo.link_gbps = spec.topology.link_gbps;
-    lo.buffer_kb = std::max<std::int64_t>(1, spec.sw.buffer_bytes / 1024);
-    lo.mtu = static_cast<int>(std::max<std::uint32_t>(spec.nic.mtu_bytes + 104, 1500));
-    lo.rocelab_binary = binary;
-    if (!spec.sw.pfc.enabled) lo.switch_args.push_back("--no-pfc");
-    if (!spec.sw.ecn.enabled) lo.switch_args.push_back("--no-ecn");
-    auto up = lab::lab_up(lo);
+    auto up = lab::lab_up(lab_options_for(spec, options.lab_name, root, binary));
     if (!up) return up.error().with_context("bringing up lab '" + options.lab_name + "'");
     state = *up;
     ours = true;

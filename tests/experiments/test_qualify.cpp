@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "../support/chromium.hpp"
+#include "../support/forwarding_switch.hpp"
 #include "../support/temp_dir.hpp"
 #include "rocelab/experiments/qualify_model.hpp"
 
@@ -109,32 +110,21 @@ TEST(qualify, the_switch_model_passes_every_check_where_its_configuration_says) 
   EXPECT_NE(qualify_html(*r).find("id=\"plot-ecn-curve\""), std::string::npos);
 }
 
-// A switch whose data plane deviates from the configuration it reports: the target is
-// configured with `actual` while the qualification expects the configuration it was given.
-class deviating_switch final : public switch_under_test {
+// A switch whose data plane deviates from the configuration it reports: the model is
+// configured with `deviate`(cfg) while the qualification expects cfg.
+class deviating_switch final : public rocelab::testing::forwarding_switch {
  public:
-  explicit deviating_switch(std::function<void(fabric::switch_config&)> deviate) : deviate_(std::move(deviate)) {}
-  std::string describe() const override { return "a deviating switch"; }
-  std::int64_t now_ns() const override { return inner_.now_ns(); }
+  explicit deviating_switch(std::function<void(fabric::switch_config&)> deviate)
+      : forwarding_switch(model_), deviate_(std::move(deviate)) {}
   status configure(const fabric::switch_config& cfg) override {
     auto actual = cfg;
     deviate_(actual);
     return inner_.configure(actual);
   }
-  status hold(std::uint16_t p, std::uint8_t q) override { return inner_.hold(p, q); }
-  status resume(std::uint16_t p, std::uint8_t q) override { return inner_.resume(p, q); }
-  result<std::uint32_t> release(std::uint16_t p, std::uint8_t q, std::uint32_t n) override {
-    return inner_.release(p, q, n);
-  }
-  result<std::uint32_t> send(const probe_frames& f) override { return inner_.send(f); }
-  result<probe_counters> read(std::uint16_t s, std::uint16_t d, std::uint8_t q) override { return inner_.read(s, d, q); }
-  status storm(std::uint16_t p, std::uint8_t q, bool on) override { return inner_.storm(p, q, on); }
-  status wait(std::int64_t ns) override { return inner_.wait(ns); }
-  status restore() override { return inner_.restore(); }
 
  private:
+  model_switch_under_test model_;  // the base keeps a reference; built before any call reaches it
   std::function<void(fabric::switch_config&)> deviate_;
-  model_switch_under_test inner_;
 };
 
 std::vector<std::string> failed(const qualify_result& r) {

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "../support/forwarding_switch.hpp"
 #include "rocelab/agents/lab/virtual_lab.hpp"
 #include "rocelab/experiments/virtual_backend.hpp"
 
@@ -60,14 +61,7 @@ TEST_F(QualifyLab, ASwitchRunningOtherSettingsThanItIsQualifiedAgainstFails) {
   // Up by hand, the spec's settings on it, then qualified against a configuration that
   // claims twice the ECN marking probability and half the headroom.
   const auto spec = small_lab_spec();
-  agents::lab::lab_options lo;
-  lo.name = name_;
-  lo.hosts = 3;
-  lo.link_gbps = 0.5;
-  lo.buffer_kb = 1024;
-  lo.mtu = 1500;
-  lo.rocelab_binary = binary();
-  auto up = agents::lab::lab_up(lo);
+  auto up = agents::lab::lab_up(lab_options_for(spec, name_, {}, binary()));
   ASSERT_TRUE(up.ok()) << up.error().message();
   ASSERT_TRUE(configure_lab_switch(*up, spec).ok());
   auto target = lab_switch_under_test::open(*up);
@@ -75,31 +69,17 @@ TEST_F(QualifyLab, ASwitchRunningOtherSettingsThanItIsQualifiedAgainstFails) {
   auto actual = (*target)->current_config();
   ASSERT_TRUE(actual.ok()) << actual.error().message();
   // The target applies what it is given; give it the real settings and claim others.
-  class claimed_switch final : public switch_under_test {
+  class claimed_switch final : public rocelab::testing::forwarding_switch {
    public:
-    claimed_switch(lab_switch_under_test& inner, fabric::switch_config actual) : inner_(inner), actual_(std::move(actual)) {}
-    std::string describe() const override { return inner_.describe(); }
-    std::int64_t now_ns() const override { return inner_.now_ns(); }
+    claimed_switch(lab_switch_under_test& inner, fabric::switch_config actual)
+        : forwarding_switch(inner), actual_(std::move(actual)) {}
     status configure(const fabric::switch_config& cfg) override {
       auto real = actual_;
       real.pfc.watchdog = cfg.pfc.watchdog;
       return inner_.configure(real);
     }
-    status hold(std::uint16_t p, std::uint8_t q) override { return inner_.hold(p, q); }
-    status resume(std::uint16_t p, std::uint8_t q) override { return inner_.resume(p, q); }
-    result<std::uint32_t> release(std::uint16_t p, std::uint8_t q, std::uint32_t n) override {
-      return inner_.release(p, q, n);
-    }
-    result<std::uint32_t> send(const probe_frames& f) override { return inner_.send(f); }
-    result<probe_counters> read(std::uint16_t s, std::uint16_t d, std::uint8_t q) override {
-      return inner_.read(s, d, q);
-    }
-    status storm(std::uint16_t p, std::uint8_t q, bool on) override { return inner_.storm(p, q, on); }
-    status wait(std::int64_t ns) override { return inner_.wait(ns); }
-    status restore() override { return inner_.restore(); }
 
    private:
-    lab_switch_under_test& inner_;
     fabric::switch_config actual_;
   } sw(**target, *actual);
   auto claimed = *actual;

@@ -36,6 +36,7 @@
 
 namespace rocelab::agents::lab {
 struct lab_state;  // rocelab/agents/lab/virtual_lab.hpp
+struct lab_options;
 }  // namespace rocelab::agents::lab
 
 namespace rocelab::experiments {
@@ -57,6 +58,13 @@ struct virtual_backend_options {
   // Flows not finished have end_ns -1. (Ctrl-C from the CLI and from Python.)
   std::function<bool()> cancel_requested;
 };
+
+// The lab a spec runs on: its hosts, link rate, buffer, an interface MTU for its RoCE
+// MTU, and the switch without PFC or ECN when the spec has them off. `rocelab_binary`
+// runs the switch (empty: this process's executable).
+[[nodiscard]] agents::lab::lab_options lab_options_for(const experiment_spec& spec, const std::string& lab_name,
+                                                       const std::string& state_root,
+                                                       const std::string& rocelab_binary);
 
 // Puts the spec's switch settings (PFC headroom, ECN per queue, marking point, PFC
 // watchdog) on a lab's soft switch through its control API and zeroes its counters.
