@@ -177,22 +177,38 @@ status pfc_thresholds(context& x) {
   // XON: let packets go one at a time and watch for the XON frame.
   // A target that cannot let exactly one packet go (a lab's XON/XOFF pair) lets a few:
   // the XON point is then known to lie between the occupancy before and after the step
-  // that brought it, and the tolerance widens by that step.
-  QUALIFY_READ(c1, x.t.read(plan.src, plan.dst, prio));
-  std::int64_t xon_at = -1, before_step = c1.pg_used_bytes, step_bytes = 0;
+  // that brought it, and the tolerance widens by that step. A step too coarse to say
+  // (more than 8 packets) is measured again from a fresh fill, up to three times.
+  std::int64_t xon_at = -1, step_bytes = 0;
   std::uint32_t step_packets = 0;
-  for (std::uint32_t i = 0; i < x.max_frames && xon_at < 0; ++i) {
-    ROCELAB_RETURN_IF_ERROR(x.cancelled());
-    auto n = x.t.release(plan.dst, prio, 1);
-    if (!n) return n.error();
-    if (*n == 0) break;
-    QUALIFY_READ(c, x.t.read(plan.src, plan.dst, prio));
-    if (c.pg_xon_sent > c1.pg_xon_sent) {
-      xon_at = c.pg_used_bytes;
-      step_bytes = before_step - c.pg_used_bytes;
-      step_packets = *n;
+  for (int attempt = 0; attempt < 3 && (xon_at < 0 || step_packets > 8); ++attempt) {
+    if (attempt > 0) {  // refill past XOFF
+      ROCELAB_RETURN_IF_ERROR(x.t.resume(plan.dst, prio));
+      ROCELAB_RETURN_IF_ERROR(x.t.hold(plan.dst, prio));
+      QUALIFY_READ(f0, x.t.read(plan.src, plan.dst, prio));
+      for (std::uint32_t i = 0; i < x.max_frames; ++i) {
+        ROCELAB_RETURN_IF_ERROR(x.send(plan.dst, prio, 1));
+        QUALIFY_READ(f, x.t.read(plan.src, plan.dst, prio));
+        if (f.pg_xoff_sent > f0.pg_xoff_sent) break;
+      }
+      ROCELAB_RETURN_IF_ERROR(x.send(plan.dst, prio, 4));
     }
-    before_step = c.pg_used_bytes;
+    xon_at = -1;
+    QUALIFY_READ(c1, x.t.read(plan.src, plan.dst, prio));
+    std::int64_t before_step = c1.pg_used_bytes;
+    for (std::uint32_t i = 0; i < x.max_frames && xon_at < 0; ++i) {
+      ROCELAB_RETURN_IF_ERROR(x.cancelled());
+      auto n = x.t.release(plan.dst, prio, 1);
+      if (!n) return n.error();
+      if (*n == 0) break;
+      QUALIFY_READ(c, x.t.read(plan.src, plan.dst, prio));
+      if (c.pg_xon_sent > c1.pg_xon_sent) {
+        xon_at = c.pg_used_bytes;
+        step_bytes = before_step - c.pg_used_bytes;
+        step_packets = *n;
+      }
+      before_step = c.pg_used_bytes;
+    }
   }
   if (xon_at < 0) {
     x.out.checks.push_back({"pfc.xon_threshold", "PG occupancy when XON is sent", "bytes", -1,
@@ -207,6 +223,11 @@ status pfc_thresholds(context& x) {
                         " at a time (the step that brought XON let " + std::to_string(step_packets) +
                         " go); the XOFF limit minus xon_offset (or xon)"};
     c.pass = e >= after - frame && e <= before + frame;
+    if (step_packets > 8) {  // too coarse to say where XON is
+      c.pass = false;
+      c.note = "inconclusive: the step that brought XON let " + std::to_string(step_packets) +
+               " packets go at once (the target could not release them a few at a time)";
+    }
     x.out.checks.push_back(std::move(c));
   }
   return x.t.resume(plan.dst, prio);

@@ -273,16 +273,21 @@ result<std::uint32_t> lab_switch_under_test::release(std::uint16_t port, std::ui
   std::uint64_t now = start;
   const auto bit = static_cast<std::uint8_t>(1u << priority);
   // XON then XOFF; when the switch loop took both before sending anything, open the
-  // window a little longer next time.
+  // window a little longer next time, but never beyond two frame times at the port's
+  // rate (a longer window lets a burst go and the XON point is lost in it).
+  const double rate_bps = std::max(1e6, impl_->lab.link_gbps * 1e9);
+  const auto max_window_ns = static_cast<std::int64_t>(2 * 1102 * 8 / rate_bps * 1e9);
   std::int64_t window_ns = 0;
   for (int attempt = 0; attempt < 64 && now - start < packets; ++attempt) {
     if (u64((*c0)["ports"][port]["queues"][priority], "depth_packets") == 0) break;
     ROCELAB_RETURN_IF_ERROR(impl_->send_pfc(port, bit, false));
     if (window_ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(window_ns));
     ROCELAB_RETURN_IF_ERROR(impl_->send_pfc(port, bit, true));
-    auto c = impl_->wait_for([&](const json& j) { return sent(j) > now; }, std::chrono::milliseconds(5));
+    // Generous: on a busy machine the switch loop may not run for a while, and a pair
+    // sent before its counters caught up would let a second batch go.
+    auto c = impl_->wait_for([&](const json& j) { return sent(j) > now; }, std::chrono::milliseconds(50));
     if (!c) return c.error();
-    if (sent(*c) == now) window_ns = std::max<std::int64_t>(10'000, window_ns * 2);
+    if (sent(*c) == now) window_ns = std::min(max_window_ns, std::max<std::int64_t>(10'000, window_ns * 2));
     now = sent(*c);
     *c0 = *c;
   }
@@ -320,21 +325,26 @@ result<std::uint32_t> lab_switch_under_test::send(const probe_frames& f) {
   auto c0 = x.counters();
   if (!c0) return c0.error();
   const std::uint64_t before = u64((*c0)["ports"][f.src], "rx_packets");
-  // In bursts the switch's receive ring takes at once; each burst confirmed by its counters.
+  // In bursts the switch's receive ring takes at once; each burst confirmed by its
+  // counters. A frame lost before the switch's MMU saw it (a full receive ring on a busy
+  // machine) never arrived, so it is sent again (at most three times per burst).
   constexpr std::uint32_t burst = 32;
   std::uint64_t got = before;
   for (std::uint32_t done = 0; done < f.count;) {
     const std::uint32_t n = std::min(burst, f.count - done);
-    {
-      std::lock_guard lock(x.send_mutex);
-      for (std::uint32_t i = 0; i < n; ++i) (void)x.ports[f.src].send(frame);
-    }
     done += n;
-    auto c = x.wait_for([&](const json& j) { return u64(j["ports"][f.src], "rx_packets") >= before + done; },
-                        std::chrono::seconds(2));
-    if (!c) return c.error();
-    got = u64((*c)["ports"][f.src], "rx_packets");
-    if (got < before + done) break;  // lost on the way in; the caller sees the count
+    for (int attempt = 0; attempt < 4 && got < before + done; ++attempt) {
+      const auto missing = static_cast<std::uint32_t>(before + done - got);
+      {
+        std::lock_guard lock(x.send_mutex);
+        for (std::uint32_t i = 0; i < missing; ++i) (void)x.ports[f.src].send(frame);
+      }
+      auto c = x.wait_for([&](const json& j) { return u64(j["ports"][f.src], "rx_packets") >= before + done; },
+                          std::chrono::seconds(1));
+      if (!c) return c.error();
+      got = u64((*c)["ports"][f.src], "rx_packets");
+    }
+    if (got < before + done) break;  // still missing; the caller sees the count
   }
   return static_cast<std::uint32_t>(got - before);
 }
