@@ -14,6 +14,7 @@ void bind_report(pybind11::module_& m);
 void bind_tune(pybind11::module_& m);
 void bind_compare(pybind11::module_& m);
 void bind_buffers(pybind11::module_& m);
+void bind_qualify(pybind11::module_& m);
 void bind_controller(pybind11::module_& m);
 
 }  // namespace rocelab::bindings

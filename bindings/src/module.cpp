@@ -13,5 +13,6 @@ PYBIND11_MODULE(_rocelab, m) {
   rocelab::bindings::bind_tune(m);
   rocelab::bindings::bind_compare(m);
   rocelab::bindings::bind_buffers(m);
+  rocelab::bindings::bind_qualify(m);
   rocelab::bindings::bind_controller(m);
 }

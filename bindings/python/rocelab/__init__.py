@@ -14,6 +14,7 @@ Pythonic layer around it (README, "Python").
 
 from . import _rocelab
 from .buffers import BufferValidation, buffers
+from .qualify import Qualification, qualify
 from .compare import Comparison, compare
 from .errors import Interrupted, RocelabError, SpecError, StoreError, UnavailableError, UnsupportedError
 from .lab import Lab, VirtualLab, connect, twin, virtual_lab
@@ -25,5 +26,5 @@ from .store import Store, open_store
 __all__ = [
     "AllReduce", "Background", "BufferValidation", "Comparison", "Dcqcn", "Ecn", "Experiment", "Incast", "Interrupted", "Lab", "Nic", "Pfc",
     "RocelabError", "Run", "SpecError", "Store", "StoreError", "Switch", "Topology", "Twin", "UnavailableError",
-    "UnsupportedError", "VirtualLab", "buffers", "compare", "connect", "fields", "load_spec", "open_store", "twin", "virtual_lab",
+    "UnsupportedError", "VirtualLab", "buffers", "compare", "connect", "fields", "load_spec", "open_store", "qualify", "Qualification", "twin", "virtual_lab",
 ]
