@@ -1,5 +1,7 @@
 #include "rocelab/experiments/qualify_lab.hpp"
 
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -32,6 +34,31 @@ std::int64_t monotonic_ns() {
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
+
+// SCHED_FIFO for the calling thread while it lives (the previous policy after): the
+// XON/XOFF pair of release() must not be split by the scheduler, or the port sends for
+// as long as this thread waits (milliseconds on a busy machine: hundreds of frames).
+// Below the soft switch (50), above the soft NICs (40). Best effort: without the
+// privilege the pair is only more likely to be split.
+class realtime_section {
+ public:
+  realtime_section() {
+    ok_ = ::pthread_getschedparam(::pthread_self(), &policy_, &param_) == 0;
+    sched_param rt{};
+    rt.sched_priority = 45;
+    ok_ = ok_ && ::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &rt) == 0;
+  }
+  ~realtime_section() {
+    if (ok_) (void)::pthread_setschedparam(::pthread_self(), policy_, &param_);
+  }
+  realtime_section(const realtime_section&) = delete;
+  realtime_section& operator=(const realtime_section&) = delete;
+
+ private:
+  bool ok_ = false;
+  int policy_ = SCHED_OTHER;
+  sched_param param_{};
+};
 
 std::uint64_t u64(const json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<std::uint64_t>() : 0;
@@ -280,9 +307,17 @@ result<std::uint32_t> lab_switch_under_test::release(std::uint16_t port, std::ui
   std::int64_t window_ns = 0;
   for (int attempt = 0; attempt < 64 && now - start < packets; ++attempt) {
     if (u64((*c0)["ports"][port]["queues"][priority], "depth_packets") == 0) break;
-    ROCELAB_RETURN_IF_ERROR(impl_->send_pfc(port, bit, false));
-    if (window_ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(window_ns));
-    ROCELAB_RETURN_IF_ERROR(impl_->send_pfc(port, bit, true));
+    {
+      const realtime_section rt;
+      ROCELAB_RETURN_IF_ERROR(impl_->send_pfc(port, bit, false));
+      if (window_ns > 0) {
+        // Spin rather than sleep: a sleep's wake-up is late by more than the window.
+        const std::int64_t until = monotonic_ns() + window_ns;
+        while (monotonic_ns() < until) {
+        }
+      }
+      ROCELAB_RETURN_IF_ERROR(impl_->send_pfc(port, bit, true));
+    }
     // Generous: on a busy machine the switch loop may not run for a while, and a pair
     // sent before its counters caught up would let a second batch go.
     auto c = impl_->wait_for([&](const json& j) { return sent(j) > now; }, std::chrono::milliseconds(50));

@@ -230,6 +230,18 @@ void switch_model::report_pg(std::uint16_t port, std::uint8_t prio, std::int64_t
   fc_->on_ingress_occupancy(port, prio, occ, now_ns);
 }
 
+void switch_model::report_pg_if_needed(std::uint16_t port, std::uint8_t prio, std::int64_t now_ns) {
+  pg_state& pg = pgs_[idx(port, prio)];
+  if (pfc_ == nullptr) {
+    report_pg(port, prio, now_ns);
+    return;
+  }
+  if (!pg.xoff && pg.hdrm_used == 0 && pg.shared_used < limit_of(pg.limit, ingress_pool_ - ingress_shared_used_))
+    return;  // below the XOFF point and not paused: on_ingress_occupancy would do nothing
+  report_pg(port, prio, now_ns);
+  pg.xoff = fc_->ingress_stopped(port, prio);
+}
+
 admission switch_model::admit(const packet& in, std::int64_t now_ns) {
   assert(in.ingress_port < ports_.size() && in.egress_port < ports_.size() && in.priority < num_priorities);
   const std::int64_t cells = cells_of(in.size_bytes);
@@ -325,7 +337,7 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
   q.enq_bytes += pkt.size_bytes;
   ports_[in.egress_port].nonempty |= static_cast<std::uint8_t>(1u << in.priority);
 
-  if (pg.lossless) report_pg(in.ingress_port, in.priority, now_ns);
+  if (pg.lossless) report_pg_if_needed(in.ingress_port, in.priority, now_ns);
   res.accepted = true;
   return res;
 }
@@ -399,7 +411,7 @@ std::optional<departure> switch_model::dequeue(std::uint16_t port, std::int64_t 
     ++q.dropped[r];
     ++ps.stats.dropped_packets[r];
     ++watchdog_[idx(port, static_cast<std::uint8_t>(p))].stats.tx_dropped;
-    if (pg.lossless) report_pg(pkt.ingress_port, pkt.priority, now_ns);
+    if (pg.lossless) report_pg_if_needed(pkt.ingress_port, pkt.priority, now_ns);
     return departure{pkt, now_ns, now_ns, true};
   }
 
@@ -417,7 +429,7 @@ std::optional<departure> switch_model::dequeue(std::uint16_t port, std::int64_t 
   ++ps.stats.tx_packets;
   ps.stats.tx_bytes += pkt.size_bytes;
   fc_->on_transmit(port, pkt.priority, pkt.size_bytes, now_ns);
-  if (pg.lossless) report_pg(pkt.ingress_port, pkt.priority, now_ns);
+  if (pg.lossless) report_pg_if_needed(pkt.ingress_port, pkt.priority, now_ns);
   return departure{pkt, start_ps / 1000, (ps.busy_until_ps + 999) / 1000};
 }
 

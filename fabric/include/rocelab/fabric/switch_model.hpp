@@ -188,6 +188,9 @@ class switch_model final : private control_frame_port, private timer_client {
     std::int64_t reserve = 0, headroom = 0, xon_fixed = -1, xon_offset = 0;
     threshold_cells limit;
     bool lossless = false;
+    // PFC only: the flow control's XOFF state as of its last report (it changes only
+    // when reported to), so reports that cannot change it are skipped (report_pg_if).
+    bool xoff = false;
     // occupancy
     std::int64_t min_used = 0, shared_used = 0, hdrm_used = 0;
     std::int64_t shared_wm = 0, hdrm_wm = 0;
@@ -235,6 +238,11 @@ class switch_model final : private control_frame_port, private timer_client {
                 std::int64_t now_ns) override;
   static std::int64_t limit_of(const threshold_cells& t, std::int64_t free_cells);
   void report_pg(std::uint16_t port, std::uint8_t prio, std::int64_t now_ns);
+  // report_pg when the report can matter: always for credit flow control (every drain
+  // returns credits); for PFC only when the PG is in XOFF (XON may be due) or its
+  // occupancy reached the XOFF point or headroom (XOFF may be due), which is exactly
+  // when pfc_flow_control::on_ingress_occupancy acts.
+  void report_pg_if_needed(std::uint16_t port, std::uint8_t prio, std::int64_t now_ns);
   bool ecn_decide(const queue_state& q, std::uint64_t depth_bytes);
   int pick_queue(port_state& ps, std::uint8_t eligible, std::uint16_t port);
   static void ring_push(queue_state& q, const packet& p);
