@@ -1,12 +1,15 @@
 // rocelab agent --controller ADDR --name H --token-file F: the agent daemon of one lab
 // host (agents/agent/agent.hpp). Runs until SIGINT/SIGTERM; reconnects while the controller
 // is away and restores its settings by itself after --deadman-ms without it.
+// --netns NS: soft jobs run the host's NIC in namespace NS (the virtual lab's host
+// namespaces; `rocelab lab up --controller` starts one agent per host so).
 #include <signal.h>
 
 #include <iostream>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "command.hpp"
 #include "rocelab/agents/agent/agent.hpp"
@@ -20,6 +23,8 @@ struct agent_args {
   std::string token_file;
   int deadman_ms = 10000;
   std::string sysfs_root = "/sys/class/net";
+  std::string netns;
+  std::string log_dir;
 };
 
 std::function<int()> setup(CLI::App& app) {
@@ -32,6 +37,8 @@ std::function<int()> setup(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--sysfs-root", a->sysfs_root, "where the mlx5 ecn knobs live (a recorded tree in tests)")
       ->capture_default_str();
+  app.add_option("--netns", a->netns, "run soft jobs' NICs in this network namespace (/run/netns/NS)");
+  app.add_option("--log-dir", a->log_dir, "write each soft NIC's log here");
   return [a] {
     auto token = controller::read_token_file(a->token_file);
     if (!token) {
@@ -45,6 +52,8 @@ std::function<int()> setup(CLI::App& app) {
     o.token = *token;
     o.deadman = std::chrono::milliseconds(a->deadman_ms);
     o.sysfs_root = a->sysfs_root;
+    o.netns = a->netns;
+    o.log_dir = a->log_dir;
     auto ag = agents::agent::agent::make(o);
     if (!ag) {
       std::cerr << "rocelab agent: " << ag.error().message() << "\n";
@@ -52,9 +61,16 @@ std::function<int()> setup(CLI::App& app) {
     }
     boost::asio::io_context io;
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-    signals.async_wait([&](const boost::system::error_code&, int) {
+    // Stop: the session closes and running jobs end (their NICs read EOF); the loop
+    // returns when nothing is left, at most 3 s later.
+    boost::asio::steady_timer give_up(io);
+    signals.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
       (*ag)->stop();
-      io.stop();
+      give_up.expires_after(std::chrono::seconds(3));
+      give_up.async_wait([&](const boost::system::error_code& e) {
+        if (!e) io.stop();
+      });
     });
     (*ag)->start(io.get_executor());
     io.run();

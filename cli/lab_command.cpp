@@ -1,6 +1,8 @@
 // rocelab lab up|down|status: the virtual lab of issue 5 (agents/lab): one namespace per
 // host, one for the soft switch, one for the capture host, veth links between them, and
 // the switch process. Needs root.
+// `lab up --controller ADDR --token-file F` also starts one agent per host (`rocelab
+// agent --netns <host namespace>`), registered with that controller; `lab down` stops them.
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +28,14 @@ int run_up(const lab_args& a) {
   o.name = a.name;
   o.state_root = a.state_root;
   o.switch_args = a.switch_args;
+  if (!o.controller.empty() && o.token_file.empty()) {
+    std::cerr << "rocelab lab up: --controller needs --token-file (the agents authenticate with the lab token)\n";
+    return 2;
+  }
+  if (!o.controller.empty() && !o.start_switch) {
+    std::cerr << "rocelab lab up: --controller needs the switch (agents run traffic through it); drop --no-switch\n";
+    return 2;
+  }
   auto s = lab::lab_up(o);
   if (!s) {
     std::cerr << "rocelab lab up: " << s.error().message() << "\n";
@@ -39,7 +49,8 @@ int run_up(const lab_args& a) {
             << s->buffer_bytes / 1024 << " KB, MTU " << s->mtu << "\n";
   for (const auto& h : s->hosts)
     std::cout << "  " << h.name << "  netns " << h.netns << "  " << h.ifname << " " << h.ipv4 << "/" << h.prefix_len
-              << " " << h.mac << "  <->  switch " << h.switch_port << "\n";
+              << " " << h.mac << "  <->  switch " << h.switch_port
+              << (h.agent_pid > 0 ? "  agent pid " + std::to_string(h.agent_pid) : std::string()) << "\n";
   std::cout << "  switch   netns " << s->switch_netns << "  pid " << s->switch_pid << "  control " << s->control_socket
             << "\n  capture  netns " << s->capture_netns << "  " << s->capture_ifname << " " << s->capture_ipv4
             << "  <->  switch " << s->mirror_port << "\n  state    " << s->state_dir << "/lab.json\n";
@@ -61,7 +72,8 @@ int run_status(const lab_args& a, bool all) {
   for (const auto& n : names) {
     const lab::lab_presence p = lab::lab_inspect(n, a.state_root);
     nlohmann::json j = {{"name", n}, {"state_file", p.state_file}, {"namespaces", p.namespaces},
-                        {"switch_pid", p.switch_pid}, {"switch_alive", p.switch_alive}};
+                        {"switch_pid", p.switch_pid}, {"switch_alive", p.switch_alive},
+                        {"agents_alive", p.agents_alive}};
     if (auto s = lab::load_lab(a.state_root, n)) j["state"] = lab::to_json(*s);
     out.push_back(std::move(j));
   }
@@ -77,6 +89,7 @@ int run_status(const lab_args& a, bool all) {
     if (nothing) continue;
     std::cout << "  state file  " << (j["state_file"].get<bool>() ? "yes" : "no") << "\n  switch pid  "
               << j["switch_pid"] << (j["switch_alive"].get<bool>() ? " (running)" : " (not running)") << "\n";
+    if (j["agents_alive"].get<int>() > 0) std::cout << "  agents      " << j["agents_alive"] << " running\n";
     for (const auto& ns : j["namespaces"]) std::cout << "  netns       " << ns.get<std::string>() << "\n";
   }
   return 0;
@@ -97,6 +110,8 @@ std::function<int()> setup(CLI::App& app) {
   up->add_option("--buffer-kb", a->up.buffer_kb, "Switch shared buffer")->capture_default_str();
   up->add_option("--mtu", a->up.mtu, "Interface MTU (RoCE MTU 4096 needs ~4200)")->capture_default_str();
   up->add_option("--switch-arg", a->switch_args, "Extra argument for `rocelab switch` (repeatable)");
+  up->add_option("--controller", a->up.controller, "Start one agent per host, registered with this controller (host:port)");
+  up->add_option("--token-file", a->up.token_file, "The lab token for the agents (with --controller)");
   up->add_flag("--no-switch", [a](std::int64_t) { a->up.start_switch = false; }, "Do not start the switch");
   CLI::App* down = app.add_subcommand("down", "Remove the lab (idempotent; also after a crash)");
   CLI::App* st = app.add_subcommand("status", "What exists of the lab");

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <future>
 #include <iostream>
 #include <map>
@@ -17,12 +18,15 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "agent_nic_links.hpp"
+#include "rocelab/agents/agent/agent.hpp"
 #include "rocelab/controller/clock_offset.hpp"
 #include "rocelab/controller/connection.hpp"
 #include "rocelab/controller/security.hpp"
 #include "rocelab/controller/timebase.hpp"
 #include "rocelab/experiments/summary.hpp"
 #include "rocelab/store/run_store.hpp"
+#include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 
 namespace rocelab::controller {
 
@@ -122,6 +126,13 @@ class controller::impl {
       work_.reset();
     });
     if (thread_.joinable()) thread_.join();
+    {
+      std::lock_guard lock(embedded_mutex_);
+      for (auto& [n, a] : embedded_) a->stop();
+      embedded_.clear();
+      agents_work_.reset();
+    }
+    if (agents_thread_.joinable()) agents_thread_.join();
     for (auto& t : client_threads_)
       if (t.joinable()) t.join();
   }
@@ -231,6 +242,8 @@ class controller::impl {
       resolve(e, s->request, m);
     } else if (auto* err = std::get_if<error_message>(&m)) {
       if (!resolve(e, err->request, m)) log("agent " + e.name + ": " + err->message);
+    } else if (auto* n = std::get_if<nic_event>(&m)) {
+      if (auto it = nic_listeners_.find(n->job); it != nic_listeners_.end()) it->second(e, *n);
     } else if (auto* j = std::get_if<job_report>(&m)) {
       if (auto it = job_listeners_.find(j->job); it != job_listeners_.end())
         it->second(e, *j);
@@ -311,6 +324,19 @@ class controller::impl {
   asio::awaitable<result<jobs_result>> co_run_jobs(std::vector<job_plan> plans, std::chrono::milliseconds timeout,
                                                   std::function<void(const job_outcome&)> on_report);
 
+  // ---- soft NICs on the agents (virtual backend) ----
+
+  // The fleet's carrier: one soft job per host on the agent of that name (started in the
+  // controller for hosts without one, see lab_agents). Called on the run's thread.
+  result<std::unique_ptr<traffic::soft_nic::nic_links>> open_agent_links(
+      const std::vector<traffic::soft_nic::fleet_host>& hosts,
+      const std::vector<traffic::soft_nic::nic_process_config>& configs, std::int64_t run,
+      std::chrono::milliseconds job_timeout);
+  // Agents for `hosts` that are not registered: started here, on agents_io_, each putting
+  // its NIC into its host's namespace. Returns their names (stopped after the run).
+  result<std::vector<std::string>> start_embedded_agents(const std::vector<traffic::soft_nic::fleet_host>& hosts);
+  void stop_embedded_agents(const std::vector<std::string>& names);
+
   controller_options options_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
@@ -323,6 +349,13 @@ class controller::impl {
   std::vector<std::weak_ptr<connection>> clients_;
   std::map<std::uint64_t, std::function<void(agent_entry&, const job_report&)>> job_listeners_;
   std::map<std::uint64_t, std::function<void(const std::string&, const std::string&)>> loss_listeners_;
+  std::map<std::uint64_t, std::function<void(agent_entry&, const nic_event&)>> nic_listeners_;
+  // Agents the controller runs itself for lab hosts that have none (embedded runs).
+  std::mutex embedded_mutex_;
+  std::unique_ptr<asio::io_context> agents_io_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> agents_work_;
+  std::thread agents_thread_;
+  std::map<std::string, std::shared_ptr<agents::agent::agent>> embedded_;
   std::uint64_t next_request_ = 0, next_listener_ = 0, next_job_ = 0, sessions_ = 0;
   std::uint64_t rejected_ = 0;
   std::mutex client_threads_mutex_;
@@ -433,6 +466,152 @@ asio::awaitable<result<jobs_result>> controller::impl::co_run_jobs(std::vector<j
   loss_listeners_.erase(listener);
   for (auto id : job_ids) job_listeners_.erase(id);
   co_return jobs_result{st->t0, std::move(st->outcomes)};
+}
+
+result<std::vector<std::string>> controller::impl::start_embedded_agents(
+    const std::vector<traffic::soft_nic::fleet_host>& hosts) {
+  std::vector<std::string> missing;
+  const auto registered = agents();
+  for (const auto& h : hosts) {
+    bool usable = false;
+    for (const auto& a : registered)
+      if (a.name == h.name && a.alive &&
+          std::find(a.transports.begin(), a.transports.end(), "soft") != a.transports.end())
+        usable = true;
+    if (!usable) missing.push_back(h.name);
+  }
+  if (missing.empty()) return missing;
+  boost::system::error_code ec;
+  auto ep = acceptor_.local_endpoint(ec);
+  if (ec) return status(error_code::unavailable, "embedded agents: the controller is not listening");
+  // Agents reach a controller listening on every address through loopback.
+  const std::string host = ep.address().is_unspecified() ? "127.0.0.1" : ep.address().to_string();
+  std::lock_guard lock(embedded_mutex_);
+  if (!agents_io_) {
+    agents_io_ = std::make_unique<asio::io_context>();
+    agents_work_.emplace(asio::make_work_guard(*agents_io_));
+    agents_thread_ = std::thread([io = agents_io_.get()] { io->run(); });
+  }
+  for (const auto& h : hosts) {
+    if (std::find(missing.begin(), missing.end(), h.name) == missing.end()) continue;
+    agents::agent::agent_options o;
+    o.controller = host + ":" + std::to_string(ep.port());
+    o.name = h.name;
+    o.token = options_.token;
+    o.netns = h.netns;
+    o.rocelab_binary = options_.virtual_options.rocelab_binary;
+    o.log_dir = options_.virtual_options.log_dir;
+    o.log = options_.log;
+    auto a = agents::agent::agent::make(o);
+    if (!a) return a.error().with_context("embedded agent " + h.name);
+    (*a)->start(agents_io_->get_executor());
+    embedded_[h.name] = *a;
+  }
+  log("no agent registered for " + std::to_string(missing.size()) + " of the run's hosts; started them in the controller");
+  return missing;
+}
+
+void controller::impl::stop_embedded_agents(const std::vector<std::string>& names) {
+  std::lock_guard lock(embedded_mutex_);
+  for (const auto& n : names)
+    if (auto it = embedded_.find(n); it != embedded_.end()) {
+      it->second->stop();
+      embedded_.erase(it);
+    }
+}
+
+result<std::unique_ptr<traffic::soft_nic::nic_links>> controller::impl::open_agent_links(
+    const std::vector<traffic::soft_nic::fleet_host>& hosts,
+    const std::vector<traffic::soft_nic::nic_process_config>& configs, std::int64_t run,
+    std::chrono::milliseconds job_timeout) {
+  namespace nic = traffic::soft_nic;
+  auto embedded = start_embedded_agents(hosts);
+  if (!embedded) return embedded.error();
+  std::vector<std::string> names;
+  for (const auto& h : hosts) names.push_back(h.name);
+  if (!owner_->wait_for_agents(names, std::chrono::seconds(10))) {
+    stop_embedded_agents(*embedded);
+    return status(error_code::unavailable, "the agents of the run's hosts did not register within 10 s");
+  }
+  auto relay = std::make_shared<agent_nic_relay>(hosts.size());
+  struct started {
+    std::vector<std::shared_ptr<agent_entry>> entries;
+    std::vector<std::uint64_t> jobs;
+    std::uint64_t listener = 0;
+  };
+  auto st = run_on<result<started>>(io_, [&]() -> asio::awaitable<result<started>> {
+    started out;
+    std::map<std::string, std::uint32_t> host_of;
+    for (std::uint32_t i = 0; i < hosts.size(); ++i) {
+      auto it = agents_.find(hosts[i].name);
+      if (it == agents_.end() || !it->second->alive)
+        co_return status(error_code::not_found, "agent " + hosts[i].name + " is not registered");
+      out.entries.push_back(it->second);
+      host_of[hosts[i].name] = i;
+    }
+    out.listener = ++next_listener_;
+    loss_listeners_[out.listener] = [relay, host_of](const std::string& agent, const std::string& why) {
+      if (auto it = host_of.find(agent); it != host_of.end()) relay->end(it->second, "agent " + agent + " lost: " + why);
+    };
+    for (std::uint32_t i = 0; i < hosts.size(); ++i) {
+      const std::uint64_t id = ++next_job_;
+      out.jobs.push_back(id);
+      start_job j;
+      j.job = id;
+      j.run = run;
+      j.kind = job_kind::soft;
+      j.start_at_ns = out.entries[i]->clock.to_agent(monotonic_ns());
+      j.host = i;
+      j.timeout_ms = job_timeout.count();
+      for (const auto& h : hosts) j.hosts.push_back(h.name);
+      j.transport_config = nic::to_json(configs[i]).dump();
+      job_listeners_[id] = [relay, i](agent_entry& e, const job_report& r) {
+        if (r.done) relay->end(i, r.error.empty() ? "" : "agent " + e.name + ": " + r.error);
+      };
+      // The NIC's times are in the agent's clock; the fleet's are the controller's.
+      nic_listeners_[id] = [relay, i](agent_entry& e, const nic_event& ev) {
+        for (const auto& line : ev.lines) {
+          auto j = nlohmann::json::parse(line, nullptr, false);
+          if (!j.is_object()) continue;
+          for (const char* k : {"t_ns", "start_ns", "end_ns"})
+            if (auto f = j.find(k); f != j.end() && f->is_number_integer())
+              *f = e.clock.to_controller(f->get<std::int64_t>());
+          relay->push(i, j.dump());
+        }
+      };
+      out.entries[i]->conn->send(j);
+    }
+    co_return out;
+  });
+  if (!st) {
+    stop_embedded_agents(*embedded);
+    return st.error();
+  }
+  auto entries = st->entries;
+  auto jobs = st->jobs;
+  auto send_line = [this, entries, jobs](std::uint32_t h, std::string line) {
+    asio::post(io_, [e = entries[h], id = jobs[h], line = std::move(line)] {
+      if (e->alive) e->conn->send(nic_command{id, {line}});
+    });
+  };
+  auto stop_job_fn = [this, entries, jobs](std::uint32_t h) {
+    asio::post(io_, [e = entries[h], id = jobs[h]] {
+      if (e->alive) e->conn->send(stop_job{id});
+    });
+  };
+  auto release = [this, jobs, listener = st->listener, embedded = *embedded] {
+    run_on<bool>(io_, [&]() -> asio::awaitable<bool> {
+      loss_listeners_.erase(listener);
+      for (auto id : jobs) {
+        job_listeners_.erase(id);
+        nic_listeners_.erase(id);
+      }
+      co_return true;
+    });
+    stop_embedded_agents(embedded);
+  };
+  return std::unique_ptr<nic::nic_links>(
+      std::make_unique<agent_nic_links>(relay, std::move(send_line), std::move(stop_job_fn), std::move(release)));
 }
 
 void controller::impl::start_client_run(std::shared_ptr<connection> conn, submit_run s) {
@@ -591,9 +770,18 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
   if (spec.backend == "lab")
     return fail(status(error_code::unavailable,
                        "backend lab: traffic on real hosts needs the verbs transport, which this build does not have"));
-  // twin and virtual run in this process, into the same store.
-  auto ran = experiments::run_experiment(spec, request.on_repeat, impl_->options_.virtual_options,
-                                        request.cancel_requested);
+  // twin runs in this process; virtual runs its NICs on the agents of the lab's hosts.
+  auto virtual_options = impl_->options_.virtual_options;
+  if (spec.backend == "virtual")
+    // The agents end their NICs by themselves if the run outlives its limit by far (the
+    // fleet stops them first, at the limit).
+    virtual_options.nic_links = [this, run = out.run, timeout = 2 * experiments::virtual_run_limit(spec) +
+                                                                 std::chrono::milliseconds(60'000)](
+                                    const std::vector<traffic::soft_nic::fleet_host>& hosts,
+                                    const std::vector<traffic::soft_nic::nic_process_config>& configs) {
+      return impl_->open_agent_links(hosts, configs, run, timeout);
+    };
+  auto ran = experiments::run_experiment(spec, request.on_repeat, virtual_options, request.cancel_requested);
   if (!ran) {
     if (ran.error().code() == error_code::invalid_argument) {
       std::lock_guard lock(impl_->store_mutex_);
@@ -610,10 +798,18 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
         (void)impl_->store_->finish(out.run, store::run_status::failed, st.message());
         return st.with_context("storing records of run " + std::to_string(out.run));
       }
+    std::vector<std::string> lost;
+    for (const auto& r : ran->repeats) lost.insert(lost.end(), r.lost_hosts.begin(), r.lost_hosts.end());
     if (interrupted) {
       out.status = "interrupted";
       out.error = "cancelled by its requester (Ctrl-C, or the submitting client closed its connection); the records so far are kept";
       if (auto st = impl_->store_->finish(out.run, store::run_status::interrupted, out.error); !st.ok()) return st;
+    } else if (!lost.empty()) {
+      out.status = "partial";
+      out.error = "lost during the run: ";
+      for (std::size_t i = 0; i < lost.size(); ++i) out.error += (i ? "; " : "") + lost[i];
+      out.error += " (the flows of the others and every record so far are kept)";
+      if (auto st = impl_->store_->finish(out.run, store::run_status::partial, out.error); !st.ok()) return st;
     } else {
       if (auto st = impl_->store_->finish(out.run, store::run_status::completed); !st.ok()) return st;
       out.status = "completed";

@@ -238,6 +238,8 @@ struct body_encoder {
             {"counters", std::move(counters)}, {"done", m.done}, {"error", m.error}};
   }
   json operator()(const stop_job& m) const { return {{"job", m.job}}; }
+  json operator()(const nic_command& m) const { return {{"job", m.job}, {"lines", m.lines}}; }
+  json operator()(const nic_event& m) const { return {{"job", m.job}, {"lines", m.lines}}; }
   json operator()(const submit_run& m) const {
     return {{"request", m.request}, {"spec_yaml", m.spec_yaml}, {"source_name", m.source_name}, {"sets", m.sets}};
   }
@@ -370,6 +372,21 @@ result<message> decode_json(message_type type, const json& body) {
       out = m;
       break;
     }
+    case message_type::nic_command:
+    case message_type::nic_event: {
+      std::uint64_t job = 0;
+      std::vector<std::string> lines;
+      r.get("job", job);
+      r.get_strings("lines", lines);
+      if (r.ok() && lines.size() > max_lines_per_relay)
+        r.fail("lines", std::to_string(lines.size()) + " lines exceed the limit of " +
+                            std::to_string(max_lines_per_relay));
+      if (type == message_type::nic_command)
+        out = nic_command{job, std::move(lines)};
+      else
+        out = nic_event{job, std::move(lines)};
+      break;
+    }
     case message_type::submit_run: {
       submit_run m;
       r.get("request", m.request);
@@ -418,6 +435,8 @@ bool known_type(std::uint16_t t) {
     case message_type::restore_settings:
     case message_type::settings_restored:
     case message_type::stop_job:
+    case message_type::nic_command:
+    case message_type::nic_event:
     case message_type::submit_run:
     case message_type::run_finished:
     case message_type::error: return true;
@@ -446,6 +465,8 @@ const char* to_string(message_type t) noexcept {
     case message_type::restore_settings: return "restore_settings";
     case message_type::settings_restored: return "settings_restored";
     case message_type::stop_job: return "stop_job";
+    case message_type::nic_command: return "nic_command";
+    case message_type::nic_event: return "nic_event";
     case message_type::submit_run: return "submit_run";
     case message_type::run_finished: return "run_finished";
     case message_type::error: return "error";
@@ -468,7 +489,8 @@ message_type type_of(const message& m) noexcept {
       message_type::clock_probe,    message_type::clock_reply,      message_type::apply_settings,
       message_type::settings_applied, message_type::start_job,      message_type::job_report,
       message_type::restore_settings, message_type::settings_restored, message_type::stop_job,
-      message_type::submit_run,     message_type::run_finished,     message_type::error};
+      message_type::submit_run,     message_type::run_finished,     message_type::error,
+      message_type::nic_command,    message_type::nic_event};
   static_assert(std::size(by_index) == std::variant_size_v<message>);
   return by_index[m.index()];
 }

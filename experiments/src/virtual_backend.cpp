@@ -1,5 +1,7 @@
 #include "rocelab/experiments/virtual_backend.hpp"
 
+#include "rocelab/fabric/drivers/soft_switch_driver.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -86,9 +88,15 @@ lab::lab_options lab_options_for(const experiment_spec& spec, const std::string&
   return lo;
 }
 
-status configure_lab_switch(const lab::lab_state& s, const experiment_spec& spec) {
-  auto c = fabric::soft_switch::control_client::connect(s.control_socket);
-  if (!c) return c.error().with_context("connecting to the switch");
+status configure_lab_switch(const lab::lab_state& s, const experiment_spec& spec,
+                            fabric::drivers::soft_switch_driver* snapshot) {
+  std::unique_ptr<fabric::drivers::soft_switch_driver> own;
+  if (snapshot == nullptr) {
+    auto d = fabric::drivers::soft_switch_driver::connect({s.control_socket});
+    if (!d) return d.error().with_context("connecting to the switch");
+    own = std::move(*d);
+    snapshot = own.get();
+  }
   json fields = json::array();
   fields.push_back({{"field", "pg.headroom_bytes"}, {"value", headroom_for(spec, s)}, {"priority", 3}});
   for (std::uint32_t q : spec.sw.ecn.queues) {
@@ -107,10 +115,9 @@ status configure_lab_switch(const lab::lab_state& s, const experiment_spec& spec
     fields.push_back({{"field", "pfc.watchdog.restoration_ns"}, {"value", wd.restoration_ns}});
     fields.push_back({{"field", "pfc.watchdog.action"}, {"value", wd.action}});
   }
-  auto r = c->call({{"op", "set"}, {"fields", fields}});
-  if (!r) return r.error().with_context("setting the switch");
-  if (!r->value("ok", false))
-    return status(error_code::invalid_argument, "switch refused the settings: " + r->value("error", r->dump()));
+  ROCELAB_RETURN_IF_ERROR(snapshot->apply_fields(fields).with_context("setting the switch"));
+  auto c = fabric::soft_switch::control_client::connect(s.control_socket);
+  if (!c) return c.error().with_context("connecting to the switch");
   if (auto z = c->call({{"op", "reset_counters"}}); !z) return z.error().with_context("resetting switch counters");
   return status::success();
 }
@@ -298,6 +305,10 @@ void add_capture(const captures::capture_file_analysis& a, const std::string& su
 
 }  // namespace
 
+std::chrono::milliseconds virtual_run_limit(const experiment_spec& spec) {
+  return std::chrono::milliseconds(std::max<std::int64_t>(30'000, spec.twin.stop_ns / 1'000'000));
+}
+
 result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
                                 const virtual_backend_options& options) {
   ROCELAB_RETURN_IF_ERROR(check_spec(spec));
@@ -325,8 +336,15 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     state = *up;
     ours = true;
   }
+  // The switch's settings as they were before the run: put back afterwards on a lab the
+  // run did not bring up (one it brought up goes down with them).
+  std::unique_ptr<fabric::drivers::soft_switch_driver> switch_snapshot;
   auto result_or = [&]() -> result<run_records> {
-    ROCELAB_RETURN_IF_ERROR(configure_lab_switch(state, spec).with_context("lab '" + options.lab_name + "'"));
+    auto driver = fabric::drivers::soft_switch_driver::connect({state.control_socket});
+    if (!driver) return driver.error().with_context("lab '" + options.lab_name + "': connecting to the switch");
+    switch_snapshot = std::move(*driver);
+    ROCELAB_RETURN_IF_ERROR(
+        configure_lab_switch(state, spec, switch_snapshot.get()).with_context("lab '" + options.lab_name + "'"));
     std::vector<nic::fleet_host> hosts;
     for (std::uint32_t i = 0; i < spec.topology.hosts; ++i) {
       const auto& h = state.hosts[i];
@@ -349,6 +367,7 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     const auto drain_ns = static_cast<std::int64_t>(static_cast<double>(spec.sw.buffer_bytes) * 8e9 /
                                                     (spec.topology.link_gbps * 1e9));
     fo.nic.retransmit_timeout_ns = std::max(spec.nic.retransmit_timeout_ns, 2 * drain_ns);
+    fo.links = options.nic_links;
     // Capture: plain copies of every frame the switch sends (egress), so each data packet
     // is seen once, with the CE mark it left with.
     std::string capture_file = options.capture_file;
@@ -386,11 +405,11 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     const std::int64_t t0_realtime = fabric::soft_switch::realtime_offset_ns() + fabric::soft_switch::monotonic_ns();
     auto fleet = nic::nic_fleet::start(hosts, fo);
     if (!fleet) return fleet.error().with_context("starting the soft NICs");
-    // Wall-clock limit: the twin's stop time, but never under 30 s (real time is slow here).
-    const auto limit = std::chrono::milliseconds(std::max<std::int64_t>(30'000, spec.twin.stop_ns / 1'000'000));
+    const auto limit = virtual_run_limit(spec);
     auto ran = (*fleet)->run(**workload, limit, options.cancel_requested);
     if (!ran) return ran.error();
     run_records out = std::move(ran->records);
+    out.lost_hosts = ran->lost_hosts;
     const std::int64_t t_end = out.flows.empty() ? 0 : out.flows.back().end_ns;
     for (std::uint32_t h = 0; h < ran->nic_counters.size(); ++h)
       for (const auto& [k, v] : ran->nic_counters[h].items())
@@ -418,12 +437,16 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
                               used_dpdk ? 1u : 0u});
       if (remove_capture) std::remove(capture_file.c_str());
     }
+    for (const auto& l : ran->lost_hosts) std::cerr << "rocelab: lost during the run: " << l << "\n";
     if (ran->cancelled)
       std::cerr << "rocelab: virtual run cancelled; keeping the records of what ran\n";
-    else if (!ran->completed)
+    else if (!ran->completed && ran->lost_hosts.empty())
       std::cerr << "rocelab: virtual run stopped after " << limit.count() << " ms with flows incomplete\n";
     return out;
   }();
+  if (!ours && switch_snapshot && switch_snapshot->has_snapshot())
+    if (auto st = switch_snapshot->restore(); !st.ok())
+      std::cerr << "rocelab: restoring the switch of lab '" << options.lab_name << "': " << st.message() << "\n";
   if (ours && !options.keep_lab) {
     if (auto st = lab::lab_down(options.lab_name, root); !st.ok())
       std::cerr << "rocelab: taking down lab '" << options.lab_name << "': " << st.message() << "\n";

@@ -48,7 +48,7 @@ inline controller::controller_options quick_controller_options(const temp_dir& d
   o.agent_timeout = std::chrono::milliseconds(600);
   o.deadman = std::chrono::milliseconds(5000);
   o.start_lead = std::chrono::milliseconds(150);
-  o.log = false;
+  o.log = std::getenv("ROCELAB_TEST_LOG") != nullptr;
   return o;
 }
 

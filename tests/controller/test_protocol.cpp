@@ -102,6 +102,24 @@ TEST(protocol, every_message_round_trips) {
   EXPECT_EQ(s.sets.at(0), "seed=3");
   auto e = round_trip(error_message{2, "invalid argument", "spec.yaml:3: ..."});
   EXPECT_EQ(e.message, "spec.yaml:3: ...");
+
+  // The soft NIC's lines, relayed through the agent unchanged and in order.
+  auto nc = round_trip(nic_command{9, {R"({"op":"post","qpn":257,"verb":"write","bytes":4096,"ref":0})", R"({"op":"stop"})"}});
+  EXPECT_EQ(nc.job, 9u);
+  ASSERT_EQ(nc.lines.size(), 2u);
+  EXPECT_EQ(nc.lines[1], R"({"op":"stop"})");
+  auto ne = round_trip(nic_event{9, {R"({"ev":"ready","t_ns":5})"}});
+  EXPECT_EQ(ne.lines.at(0), R"({"ev":"ready","t_ns":5})");
+}
+
+TEST(protocol, a_relay_of_more_lines_than_the_limit_is_refused) {
+  nic_event big{1, std::vector<std::string>(max_lines_per_relay + 1, "{}")};
+  auto frame = encode(big);
+  ASSERT_TRUE(frame.ok());
+  auto m = decode_frame(*frame);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message().find("field lines: 1025 lines exceed the limit of 1024"), std::string::npos)
+      << m.error().message();
 }
 
 struct rejection_case {
@@ -126,39 +144,43 @@ INSTANTIATE_TEST_SUITE_P(
     cases, protocol_rejects,
     ::testing::Values(
         rejection_case{"short_header", {0, 0, 0}, "3 of 8 bytes"},
-        rejection_case{"other_version", frame_of(2, hb, "{\"seq\":1}"), "protocol version 2"},
-        rejection_case{"unknown_type", frame_of(1, 999, "{}"), "unknown message type 999"},
-        rejection_case{"empty_body", frame_of(1, hb, ""), "empty body"},
-        rejection_case{"oversize", frame_of(1, hb, "", std::int64_t{max_body_bytes} + 1), "exceeds the limit"},
-        rejection_case{"truncated_body", frame_of(1, hb, "{\"seq\":1}", 20), "truncated"},
-        rejection_case{"trailing_bytes", [] { auto f = frame_of(1, hb, "{\"seq\":1}"); f.push_back('x'); return f; }(),
+        rejection_case{"other_version", frame_of(protocol_version + 1, hb, "{\"seq\":1}"), "protocol version 3"},
+        rejection_case{"unknown_type", frame_of(protocol_version, 999, "{}"), "unknown message type 999"},
+        rejection_case{"empty_body", frame_of(protocol_version, hb, ""), "empty body"},
+        rejection_case{"oversize", frame_of(protocol_version, hb, "", std::int64_t{max_body_bytes} + 1), "exceeds the limit"},
+        rejection_case{"truncated_body", frame_of(protocol_version, hb, "{\"seq\":1}", 20), "truncated"},
+        rejection_case{"trailing_bytes", [] { auto f = frame_of(protocol_version, hb, "{\"seq\":1}"); f.push_back('x'); return f; }(),
                        "after the body"},
-        rejection_case{"not_json", frame_of(1, hb, "{seq:1"), "not valid JSON"},
-        rejection_case{"not_an_object", frame_of(1, hb, "[1]"), "expected a JSON object"},
-        rejection_case{"missing_field", frame_of(1, cr, "{\"seq\":1,\"t1_ns\":1,\"t2_ns\":2}"), "field t3_ns: missing"},
-        rejection_case{"wrong_type", frame_of(1, cr, "{\"seq\":1,\"t1_ns\":1,\"t2_ns\":\"2\",\"t3_ns\":3}"),
+        rejection_case{"not_json", frame_of(protocol_version, hb, "{seq:1"), "not valid JSON"},
+        rejection_case{"not_an_object", frame_of(protocol_version, hb, "[1]"), "expected a JSON object"},
+        rejection_case{"missing_field", frame_of(protocol_version, cr, "{\"seq\":1,\"t1_ns\":1,\"t2_ns\":2}"), "field t3_ns: missing"},
+        rejection_case{"wrong_type", frame_of(protocol_version, cr, "{\"seq\":1,\"t1_ns\":1,\"t2_ns\":\"2\",\"t3_ns\":3}"),
                        "field t2_ns: expected an integer"},
-        rejection_case{"negative_unsigned", frame_of(1, hb, "{\"seq\":-1}"), "must not be negative"},
-        rejection_case{"unknown_field", frame_of(1, hb, "{\"seq\":1,\"cmd\":\"rm -rf /\"}"), "field cmd: unknown field"},
-        rejection_case{"bad_enum", frame_of(1, hl, "{\"role\":\"root\",\"name\":\"x\",\"transports\":[],\"pid\":1}"),
+        rejection_case{"negative_unsigned", frame_of(protocol_version, hb, "{\"seq\":-1}"), "must not be negative"},
+        rejection_case{"unknown_field", frame_of(protocol_version, hb, "{\"seq\":1,\"cmd\":\"rm -rf /\"}"), "field cmd: unknown field"},
+        rejection_case{"bad_enum", frame_of(protocol_version, hl, "{\"role\":\"root\",\"name\":\"x\",\"transports\":[],\"pid\":1}"),
                        "field role: unknown value 'root'"},
-        rejection_case{"agent_without_name", frame_of(1, hl, "{\"role\":\"agent\",\"name\":\"\",\"transports\":[],\"pid\":1}"),
+        rejection_case{"agent_without_name", frame_of(protocol_version, hl, "{\"role\":\"agent\",\"name\":\"\",\"transports\":[],\"pid\":1}"),
                        "an agent needs a name"},
         rejection_case{"job_dst_out_of_range",
-                       frame_of(1, static_cast<std::uint16_t>(message_type::start_job),
+                       frame_of(protocol_version, static_cast<std::uint16_t>(message_type::start_job),
                                 "{\"job\":1,\"run\":1,\"kind\":\"soft\",\"start_at_ns\":0,\"timeout_ms\":10,\"host\":0,"
                                 "\"hosts\":[\"h1\"],\"messages\":[{\"dst\":4,\"bytes\":1,\"offset_ns\":0,\"tag\":0}],"
                                 "\"transport_config\":\"\"}"),
                        "dst 4 is not an index"},
+        rejection_case{"relay_line_not_a_string",
+                       frame_of(protocol_version, static_cast<std::uint16_t>(message_type::nic_command),
+                                "{\"job\":1,\"lines\":[{\"op\":\"stop\"}]}"),
+                       "field lines: expected an array of strings"},
         rejection_case{"nested_wrong_type",
-                       frame_of(1, static_cast<std::uint16_t>(message_type::apply_settings),
+                       frame_of(protocol_version, static_cast<std::uint16_t>(message_type::apply_settings),
                                 "{\"request\":1,\"driver\":\"files\",\"settings\":[{\"device\":\"e\",\"name\":1,\"value\":\"v\"}]}"),
                        "settings[0]: field name: expected a string"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(protocol, oversize_is_refused_from_the_header_alone) {
   // Only the 8 header bytes: a reader learns the frame is too big before buffering it.
-  auto f = frame_of(1, hb, "", std::int64_t{max_body_bytes} + 1);
+  auto f = frame_of(protocol_version, hb, "", std::int64_t{max_body_bytes} + 1);
   auto h = parse_header(f);
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.error().code(), error_code::resource_exhausted);

@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
                          restore_settings{1},
                          settings_restored{1, 3},
                          stop_job{1},
+                         nic_command{1, {R"({"op":"post","qpn":257,"verb":"write","bytes":4096,"ref":0})"}},
+                         nic_event{1, {R"({"ev":"sent","ref":0,"start_ns":1,"end_ns":2})"}},
                          submit_run{1, "backend: twin\n", "x.yaml", {"seed=2"}},
                          run_finished{1, 4, "completed", "", "{}"},
                          error_message{1, "invalid argument", "why"}};

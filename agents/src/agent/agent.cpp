@@ -200,6 +200,8 @@ void agent::handle(const std::shared_ptr<ctl::connection>& conn, const ctl::mess
           start_job(conn, x);
         } else if constexpr (std::is_same_v<T, ctl::stop_job>) {
           if (auto it = jobs_.find(x.job); it != jobs_.end()) it->second->cancel();
+        } else if constexpr (std::is_same_v<T, ctl::nic_command>) {
+          if (auto it = jobs_.find(x.job); it != jobs_.end()) it->second->command(x.lines);
         } else {
           // A message an agent never receives: answer, keep the session (it was well-formed).
           conn->send(ctl::error_message{0, "invalid argument",
@@ -232,7 +234,18 @@ void agent::start_job(const std::shared_ptr<ctl::connection>& conn, const ctl::s
       ++self->stats_.jobs_reported;
     }
   };
-  auto runner = make_job(executor_, j, options_.clock, report);
+  job_context context;
+  context.executor = executor_;
+  context.clock = options_.clock;
+  context.rocelab_binary = options_.rocelab_binary.empty() ? std::string("/proc/self/exe") : options_.rocelab_binary;
+  context.netns = options_.netns;
+  context.log_dir = options_.log_dir;
+  context.agent_name = options_.name;
+  context.report = report;
+  context.events = [weak, id = j.job](std::vector<std::string> lines) {
+    if (auto c = weak.lock()) c->send(ctl::nic_event{id, std::move(lines)});
+  };
+  auto runner = make_job(j, std::move(context));
   if (!runner) {
     ctl::job_report r;
     r.done = true;

@@ -53,15 +53,15 @@ class timer_job final : public agent::job, public std::enable_shared_from_this<t
 }  // namespace
 
 // Only what this agent really runs; the controller plans jobs from this list.
-std::vector<std::string> available_transports() { return {"timer"}; }
+std::vector<std::string> available_transports() { return {"timer", "soft"}; }
 
-result<std::shared_ptr<agent::job>> make_job(asio::any_io_executor executor, const ctl::start_job& spec,
-                                             const ctl::clock_source& clock, job_report_fn report) {
+result<std::shared_ptr<agent::job>> make_job(const ctl::start_job& spec, job_context context) {
   switch (spec.kind) {
     case ctl::job_kind::timer:
-      return std::shared_ptr<agent::job>(std::make_shared<timer_job>(executor, spec, clock, std::move(report)));
+      return std::shared_ptr<agent::job>(
+          std::make_shared<timer_job>(context.executor, spec, context.clock, std::move(context.report)));
     case ctl::job_kind::soft:
-      return make_soft_job(executor, spec, clock, std::move(report));
+      return make_soft_job(spec, std::move(context));
     case ctl::job_kind::verbs:
       return status(error_code::unavailable,
                     "transport verbs: this agent was built without the verbs transport (rocelab::traffic_verbs); "

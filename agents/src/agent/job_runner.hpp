@@ -15,6 +15,20 @@
 namespace rocelab::agents::agent {
 
 using job_report_fn = std::function<void(controller::job_report)>;
+// Lines a job's NIC wrote (soft jobs), for the controller (nic_event).
+using job_event_fn = std::function<void(std::vector<std::string>)>;
+
+// What a job gets from its agent.
+struct job_context {
+  asio::any_io_executor executor;
+  controller::clock_source clock;
+  std::string rocelab_binary;  // runs `nic-run`
+  std::string netns;           // soft NICs run here; empty: the agent's own namespace
+  std::string log_dir;         // the NIC's stderr: <log_dir>/nic-<agent>-<job>.log; empty: none
+  std::string agent_name;
+  job_report_fn report;
+  job_event_fn events;
+};
 
 class agent::job {
  public:
@@ -22,13 +36,13 @@ class agent::job {
   virtual void start() = 0;
   // Stops the job now; it still sends its final report (done, error "stopped").
   virtual void cancel() = 0;
+  // Command lines for the job's NIC (nic_command); jobs without one ignore them.
+  virtual void command(const std::vector<std::string>& lines) { (void)lines; }
 };
 
 // Job kinds this build can run (said in hello).
 [[nodiscard]] std::vector<std::string> available_transports();
 
-[[nodiscard]] result<std::shared_ptr<agent::job>> make_job(asio::any_io_executor executor,
-                                                           const controller::start_job& spec,
-                                                           const controller::clock_source& clock, job_report_fn report);
+[[nodiscard]] result<std::shared_ptr<agent::job>> make_job(const controller::start_job& spec, job_context context);
 
 }  // namespace rocelab::agents::agent

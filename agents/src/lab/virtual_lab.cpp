@@ -150,8 +150,7 @@ bool alive(pid_t pid) {
   return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
 }
 
-// The switch of lab `name`, judged by its command line, so a recycled pid is left alone.
-bool is_lab_switch(pid_t pid, const std::string& name) {
+std::vector<std::string> command_line(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline");
   std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   std::vector<std::string> args;
@@ -164,10 +163,22 @@ bool is_lab_switch(pid_t pid, const std::string& name) {
       cur += c;
     }
   }
-  const auto sw = std::find(args.begin(), args.end(), "switch");
-  const auto lab = std::find(args.begin(), args.end(), "--lab");
-  return sw != args.end() && lab != args.end() && lab + 1 != args.end() && *(lab + 1) == name;
+  return args;
 }
+
+// `rocelab <command> ... <flag> <value> ...`: judged by the command line, so a recycled
+// pid is left alone.
+bool runs_as(pid_t pid, const char* command, const char* flag, const std::string& value) {
+  const auto args = command_line(pid);
+  const auto cmd = std::find(args.begin(), args.end(), command);
+  const auto f = std::find(args.begin(), args.end(), flag);
+  return cmd != args.end() && f != args.end() && f + 1 != args.end() && *(f + 1) == value;
+}
+
+// The switch of lab `name`.
+bool is_lab_switch(pid_t pid, const std::string& name) { return runs_as(pid, "switch", "--lab", name); }
+// The agent of a host of a lab (it names the host's namespace).
+bool is_lab_agent(pid_t pid, const std::string& netns) { return runs_as(pid, "agent", "--netns", netns); }
 
 void stop_processes(std::vector<pid_t> pids) {
   for (pid_t p : pids) ::kill(p, SIGTERM);
@@ -211,25 +222,27 @@ std::string tail_of(const std::string& path) {
   return all.size() > 2000 ? all.substr(all.size() - 2000) : all;
 }
 
-// Starts `rocelab switch --lab <name>` in the switch namespace as a daemon (own session,
-// output to the log, reparented to init by a double fork) and returns its pid.
-result<pid_t> start_switch(const lab_options& o, const lab_state& s) {
-  std::string binary = o.rocelab_binary;
-  if (binary.empty()) {
-    std::array<char, 4096> buf{};
-    const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-    if (n <= 0) return status::from_errno("readlink /proc/self/exe");
-    binary.assign(buf.data(), static_cast<std::size_t>(n));
-  }
-  std::vector<std::string> args = {binary, "switch", "--lab", s.name, "--state-root", o.state_root};
-  args.insert(args.end(), o.switch_args.begin(), o.switch_args.end());
+std::string self_or(const std::string& binary) {
+  if (!binary.empty()) return binary;
+  std::array<char, 4096> buf{};
+  const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  return n > 0 ? std::string(buf.data(), static_cast<std::size_t>(n)) : std::string();
+}
+
+// Starts `args` as a daemon (own session, output to the log, reparented to init by a
+// double fork) in namespace `netns` (empty: this one) and returns its pid.
+result<pid_t> start_daemon(std::vector<std::string> args, const std::string& netns, const std::string& log_path) {
+  if (args.empty() || args[0].empty()) return status(error_code::invalid_argument, "no rocelab binary");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  const unique_fd ns(::open((std::string(netns_dir) + "/" + s.switch_netns).c_str(), O_RDONLY | O_CLOEXEC));
-  if (!ns.valid()) return status::from_errno("opening namespace " + s.switch_netns);
-  const unique_fd log(::open(s.switch_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640));
-  if (!log.valid()) return status::from_errno("opening " + s.switch_log);
+  unique_fd ns;
+  if (!netns.empty()) {
+    ns = unique_fd(::open((std::string(netns_dir) + "/" + netns).c_str(), O_RDONLY | O_CLOEXEC));
+    if (!ns.valid()) return status::from_errno("opening namespace " + netns);
+  }
+  const unique_fd log(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640));
+  if (!log.valid()) return status::from_errno("opening " + log_path);
   const unique_fd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) return status::from_errno("pipe");
@@ -244,7 +257,7 @@ result<pid_t> start_switch(const lab_options& o, const lab_state& s) {
       (void)!::write(wr.get(), &grandchild, sizeof grandchild);
       ::_exit(grandchild > 0 ? 0 : 1);
     }
-    if (::setns(ns.get(), CLONE_NEWNET) != 0) ::_exit(126);
+    if (ns.valid() && ::setns(ns.get(), CLONE_NEWNET) != 0) ::_exit(126);
     ::dup2(devnull.get(), STDIN_FILENO);
     ::dup2(log.get(), STDOUT_FILENO);
     ::dup2(log.get(), STDERR_FILENO);
@@ -255,8 +268,30 @@ result<pid_t> start_switch(const lab_options& o, const lab_state& s) {
   pid_t pid = -1;
   const ssize_t n = ::read(rd.get(), &pid, sizeof pid);
   (void)::waitpid(child, nullptr, 0);
-  if (n != sizeof pid || pid <= 0) return status(error_code::io_error, "starting the switch: fork failed");
+  if (n != sizeof pid || pid <= 0) return status(error_code::io_error, "starting " + args[1] + ": fork failed");
   return pid;
+}
+
+// `rocelab switch --lab <name>` in the switch namespace.
+result<pid_t> start_switch(const lab_options& o, const lab_state& s) {
+  std::vector<std::string> args = {self_or(o.rocelab_binary), "switch", "--lab", s.name, "--state-root", o.state_root};
+  args.insert(args.end(), o.switch_args.begin(), o.switch_args.end());
+  return start_daemon(std::move(args), s.switch_netns, s.switch_log);
+}
+
+// One `rocelab agent` per host, in this namespace (where the controller is reachable),
+// each running its host's soft NIC in the host's namespace (--netns).
+status start_agents(const lab_options& o, lab_state& s) {
+  for (auto& h : s.hosts) {
+    h.agent_log = s.state_dir + "/agent-" + h.name + ".log";
+    std::vector<std::string> args = {self_or(o.rocelab_binary), "agent", "--controller", o.controller,
+                                     "--name", h.name, "--token-file", o.token_file, "--netns", h.netns,
+                                     "--log-dir", s.state_dir};
+    auto pid = start_daemon(std::move(args), "", h.agent_log);
+    if (!pid) return pid.error().with_context("starting the agent of " + h.name);
+    h.agent_pid = *pid;
+  }
+  return status::success();
 }
 
 }  // namespace
@@ -316,7 +351,8 @@ json to_json(const lab_state& s) {
   json hosts = json::array();
   for (const auto& h : s.hosts)
     hosts.push_back({{"name", h.name}, {"netns", h.netns}, {"ifname", h.ifname}, {"mac", h.mac}, {"ipv4", h.ipv4},
-                     {"prefix_len", h.prefix_len}, {"switch_port", h.switch_port}, {"switch_port_mac", h.switch_port_mac}});
+                     {"prefix_len", h.prefix_len}, {"switch_port", h.switch_port}, {"switch_port_mac", h.switch_port_mac},
+                     {"agent_pid", h.agent_pid}, {"agent_log", h.agent_log}});
   return {{"version", 1},
           {"name", s.name},
           {"state_dir", s.state_dir},
@@ -342,7 +378,8 @@ result<lab_state> lab_state_from_json(const json& j) {
     s.mtu = j.at("mtu").get<int>();
     for (const auto& h : j.at("hosts"))
       s.hosts.push_back({h.at("name"), h.at("netns"), h.at("ifname"), h.at("mac"), h.at("ipv4"),
-                         h.at("prefix_len").get<int>(), h.at("switch_port"), h.at("switch_port_mac")});
+                         h.at("prefix_len").get<int>(), h.at("switch_port"), h.at("switch_port_mac"),
+                         h.value("agent_pid", 0), h.value("agent_log", std::string())});
     const auto& sw = j.at("switch");
     s.switch_netns = sw.at("netns");
     s.control_socket = sw.at("control_socket");
@@ -441,7 +478,7 @@ result<lab_state> lab_up(const lab_options& o) {
   const std::string prefix = ns_prefix(o.name);
   for (int i = 1; i <= o.hosts; ++i)
     s.hosts.push_back({"h" + std::to_string(i), prefix + "h" + std::to_string(i), "eth0", mac_string(0, i),
-                       "198.18.0." + std::to_string(i), 24, "p" + std::to_string(i), mac_string(1, i)});
+                       "198.18.0." + std::to_string(i), 24, "p" + std::to_string(i), mac_string(1, i), 0, {}});
   s.switch_netns = prefix + "sw";
   s.mirror_port = "mirror";
   s.mirror_port_mac = mac_string(2, 1);
@@ -468,7 +505,7 @@ result<lab_state> lab_up(const lab_options& o) {
   if (status st = write_state(s); !st.ok()) return undo(std::move(st));
   const auto deadline = std::chrono::steady_clock::now() + o.switch_ready_timeout;
   for (;;) {
-    if (ping_switch(s.control_socket).ok()) return s;
+    if (ping_switch(s.control_socket).ok()) break;
     if (!alive(*pid))
       return undo({error_code::io_error, "the switch exited while starting; its log:\n" + tail_of(s.switch_log)});
     if (std::chrono::steady_clock::now() >= deadline)
@@ -476,14 +513,25 @@ result<lab_state> lab_up(const lab_options& o) {
                                              tail_of(s.switch_log)});
     std::this_thread::sleep_for(20ms);
   }
+  if (o.controller.empty()) return s;
+  if (status st = start_agents(o, s); !st.ok()) {
+    (void)write_state(s);  // so the undo finds the agents already started
+    return undo(std::move(st));
+  }
+  if (status st = write_state(s); !st.ok()) return undo(std::move(st));
+  return s;
 }
 
 status lab_down(const std::string& name, const std::string& root) {
   ROCELAB_RETURN_IF_ERROR(validate_lab_name(name));
   const std::string dir = root + "/" + name;
   std::vector<pid_t> pids;
-  if (auto s = load_lab(root, name); s && s->switch_pid > 0 && alive(s->switch_pid) && is_lab_switch(s->switch_pid, name))
-    pids.push_back(s->switch_pid);
+  if (auto s = load_lab(root, name)) {
+    if (s->switch_pid > 0 && alive(s->switch_pid) && is_lab_switch(s->switch_pid, name)) pids.push_back(s->switch_pid);
+    // Agents live outside the lab's namespaces; their NICs, inside, go with the rest.
+    for (const auto& h : s->hosts)
+      if (h.agent_pid > 0 && alive(h.agent_pid) && is_lab_agent(h.agent_pid, h.netns)) pids.push_back(h.agent_pid);
+  }
   const auto namespaces = lab_namespaces(name);
   for (pid_t p : processes_in(namespaces))
     if (std::find(pids.begin(), pids.end(), p) == pids.end()) pids.push_back(p);
@@ -495,6 +543,14 @@ status lab_down(const std::string& name, const std::string& root) {
     if (!st.ok() && first.ok() && ::access((std::string(netns_dir) + "/" + ns).c_str(), F_OK) == 0) first = st;
   }
   for (const char* f : {"lab.json", "lab.json.tmp", "switch.sock", "switch.log"}) ::unlink((dir + "/" + f).c_str());
+  // The agents' and their NICs' logs.
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string f = e->d_name;
+      if ((f.starts_with("agent-") || f.starts_with("nic-")) && f.ends_with(".log")) ::unlink((dir + "/" + f).c_str());
+    }
+    ::closedir(d);
+  }
   if (::rmdir(dir.c_str()) != 0 && errno != ENOENT && first.ok()) first = status::from_errno("removing " + dir);
   return std::move(first).with_context("lab down " + name);
 }
@@ -507,6 +563,8 @@ lab_presence lab_inspect(const std::string& name, const std::string& root) {
     p.state_file = true;
     p.switch_pid = s->switch_pid;
     p.switch_alive = alive(s->switch_pid) && is_lab_switch(s->switch_pid, name);
+    for (const auto& h : s->hosts)
+      if (h.agent_pid > 0) p.agents_alive += alive(h.agent_pid) && is_lab_agent(h.agent_pid, h.netns) ? 1 : 0;
   }
   return p;
 }

@@ -140,38 +140,14 @@ status soft_switch_driver::apply(const switch_settings& settings) {
     fields.push_back({{"field", "lossless_priorities"}, {"value", mask}});
   }
 
-  // Snapshot: the value of every (field, port, priority) about to change, unless an
-  // earlier apply already holds it.
-  auto config = call({{"op", "config"}});
-  if (!config.ok()) return config.error().with_context(context);
-  const json& c = (*config)["config"];
-  auto already = [&](const json& a) {
-    for (const auto& s : snapshot_fields_)
-      if (s["field"] == a["field"] && s.value("port", -1) == a.value("port", -1) &&
-          s.value("priority", -1) == a.value("priority", -1))
-        return true;
-    return false;
-  };
-  json new_snapshots = json::array();
-  for (const auto& a : fields) {
-    if (already(a)) continue;
-    json s = a;
-    s["value"] = at(c, a["field"].get<std::string>().c_str(), a.value("port", 0), a.value("priority", -1));
-    new_snapshots.push_back(std::move(s));
-  }
   std::optional<json> mirror_before;
   if (settings.mirror && !snapshot_mirror_) {
     auto m = call({{"op", "mirror"}});
     if (!m.ok()) return m.error().with_context(context);
     mirror_before = (*m)["mirror"];
   }
-  for (auto& s : new_snapshots) snapshot_fields_.push_back(std::move(s));
+  ROCELAB_RETURN_IF_ERROR(apply_fields(fields).with_context(context));
   if (mirror_before) snapshot_mirror_ = std::move(mirror_before);
-
-  if (!fields.empty()) {
-    auto r = call({{"op", "set"}, {"fields", fields}});
-    if (!r.ok()) return r.error().with_context(context);
-  }
   if (settings.mirror) {
     const auto& m = *settings.mirror;
     json req = {{"op", "mirror"},
@@ -182,6 +158,39 @@ status soft_switch_driver::apply(const switch_settings& settings) {
     auto r = call(req);
     if (!r.ok()) return r.error().with_context(context);
   }
+  return status::success();
+}
+
+status soft_switch_driver::apply_fields(const json& fields) {
+  if (fields.empty()) return status::success();
+  // Snapshot: the value of every (field, port, priority) about to change, unless an
+  // earlier apply already holds it. A field without a port applies to every port; its
+  // snapshot is port 0's value (callers set such fields alike on all ports).
+  auto config = call({{"op", "config"}});
+  if (!config.ok()) return config.error();
+  const json& c = (*config)["config"];
+  auto already = [&](const json& a) {
+    for (const auto& s : snapshot_fields_)
+      if (s["field"] == a["field"] && s.value("port", -1) == a.value("port", -1) &&
+          s.value("priority", -1) == a.value("priority", -1))
+        return true;
+    return false;
+  };
+  json new_snapshots = json::array();
+  try {
+    for (const auto& a : fields) {
+      if (already(a)) continue;
+      json s = a;
+      s["value"] = at(c, a["field"].get<std::string>().c_str(), a.value("port", 0), a.value("priority", -1));
+      new_snapshots.push_back(std::move(s));
+    }
+  } catch (const json::exception& e) {
+    return status(error_code::malformed_input, "soft switch at " + options_.control_socket +
+                                                   ": its config lacks a field to snapshot (" + e.what() + ")");
+  }
+  for (auto& s : new_snapshots) snapshot_fields_.push_back(std::move(s));
+  auto r = call({{"op", "set"}, {"fields", fields}});
+  if (!r.ok()) return r.error();
   return status::success();
 }
 

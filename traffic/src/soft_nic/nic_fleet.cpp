@@ -1,19 +1,10 @@
 #include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sched.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <deque>
-#include <iostream>
 #include <map>
+#include <set>
 
-#include "rocelab/common/unique_fd.hpp"
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
 #include "rocelab/traffic/soft_nic/nic_process.hpp"
 
@@ -23,74 +14,6 @@ using json = nlohmann::json;
 namespace ss = fabric::soft_switch;
 
 namespace {
-
-struct child_process {
-  std::string host;
-  pid_t pid = -1;
-  unique_fd to_child;    // its stdin
-  unique_fd from_child;  // its stdout
-  std::string buffer;
-  bool ready = false;
-  bool closed = false;
-  json counters;
-};
-
-bool write_all(int fd, const std::string& s) {
-  std::size_t off = 0;
-  int spins = 0;
-  while (off < s.size()) {
-    const ssize_t n = ::write(fd, s.data() + off, s.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN && ++spins < 2000) {
-        pollfd p{fd, POLLOUT, 0};
-        (void)::poll(&p, 1, 5);
-        continue;
-      }
-      return false;
-    }
-    off += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-// fork + setns into the host's namespace + exec `rocelab nic-run`; the child's stdin and
-// stdout are pipes to us, its stderr the log file.
-result<child_process> spawn(const fleet_host& h, const fleet_options& o) {
-  int in[2], out[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) return status::from_errno("pipe");
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    ::close(in[0]);
-    ::close(in[1]);
-    return status::from_errno("pipe");
-  }
-  child_process c;
-  c.host = h.name;
-  c.to_child = unique_fd(in[1]);
-  c.from_child = unique_fd(out[0]);
-  unique_fd child_in(in[0]), child_out(out[1]);
-  const std::string log = o.log_dir.empty() ? "/dev/null" : o.log_dir + "/nic-" + h.name + ".log";
-  const std::string ns_path = "/run/netns/" + h.netns;
-  unique_fd log_fd(::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  unique_fd ns_fd(::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!ns_fd.valid()) return status::from_errno("opening " + ns_path);
-  const pid_t pid = ::fork();
-  if (pid < 0) return status::from_errno("fork");
-  if (pid == 0) {
-    // Only async-signal-safe calls until exec.
-    ::dup2(child_in.get(), 0);
-    ::dup2(child_out.get(), 1);
-    if (log_fd.valid()) ::dup2(log_fd.get(), 2);
-    if (::setns(ns_fd.get(), CLONE_NEWNET) != 0) ::_exit(126);
-    const char* argv[] = {o.rocelab_binary.c_str(), "nic-run", nullptr};
-    ::execv(argv[0], const_cast<char* const*>(argv));
-    ::_exit(127);
-  }
-  c.pid = pid;
-  const int fl = ::fcntl(c.from_child.get(), F_GETFL);
-  (void)::fcntl(c.from_child.get(), F_SETFL, fl | O_NONBLOCK);
-  return c;
-}
 
 // Wire bytes of a message alone at line rate: the ideal FCT (serialisation only; the
 // lab's propagation is negligible against it at its link rates).
@@ -105,9 +28,17 @@ std::int64_t ideal_fct_ns(std::uint64_t bytes, const nic_config& n) {
 
 class nic_fleet::impl final : public fabric::twin::twin_context {
  public:
+  struct nic_state {
+    bool ready = false;
+    bool lost = false;
+    json counters;
+  };
   std::vector<fleet_host> lab_hosts;
   fleet_options options;
-  std::vector<child_process> children;
+  std::unique_ptr<nic_links> links;
+  std::vector<nic_state> nics;
+  std::vector<char> acked;       // per message
+  std::size_t lost_unacked = 0;  // messages to or from a lost host, not acknowledged
   std::int64_t t0 = 0;
   std::int64_t callback_now = -1;  // ctx.now_ns() during a completion callback
   fabric::twin::workload* load = nullptr;
@@ -138,9 +69,14 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
     r.ideal_fct_ns = ideal_fct_ns(m.bytes, options.nic);
     r.tag = m.tag;
     out.records.flows.push_back(r);
-    if (m.src >= children.size() || m.dst >= children.size() || m.src == m.dst || m.bytes == 0) {
+    acked.push_back(0);
+    if (m.src >= nics.size() || m.dst >= nics.size() || m.src == m.dst || m.bytes == 0) {
       failure = status(error_code::invalid_argument, "workload posted an invalid message (src " +
                                                          std::to_string(m.src) + ", dst " + std::to_string(m.dst) + ")");
+      return id;
+    }
+    if (touches_lost(id)) {
+      ++lost_unacked;  // never sent; its flow stays unfinished
       return id;
     }
     if (r.start_ns > now_ns()) {
@@ -153,27 +89,58 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
 
   void report_allreduce(const allreduce_result& result) override { out.records.allreduce.push_back(result); }
 
+  [[nodiscard]] bool touches_lost(std::uint64_t id) const {
+    return nics[messages[id].src].lost || nics[messages[id].dst].lost;
+  }
+
   void dispatch(std::uint64_t id) {
     const auto& m = messages[id];
+    if (touches_lost(id)) return;  // counted in lost_unacked when its host was lost
     awaiting_delivery[{m.src, m.dst}].push_back(id);
     const json j = {{"op", "post"}, {"qpn", send_qpn(m.dst)}, {"verb", "write"}, {"bytes", m.bytes}, {"ref", id}};
-    if (!write_all(children[m.src].to_child.get(), j.dump() + "\n"))
-      failure = status(error_code::io_error, "the NIC of " + children[m.src].host + " stopped taking commands");
+    if (!links->send(m.src, j.dump())) mark_lost(m.src, "its NIC stopped taking commands");
+  }
+
+  // A NIC gone mid-run: the run goes on without it (partial), its messages unfinished.
+  void mark_lost(std::uint32_t host, const std::string& why) {
+    if (nics[host].lost) return;
+    nics[host].lost = true;
+    out.lost_hosts.push_back(lab_hosts[host].name + ": " + why);
+    lost_unacked = 0;
+    for (std::uint64_t id = 0; id < messages.size(); ++id)
+      if (!acked[id] && touches_lost(id)) ++lost_unacked;
+    for (auto it = pending.begin(); it != pending.end();)
+      it = touches_lost(it->second) ? pending.erase(it) : std::next(it);
+  }
+
+  void check_lost() {
+    for (std::uint32_t h = 0; h < nics.size(); ++h)
+      if (!nics[h].lost)
+        if (auto why = links->lost(h); !why.empty()) mark_lost(h, why);
+  }
+
+  [[nodiscard]] bool all_done() const { return pending.empty() && acknowledged + lost_unacked == messages.size(); }
+
+  void on_line(std::uint32_t host, const std::string& line) {
+    const json e = json::parse(line, nullptr, false);
+    if (e.is_object()) handle(host, e);
   }
 
   void handle(std::uint32_t host, const json& e) {
     const std::string ev = e.value("ev", "");
     if (ev == "ready") {
-      children[host].ready = true;
+      nics[host].ready = true;
     } else if (ev == "counters") {
-      children[host].counters = e;
+      nics[host].counters = e;
     } else if (ev == "error") {
-      failure = status(error_code::internal, "NIC of " + children[host].host + ": " + e.value("error", "?"));
+      failure = status(error_code::internal, "NIC of " + lab_hosts[host].name + ": " + e.value("error", "?"));
     } else if (ev == "sent") {
       const auto id = e.value("ref", std::uint64_t{0});
       if (id >= out.records.flows.size()) return;
       flow_record& r = out.records.flows[id];
-      if (r.completed()) return;
+      if (r.completed() || acked[id]) return;
+      acked[id] = 1;
+      if (touches_lost(id)) --lost_unacked;
       r.start_ns = e.value("start_ns", std::int64_t{0}) - t0;
       r.end_ns = e.value("end_ns", std::int64_t{0}) - t0;
       r.fct_ns = r.end_ns - r.start_ns;
@@ -197,71 +164,23 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
     }
   }
 
-  // Reads whatever the children wrote, waiting at most wait_ms for the first byte.
   void pump(int wait_ms) {
-    std::vector<pollfd> fds;
-    for (auto& c : children) fds.push_back({c.closed ? -1 : c.from_child.get(), POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), wait_ms) <= 0) return;
-    for (std::uint32_t i = 0; i < children.size(); ++i) {
-      auto& c = children[i];
-      if (c.closed || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-      char buf[16384];
-      for (;;) {
-        const ssize_t n = ::read(c.from_child.get(), buf, sizeof buf);
-        if (n > 0) {
-          c.buffer.append(buf, static_cast<std::size_t>(n));
-          continue;
-        }
-        if (n == 0) c.closed = true;
-        break;
-      }
-      std::size_t nl;
-      while ((nl = c.buffer.find('\n')) != std::string::npos) {
-        const std::string line = c.buffer.substr(0, nl);
-        c.buffer.erase(0, nl + 1);
-        const json e = json::parse(line, nullptr, false);
-        if (e.is_object()) handle(i, e);
-      }
-    }
+    links->receive(wait_ms, [this](std::uint32_t h, const std::string& line) { on_line(h, line); });
+    check_lost();
   }
 
-  void stop_children() {
-    for (auto& c : children)
-      if (c.pid > 0 && c.to_child.valid()) (void)write_all(c.to_child.get(), "{\"op\":\"stop\"}\n");
-    const std::int64_t deadline = ss::monotonic_ns() + 3'000'000'000;
-    auto all_closed = [&] {
-      return std::all_of(children.begin(), children.end(), [](const child_process& c) { return c.closed; });
-    };
-    while (!all_closed() && ss::monotonic_ns() < deadline) pump(50);
-    for (auto& c : children) {
-      if (c.pid <= 0) continue;
-      int st = 0;
-      pid_t r = ::waitpid(c.pid, &st, WNOHANG);
-      for (int i = 0; r == 0 && i < 40; ++i) {
-        ::usleep(50'000);
-        r = ::waitpid(c.pid, &st, WNOHANG);
-      }
-      if (r == 0) {
-        std::cerr << "rocelab: NIC of " << c.host << " (pid " << c.pid << ") did not stop; killing it\n";
-        ::kill(c.pid, SIGKILL);
-        (void)::waitpid(c.pid, &st, 0);
-      }
-      c.pid = -1;
-    }
+  void stop_nics() {
+    if (links) links->stop([this](std::uint32_t h, const std::string& line) { on_line(h, line); });
   }
 
-  ~impl() { stop_children(); }
+  ~impl() { stop_nics(); }
 };
 
 nic_fleet::nic_fleet(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 nic_fleet::~nic_fleet() = default;
 
-result<std::unique_ptr<nic_fleet>> nic_fleet::start(const std::vector<fleet_host>& hosts, const fleet_options& options) {
-  if (hosts.size() < 2) return status(error_code::invalid_argument, "a fleet needs at least 2 hosts");
-  if (options.rocelab_binary.empty()) return status(error_code::invalid_argument, "no rocelab binary");
-  auto p = std::make_unique<impl>();
-  p->lab_hosts = hosts;
-  p->options = options;
+std::vector<nic_process_config> fleet_configs(const std::vector<fleet_host>& hosts, const fleet_options& options) {
+  std::vector<nic_process_config> out;
   for (std::uint32_t i = 0; i < hosts.size(); ++i) {
     nic_process_config cfg;
     cfg.ifname = hosts[i].ifname;
@@ -291,21 +210,31 @@ result<std::unique_ptr<nic_fleet>> nic_fleet::start(const std::vector<fleet_host
       cfg.qps.push_back(tx);
       cfg.qps.push_back(rx);
     }
-    auto c = spawn(hosts[i], options);
-    if (!c) return c.error().with_context("starting the NIC of " + hosts[i].name);
-    p->children.push_back(std::move(*c));
-    if (!write_all(p->children.back().to_child.get(), to_json(cfg).dump() + "\n"))
-      return status(error_code::io_error, "sending the config to the NIC of " + hosts[i].name);
+    out.push_back(std::move(cfg));
   }
+  return out;
+}
+
+result<std::unique_ptr<nic_fleet>> nic_fleet::start(const std::vector<fleet_host>& hosts, const fleet_options& options) {
+  if (hosts.size() < 2) return status(error_code::invalid_argument, "a fleet needs at least 2 hosts");
+  auto p = std::make_unique<impl>();
+  p->lab_hosts = hosts;
+  p->options = options;
+  p->nics.resize(hosts.size());
+  const auto configs = fleet_configs(hosts, options);
+  auto links = options.links ? options.links(hosts, configs) : start_nic_processes(hosts, configs, options);
+  if (!links) return links.error();
+  p->links = std::move(*links);
   const std::int64_t deadline = ss::monotonic_ns() + options.ready_timeout.count() * 1'000'000;
   auto all_ready = [&] {
-    return std::all_of(p->children.begin(), p->children.end(), [](const child_process& c) { return c.ready; });
+    return std::all_of(p->nics.begin(), p->nics.end(), [](const impl::nic_state& n) { return n.ready; });
   };
   while (!all_ready() && ss::monotonic_ns() < deadline) {
-    p->pump(50);
-    for (const auto& c : p->children)
-      if (c.closed && !c.ready)
-        return status(error_code::unavailable, "the NIC of " + c.host + " exited before it was ready (see its log)");
+    p->links->receive(50, [&](std::uint32_t h, const std::string& line) { p->on_line(h, line); });
+    for (std::uint32_t h = 0; h < hosts.size(); ++h)
+      if (!p->nics[h].ready)
+        if (auto why = p->links->lost(h); !why.empty())
+          return status(error_code::unavailable, "the NIC of " + hosts[h].name + " ended before it was ready: " + why);
   }
   if (!all_ready()) return status(error_code::cancelled, "the NICs were not ready in time");
   return std::unique_ptr<nic_fleet>(new nic_fleet(std::move(p)));
@@ -331,7 +260,7 @@ result<fleet_result> nic_fleet::run(fabric::twin::workload& load, std::chrono::m
       p.pending.erase(p.pending.begin());
       p.dispatch(id);
     }
-    if (p.pending.empty() && p.acknowledged == p.messages.size()) break;
+    if (p.all_done()) break;
     if (now > deadline) break;
     if (cancel_requested && cancel_requested()) {
       p.out.cancelled = true;
@@ -340,19 +269,20 @@ result<fleet_result> nic_fleet::run(fabric::twin::workload& load, std::chrono::m
     std::int64_t wait_ns = 20'000'000;
     if (!p.pending.empty()) wait_ns = std::min(wait_ns, p.pending.begin()->first - (now - p.t0));
     p.pump(static_cast<int>(std::max<std::int64_t>(0, wait_ns / 1'000'000)));
-    if (std::any_of(p.children.begin(), p.children.end(), [](const child_process& c) { return c.closed; })) {
-      p.failure = status(error_code::unavailable, "a NIC process exited during the run (see its log)");
+    if (std::all_of(p.nics.begin(), p.nics.end(), [](const impl::nic_state& n) { return n.lost; })) {
+      p.failure = status(error_code::unavailable, "every NIC was lost during the run");
       break;
     }
   }
   // Deliveries of the last messages can trail their ACK slightly; give them a moment.
   for (int i = 0; i < 10; ++i) p.pump(10);
   p.out.completed = p.pending.empty() && p.acknowledged == p.messages.size();
-  p.stop_children();
-  for (auto& c : p.children) p.out.nic_counters.push_back(c.counters);
+  p.stop_nics();
+  for (auto& n : p.nics) p.out.nic_counters.push_back(n.counters);
   if (!p.failure.ok()) return p.failure;
   for (const auto& f : p.out.records.flows) p.out.records.totals.retransmits += f.retransmits;
-  for (const auto& c : p.out.nic_counters) p.out.records.totals.cnps += c.value("tx_cnps", std::uint64_t{0});
+  for (const auto& c : p.out.nic_counters)
+    if (c.is_object()) p.out.records.totals.cnps += c.value("tx_cnps", std::uint64_t{0});
   return std::move(p.out);
 }
 

@@ -151,6 +151,9 @@ struct run_records {
   std::vector<congestion_event> events;
   run_totals totals;
   std::int64_t simulated_ns = 0;       // twin: virtual time at the end
+  // Hosts whose NIC or agent was lost mid-run, each with why ("h3: agent h3 lost: ...");
+  // their flows stay unfinished. Non-empty: the run is partial.
+  std::vector<std::string> lost_hosts;
 };
 
 }  // namespace rocelab

@@ -34,7 +34,8 @@
 
 namespace rocelab::controller {
 
-inline constexpr std::uint16_t protocol_version = 1;
+// 2: nic_command / nic_event (the soft NIC's lines relayed through the agent).
+inline constexpr std::uint16_t protocol_version = 2;
 inline constexpr std::size_t frame_header_bytes = 8;
 inline constexpr std::uint32_t max_body_bytes = 4u << 20;
 // Flow records an agent reports per job_report frame (keeps each frame far below the limit).
@@ -61,6 +62,8 @@ enum class message_type : std::uint16_t {
   restore_settings = 14, // controller -> agent: put back what apply_settings changed
   settings_restored = 15,
   stop_job = 16,         // controller -> agent: stop a job now (its report follows)
+  nic_command = 17,      // controller -> agent: command lines for a soft job's NIC
+  nic_event = 18,        // agent -> controller: event lines from a soft job's NIC
   submit_run = 20,       // client -> controller: a spec to run
   run_finished = 21,     // controller -> client: the run's store id, status and summary
   error = 30,            // either way: the request failed; the connection stays open
@@ -171,6 +174,21 @@ struct stop_job {
   std::uint64_t job = 0;
 };
 
+// A soft job's NIC speaks newline-delimited JSON (traffic/soft_nic/nic_process.hpp); the
+// controller's orchestrator (nic_fleet) drives it through the agent, which relays the
+// lines unchanged, in order, in batches. Each line is one JSON object without its newline.
+inline constexpr std::size_t max_lines_per_relay = 1024;
+
+struct nic_command {
+  std::uint64_t job = 0;
+  std::vector<std::string> lines;  // {"op":"post",...}, {"op":"stop"}
+};
+
+struct nic_event {
+  std::uint64_t job = 0;
+  std::vector<std::string> lines;  // {"ev":"ready",...}, {"ev":"sent",...}; times in the agent's clock
+};
+
 struct submit_run {
   std::uint64_t request = 0;
   std::string spec_yaml;
@@ -194,7 +212,7 @@ struct error_message {
 
 using message = std::variant<hello, welcome, heartbeat, clock_probe, clock_reply, apply_settings, settings_applied,
                              start_job, job_report, restore_settings, settings_restored, stop_job, submit_run,
-                             run_finished, error_message>;
+                             run_finished, error_message, nic_command, nic_event>;
 
 [[nodiscard]] message_type type_of(const message& m) noexcept;
 

@@ -27,8 +27,11 @@
 //
 // Needs root. Errors name the step (lab up, switch settings, NIC start).
 
+#include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
@@ -38,6 +41,16 @@ namespace rocelab::agents::lab {
 struct lab_state;  // rocelab/agents/lab/virtual_lab.hpp
 struct lab_options;
 }  // namespace rocelab::agents::lab
+
+namespace rocelab::fabric::drivers {
+class soft_switch_driver;  // rocelab/fabric/drivers/soft_switch_driver.hpp
+}  // namespace rocelab::fabric::drivers
+
+namespace rocelab::traffic::soft_nic {
+struct fleet_host;          // rocelab/traffic/soft_nic/nic_fleet.hpp
+struct nic_process_config;  // rocelab/traffic/soft_nic/nic_process.hpp
+class nic_links;            // rocelab/traffic/soft_nic/nic_links.hpp
+}  // namespace rocelab::traffic::soft_nic
 
 namespace rocelab::experiments {
 
@@ -57,6 +70,12 @@ struct virtual_backend_options {
   // still collects the counters and the capture of what ran, and takes its lab down.
   // Flows not finished have end_ns -1. (Ctrl-C from the CLI and from Python.)
   std::function<bool()> cancel_requested;
+  // Where the soft NICs run (nic_fleet's fleet_options::links): empty, child processes of
+  // this one; the controller passes its agents' soft jobs. A NIC lost mid-run makes the
+  // records' lost_hosts (the run partial) instead of failing the run.
+  std::function<result<std::unique_ptr<traffic::soft_nic::nic_links>>(
+      const std::vector<traffic::soft_nic::fleet_host>&, const std::vector<traffic::soft_nic::nic_process_config>&)>
+      nic_links;
 };
 
 // The lab a spec runs on: its hosts, link rate, buffer, an interface MTU for its RoCE
@@ -68,7 +87,13 @@ struct virtual_backend_options {
 
 // Puts the spec's switch settings (PFC headroom, ECN per queue, marking point, PFC
 // watchdog) on a lab's soft switch through its control API and zeroes its counters.
-[[nodiscard]] status configure_lab_switch(const agents::lab::lab_state& lab, const experiment_spec& spec);
+// With `snapshot`, the previous values are kept there for its restore().
+[[nodiscard]] status configure_lab_switch(const agents::lab::lab_state& lab, const experiment_spec& spec,
+                                          fabric::drivers::soft_switch_driver* snapshot = nullptr);
+
+// How long a virtual run's workload may take in real time: the twin's stop time, but never
+// under 30 s (real time is slow here). Flows not finished by then stay unfinished.
+[[nodiscard]] std::chrono::milliseconds virtual_run_limit(const experiment_spec& spec);
 
 [[nodiscard]] result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
                                               const virtual_backend_options& options);

@@ -11,8 +11,13 @@
 // restores every setting it changed, by itself; it keeps trying to reconnect.
 //
 // Jobs: timer starts at start_at_ns on the agent's clock and reports when it really
-// started. soft (the soft RoCEv2 NIC) and verbs are refused with an error that says so:
-// neither runs inside the agent yet.
+// started. soft runs the host's soft RoCEv2 NIC (`rocelab nic-run`) in the host's
+// namespace and relays its lines to and from the controller (soft_job.hpp). verbs is
+// refused with an error that says so: this build has no verbs transport.
+//
+// Namespaces: in the virtual lab an agent runs in the machine's namespace, where its
+// controller is reachable, and starts its host's NIC in the host's namespace (`netns`),
+// like a lab host whose management interface is not its RDMA port.
 //
 // Threading: everything runs on the executor given to start(); stop() may be called from
 // any thread. Many agents can share one io_context (the scale bench runs 1,000).
@@ -46,6 +51,9 @@ struct agent_options {
   std::chrono::milliseconds connect_timeout{5000};
   controller::clock_source clock;  // timestamps for probes and jobs
   std::string sysfs_root = "/sys/class/net";  // mlx5 knobs
+  std::string netns;           // soft jobs' NICs run in this namespace (/run/netns/<netns>); empty: ours
+  std::string rocelab_binary;  // runs `nic-run` for soft jobs; empty: /proc/self/exe
+  std::string log_dir;         // soft NICs' stderr; empty: discarded
   bool log = true;  // one line per connection event on stderr
 };
 

@@ -51,6 +51,12 @@ struct lab_options {
   std::string rocelab_binary;  // the `rocelab` to run the switch with; empty: /proc/self/exe
   std::vector<std::string> switch_args;  // extra arguments for `rocelab switch`
   bool start_switch = true;
+  // Non-empty: one `rocelab agent --controller <controller> --token-file <token_file>` per
+  // host, started after the switch, in the machine's namespace (where the controller is
+  // reachable), each putting its host's soft NIC into the host's namespace (--netns).
+  // Their logs are agent-<host>.log in the state directory; lab down stops them.
+  std::string controller;
+  std::string token_file;
   std::chrono::milliseconds switch_ready_timeout{15000};
 };
 
@@ -63,6 +69,8 @@ struct lab_host {
   int prefix_len = 24;
   std::string switch_port;  // p<i> in the switch namespace
   std::string switch_port_mac;
+  int agent_pid = 0;        // its agent (lab up --controller); 0: none
+  std::string agent_log;
 };
 
 struct lab_state {
@@ -105,6 +113,7 @@ struct lab_presence {
   std::vector<std::string> namespaces;
   int switch_pid = 0;
   bool switch_alive = false;
+  int agents_alive = 0;  // hosts' agents running
 };
 [[nodiscard]] lab_presence lab_inspect(const std::string& name, const std::string& state_root = default_state_root);
 // Names of labs with a state file or a namespace.

@@ -36,6 +36,9 @@ class soft_switch_driver final : public switch_driver {
   [[nodiscard]] result<switch_settings> read_settings(const std::vector<std::string>& ports) override;
   [[nodiscard]] status apply(const switch_settings& settings) override;
   [[nodiscard]] status restore() override;
+  // Sets raw control-API fields ([{field, value, port?, priority?}], the switch's own
+  // names, e.g. pfc.watchdog.enabled), snapshotted like apply's and put back by restore().
+  [[nodiscard]] status apply_fields(const nlohmann::json& fields);
   [[nodiscard]] bool has_snapshot() const noexcept override { return !snapshot_fields_.empty() || snapshot_mirror_; }
   [[nodiscard]] result<std::vector<switch_counter>> read_counters() override;
 

@@ -14,8 +14,16 @@
 // Times: CLOCK_MONOTONIC in every process; records are relative to the run's T0 (the
 // moment run() starts the workload).
 //
-// Threading: one thread. Ownership: the fleet owns its child processes; the destructor
-// stops them (stop command, then SIGKILL after 2 s) and reaps them.
+// Carriers (nic_links.hpp): by default the fleet spawns one `rocelab nic-run` child per
+// host namespace; fleet_options::links hands the same lines to the lab's agents instead.
+//
+// A NIC lost mid-run (its process exited, its agent died) does not end the run: its
+// host is listed in fleet_result::lost_hosts, the messages to and from it stay
+// unfinished (end_ns -1), and the others run to completion. The run ends when every
+// message between live hosts is acknowledged.
+//
+// Threading: one thread. Ownership: the fleet owns its carrier; the destructor stops the
+// NICs (stop command, then SIGKILL after 2 s) and reaps them.
 
 #include <chrono>
 #include <functional>
@@ -29,6 +37,8 @@
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
+#include "rocelab/traffic/soft_nic/nic_links.hpp"
+#include "rocelab/traffic/soft_nic/nic_process.hpp"
 #include "rocelab/traffic/soft_nic/rc_nic.hpp"
 
 namespace rocelab::traffic::soft_nic {
@@ -40,6 +50,11 @@ struct fleet_host {
   endpoint address;
 };
 
+// Starts the NICs of `hosts` with one config each (fleet_configs) on some carrier; the
+// config line is the carrier's to send first.
+using nic_links_factory = std::function<result<std::unique_ptr<nic_links>>(
+    const std::vector<fleet_host>& hosts, const std::vector<nic_process_config>& configs)>;
+
 struct fleet_options {
   std::string rocelab_binary;  // runs `<binary> nic-run`
   nic_config nic;              // every host's NIC; `local` is filled per host
@@ -49,6 +64,8 @@ struct fleet_options {
   // Below the soft switch's (50), so the switch, whose reaction time the headroom is
   // sized for, always runs first.
   int rt_priority = 40;
+  // The carrier; empty: child processes (start_nic_processes).
+  nic_links_factory links;
 };
 
 // What the receivers saw of one message (its flow is completed on the sender's last ACK).
@@ -65,6 +82,7 @@ struct fleet_result {
   std::vector<nlohmann::json> nic_counters;  // per host, the process's final counters
   bool completed = false;              // every message posted was acknowledged
   bool cancelled = false;              // cancel_requested stopped it (records so far)
+  std::vector<std::string> lost_hosts; // "h3: agent h3 lost: ..." for each NIC lost mid-run
 };
 
 class nic_fleet {
@@ -89,6 +107,17 @@ class nic_fleet {
   explicit nic_fleet(std::unique_ptr<impl> p);
   std::unique_ptr<impl> impl_;
 };
+
+// Each host's nic_process_config: its address, the NIC settings and one QP per peer in
+// each direction (the QPN conventions below).
+[[nodiscard]] std::vector<nic_process_config> fleet_configs(const std::vector<fleet_host>& hosts,
+                                                            const fleet_options& options);
+
+// The default carrier: one `<rocelab_binary> nic-run` per host, in its namespace, with its
+// stderr in <log_dir>/nic-<host>.log; each gets its config line at once.
+[[nodiscard]] result<std::unique_ptr<nic_links>> start_nic_processes(const std::vector<fleet_host>& hosts,
+                                                                     const std::vector<nic_process_config>& configs,
+                                                                     const fleet_options& options);
 
 // The QPN conventions above.
 [[nodiscard]] constexpr std::uint32_t send_qpn(std::uint32_t dst) noexcept { return 0x100 + dst; }

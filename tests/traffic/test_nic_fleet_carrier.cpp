@@ -1,0 +1,182 @@
+// nic_fleet over a carrier of its own (nic_links.hpp): the orchestration a run through
+// agents depends on, pinned without a lab. The carrier here plays the NICs' protocol
+// (nic_process.hpp): ready, a "sent" for each post the sender acknowledges and a "recv"
+// at the receiver, counters on stop; one host can be lost, as a killed agent is.
+#include "rocelab/traffic/soft_nic/nic_fleet.hpp"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <set>
+
+#include "rocelab/fabric/soft_switch/realtime_clock.hpp"
+#include "rocelab/traffic/incast.hpp"
+
+namespace rocelab::traffic::soft_nic {
+namespace {
+
+using json = nlohmann::json;
+
+class played_nics final : public nic_links {
+ public:
+  struct shared {
+    std::vector<std::string> config_lines;  // what each host got first
+    std::vector<std::string> commands;      // "host: line" in order
+    std::uint32_t lose_on_first_post = UINT32_MAX;
+    bool lose_before_ready = false;
+    bool stopped = false;
+  };
+  played_nics(std::size_t hosts, std::shared_ptr<shared> s) : lost_(hosts), s_(std::move(s)) {
+    for (std::uint32_t h = 0; h < hosts; ++h) {
+      if (s_->lose_before_ready && h == s_->lose_on_first_post) {
+        lost_[h] = "agent h" + std::to_string(h) + " lost: connection closed";
+        continue;
+      }
+      events_.emplace_back(h, json{{"ev", "ready"}, {"t_ns", fabric::soft_switch::monotonic_ns()}}.dump());
+    }
+  }
+
+  bool send(std::uint32_t host, const std::string& line) override {
+    if (!lost_.at(host).empty()) return false;
+    s_->commands.push_back(std::to_string(host) + ": " + line);
+    const json c = json::parse(line);
+    if (c["op"] == "post") {
+      if (host == s_->lose_on_first_post) {
+        lost_[host] = "agent h" + std::to_string(host) + " lost: connection closed";
+        return true;  // the line went out; the NIC died with it
+      }
+      const auto dst = c["qpn"].get<std::uint32_t>() - 0x100;
+      const std::int64_t now = fabric::soft_switch::monotonic_ns();
+      events_.emplace_back(dst, json{{"ev", "recv"}, {"qpn", receive_qpn(host)}, {"peer", host}, {"msn", 1},
+                                     {"bytes", c["bytes"]}, {"ce", 2}, {"end_ns", now + 900}}
+                                    .dump());
+      events_.emplace_back(host, json{{"ev", "sent"}, {"ref", c["ref"]}, {"qpn", c["qpn"]}, {"peer", dst},
+                                      {"bytes", c["bytes"]}, {"start_ns", now}, {"end_ns", now + 1000},
+                                      {"retransmits", 0}, {"cnps", 1}}
+                                     .dump());
+    }
+    return true;
+  }
+  void receive(int, const nic_line_fn& on_line) override {
+    auto batch = std::move(events_);
+    events_.clear();
+    for (const auto& [h, line] : batch) on_line(h, line);
+  }
+  [[nodiscard]] std::string lost(std::uint32_t host) const override { return lost_.at(host); }
+  void stop(const nic_line_fn& on_line) override {
+    if (s_->stopped) return;
+    s_->stopped = true;
+    for (std::uint32_t h = 0; h < lost_.size(); ++h)
+      if (lost_[h].empty() && on_line) on_line(h, json{{"ev", "counters"}, {"tx_cnps", 5}}.dump());
+  }
+
+ private:
+  std::vector<std::string> lost_;
+  std::deque<std::pair<std::uint32_t, std::string>> events_;
+  std::shared_ptr<shared> s_;
+};
+
+std::vector<fleet_host> four_hosts() {
+  std::vector<fleet_host> out;
+  for (std::uint8_t i = 0; i < 4; ++i) {
+    fleet_host h;
+    h.name = "h" + std::to_string(i);
+    h.netns = "unused";
+    h.address.mac = {0x02, 0x52, 0x4c, 0, 0, i};
+    h.address.ip = {198, 18, 0, i};
+    out.push_back(h);
+  }
+  return out;
+}
+
+struct fleet_run {
+  std::shared_ptr<played_nics::shared> nics = std::make_shared<played_nics::shared>();
+  fleet_options options() {
+    fleet_options o;
+    o.nic.line_rate_bps = 1'000'000'000;
+    o.links = [s = nics](const std::vector<fleet_host>& hosts, const std::vector<nic_process_config>& configs)
+        -> result<std::unique_ptr<nic_links>> {
+      for (const auto& c : configs) s->config_lines.push_back(to_json(c).dump());
+      return std::unique_ptr<nic_links>(std::make_unique<played_nics>(hosts.size(), s));
+    };
+    return o;
+  }
+};
+
+std::unique_ptr<fabric::twin::workload> incast_three_to_one(std::uint32_t rounds) {
+  incast_config cfg;
+  cfg.receiver = 0;
+  cfg.senders = {1, 2, 3};
+  cfg.flow_bytes = 64 * 1024;
+  cfg.rounds = rounds;
+  auto w = make_incast(cfg, 4, 1);
+  EXPECT_TRUE(w.ok()) << w.error().message();
+  return std::move(*w);
+}
+
+TEST(NicFleetCarrier, EveryHostGetsItsConfigAndAllFlowsCompleteWithTheirCountersAndMarks) {
+  fleet_run f;
+  auto fleet = nic_fleet::start(four_hosts(), f.options());
+  ASSERT_TRUE(fleet.ok()) << fleet.error().message();
+  ASSERT_EQ(f.nics->config_lines.size(), 4u);
+  // Host 1's config: its own address and one QP per peer in each direction.
+  const json c1 = json::parse(f.nics->config_lines[1]);
+  EXPECT_EQ(c1["qps"].size(), 6u);
+  auto load = incast_three_to_one(2);
+  auto ran = (*fleet)->run(*load, std::chrono::seconds(60));
+  ASSERT_TRUE(ran.ok()) << ran.error().message();
+  EXPECT_TRUE(ran->completed);
+  EXPECT_TRUE(ran->lost_hosts.empty());
+  ASSERT_EQ(ran->records.flows.size(), 6u);
+  for (const auto& r : ran->records.flows) {
+    EXPECT_TRUE(r.completed());
+    EXPECT_EQ(r.fct_ns, 1000);
+    EXPECT_EQ(r.ce_marked, 2u) << "the receiver's CE count lands on the sender's flow";
+  }
+  EXPECT_TRUE(f.nics->stopped);
+  EXPECT_EQ(ran->records.totals.cnps, 20u) << "tx_cnps of the four NICs' final counters";
+}
+
+TEST(NicFleetCarrier, AHostLostMidRunLeavesItsFlowsUnfinishedAndTheOthersComplete) {
+  fleet_run f;
+  f.nics->lose_on_first_post = 2;
+  auto fleet = nic_fleet::start(four_hosts(), f.options());
+  ASSERT_TRUE(fleet.ok()) << fleet.error().message();
+  auto load = incast_three_to_one(2);
+  // The run ends once every message between live hosts is acknowledged; it does not wait
+  // out its limit for the lost host's (the cancel hook counts the loop's turns).
+  int turns = 0;
+  auto ran = (*fleet)->run(*load, std::chrono::seconds(60), [&] { return ++turns > 1000; });
+  ASSERT_TRUE(ran.ok()) << ran.error().message();
+  EXPECT_FALSE(ran->cancelled) << "ran " << turns << " turns: it waited for the lost host";
+  EXPECT_FALSE(ran->completed);
+  ASSERT_EQ(ran->lost_hosts.size(), 1u);
+  EXPECT_EQ(ran->lost_hosts[0], "h2: agent h2 lost: connection closed");
+  std::size_t done = 0;
+  for (const auto& r : ran->records.flows) {
+    if (r.src == 2) {
+      EXPECT_FALSE(r.completed());
+    } else {
+      EXPECT_TRUE(r.completed()) << "flow from h" << r.src;
+      ++done;
+    }
+  }
+  // Round 2 waits for every flow of round 1, so only round 1's two other flows complete.
+  EXPECT_EQ(done, 2u);
+  ASSERT_EQ(ran->nic_counters.size(), 4u);
+  EXPECT_TRUE(ran->nic_counters[2].is_null()) << "no final counters from a lost NIC";
+  EXPECT_EQ(ran->records.totals.cnps, 15u);
+}
+
+TEST(NicFleetCarrier, ANicLostBeforeItIsReadyFailsTheStartNamingIt) {
+  fleet_run f;
+  f.nics->lose_on_first_post = 3;
+  f.nics->lose_before_ready = true;
+  auto fleet = nic_fleet::start(four_hosts(), f.options());
+  ASSERT_FALSE(fleet.ok());
+  EXPECT_NE(fleet.error().message().find("the NIC of h3 ended before it was ready: agent h3 lost"), std::string::npos)
+      << fleet.error().message();
+}
+
+}  // namespace
+}  // namespace rocelab::traffic::soft_nic
