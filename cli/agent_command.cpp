@@ -22,7 +22,7 @@ struct agent_args {
   std::string name;
   std::string token_file;
   int deadman_ms = 10000;
-  std::string sysfs_root = "/sys/class/net";
+  std::string sysfs_root = "/sys";
   std::string netns;
   std::string log_dir;
 };
@@ -35,7 +35,7 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--token-file", a->token_file, "the lab token (first line, mode 600)")->required();
   app.add_option("--deadman-ms", a->deadman_ms, "restore settings after this long without the controller")
       ->capture_default_str();
-  app.add_option("--sysfs-root", a->sysfs_root, "where the mlx5 ecn knobs live (a recorded tree in tests)")
+  app.add_option("--sysfs-root", a->sysfs_root, "the sysfs root of the mlx5 ports (a recorded tree in tests)")
       ->capture_default_str();
   app.add_option("--netns", a->netns, "run soft jobs' NICs in this network namespace (/run/netns/NS)");
   app.add_option("--log-dir", a->log_dir, "write each soft NIC's log here");

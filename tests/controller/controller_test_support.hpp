@@ -21,6 +21,9 @@ namespace rocelab::test {
 
 inline const std::string test_token = "rocelab-test-token-0123456789abcdef";
 
+// The recorded mlx5 port (tests/data/mlx5-sysfs) an agent's settings go to.
+inline const std::string mlx5_port = "enp1s0f0np0";
+
 struct temp_dir {
   std::filesystem::path path;
   explicit temp_dir(const std::string& tag) {
@@ -38,6 +41,16 @@ struct temp_dir {
     return n;
   }
 };
+
+// A writable copy of the recorded mlx5 sysfs tree in dir/sys (the agent's sysfs root);
+// returns the path of `knob` ("roce_np/min_time_between_cnps") of mlx5_port in it.
+inline std::filesystem::path recorded_mlx5_sysfs(const temp_dir& dir, const std::string& knob) {
+  const auto root = dir.path / "sys";
+  if (!std::filesystem::exists(root))
+    std::filesystem::copy(std::filesystem::path(ROCELAB_SOURCE_DIR) / "tests/data/mlx5-sysfs", root,
+                          std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+  return root / "class/net" / mlx5_port / "ecn" / knob;
+}
 
 inline controller::controller_options quick_controller_options(const temp_dir& dir) {
   controller::controller_options o;

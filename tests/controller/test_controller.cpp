@@ -115,15 +115,13 @@ TEST(controller, an_agent_lost_mid_job_is_reported_and_the_others_finish) {
 
 TEST(controller, settings_are_snapshotted_applied_and_restored) {
   temp_dir dir("settings");
-  const auto knob = dir.path / "sys/eth0/ecn/roce_np/min_time_between_cnps";
-  std::filesystem::create_directories(knob.parent_path());
-  std::ofstream(knob) << "4\n";
+  const auto knob = test::recorded_mlx5_sysfs(dir, "roce_np/min_time_between_cnps");
   auto c = start_controller(dir);
   ASSERT_TRUE(c);
   agent_pool pool;
   pool.add(c->address(), "h1", 0, test::test_token, 5000ms, (dir.path / "sys").string());
   ASSERT_TRUE(c->wait_for_agents({"h1"}, 10s, 1));
-  auto prev = c->apply_settings("h1", "mlx5", {{"eth0", "roce_np/min_time_between_cnps", "20"}}, 5s);
+  auto prev = c->apply_settings("h1", "mlx5", {{test::mlx5_port, "roce_np/min_time_between_cnps", "20"}}, 5s);
   ASSERT_TRUE(prev.ok()) << prev.error().message();
   ASSERT_EQ(prev->size(), 1u);
   EXPECT_EQ((*prev)[0].value, "4");
@@ -139,30 +137,34 @@ TEST(controller, settings_are_snapshotted_applied_and_restored) {
 
 TEST(controller, settings_outside_the_knob_tree_are_refused) {
   temp_dir dir("refuse");
+  const auto knob = test::recorded_mlx5_sysfs(dir, "roce_np/min_time_between_cnps");
   auto c = start_controller(dir);
   ASSERT_TRUE(c);
   agent_pool pool;
   pool.add(c->address(), "h1", 0, test::test_token, 5000ms, (dir.path / "sys").string());
   ASSERT_TRUE(c->wait_for_agents({"h1"}, 10s, 1));
-  for (const setting& s : {setting{"eth0", "../../../../etc/passwd", "x"}, setting{"..", "roce_np/x", "1"},
-                           setting{"eth0", "roce_np/../../x", "1"}, setting{"eth0", "roce_xx/knob", "1"}}) {
+  for (const setting& s : {setting{test::mlx5_port, "../../../../etc/passwd", "x"}, setting{"..", "roce_np/x", "1"},
+                           setting{test::mlx5_port, "roce_np/../../x", "1"}, setting{test::mlx5_port, "roce_xx/knob", "1"}}) {
     auto r = c->apply_settings("h1", "mlx5", {s}, 5s);
     EXPECT_FALSE(r.ok()) << s.device << " " << s.name;
   }
-  EXPECT_FALSE(c->apply_settings("h1", "shell", {{"eth0", "roce_np/x", "1"}}, 5s).ok());
+  EXPECT_FALSE(c->apply_settings("h1", "shell", {{test::mlx5_port, "roce_np/x", "1"}}, 5s).ok());
+  // Out of the DCQCN model's range: refused before anything is written.
+  EXPECT_FALSE(c->apply_settings("h1", "mlx5", {{test::mlx5_port, "roce_np/min_time_between_cnps", "-5"}}, 5s).ok());
+  std::string v;
+  std::ifstream(knob) >> v;
+  EXPECT_EQ(v, "4") << "nothing refused may be written";
 }
 
 TEST(controller, dead_man_switch_restores_settings_when_the_controller_is_gone) {
   temp_dir dir("deadman");
-  const auto knob = dir.path / "sys/eth0/ecn/roce_rp/rpg_time_reset";
-  std::filesystem::create_directories(knob.parent_path());
-  std::ofstream(knob) << "300\n";
+  const auto knob = test::recorded_mlx5_sysfs(dir, "roce_rp/rpg_time_reset");
   auto c = start_controller(dir);
   ASSERT_TRUE(c);
   agent_pool pool;
   auto a = pool.add(c->address(), "h1", 0, test::test_token, 400ms, (dir.path / "sys").string());
   ASSERT_TRUE(c->wait_for_agents({"h1"}, 10s, 1));
-  ASSERT_TRUE(c->apply_settings("h1", "mlx5", {{"eth0", "roce_rp/rpg_time_reset", "50"}}, 5s).ok());
+  ASSERT_TRUE(c->apply_settings("h1", "mlx5", {{test::mlx5_port, "roce_rp/rpg_time_reset", "50"}}, 5s).ok());
   std::string v;
   std::ifstream(knob) >> v;
   ASSERT_EQ(v, "50");

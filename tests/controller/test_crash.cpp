@@ -33,7 +33,7 @@ std::string read_knob(const std::filesystem::path& p) {
   const std::string port = std::to_string((*c)->port()) + "\n";
   if (::write(to_parent, port.data(), port.size()) < 0) ::_exit(11);
   if (!(*c)->wait_for_agents({"h1"}, 20s, 1)) ::_exit(12);
-  if (!(*c)->apply_settings("h1", "mlx5", {{"eth0", "roce_np/min_time_between_cnps", "50"}}, 5s)) ::_exit(13);
+  if (!(*c)->apply_settings("h1", "mlx5", {{test::mlx5_port, "roce_np/min_time_between_cnps", "50"}}, 5s)) ::_exit(13);
   auto spec = experiments::load_spec_file(std::string(ROCELAB_SOURCE_DIR) + "/examples/leafspine-websearch.yaml");
   if (!spec) ::_exit(14);
   (void)experiments::apply_override(*spec, "twin.stop_ns=10s");
@@ -44,9 +44,7 @@ std::string read_knob(const std::filesystem::path& p) {
 
 TEST(crash, kill_9_mid_run_leaves_a_consistent_store_and_agents_restore_by_themselves) {
   test::temp_dir dir("crash");
-  const auto knob = dir.path / "sys/eth0/ecn/roce_np/min_time_between_cnps";
-  std::filesystem::create_directories(knob.parent_path());
-  std::ofstream(knob) << "4\n";
+  const auto knob = test::recorded_mlx5_sysfs(dir, "roce_np/min_time_between_cnps");
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
   const pid_t child = ::fork();

@@ -1,80 +1,59 @@
 #include "rocelab/agents/agent/settings_guard.hpp"
 
-#include <fstream>
-#include <sstream>
+#include <algorithm>
+
+#include "rocelab/agents/nic/mlx5_driver.hpp"
 
 namespace rocelab::agents::agent {
+
+result<nic::nic_driver*> settings_guard::driver_for(const std::string& driver, const std::string& device) {
+  if (driver != "mlx5")
+    return status(error_code::unsupported, "settings driver '" + driver + "': this agent has mlx5 (sysfs ecn knobs)");
+  const std::string key = driver + ":" + device;
+  if (auto it = drivers_.find(key); it != drivers_.end()) return it->second.get();
+  nic::mlx5_options o;
+  o.ifname = device;
+  o.sysfs_root = sysfs_root_;
+  auto d = nic::mlx5_driver::open(std::move(o));
+  if (!d) return d.error();
+  auto* raw = d->get();
+  drivers_[key] = std::move(*d);
+  return raw;
+}
+
 namespace {
 
-bool safe_word(const std::string& s) {
-  if (s.empty() || s == "." || s == ".." || s.size() > 64) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
-  return true;
-}
-
-result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return status::from_errno("reading " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string v = ss.str();
-  while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
-  return v;
-}
-
-status write_file(const std::string& path, const std::string& value) {
-  // sysfs takes one write of the whole value; no O_TRUNC/temp-file dance there.
-  std::ofstream out(path, std::ios::out);
-  if (!out) return status::from_errno("opening " + path);
-  out << value << "\n";
-  out.flush();
-  if (!out) return status::from_errno("writing " + value + " to " + path);
-  return status::success();
+// The value a snapshot holds for `name`, which may be a bare knob name.
+std::string previous_value(const nic::nic_settings& before, const std::string& name) {
+  if (auto it = before.find(name); it != before.end()) return it->second;
+  for (const auto& [canonical, value] : before)
+    if (nic::knob_of(canonical) == name) return value;
+  return {};
 }
 
 }  // namespace
 
-result<std::string> settings_guard::path_of(const std::string& driver, const controller::setting& s) const {
-  if (driver != "mlx5")
-    return status(error_code::unsupported, "settings driver '" + driver + "': this agent has mlx5 (sysfs ecn knobs)");
-  if (!safe_word(s.device)) return status(error_code::invalid_argument, "device '" + s.device + "' is not an interface name");
-  const auto slash = s.name.find('/');
-  const std::string group = slash == std::string::npos ? "" : s.name.substr(0, slash);
-  const std::string knob = slash == std::string::npos ? "" : s.name.substr(slash + 1);
-  if ((group != "roce_np" && group != "roce_rp") || !safe_word(knob))
-    return status(error_code::invalid_argument,
-                  "setting '" + s.name + "': expected roce_np/<knob> or roce_rp/<knob> (mlx5 DCQCN knobs)");
-  return sysfs_root_ + "/" + s.device + "/ecn/" + group + "/" + knob;
-}
-
 result<std::vector<controller::setting>> settings_guard::apply(const std::string& driver,
                                                                const std::vector<controller::setting>& settings) {
-  std::vector<controller::setting> previous;
-  const std::size_t mark = snapshots_.size();
+  // Devices in the order they first appear, each with its settings in order.
+  std::vector<std::pair<std::string, nic::nic_settings>> by_device;
   for (const auto& s : settings) {
-    auto path = path_of(driver, s);
-    status failure;
-    if (path.ok()) {
-      auto before = read_file(*path);
-      if (before.ok()) {
-        snapshots_.push_back({*path, *before});
-        previous.push_back({s.device, s.name, *before});
-        failure = write_file(*path, s.value);
-      } else {
-        failure = before.error();
-      }
-    } else {
-      failure = path.error();
-    }
-    if (!failure.ok()) {
-      // Undo this call's writes, newest first, and keep older snapshots.
-      while (snapshots_.size() > mark) {
-        (void)write_file(snapshots_.back().path, snapshots_.back().previous);
-        snapshots_.pop_back();
-      }
-      return failure.with_context("applying " + s.name + "=" + s.value + " on " + s.device);
-    }
+    auto it = std::find_if(by_device.begin(), by_device.end(), [&](const auto& d) { return d.first == s.device; });
+    if (it == by_device.end()) it = by_device.insert(by_device.end(), {s.device, {}});
+    it->second[s.name] = s.value;
+  }
+  std::vector<controller::setting> previous;
+  for (const auto& [device, wanted] : by_device) {
+    auto d = driver_for(driver, device);
+    if (!d) return d.error().with_context("applying settings on " + device);
+    auto before = (*d)->read_settings();
+    if (!before) return before.error().with_context("applying settings on " + device);
+    const bool had_snapshot = (*d)->has_snapshot();
+    const status st = (*d)->apply(wanted);
+    if ((*d)->has_snapshot() && !had_snapshot) changed_.push_back(*d);
+    if (!st.ok()) return st.with_context("applying settings on " + device);
+    for (const auto& s : settings)
+      if (s.device == device) previous.push_back({device, s.name, previous_value(*before, s.name)});
   }
   return previous;
 }
@@ -82,16 +61,20 @@ result<std::vector<controller::setting>> settings_guard::apply(const std::string
 result<std::uint32_t> settings_guard::restore() {
   status first;
   std::uint32_t restored = 0;
-  while (!snapshots_.empty()) {
-    const auto& s = snapshots_.back();
-    if (auto st = write_file(s.path, s.previous); st.ok())
-      ++restored;
+  for (auto it = changed_.rbegin(); it != changed_.rend(); ++it) {
+    const auto count = static_cast<std::uint32_t>((*it)->snapshot().size());
+    if (auto st = (*it)->restore(); st.ok())
+      restored += count;
     else if (first.ok())
       first = st;
-    snapshots_.pop_back();
   }
+  std::erase_if(changed_, [](nic::nic_driver* d) { return !d->has_snapshot(); });
   if (!first.ok()) return first.with_context("restoring settings");
   return restored;
+}
+
+bool settings_guard::has_changes() const noexcept {
+  return std::any_of(changed_.begin(), changed_.end(), [](nic::nic_driver* d) { return d->has_snapshot(); });
 }
 
 }  // namespace rocelab::agents::agent

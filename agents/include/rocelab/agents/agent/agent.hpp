@@ -50,7 +50,7 @@ struct agent_options {
   std::chrono::milliseconds reconnect_interval{500};
   std::chrono::milliseconds connect_timeout{5000};
   controller::clock_source clock;  // timestamps for probes and jobs
-  std::string sysfs_root = "/sys/class/net";  // mlx5 knobs
+  std::string sysfs_root = "/sys";  // mlx5 ports (class/net/IF/ecn, class/infiniband)
   std::string netns;           // soft jobs' NICs run in this namespace (/run/netns/<netns>); empty: ours
   std::string rocelab_binary;  // runs `nic-run` for soft jobs; empty: /proc/self/exe
   std::string log_dir;         // soft NICs' stderr; empty: discarded
