@@ -20,6 +20,8 @@ struct controller_args {
   int heartbeat_ms = 250;
   int agent_timeout_ms = 2000;
   int deadman_ms = 5000;
+  std::string lab = "run";
+  std::string log_dir;
 };
 
 std::function<int()> setup(CLI::App& app) {
@@ -28,6 +30,11 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--listen", a->listen, "host:port to listen on")->capture_default_str();
   app.add_option("--db", a->db, "the run store (SQLite)")->capture_default_str();
   app.add_option("--token-file", a->token_file, "the lab token (first line, mode 600)")->required();
+  app.add_option("--lab", a->lab,
+                 "backend virtual: the virtual lab to run on (its agents from `lab up --controller`; brought up "
+                 "for the run when it is not up)")
+      ->capture_default_str();
+  app.add_option("--log-dir", a->log_dir, "backend virtual: where the soft NICs of hosts without an agent log");
   app.add_option("--inventory", a->inventory, "lab inventory YAML (hosts, NICs, switch ports, mirror, capture)");
   app.add_option("--heartbeat-ms", a->heartbeat_ms, "clock probe / heartbeat interval")->capture_default_str();
   app.add_option("--agent-timeout-ms", a->agent_timeout_ms, "an agent silent this long is lost")->capture_default_str();
@@ -46,6 +53,8 @@ std::function<int()> setup(CLI::App& app) {
     o.heartbeat_interval = std::chrono::milliseconds(a->heartbeat_ms);
     o.agent_timeout = std::chrono::milliseconds(a->agent_timeout_ms);
     o.deadman = std::chrono::milliseconds(a->deadman_ms);
+    o.virtual_options.lab_name = a->lab;
+    o.virtual_options.log_dir = a->log_dir;
     if (!a->inventory.empty()) {
       auto inv = controller::load_inventory_file(a->inventory);
       if (!inv) {

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@
 #include "rocelab/fabric/soft_switch/switch_settings.hpp"
 #include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 #include "rocelab/traffic/soft_nic/nic_process.hpp"
+#include "rocelab/common/child_fds.hpp"
 
 namespace rocelab::experiments {
 
@@ -191,6 +193,9 @@ class capture_process {
       ::dup2(wr.get(), 1);
       ::dup2(wr.get(), 2);
       if (::setns(ns.get(), CLONE_NEWNET) != 0) ::_exit(126);
+      close_inherited_fds();
+      // The capture ends with the run's thread, also when the controller is killed.
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
       const char* dpdk_argv[] = {binary.c_str(), "capture", "--dpdk", eal.c_str(), "-w", file.c_str(), nullptr};
       const char* pcap_argv[] = {binary.c_str(), "capture", "--iface", s.capture_ifname.c_str(), "-w", file.c_str(),
                                  nullptr};

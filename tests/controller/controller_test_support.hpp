@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include <sqlite3.h>
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 
@@ -118,6 +120,25 @@ bool eventually(P pred, std::chrono::milliseconds limit = std::chrono::milliseco
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return pred();
+}
+
+// PRAGMA integrity_check of a store file, as SQLite itself reads it ("ok" when sound).
+inline std::string integrity_check(const std::string& db) {
+  sqlite3* raw = nullptr;
+  if (sqlite3_open_v2(db.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    sqlite3_close(raw);
+    return "cannot open " + db;
+  }
+  std::unique_ptr<sqlite3, decltype(&sqlite3_close)> conn(raw, &sqlite3_close);
+  std::string integrity;
+  sqlite3_exec(
+      conn.get(), "PRAGMA integrity_check",
+      [](void* out, int, char** values, char**) {
+        *static_cast<std::string*>(out) += values[0] ? values[0] : "";
+        return 0;
+      },
+      &integrity, nullptr);
+  return integrity;
 }
 
 }  // namespace rocelab::test

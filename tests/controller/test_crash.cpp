@@ -3,7 +3,6 @@
 // the agent puts its settings back by itself (dead-man switch). The controller runs in a
 // forked child (forked before this process starts any thread); the agent runs here.
 #include <signal.h>
-#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,19 +79,7 @@ TEST(crash, kill_9_mid_run_leaves_a_consistent_store_and_agents_restore_by_thems
   std::fclose(from_child);
 
   // The database as the dead controller left it.
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(db.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
-  std::unique_ptr<sqlite3, decltype(&sqlite3_close)> conn(raw, &sqlite3_close);
-  std::string integrity;
-  sqlite3_exec(
-      conn.get(), "PRAGMA integrity_check",
-      [](void* out, int, char** values, char**) {
-        *static_cast<std::string*>(out) += values[0] ? values[0] : "";
-        return 0;
-      },
-      &integrity, nullptr);
-  EXPECT_EQ(integrity, "ok");
-  conn.reset();
+  EXPECT_EQ(test::integrity_check(db), "ok");
 
   // The next start marks the run interrupted.
   auto store = store::run_store::open(db);

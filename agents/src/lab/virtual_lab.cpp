@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "rocelab/common/unique_fd.hpp"
+#include "rocelab/common/child_fds.hpp"
 
 namespace rocelab::agents::lab {
 namespace {
@@ -261,6 +262,7 @@ result<pid_t> start_daemon(std::vector<std::string> args, const std::string& net
     ::dup2(devnull.get(), STDIN_FILENO);
     ::dup2(log.get(), STDOUT_FILENO);
     ::dup2(log.get(), STDERR_FILENO);
+    close_inherited_fds();
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
@@ -311,6 +313,7 @@ status run_program(const std::vector<std::string>& args, std::chrono::millisecon
   if (pid == 0) {
     ::dup2(wr.get(), STDOUT_FILENO);
     ::dup2(wr.get(), STDERR_FILENO);
+    close_inherited_fds();
     ::execvp(argv[0], argv.data());
     ::_exit(127);
   }

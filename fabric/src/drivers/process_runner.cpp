@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "rocelab/common/unique_fd.hpp"
+#include "rocelab/common/child_fds.hpp"
 
 namespace rocelab::fabric::drivers {
 namespace {
@@ -56,6 +57,7 @@ result<process_output> run_process(const std::vector<std::string>& argv, const s
     ::dup2(in_r.get(), STDIN_FILENO);
     ::dup2(out_w.get(), STDOUT_FILENO);
     ::dup2(err_w.get(), STDERR_FILENO);
+    close_inherited_fds();
     ::execvp(cargv[0], cargv.data());
     const char msg[] = "exec failed\n";
     (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);

@@ -13,6 +13,7 @@
 
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
 #include "rocelab/traffic/soft_nic/nic_fleet.hpp"
+#include "rocelab/common/child_fds.hpp"
 
 namespace rocelab::traffic::soft_nic {
 
@@ -66,6 +67,7 @@ result<nic_child> spawn_nic_process(const std::string& rocelab_binary, const std
     ::dup2(child_out.get(), 1);
     if (log_fd.valid()) ::dup2(log_fd.get(), 2);
     if (ns_fd.valid() && ::setns(ns_fd.get(), CLONE_NEWNET) != 0) ::_exit(126);
+    close_inherited_fds();
     const char* argv[] = {rocelab_binary.c_str(), "nic-run", nullptr};
     ::execv(argv[0], const_cast<char* const*>(argv));
     ::_exit(127);

@@ -1,0 +1,156 @@
+// kill -9 of a `rocelab controller` process in the middle of a virtual-lab run that its
+// agents carry (root): the lab's agents (`lab up --controller`) stop their soft NICs by
+// themselves once the controller is gone for the dead-man time, the store passes
+// PRAGMA integrity_check, and the run is marked interrupted when the store is next opened.
+// Everything runs as separate processes, as on a lab: controller, agents, `rocelab run
+// --controller` as the client.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "controller_test_support.hpp"
+#include "rocelab/agents/lab/virtual_lab.hpp"
+#include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/virtual_backend.hpp"
+#include "rocelab/store/run_store.hpp"
+
+namespace rocelab::controller {
+namespace {
+
+using namespace std::chrono_literals;
+namespace lab = agents::lab;
+
+// fork + exec with stdout (and stderr) to `out_fd`.
+pid_t spawn(std::vector<std::string> args, int out_fd) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out_fd, 1);
+    ::dup2(out_fd, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream f(e.path() / "stat");
+    std::string line;
+    if (!std::getline(f, line)) continue;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent && state != 'Z') out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+TEST(lab_controller_crash, kill_9_mid_virtual_run_agents_stop_their_nics_and_the_store_is_sound) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (namespaces, veth, AF_PACKET)";
+  const std::string binary = std::string(ROCELAB_BINARY_DIR) + "/rocelab";
+  const std::string name = "rlk" + std::to_string(::getpid() % 100000);
+  test::temp_dir dir("crashv");
+  const std::string token_file = (dir.path / "token").string();
+  {
+    std::ofstream t(token_file);
+    t << test::test_token << "\n";
+  }
+  ::chmod(token_file.c_str(), 0600);
+  const std::string db = (dir.path / "runs.db").string();
+  const std::string controller_log = (dir.path / "controller.log").string();
+  const int log_fd = ::open(controller_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(log_fd, 0);
+  const pid_t controller = spawn({binary, "controller", "--listen", "127.0.0.1:0", "--db", db, "--token-file",
+                                  token_file, "--lab", name, "--deadman-ms", "1500", "--heartbeat-ms", "100"},
+                                 log_fd);
+  ::close(log_fd);
+  ASSERT_GT(controller, 0);
+  std::string address;
+  ASSERT_TRUE(test::eventually([&] {
+    std::smatch m;
+    const std::string text = slurp(controller_log);
+    if (!std::regex_search(text, m, std::regex("listening on (127\\.0\\.0\\.1:[0-9]+)"))) return false;
+    address = m[1];
+    return true;
+  })) << slurp(controller_log);
+
+  auto spec = experiments::load_spec_file(std::string(ROCELAB_SOURCE_DIR) + "/examples/virtual-incast-8to1.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  auto lo = experiments::lab_options_for(*spec, name, lab::default_state_root, binary);
+  lo.controller = address;
+  lo.token_file = token_file;
+  auto up = lab::lab_up(lo);
+  ASSERT_TRUE(up.ok()) << up.error().message();
+  struct lab_guard {
+    std::string name;
+    ~lab_guard() { (void)lab::lab_down(name); }
+  } guard{name};
+  for (const auto& h : up->hosts)
+    ASSERT_TRUE(test::eventually([&] { return slurp(h.agent_log).find("registered with") != std::string::npos; }, 20s))
+        << h.name << ": " << slurp(h.agent_log);
+
+  // The client: long flows (8 x 8 MiB through one 0.5 Gb/s port, seconds).
+  const std::string client_log = (dir.path / "client.log").string();
+  const int client_fd = ::open(client_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const pid_t client = spawn({binary, "run", std::string(ROCELAB_SOURCE_DIR) + "/examples/virtual-incast-8to1.yaml",
+                              "--set", "workload.incast.flow_bytes=8MiB", "--set", "workload.incast.rounds=1",
+                              "--controller", address, "--token-file", token_file},
+                             client_fd);
+  ::close(client_fd);
+  // Mid-run: every agent runs its NIC (a child of the agent) and the run is in the store.
+  ASSERT_TRUE(test::eventually(
+      [&] {
+        for (const auto& h : up->hosts)
+          if (children_of(h.agent_pid).empty()) return false;
+        return true;
+      },
+      20s))
+      << "the agents' NICs never started; client: " << slurp(client_log);
+  std::this_thread::sleep_for(500ms);
+  ASSERT_EQ(::kill(controller, SIGKILL), 0);
+  int ws = 0;
+  ASSERT_EQ(::waitpid(controller, &ws, 0), controller);
+
+  // The agents' dead-man switch (1.5 s, from the controller's welcome) stops their NICs.
+  for (const auto& h : up->hosts)
+    EXPECT_TRUE(test::eventually([&] { return children_of(h.agent_pid).empty(); }, 15s))
+        << h.name << "'s NIC still runs without a controller; agent log: " << slurp(h.agent_log);
+  EXPECT_NE(slurp(up->hosts[1].agent_log).find("dead-man switch"), std::string::npos) << slurp(up->hosts[1].agent_log);
+
+  // The client learns its controller is gone and fails.
+  EXPECT_TRUE(test::eventually([&] { return ::waitpid(client, &ws, WNOHANG) == client; }, 15s));
+  EXPECT_TRUE(WIFEXITED(ws) && WEXITSTATUS(ws) != 0) << slurp(client_log);
+
+  EXPECT_EQ(test::integrity_check(db), "ok");
+  auto store = store::run_store::open(db);  // the next start marks the run interrupted
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  auto runs = store->runs();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ(runs->front().status, store::run_status::interrupted);
+}
+
+}  // namespace
+}  // namespace rocelab::controller
