@@ -24,6 +24,8 @@
 #include "rocelab/controller/connection.hpp"
 #include "rocelab/controller/security.hpp"
 #include "rocelab/controller/timebase.hpp"
+#include "rocelab/experiments/exports.hpp"
+#include "rocelab/experiments/build.hpp"
 #include "rocelab/experiments/summary.hpp"
 #include "rocelab/store/run_store.hpp"
 #include "rocelab/traffic/soft_nic/nic_fleet.hpp"
@@ -328,14 +330,22 @@ class controller::impl {
 
   // The fleet's carrier: one soft job per host on the agent of that name (started in the
   // controller for hosts without one, see lab_agents). Called on the run's thread.
+  // kind soft: each job's transport_config is its host's nic_process_config. kind verbs:
+  // the jobs first report their QPs' connection data ("endpoints"), which the carrier
+  // hands to their peers ("connect") before they say ready (agents/src/agent/verbs_job.hpp).
   result<std::unique_ptr<traffic::soft_nic::nic_links>> open_agent_links(
-      const std::vector<traffic::soft_nic::fleet_host>& hosts,
-      const std::vector<traffic::soft_nic::nic_process_config>& configs, std::int64_t run,
-      std::chrono::milliseconds job_timeout);
+      const std::vector<traffic::soft_nic::fleet_host>& hosts, job_kind kind,
+      const std::vector<std::string>& transport_configs, std::int64_t run, std::chrono::milliseconds job_timeout);
   // Agents for `hosts` that are not registered: started here, on agents_io_, each putting
   // its NIC into its host's namespace. Returns their names (stopped after the run).
   result<std::vector<std::string>> start_embedded_agents(const std::vector<traffic::soft_nic::fleet_host>& hosts);
   void stop_embedded_agents(const std::vector<std::string>& names);
+
+  // backend lab: the spec's workload on the inventory's hosts, each host's traffic a verbs
+  // job on its agent (RC WRITE on its RDMA NIC), the NICs' DCQCN knobs applied through the
+  // agents first and restored after (lab_run.cpp).
+  result<experiments::experiment_result> run_lab(const experiments::experiment_spec& spec, const run_request& request,
+                                                 std::int64_t run);
 
   controller_options options_;
   asio::io_context io_;
@@ -521,11 +531,11 @@ void controller::impl::stop_embedded_agents(const std::vector<std::string>& name
 }
 
 result<std::unique_ptr<traffic::soft_nic::nic_links>> controller::impl::open_agent_links(
-    const std::vector<traffic::soft_nic::fleet_host>& hosts,
-    const std::vector<traffic::soft_nic::nic_process_config>& configs, std::int64_t run,
-    std::chrono::milliseconds job_timeout) {
+    const std::vector<traffic::soft_nic::fleet_host>& hosts, job_kind kind,
+    const std::vector<std::string>& transport_configs, std::int64_t run, std::chrono::milliseconds job_timeout) {
   namespace nic = traffic::soft_nic;
-  auto embedded = start_embedded_agents(hosts);
+  // Hosts of the virtual lab without an agent get one here; a real lab's must have theirs.
+  auto embedded = kind == job_kind::soft ? start_embedded_agents(hosts) : result<std::vector<std::string>>(std::vector<std::string>{});
   if (!embedded) return embedded.error();
   std::vector<std::string> names;
   for (const auto& h : hosts) names.push_back(h.name);
@@ -534,6 +544,15 @@ result<std::unique_ptr<traffic::soft_nic::nic_links>> controller::impl::open_age
     return status(error_code::unavailable, "the agents of the run's hosts did not register within 10 s");
   }
   auto relay = std::make_shared<agent_nic_relay>(hosts.size());
+  // verbs: each host's QPs' connection data by peer, until every host has sent its own.
+  struct exchange {
+    std::vector<nlohmann::json> connections;
+    std::size_t have = 0;
+    std::vector<std::shared_ptr<agent_entry>> entries;
+    std::vector<std::uint64_t> jobs;
+  };
+  auto ex = std::make_shared<exchange>();
+  ex->connections.resize(hosts.size());
   struct started {
     std::vector<std::shared_ptr<agent_entry>> entries;
     std::vector<std::uint64_t> jobs;
@@ -559,20 +578,33 @@ result<std::unique_ptr<traffic::soft_nic::nic_links>> controller::impl::open_age
       start_job j;
       j.job = id;
       j.run = run;
-      j.kind = job_kind::soft;
+      j.kind = kind;
       j.start_at_ns = out.entries[i]->clock.to_agent(monotonic_ns());
       j.host = i;
       j.timeout_ms = job_timeout.count();
       for (const auto& h : hosts) j.hosts.push_back(h.name);
-      j.transport_config = nic::to_json(configs[i]).dump();
+      j.transport_config = transport_configs[i];
       job_listeners_[id] = [relay, i](agent_entry& e, const job_report& r) {
         if (r.done) relay->end(i, r.error.empty() ? "" : "agent " + e.name + ": " + r.error);
       };
       // The NIC's times are in the agent's clock; the fleet's are the controller's.
-      nic_listeners_[id] = [relay, i](agent_entry& e, const nic_event& ev) {
+      nic_listeners_[id] = [relay, i, ex](agent_entry& e, const nic_event& ev) {
         for (const auto& line : ev.lines) {
           auto j = nlohmann::json::parse(line, nullptr, false);
           if (!j.is_object()) continue;
+          if (j.value("ev", "") == "endpoints") {
+            if (!ex->connections[i].is_null()) continue;
+            ex->connections[i] = j.value("connections", nlohmann::json::object());
+            if (++ex->have < ex->connections.size()) continue;
+            // Everyone's ends are known: each host gets, per peer, that peer's QP toward it.
+            for (std::size_t h = 0; h < ex->connections.size(); ++h) {
+              nlohmann::json peers = nlohmann::json::object();
+              for (std::size_t p = 0; p < ex->connections.size(); ++p)
+                if (p != h) peers[std::to_string(p)] = ex->connections[p].value(std::to_string(h), nlohmann::json());
+              ex->entries[h]->conn->send(nic_command{ex->jobs[h], {nlohmann::json{{"op", "connect"}, {"peers", peers}}.dump()}});
+            }
+            continue;
+          }
           for (const char* k : {"t_ns", "start_ns", "end_ns"})
             if (auto f = j.find(k); f != j.end() && f->is_number_integer())
               *f = e.clock.to_controller(f->get<std::int64_t>());
@@ -581,6 +613,8 @@ result<std::unique_ptr<traffic::soft_nic::nic_links>> controller::impl::open_age
       };
       out.entries[i]->conn->send(j);
     }
+    ex->entries = out.entries;
+    ex->jobs = out.jobs;
     co_return out;
   });
   if (!st) {
@@ -612,6 +646,96 @@ result<std::unique_ptr<traffic::soft_nic::nic_links>> controller::impl::open_age
   };
   return std::unique_ptr<nic::nic_links>(
       std::make_unique<agent_nic_links>(relay, std::move(send_line), std::move(stop_job_fn), std::move(release)));
+}
+
+result<experiments::experiment_result> controller::impl::run_lab(const experiments::experiment_spec& spec,
+                                                                  const run_request& request, std::int64_t run) {
+  namespace nic = traffic::soft_nic;
+  const lab_inventory& inv = *options_.inventory;  // run_spec checked it is there and fits
+  std::vector<nic::fleet_host> hosts;
+  std::vector<std::string> names;
+  for (std::uint32_t i = 0; i < spec.topology.hosts; ++i) {
+    const auto& h = inv.hosts[i];
+    nic::fleet_host f;
+    f.name = h.name;
+    f.ifname = h.nic_device;
+    auto ip = nic::parse_ipv4(h.nic_ip);
+    if (!ip) return ip.error().with_context("inventory host " + h.name);
+    f.address.ip = *ip;
+    hosts.push_back(f);
+    names.push_back(h.name);
+  }
+  if (!owner_->wait_for_agents(names, std::chrono::seconds(10), 1))
+    return status(error_code::unavailable, "backend lab: not every host's agent is registered (" +
+                                               std::to_string(names.size()) + " hosts: " + names.front() + "...)");
+  // Snapshot and set the NICs' DCQCN knobs; restored whatever happens below.
+  std::vector<std::string> applied;
+  // Newest first, as every snapshot is undone.
+  const auto restore_all = [&] {
+    for (auto a = applied.rbegin(); a != applied.rend(); ++a)
+      if (auto r = owner_->restore_settings(*a, std::chrono::seconds(10)); !r)
+        log("restoring the NIC settings of " + *a + ": " + r.error().message());
+  };
+  for (std::uint32_t i = 0; i < hosts.size(); ++i) {
+    if (inv.hosts[i].nic_driver != "mlx5") continue;
+    std::vector<setting> settings;
+    for (const auto& [name, value] : experiments::mlx5_knob_values(spec))
+      settings.push_back({inv.hosts[i].nic_device, name, value});
+    auto prev = owner_->apply_settings(names[i], "mlx5", settings, std::chrono::seconds(10));
+    applied.push_back(names[i]);  // a failed apply may have changed some: restore it too
+    if (!prev) {
+      restore_all();
+      return prev.error().with_context("backend lab: NIC settings of " + names[i]);
+    }
+  }
+  experiments::experiment_result out;
+  status failure;
+  for (std::uint32_t r = 0; r < spec.repeats && failure.ok(); ++r) {
+    if (r > 0 && request.cancel_requested && request.cancel_requested()) break;
+    const std::uint64_t seed = spec.seed + r;
+    if (request.on_repeat) request.on_repeat(r, seed);
+    auto load = experiments::make_workload(spec, seed);
+    if (!load) {
+      failure = load.error();
+      break;
+    }
+    nic::fleet_options fo;
+    fo.nic.line_rate_bps = static_cast<std::int64_t>(spec.topology.link_gbps * 1e9);
+    fo.nic.mtu_bytes = spec.nic.mtu_bytes;
+    fo.nic.data_priority = static_cast<std::uint8_t>(spec.nic.data_priority);
+    const auto limit = experiments::virtual_run_limit(spec);
+    fo.links = [&](const std::vector<nic::fleet_host>& fh, const std::vector<nic::nic_process_config>&) {
+      std::vector<std::string> configs;
+      for (std::uint32_t i = 0; i < fh.size(); ++i)
+        configs.push_back(nlohmann::json{{"host", i},
+                                         {"hosts", fh.size()},
+                                         {"netdev", fh[i].ifname},
+                                         {"local_ip", inv.hosts[i].nic_ip},
+                                         {"mtu", spec.nic.mtu_bytes},
+                                         {"buffer_bytes", 1 << 20},
+                                         {"tx_depth", 64}}
+                              .dump());
+      return open_agent_links(fh, job_kind::verbs, configs, run, 2 * limit + std::chrono::milliseconds(60'000));
+    };
+    auto fleet = nic::nic_fleet::start(hosts, fo);
+    if (!fleet) {
+      failure = fleet.error().with_context("backend lab: starting the verbs jobs");
+      break;
+    }
+    auto ran = (*fleet)->run(**load, limit, request.cancel_requested);
+    if (!ran) {
+      failure = ran.error();
+      break;
+    }
+    run_records rec = std::move(ran->records);
+    rec.backend = "lab";
+    rec.lost_hosts = ran->lost_hosts;
+    out.seeds.push_back(seed);
+    out.repeats.push_back(std::move(rec));
+  }
+  restore_all();
+  if (!failure.ok()) return failure;
+  return out;
 }
 
 void controller::impl::start_client_run(std::shared_ptr<connection> conn, submit_run s) {
@@ -767,9 +891,6 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
     out.error = st.message();
     return out;
   };
-  if (spec.backend == "lab")
-    return fail(status(error_code::unavailable,
-                       "backend lab: traffic on real hosts needs the verbs transport, which this build does not have"));
   // twin runs in this process; virtual runs its NICs on the agents of the lab's hosts.
   auto virtual_options = impl_->options_.virtual_options;
   if (spec.backend == "virtual")
@@ -779,9 +900,13 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
                                                                  std::chrono::milliseconds(60'000)](
                                     const std::vector<traffic::soft_nic::fleet_host>& hosts,
                                     const std::vector<traffic::soft_nic::nic_process_config>& configs) {
-      return impl_->open_agent_links(hosts, configs, run, timeout);
+      std::vector<std::string> transport_configs;
+      for (const auto& c : configs) transport_configs.push_back(traffic::soft_nic::to_json(c).dump());
+      return impl_->open_agent_links(hosts, job_kind::soft, transport_configs, run, timeout);
     };
-  auto ran = experiments::run_experiment(spec, request.on_repeat, virtual_options, request.cancel_requested);
+  auto ran = spec.backend == "lab"
+                 ? impl_->run_lab(spec, request, out.run)
+                 : experiments::run_experiment(spec, request.on_repeat, virtual_options, request.cancel_requested);
   if (!ran) {
     if (ran.error().code() == error_code::invalid_argument) {
       std::lock_guard lock(impl_->store_mutex_);

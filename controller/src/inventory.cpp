@@ -1,5 +1,7 @@
 #include "rocelab/controller/inventory.hpp"
 
+#include <arpa/inet.h>
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -71,9 +73,15 @@ result<lab_inventory> load_inventory(const std::string& yaml_text, const std::st
     ROCELAB_RETURN_IF_ERROR(scalar(source, h, "switch_port", path, host.switch_port));
     const YAML::Node nic = h["nic"];
     if (!nic) return bad(source, h, path + "nic", "missing");
-    ROCELAB_RETURN_IF_ERROR(only_keys(source, nic, path + "nic.", {"device", "driver"}));
+    ROCELAB_RETURN_IF_ERROR(only_keys(source, nic, path + "nic.", {"device", "driver", "ip"}));
     ROCELAB_RETURN_IF_ERROR(scalar(source, nic, "device", path + "nic.", host.nic_device));
     ROCELAB_RETURN_IF_ERROR(scalar(source, nic, "driver", path + "nic.", host.nic_driver));
+    ROCELAB_RETURN_IF_ERROR(scalar(source, nic, "ip", path + "nic.", host.nic_ip, false));
+    if (!host.nic_ip.empty()) {
+      in_addr a{};
+      if (::inet_pton(AF_INET, host.nic_ip.c_str(), &a) != 1)
+        return bad(source, nic["ip"], path + "nic.ip", "expected an IPv4 address, not '" + host.nic_ip + "'");
+    }
     if (host.nic_driver != "mlx5" && host.nic_driver != "soft")
       return bad(source, nic["driver"], path + "nic.driver", "expected mlx5 or soft");
     if (!names.insert(host.name).second) return bad(source, h, path + "name", "duplicate host '" + host.name + "'");
@@ -121,6 +129,9 @@ status validate_against(const experiments::experiment_spec& spec, const lab_inve
       return fail("host " + h.name + ": switch port " + h.switch_port + " is not a port of " + inv.switch_name);
     if (!used.insert(h.switch_port).second)
       return fail("host " + h.name + ": switch port " + h.switch_port + " is used by another host");
+    if (spec.backend == "lab" && h.nic_ip.empty())
+      return fail("host " + h.name + ": backend lab needs the RoCE address of its NIC (nic: {ip: ...}) to pick "
+                  "its RoCE v2 GID");
   }
   if (inv.mirror_session.empty()) return fail("no mirror session (mirror: session, destination_port)");
   if (!ports.contains(inv.mirror_destination_port))

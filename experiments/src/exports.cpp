@@ -65,17 +65,23 @@ result<std::string> sonic_config_db_json(const experiment_spec& spec, const expo
   return json->dump(2) + "\n";
 }
 
+std::vector<std::pair<std::string, std::string>> mlx5_knob_values(const experiment_spec& spec) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const char* k : rp_knobs)
+    if (auto v = spec.nic.dcqcn.get(k)) out.emplace_back(std::string("roce_rp/") + k, std::to_string(*v));
+  for (const char* k : np_knobs)
+    if (auto v = spec.nic.dcqcn.get(k)) out.emplace_back(std::string("roce_np/") + k, std::to_string(*v));
+  const std::string prio = std::to_string(spec.nic.data_priority);
+  const char* on = spec.nic.dcqcn_enabled ? "1" : "0";
+  out.emplace_back("roce_rp/enable/" + prio, on);
+  out.emplace_back("roce_np/enable/" + prio, on);
+  return out;
+}
+
 std::string mlx5_sysfs_settings(const experiment_spec& spec, const export_options& options) {
   const std::string base = options.sysfs_root + "/class/net/" + options.nic_interface + "/ecn/";
   std::string out;
-  for (const char* k : rp_knobs)
-    if (auto v = spec.nic.dcqcn.get(k)) out += base + "roce_rp/" + k + " " + std::to_string(*v) + "\n";
-  for (const char* k : np_knobs)
-    if (auto v = spec.nic.dcqcn.get(k)) out += base + "roce_np/" + k + " " + std::to_string(*v) + "\n";
-  const std::string prio = std::to_string(spec.nic.data_priority);
-  const char* on = spec.nic.dcqcn_enabled ? "1" : "0";
-  out += base + "roce_rp/enable/" + prio + " " + on + "\n";
-  out += base + "roce_np/enable/" + prio + " " + on + "\n";
+  for (const auto& [name, value] : mlx5_knob_values(spec)) out += base + name + " " + value + "\n";
   return out;
 }
 

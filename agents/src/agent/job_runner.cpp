@@ -7,6 +7,10 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "soft_job.hpp"
+#if ROCELAB_HAVE_VERBS
+#include "rocelab/traffic/verbs/rc_endpoint.hpp"
+#include "verbs_job.hpp"
+#endif
 
 namespace rocelab::agents::agent {
 
@@ -53,7 +57,13 @@ class timer_job final : public agent::job, public std::enable_shared_from_this<t
 }  // namespace
 
 // Only what this agent really runs; the controller plans jobs from this list.
-std::vector<std::string> available_transports() { return {"timer", "soft"}; }
+std::vector<std::string> available_transports() {
+  std::vector<std::string> out = {"timer", "soft"};
+#if ROCELAB_HAVE_VERBS
+  if (traffic::verbs::list_devices().ok()) out.push_back("verbs");
+#endif
+  return out;
+}
 
 result<std::shared_ptr<agent::job>> make_job(const ctl::start_job& spec, job_context context) {
   switch (spec.kind) {
@@ -63,9 +73,13 @@ result<std::shared_ptr<agent::job>> make_job(const ctl::start_job& spec, job_con
     case ctl::job_kind::soft:
       return make_soft_job(spec, std::move(context));
     case ctl::job_kind::verbs:
+#if ROCELAB_HAVE_VERBS
+      return make_verbs_job(spec, std::move(context));
+#else
       return status(error_code::unavailable,
-                    "transport verbs: this agent was built without the verbs transport (rocelab::traffic_verbs); "
-                    "run soft jobs or rebuild with rdma-core");
+                    "transport verbs: this agent was built without rdma-core (libibverbs-dev); run soft jobs or "
+                    "rebuild with it");
+#endif
   }
   return status(error_code::invalid_argument, "unknown job kind");
 }

@@ -6,7 +6,8 @@
 //   name: rack1
 //   switch: {name: sw1, driver: sonic | soft, ports: [Ethernet0, Ethernet4, ...]}
 //   hosts:
-//     - {name: h1, nic: {device: eth0, driver: mlx5 | soft}, switch_port: Ethernet0}
+//     - {name: h1, nic: {device: eth0, driver: mlx5 | soft, ip: 198.18.0.1}, switch_port: Ethernet0}
+//   (nic.ip: the RoCE address, which selects the RoCE v2 GID; needed by backend lab)
 //   mirror: {session: everflow0, destination_port: Ethernet48, direction: rx | tx | both}
 //   capture: {host: cap1, device: eth1}
 //
@@ -25,6 +26,7 @@ struct inventory_host {
   std::string name;
   std::string nic_device;
   std::string nic_driver;  // mlx5 | soft
+  std::string nic_ip;      // RoCE address (IPv4); empty: not given
   std::string switch_port;
 };
 

@@ -11,6 +11,7 @@
 // Pure functions of the spec; no I/O.
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rocelab/common/result.hpp"
@@ -34,6 +35,10 @@ struct export_options {
 // mlx5 sysfs "path value" lines (newline-terminated), knobs in the driver's order:
 // roce_rp then roce_np, then enable/<data priority> on both (1 when DCQCN is on, else 0).
 [[nodiscard]] std::string mlx5_sysfs_settings(const experiment_spec& spec, const export_options& options);
+
+// The same settings as (mlx5 setting name, value) pairs, "roce_rp/rpg_time_reset" style:
+// what the controller applies on a lab's agents (agents/nic/mlx5_driver.hpp names them so).
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> mlx5_knob_values(const experiment_spec& spec);
 
 // DCQCN knobs of the spec that mlx5 sysfs has no file for (twin-only model switches).
 [[nodiscard]] std::vector<std::string> knobs_without_mlx5_file();
