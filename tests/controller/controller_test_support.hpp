@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <sstream>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -120,6 +122,38 @@ bool eventually(P pred, std::chrono::milliseconds limit = std::chrono::milliseco
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return pred();
+}
+
+// Live (not zombie) processes whose parent is `parent`, from /proc.
+inline std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream f(e.path() / "stat");
+    std::string line;
+    if (!std::getline(f, line)) continue;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent && state != 'Z') out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// test_token in dir/token, mode 600 (what --token-file reads).
+inline std::string write_token_file(const temp_dir& dir) {
+  const std::string path = (dir.path / "token").string();
+  {
+    std::ofstream t(path);
+    t << test_token << "\n";
+  }
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::replace);
+  return path;
 }
 
 // PRAGMA integrity_check of a store file, as SQLite itself reads it ("ok" when sound).

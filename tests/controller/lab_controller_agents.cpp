@@ -31,25 +31,6 @@ namespace {
 using namespace std::chrono_literals;
 namespace lab = agents::lab;
 
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> out;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream f(e.path() / "stat");
-    std::string line;
-    if (!std::getline(f, line)) continue;
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == parent && state != 'Z') out.push_back(std::stoi(name));
-  }
-  return out;
-}
-
 bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0; }
 
 class lab_controller_agents : public ::testing::Test {
@@ -67,12 +48,7 @@ class lab_controller_agents : public ::testing::Test {
     auto c = controller::start(o);
     ASSERT_TRUE(c.ok()) << c.error().message();
     controller_ = std::move(*c);
-    const std::string token_file = (dir_.path / "token").string();
-    {
-      std::ofstream t(token_file);
-      t << test::test_token << "\n";
-    }
-    ::chmod(token_file.c_str(), 0600);
+    const std::string token_file = test::write_token_file(dir_);
     auto lo = experiments::lab_options_for(spec_, name_, lab::default_state_root, binary_);
     lo.controller = controller_->address();
     lo.token_file = token_file;
@@ -162,7 +138,7 @@ TEST_F(lab_controller_agents, an_agent_killed_mid_run_makes_it_partial_and_keeps
   for (int i = 0; i < 1000 && !sending; ++i) {  // 20 s
     if (running.wait_for(20ms) == std::future_status::ready) break;
     if (nic_pid == 0)
-      if (auto kids = children_of(agent_pid); !kids.empty()) nic_pid = kids.front();
+      if (auto kids = test::children_of(agent_pid); !kids.empty()) nic_pid = kids.front();
     sending = nic_pid != 0 && switch_rx_packets(victim) > 100;
   }
   ASSERT_TRUE(sending) << "host " << state_.hosts[victim].name << " never sent";

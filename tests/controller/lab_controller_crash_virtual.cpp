@@ -43,25 +43,6 @@ pid_t spawn(std::vector<std::string> args, int out_fd) {
   return pid;
 }
 
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> out;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream f(e.path() / "stat");
-    std::string line;
-    if (!std::getline(f, line)) continue;
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == parent && state != 'Z') out.push_back(std::stoi(name));
-  }
-  return out;
-}
-
 std::string slurp(const std::string& path) {
   std::ifstream f(path);
   return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -72,12 +53,7 @@ TEST(lab_controller_crash, kill_9_mid_virtual_run_agents_stop_their_nics_and_the
   const std::string binary = std::string(ROCELAB_BINARY_DIR) + "/rocelab";
   const std::string name = "rlk" + std::to_string(::getpid() % 100000);
   test::temp_dir dir("crashv");
-  const std::string token_file = (dir.path / "token").string();
-  {
-    std::ofstream t(token_file);
-    t << test::test_token << "\n";
-  }
-  ::chmod(token_file.c_str(), 0600);
+  const std::string token_file = test::write_token_file(dir);
   const std::string db = (dir.path / "runs.db").string();
   const std::string controller_log = (dir.path / "controller.log").string();
   const int log_fd = ::open(controller_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -123,7 +99,7 @@ TEST(lab_controller_crash, kill_9_mid_virtual_run_agents_stop_their_nics_and_the
   ASSERT_TRUE(test::eventually(
       [&] {
         for (const auto& h : up->hosts)
-          if (children_of(h.agent_pid).empty()) return false;
+          if (test::children_of(h.agent_pid).empty()) return false;
         return true;
       },
       20s))
@@ -135,7 +111,7 @@ TEST(lab_controller_crash, kill_9_mid_virtual_run_agents_stop_their_nics_and_the
 
   // The agents' dead-man switch (1.5 s, from the controller's welcome) stops their NICs.
   for (const auto& h : up->hosts)
-    EXPECT_TRUE(test::eventually([&] { return children_of(h.agent_pid).empty(); }, 15s))
+    EXPECT_TRUE(test::eventually([&] { return test::children_of(h.agent_pid).empty(); }, 15s))
         << h.name << "'s NIC still runs without a controller; agent log: " << slurp(h.agent_log);
   EXPECT_NE(slurp(up->hosts[1].agent_log).find("dead-man switch"), std::string::npos) << slurp(up->hosts[1].agent_log);
 
