@@ -41,19 +41,10 @@ py::dict buffers(const experiment_spec& spec, const std::vector<std::string>& pr
     py::gil_scoped_release release;
     ran.emplace(validate_buffers(spec, profiles, settings, progress));
   }
-  py::dict d;
-  d["interrupted"] = poll.caught();
-  if (!ran->ok()) {
-    if (poll.stopped()) {
-      d["json"] = py::none();
-      d["html"] = py::none();
-      return d;
-    }
-    throw_error(ran->error(), ran->error().code() == error_code::invalid_argument ? "spec" : "");
-  }
-  d["json"] = buffers_json(**ran);
-  d["html"] = buffers_html(**ran);
-  return d;
+  return reported_result(poll, *ran, [](py::dict& d, const buffers_result& b) {
+    d["json"] = buffers_json(b);
+    d["html"] = buffers_html(b);
+  });
 }
 
 }  // namespace

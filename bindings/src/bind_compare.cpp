@@ -79,19 +79,10 @@ py::dict compare(const experiment_spec& spec, const std::string& compare_file, c
     py::gil_scoped_release release;
     ran.emplace(run_compare(spec, settings, store, progress));
   }
-  py::dict d;
-  d["interrupted"] = poll.caught();
-  if (!ran->ok()) {
-    if (!poll.caught().is_none()) {
-      d["json"] = py::none();
-      d["html"] = py::none();
-      return d;
-    }
-    throw_error(ran->error(), ran->error().code() == error_code::invalid_argument ? "spec" : "");
-  }
-  d["json"] = compare_json(**ran);
-  d["html"] = compare_html(**ran);
-  return d;
+  return reported_result(poll, *ran, [](py::dict& d, const compare_result& c) {
+    d["json"] = compare_json(c);
+    d["html"] = compare_html(c);
+  });
 }
 
 }  // namespace

@@ -56,20 +56,11 @@ py::dict qualify(const experiment_spec& spec, std::uint32_t samples, std::uint32
                                                       "' (a real switch needs hosts to send from); use twin or virtual"));
     }
   }
-  py::dict d;
-  d["interrupted"] = poll.caught();
-  if (!ran->ok()) {
-    if (poll.stopped()) {
-      d["json"] = py::none();
-      d["html"] = py::none();
-      return d;
-    }
-    throw_error(ran->error(), ran->error().code() == error_code::invalid_argument ? "spec" : "");
-  }
-  d["json"] = qualify_json(**ran);
-  d["html"] = qualify_html(**ran);
-  d["table"] = qualify_table(**ran);
-  return d;
+  return reported_result(poll, *ran, [](py::dict& d, const qualify_result& q) {
+    d["json"] = qualify_json(q);
+    d["html"] = qualify_html(q);
+    d["table"] = qualify_table(q);
+  });
 }
 
 }  // namespace

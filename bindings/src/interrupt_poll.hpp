@@ -15,6 +15,9 @@
 
 #include <pybind11/pybind11.h>
 
+#include "errors.hpp"
+#include "rocelab/common/result.hpp"
+
 namespace rocelab::bindings {
 
 class interrupt_poll {
@@ -72,6 +75,27 @@ inline std::function<void(const std::string&)> python_progress(const pybind11::o
       poll.take_error();
     }
   };
+}
+
+// What a long call (compare, buffers, qualify) hands back to Python, after it ran with
+// the GIL released: {"interrupted": the exception that stopped it, or None} and what
+// `fill(dict, value)` adds from its result. A failed call raises (a bad spec as
+// SpecError), unless it was stopped: then "json" and "html" are None and the Python side
+// raises what stopped it.
+template <typename T, typename Fill>
+pybind11::dict reported_result(const interrupt_poll& poll, const result<T>& ran, Fill&& fill) {
+  pybind11::dict d;
+  d["interrupted"] = poll.caught();
+  if (!ran.ok()) {
+    if (poll.stopped()) {
+      d["json"] = pybind11::none();
+      d["html"] = pybind11::none();
+      return d;
+    }
+    throw_error(ran.error(), ran.error().code() == error_code::invalid_argument ? "spec" : "");
+  }
+  fill(d, *ran);
+  return d;
 }
 
 }  // namespace rocelab::bindings

@@ -39,6 +39,10 @@ class HtmlReport:
 
     _files = ("report.html", "report.json")
 
+    def __init__(self, data, html):
+        self.data = data
+        self.html = html
+
     def report(self):
         """The page: inline HTML in a notebook (IPython.display.HTML), else the text."""
         try:

@@ -32,10 +32,6 @@ class BufferValidation(HtmlReport):
 
     _files = ("buffers.html", "buffers.json")
 
-    def __init__(self, data, html):
-        self.data = data
-        self.html = html
-
     @property
     def profiles(self):
         """One row per profile (indexed by its name); headroom figures as ``headroom.*``."""

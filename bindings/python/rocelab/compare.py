@@ -37,10 +37,6 @@ class Comparison(HtmlReport):
     """A fabric comparison: ``fabrics``, ``scale`` and ``cost`` DataFrames, ``crossovers``,
     ``data`` (the report's JSON as a dict) and ``report()`` (its HTML page)."""
 
-    def __init__(self, data, html):
-        self.data = data
-        self.html = html
-
     @property
     def fabrics(self):
         """One row per fabric, indexed by the fabric's name. Grouped figures are flattened

@@ -32,10 +32,6 @@ class Qualification(HtmlReport):
 
     _files = ("qualify.html", "qualify.json")
 
-    def __init__(self, data, html):
-        self.data = data
-        self.html = html
-
     @property
     def passed(self):
         return bool(self.data["passed"])
