@@ -32,9 +32,8 @@ void pfc_pause_state::on_frame(std::uint8_t class_enable,
   for (const std::int64_t u : paused_until_ps_) latest_until_ps_ = std::max(latest_until_ps_, u);
 }
 
-std::uint8_t pfc_pause_state::allowed_mask(std::int64_t now_ns) const {
+std::uint8_t pfc_pause_state::allowed_mask_per_priority(std::int64_t now_ns) const {
   const std::int64_t now_ps = now_ns * 1000;
-  if (latest_until_ps_ != never_ns && now_ps >= latest_until_ps_) return 0xff;
   std::uint8_t mask = 0;
   for (int p = 0; p < num_priorities; ++p) {
     const std::int64_t until = paused_until_ps_[static_cast<std::size_t>(p)];

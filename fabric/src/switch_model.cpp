@@ -11,7 +11,6 @@
 namespace rocelab::fabric {
 namespace {
 
-constexpr std::int64_t unlimited_cells = std::numeric_limits<std::int64_t>::max() / 4;
 
 std::int64_t cells_up(std::int64_t bytes, std::int64_t cell) { return (std::max<std::int64_t>(bytes, 0) + cell - 1) / cell; }
 
@@ -114,6 +113,7 @@ result<std::unique_ptr<switch_model>> switch_model::create(const switch_config& 
 switch_model::switch_model(const switch_config& cfg, clock& clk, pfc_frame_sink* sink)
     : cfg_(cfg), clock_(clk), sink_(sink), cell_bytes_(cfg.cell_bytes) {
   total_cells_ = cfg.buffer_bytes / cell_bytes_;
+  if (std::has_single_bit(static_cast<std::uint64_t>(cell_bytes_))) cell_shift_ = std::countr_zero(static_cast<std::uint64_t>(cell_bytes_));
   const std::size_t n = cfg.ports.size();
   ports_.resize(n);
   pgs_.resize(n * num_priorities);
@@ -125,6 +125,7 @@ switch_model::switch_model(const switch_config& cfg, clock& clk, pfc_frame_sink*
   for (std::size_t i = 0; i < n; ++i) {
     const auto& pc = cfg.ports[i];
     ports_[i].rate_bps = pc.rate_bps;
+    if (8'000'000'000'000 % pc.rate_bps == 0) ports_[i].ps_per_byte = 8'000'000'000'000 / pc.rate_bps;
     for (std::uint8_t p = 0; p < num_priorities; ++p) {
       pg_state& pg = pgs_[i * num_priorities + p];
       const pg_config& pgc = pc.pgs[p];
@@ -133,13 +134,19 @@ switch_model::switch_model(const switch_config& cfg, clock& clk, pfc_frame_sink*
       pg.headroom = pg.lossless ? cells_up(pgc.headroom_bytes, cell_bytes_) : 0;
       pg.xon_fixed = pgc.xon_bytes >= 0 ? pgc.xon_bytes / cell_bytes_ : -1;
       pg.xon_offset = cells_up(pgc.xon_offset_bytes, cell_bytes_);
-      pg.limit = to_cells(pgc.shared);
+      const threshold_cells pg_limit = to_cells(pgc.shared);
+      pg.limit_mode = pg_limit.mode;
+      pg.limit_alpha_log2 = static_cast<std::int8_t>(pg_limit.alpha_log2);
+      pg.limit_fixed = pg_limit.fixed_cells;
       ingress_reserved += pg.reserve + pg.headroom;
 
       queue_state& q = queues_[i * num_priorities + p];
       const queue_config& qc = pc.queues[p];
       q.reserve = cells_up(qc.reserve_bytes, cell_bytes_);
-      q.limit = to_cells(qc.shared);
+      const threshold_cells q_limit = to_cells(qc.shared);
+      q.limit_mode = q_limit.mode;
+      q.limit_alpha_log2 = static_cast<std::int8_t>(q_limit.alpha_log2);
+      q.limit_fixed = q_limit.fixed_cells;
       q.ecn = qc.ecn.enabled;
       q.kmin = qc.ecn.kmin_bytes;
       q.kmax = qc.ecn.kmax_bytes;
@@ -166,26 +173,12 @@ switch_model::~switch_model() {
   if (wd_timer_ != no_timer) clock_.cancel(wd_timer_);
 }
 
-std::int64_t switch_model::limit_of(const threshold_cells& t, std::int64_t free_cells) {
-  switch (t.mode) {
-    case buffer_threshold::kind::dynamic:
-      // Broadcom/SONiC dynamic threshold: alpha x free pool, alpha a power of two.
-      free_cells = std::max<std::int64_t>(free_cells, 0);
-      return t.alpha_log2 >= 0 ? free_cells << t.alpha_log2 : free_cells >> -t.alpha_log2;
-    case buffer_threshold::kind::fixed:
-      return t.fixed_cells;
-    case buffer_threshold::kind::unlimited:
-      return unlimited_cells;
-  }
-  return 0;
-}
-
 std::int64_t switch_model::pg_shared_limit_cells(std::uint16_t port, std::uint8_t prio) const {
-  return limit_of(pgs_[idx(port, prio)].limit, ingress_pool_ - ingress_shared_used_);
+  return limit_of(pgs_[idx(port, prio)].limit(), ingress_pool_ - ingress_shared_used_);
 }
 
 std::int64_t switch_model::queue_shared_limit_cells(std::uint16_t port, std::uint8_t prio) const {
-  return limit_of(queues_[idx(port, prio)].limit, egress_pool_ - egress_shared_used_);
+  return limit_of(queues_[idx(port, prio)].limit(), egress_pool_ - egress_shared_used_);
 }
 
 double switch_model::uniform01() {
@@ -207,16 +200,16 @@ bool switch_model::ecn_decide(const queue_state& q, std::uint64_t depth_bytes) {
 }
 
 void switch_model::ring_push(queue_state& q, const packet& p) {
-  auto cap = static_cast<std::uint32_t>(q.ring.size());
-  if (q.ring_count == cap) {
+  if (q.ring == nullptr || q.ring_count == q.ring_mask + 1) {
+    const std::uint32_t cap = q.ring == nullptr ? 0 : q.ring_mask + 1;
     const std::uint32_t next = cap == 0 ? 64 : cap * 2;
-    std::vector<packet> grown(next);
-    for (std::uint32_t i = 0; i < q.ring_count; ++i) grown[i] = q.ring[(q.ring_head + i) & (cap - 1)];
-    q.ring.swap(grown);
+    auto grown = std::make_unique<packet[]>(next);
+    for (std::uint32_t i = 0; i < q.ring_count; ++i) grown[i] = q.ring[(q.ring_head + i) & q.ring_mask];
+    q.ring = std::move(grown);
     q.ring_head = 0;
-    cap = next;
+    q.ring_mask = next - 1;
   }
-  q.ring[(q.ring_head + q.ring_count) & (cap - 1)] = p;
+  q.ring[(q.ring_head + q.ring_count) & q.ring_mask] = p;
   ++q.ring_count;
 }
 
@@ -225,21 +218,14 @@ void switch_model::report_pg(std::uint16_t port, std::uint8_t prio, std::int64_t
   pg_occupancy occ;
   occ.shared_cells = pg.shared_used;
   occ.headroom_cells = pg.hdrm_used;
-  occ.xoff_cells = limit_of(pg.limit, ingress_pool_ - ingress_shared_used_);
+  occ.xoff_cells = limit_of(pg.limit(), ingress_pool_ - ingress_shared_used_);
   occ.xon_cells = pg.xon_fixed >= 0 ? pg.xon_fixed : std::max<std::int64_t>(0, occ.xoff_cells - pg.xon_offset);
   fc_->on_ingress_occupancy(port, prio, occ, now_ns);
 }
 
-void switch_model::report_pg_if_needed(std::uint16_t port, std::uint8_t prio, std::int64_t now_ns) {
-  pg_state& pg = pgs_[idx(port, prio)];
-  if (pfc_ == nullptr) {
-    report_pg(port, prio, now_ns);
-    return;
-  }
-  if (!pg.xoff && pg.hdrm_used == 0 && pg.shared_used < limit_of(pg.limit, ingress_pool_ - ingress_shared_used_))
-    return;  // below the XOFF point and not paused: on_ingress_occupancy would do nothing
+void switch_model::report_pg_tracked(std::uint16_t port, std::uint8_t prio, std::int64_t now_ns) {
   report_pg(port, prio, now_ns);
-  pg.xoff = fc_->ingress_stopped(port, prio);
+  if (pfc_ != nullptr) pgs_[idx(port, prio)].xoff = fc_->ingress_stopped(port, prio);
 }
 
 admission switch_model::admit(const packet& in, std::int64_t now_ns) {
@@ -287,7 +273,7 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
   if (rest > 0) {
     bool headroom = pg.lossless && pg.hdrm_used > 0;
     if (!headroom) {
-      const std::int64_t limit = limit_of(pg.limit, ingress_pool_ - ingress_shared_used_);
+      const std::int64_t limit = limit_of(pg.limit(), ingress_pool_ - ingress_shared_used_);
       if (pg.shared_used + rest <= limit && ingress_shared_used_ + rest <= ingress_pool_)
         to_shared = rest;
       else if (pg.lossless)
@@ -303,8 +289,8 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
   // Egress: reserve, then shared under the queue's threshold.
   const std::int64_t q_to_min = std::min(cells, std::max<std::int64_t>(0, q.reserve - q.min_used));
   const std::int64_t q_rest = cells - q_to_min;
-  if (q_rest > 0 && q.limit.mode != buffer_threshold::kind::unlimited) {
-    const std::int64_t limit = limit_of(q.limit, egress_pool_ - egress_shared_used_);
+  if (q_rest > 0 && q.limit_mode != buffer_threshold::kind::unlimited) {
+    const std::int64_t limit = limit_of(q.limit(), egress_pool_ - egress_shared_used_);
     if (q.shared_used + q_rest > limit || egress_shared_used_ + q_rest > egress_pool_)
       return drop(drop_reason::egress_limit, ports_[in.egress_port]);
   }
@@ -314,8 +300,9 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
   pg.shared_used += to_shared;
   pg.hdrm_used += to_hdrm;
   ingress_shared_used_ += to_shared;
-  pg.shared_wm = std::max(pg.shared_wm, pg.shared_used);
-  pg.hdrm_wm = std::max(pg.hdrm_wm, pg.hdrm_used);
+  // Watermarks move only when the shared or headroom use grew (their second line).
+  if (to_shared > 0) pg.shared_wm = std::max(pg.shared_wm, pg.shared_used);
+  if (to_hdrm > 0) pg.hdrm_wm = std::max(pg.hdrm_wm, pg.hdrm_used);
   q.min_used += q_to_min;
   q.shared_used += q_rest;
   egress_shared_used_ += q_rest;
@@ -330,7 +317,6 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
     res.ce_marked = true;
   }
   ring_push(q, pkt);
-  ++q.depth_packets;
   q.depth_bytes += pkt.size_bytes;
   q.watermark_bytes = std::max(q.watermark_bytes, q.depth_bytes);
   ++q.enq_packets;
@@ -372,20 +358,18 @@ int switch_model::pick_queue(port_state& ps, std::uint8_t eligible, std::uint16_
   }
 }
 
-std::optional<departure> switch_model::dequeue(std::uint16_t port, std::int64_t now_ns) {
+std::optional<departure> switch_model::dequeue_ready(std::uint16_t port, std::int64_t now_ns) {
   assert(port < ports_.size());
   port_state& ps = ports_[port];
   const std::int64_t now_ps = now_ns * 1000;
-  if (ps.nonempty == 0 || now_ps < ps.busy_until_ps) return std::nullopt;
-  const std::uint8_t eligible = ps.nonempty & (fc_->transmit_allowed(port, now_ns) | ps.wd_override);
+  const std::uint8_t eligible = ps.nonempty & (transmit_mask(port, now_ns) | ps.wd_override);
   if (eligible == 0) return std::nullopt;
   const int p = pick_queue(ps, eligible, port);
   queue_state& q = queues_[idx(port, static_cast<std::uint8_t>(p))];
 
   packet pkt = q.ring[q.ring_head];
-  q.ring_head = (q.ring_head + 1) & (static_cast<std::uint32_t>(q.ring.size()) - 1);
+  q.ring_head = (q.ring_head + 1) & q.ring_mask;
   if (--q.ring_count == 0) ps.nonempty &= static_cast<std::uint8_t>(~(1u << p));
-  --q.depth_packets;
   q.depth_bytes -= pkt.size_bytes;
 
   // Release: egress shared before reserve; ingress headroom, then shared, then reserve.
@@ -428,7 +412,7 @@ std::optional<departure> switch_model::dequeue(std::uint16_t port, std::int64_t 
   ps.busy_until_ps = start_ps + serialization_ps(port, pkt.size_bytes);
   ++ps.stats.tx_packets;
   ps.stats.tx_bytes += pkt.size_bytes;
-  fc_->on_transmit(port, pkt.priority, pkt.size_bytes, now_ns);
+  if (pfc_ == nullptr) fc_->on_transmit(port, pkt.priority, pkt.size_bytes, now_ns);  // credits; PFC has none
   if (pg.lossless) report_pg_if_needed(pkt.ingress_port, pkt.priority, now_ns);
   return departure{pkt, start_ps / 1000, (ps.busy_until_ps + 999) / 1000};
 }
@@ -436,8 +420,9 @@ std::optional<departure> switch_model::dequeue(std::uint16_t port, std::int64_t 
 std::int64_t switch_model::serialization_ps(std::uint16_t port, std::uint32_t bytes) const {
   // Fits 64 bits for any frame below 1 MB (8e6 bits x 1e12 < 9.2e18).
   const std::int64_t bits = (static_cast<std::int64_t>(bytes) + cfg_.wire_overhead_bytes) * 8;
-  const std::int64_t rate = ports_[port].rate_bps;
-  return (bits * 1'000'000'000'000 + rate - 1) / rate;
+  const port_state& ps = ports_[port];
+  if (ps.ps_per_byte != 0) return bits / 8 * ps.ps_per_byte;  // exact: 8e12 / rate is whole
+  return (bits * 1'000'000'000'000 + ps.rate_bps - 1) / ps.rate_bps;
 }
 
 void switch_model::send_pfc(std::uint16_t port, std::uint8_t prio, std::uint16_t quanta, bool refresh,
@@ -463,6 +448,7 @@ void switch_model::send_pfc(std::uint16_t port, std::uint8_t prio, std::uint16_t
 void switch_model::on_pfc_frame(std::uint16_t port, std::uint8_t class_enable,
                                 const std::array<std::uint16_t, num_priorities>& quanta, std::int64_t now_ns) {
   ++ports_[port].stats.pfc_rx_frames;
+  ports_[port].pause_seen = true;  // transmit_mask asks the flow control until it is over
   fc_->on_pfc_frame(port, class_enable, quanta, now_ns);
   if (watchdog_.empty()) return;
   bool xoff = false;
@@ -490,7 +476,7 @@ void switch_model::watchdog_poll(std::int64_t now_ns) {
   bool active = false;
   for (std::uint16_t port = 0; port < ports_.size(); ++port) {
     port_state& ps = ports_[port];
-    const std::uint8_t allowed = fc_->transmit_allowed(port, now_ns);
+    const std::uint8_t allowed = transmit_mask(port, now_ns);
     for (std::uint8_t p = 0; p < num_priorities; ++p) {
       if (((cfg_.lossless_priorities >> p) & 1u) == 0) continue;
       watchdog_state& w = watchdog_[idx(port, p)];
@@ -545,7 +531,7 @@ std::int64_t switch_model::next_dequeue_time_ns(std::uint16_t port, std::int64_t
   const port_state& ps = ports_[port];
   if (ps.nonempty == 0) return never_ns;
   const std::int64_t link = std::max(now_ns, next_transmit_time_ns(port));
-  if ((ps.nonempty & (fc_->transmit_allowed(port, now_ns) | ps.wd_override)) != 0) return link;
+  if ((ps.nonempty & (transmit_mask(port, now_ns) | ps.wd_override)) != 0) return link;
   std::int64_t resume = never_ns;
   for (std::uint8_t p = 0; p < num_priorities; ++p)
     if ((ps.nonempty >> p) & 1u) resume = std::min(resume, fc_->resume_ns(port, p));
@@ -561,7 +547,7 @@ queue_stats switch_model::queue(std::uint16_t port, std::uint8_t prio) const {
   s.dequeued_bytes = q.deq_bytes;
   s.dropped_packets = q.dropped;
   s.ecn_marked = q.ecn_marked;
-  s.depth_packets = q.depth_packets;
+  s.depth_packets = q.ring_count;
   s.depth_bytes = q.depth_bytes;
   s.watermark_bytes = q.watermark_bytes;
   s.reserve_cells = q.min_used;

@@ -40,6 +40,20 @@ TEST(TwinRouting, SingleSwitchIsOneHopFromTheSourcePortToTheDestinationPort) {
   EXPECT_EQ(l.device_name(l.host_device(7)), "h8");
 }
 
+// fabric_layout divides by hosts per leaf with a multiply (routing.hpp, leaf_number):
+// exact for every host and every leaf size the twin accepts, checked at the extremes
+// and at sizes whose inverse rounds up the most.
+TEST(TwinRouting, LeafAndPortOfEveryHostMatchDivision) {
+  for (const std::uint32_t per_leaf : {1u, 2u, 3u, 7u, 16u, 127u, 1000u, 21845u, 32767u, 65535u}) {
+    const std::uint32_t leaves = 65535 / per_leaf;
+    const fabric_layout l(leaf_spine_topology(per_leaf * leaves, leaves, 2));
+    for (std::uint32_t h = 0; h < per_leaf * leaves; ++h) {
+      ASSERT_EQ(l.leaf_of(h), h / per_leaf) << "host " << h << ", " << per_leaf << " per leaf";
+      ASSERT_EQ(l.host_port(h), h % per_leaf) << "host " << h << ", " << per_leaf << " per leaf";
+    }
+  }
+}
+
 TEST(TwinRouting, LeafSpineSameLeafStaysOnTheLeaf) {
   const auto t = leaf_spine_topology(16, 4, 2);  // 4 hosts per leaf
   const auto hops = flow_hops(t, 7, 5, 6, 3);     // both on leaf1

@@ -180,6 +180,7 @@ struct switch_node {
 
 struct host_node {
   std::int64_t rate_bps = 0;
+  std::int64_t ps_per_byte = 0;  // 8e12 / rate_bps when whole (as switch_model's ports)
   std::int64_t busy_until_ps = 0;
   std::int64_t pending_ns = never_ns;  // the NIC event in the queue, if any
   pfc_pause_state pause;
@@ -525,6 +526,7 @@ status engine::build() {
   for (std::uint32_t h = 0; h < t.hosts; ++h) {
     host_node& hn = hosts_[h];
     hn.rate_bps = host_rate_bps_;
+    if (8'000'000'000'000 % hn.rate_bps == 0) hn.ps_per_byte = 8'000'000'000'000 / hn.rate_bps;
     hn.pause = pfc_pause_state(host_rate_bps_, until_resume);
     hn.channel = static_cast<std::uint32_t>(port_owner_.size()) + h;
     hn.clk = std::make_unique<node_clock>(*this, static_cast<std::int32_t>(h));
@@ -579,8 +581,13 @@ std::int64_t engine::ideal_fct(const flow_state& f, std::uint64_t /*bytes*/) con
   const std::size_t L = links.size();
   std::array<std::int64_t, 8> busy{};
   busy.fill(std::numeric_limits<std::int64_t>::min() / 2);
+  // Every frame but the first and the last is a full one: its time per link once.
+  std::array<std::int64_t, 8> full_ps{};
+  for (std::size_t j = 0; j < L; ++j)
+    full_ps[j] = ser_ps(cfg_.nic.mtu_bytes + sizes_.data_overhead, overhead_, links[j].first);
   std::int64_t last_arrival_ns = 0;
   for (std::uint32_t i = 0; i < f.npkts; ++i) {
+    const bool full = i > 0 && i + 1 < f.npkts;
     const std::int64_t frame = (i + 1 < f.npkts ? cfg_.nic.mtu_bytes : f.last_payload) + sizes_.data_overhead +
                                (i == 0 ? sizes_.first_extra : 0);
     std::int64_t ready_ps = 0;  // relative to the start
@@ -588,7 +595,7 @@ std::int64_t engine::ideal_fct(const flow_state& f, std::uint64_t /*bytes*/) con
       // A link starts a frame when it arrives, or back to back at the exact end of the
       // previous one when that ended less than 1 ns before (engine: nic_try, dequeue).
       const std::int64_t s = ready_ps - busy[j] >= 1000 ? ready_ps : busy[j];
-      const std::int64_t end = s + ser_ps(frame, overhead_, links[j].first);
+      const std::int64_t end = s + (full ? full_ps[j] : ser_ps(frame, overhead_, links[j].first));
       busy[j] = end;
       ready_ps = (ceil_div(end, 1000) + links[j].second) * 1000;
     }
@@ -813,19 +820,19 @@ void engine::record_event(rocelab::event_kind kind, std::uint32_t device, std::u
 // earliest time it could.
 void engine::port_kick(std::uint32_t sw, std::uint16_t port) {
   switch_node& s = switches_[sw];
-  const std::uint32_t g = s.port_base + port;
   for (;;) {
-    const std::int64_t t = s.model->next_dequeue_time_ns(port, now_);
-    if (t == never_ns) return;
-    if (t > now_) {
-      if (t < port_pending_[g]) {
+    // A dequeue succeeds exactly when next_dequeue_time_ns would say now, so try it first
+    // and ask for the time only when no frame can start.
+    const auto d = s.model->dequeue(port, now_);
+    if (!d) {
+      const std::int64_t t = s.model->next_dequeue_time_ns(port, now_);
+      const std::uint32_t g = s.port_base + port;
+      if (t != never_ns && t > now_ && t < port_pending_[g]) {
         port_pending_[g] = t;
         q_.push(t, ev_port, g);
       }
       return;
     }
-    const auto d = s.model->dequeue(port, now_);
-    if (!d) return;
     if (d->discarded) {  // the PFC watchdog's drop action; go-back-N recovers it
       if (cfg_.max_events > 0) record_event(rocelab::event_kind::drop, sw, port, d->pkt.priority, d->pkt.flow_id);
       continue;
@@ -1053,16 +1060,21 @@ void engine::nic_try(std::uint32_t h) {
     }
   }
   if (!have && !hn.active.empty()) {
-    // Drop QPs with nothing left to send (they come back on a NAK or timeout).
-    std::erase_if(hn.active, [&](std::uint32_t f) {
-      flow_state& fl = flows_[f];
-      if (fl.snd_nxt < fl.npkts && !fl.done) return false;
-      fl.in_active = false;
-      return true;
-    });
+    // Drop QPs with nothing left to send (they come back on a NAK or timeout), when one
+    // may have run out since the last look (which saves touching every QP per frame).
+    {
+      std::erase_if(hn.active, [&](std::uint32_t f) {
+        flow_state& fl = flows_[f];
+        if (fl.snd_nxt < fl.npkts && !fl.done) return false;
+        fl.in_active = false;
+        return true;
+      });
+    }
     const auto n = static_cast<std::uint32_t>(hn.active.size());
+    // hn.rr is at most n unless QPs were dropped above; spare the division otherwise.
+    const std::uint32_t first = hn.rr < n ? hn.rr : hn.rr == n || n == 0 ? 0 : hn.rr % n;
     for (std::uint32_t k = 0; k < n; ++k) {
-      const std::uint32_t idx = (hn.rr + k) % n;
+      const std::uint32_t idx = first + k < n ? first + k : first + k - n;
       const std::uint32_t f = hn.active[idx];
       flow_state& fl = flows_[f];
       if (((allowed >> fl.prio) & 1u) == 0) {
@@ -1117,7 +1129,8 @@ void engine::nic_try(std::uint32_t h) {
   }
   // Back to back: continue from the exact end of the previous frame (as the switch does).
   const std::int64_t start_ps = now_ps - hn.busy_until_ps < 1000 ? hn.busy_until_ps : now_ps;
-  hn.busy_until_ps = start_ps + ser_ps(p.size_bytes, overhead_, hn.rate_bps);
+  hn.busy_until_ps = start_ps + (hn.ps_per_byte != 0 ? (p.size_bytes + overhead_) * hn.ps_per_byte
+                                                      : ser_ps(p.size_bytes, overhead_, hn.rate_bps));
   const std::int64_t end_ns = ceil_div(hn.busy_until_ps, 1000);
   push_wire(hn.channel, end_ns + channels_[hn.channel].delay_ns, p);
   if (ib_) hn.credits.on_transmit(p.priority, p.size_bytes, now_);

@@ -35,8 +35,11 @@ class pfc_pause_state {
   // A PFC frame fully received at now_ns; bit p of class_enable selects quanta[p].
   void on_frame(std::uint8_t class_enable, const std::array<std::uint16_t, num_priorities>& quanta,
                 std::int64_t now_ns);
-  // Bit p set: priority p may start a frame at now_ns.
-  [[nodiscard]] std::uint8_t allowed_mask(std::int64_t now_ns) const;
+  // Bit p set: priority p may start a frame at now_ns. Inline for the unpaused case.
+  [[nodiscard]] std::uint8_t allowed_mask(std::int64_t now_ns) const {
+    if (latest_until_ps_ != never_ns && now_ns * 1000 >= latest_until_ps_) return 0xff;
+    return allowed_mask_per_priority(now_ns);
+  }
   [[nodiscard]] bool paused(std::uint8_t prio, std::int64_t now_ns) const {
     return ((allowed_mask(now_ns) >> prio) & 1u) == 0;
   }
@@ -54,6 +57,8 @@ class pfc_pause_state {
   // after it every priority may send, which answers allowed_mask without the loop in
   // the common unpaused case (it is asked before every frame).
   std::int64_t latest_until_ps_ = 0;
+
+  [[nodiscard]] std::uint8_t allowed_mask_per_priority(std::int64_t now_ns) const;
 };
 
 // What the MMU reports about an ingress priority group, in cells.

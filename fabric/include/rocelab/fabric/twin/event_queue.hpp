@@ -26,6 +26,7 @@
 // nanosecond were scheduled 2^31 pushes apart. Single-threaded.
 
 #include <bit>
+#include <climits>
 #include <cstdint>
 #include <vector>
 
@@ -55,31 +56,19 @@ class event_queue {
   [[nodiscard]] bool empty() const { return in_wheel_ == 0 && far_.empty(); }
   [[nodiscard]] std::size_t size() const { return in_wheel_ + far_.size(); }
 
-  void push(std::int64_t at_ns, std::uint32_t kind, std::uint32_t index) {
+  // Inline, since every packet hop pushes at least one event; the rare cases (far
+  // events, a new node past the run's peak) are not.
+  [[gnu::always_inline]] void push(std::int64_t at_ns, std::uint32_t kind, std::uint32_t index) {
     const event_record e{at_ns, seq_++, (kind << event_index_bits) | (index & event_index_mask)};
     const std::int64_t ahead = at_ns - now_ns_;
-    if (ahead < 0 || ahead > far_horizon_ns) {
-      push_heap(far_, e);
+    if (ahead < 0 || ahead > far_horizon_ns || free_ == nil) [[unlikely]] {
+      push_slow(e);
       return;
     }
-    std::uint32_t n;
-    if (free_ != nil) {
-      n = free_;
-      free_ = nodes_[n].next;
-      nodes_[n] = node{e, nil};
-    } else {
-      n = static_cast<std::uint32_t>(nodes_.size());
-      nodes_.push_back(node{e, nil});
-    }
-    const auto b = static_cast<std::size_t>(at_ns & (wheel_ns - 1));
-    if (tail_[b] == nil) {
-      head_[b] = n;
-      occupied_[b >> 6] |= std::uint64_t{1} << (b & 63);
-    } else {
-      nodes_[tail_[b]].next = n;
-    }
-    tail_[b] = n;
-    ++in_wheel_;
+    const std::uint32_t n = free_;
+    free_ = nodes_[n].next;
+    nodes_[n] = node{e, nil};
+    link(n, at_ns);
   }
   // Sequence number the next push will carry (lets a caller recognise its own event).
   [[nodiscard]] std::uint32_t next_seq() const { return seq_; }
@@ -88,18 +77,19 @@ class event_queue {
   [[nodiscard]] event_record top() const {
     if (in_wheel_ == 0) return far_.front();
     const event_record& w = nodes_[head_[first_bucket()]].e;
-    return !far_.empty() && before(far_.front(), w) ? far_.front() : w;
+    return far_first_ns_ <= w.at_ns && before(far_.front(), w) ? far_.front() : w;
   }
 
   event_record pop() {
     event_record out;
     if (in_wheel_ == 0) {
-      out = pop_heap(far_);
+      out = pop_far();
     } else {
       const std::size_t b = first_bucket();
       const std::uint32_t n = head_[b];
-      if (!far_.empty() && before(far_.front(), nodes_[n].e)) {
-        out = pop_heap(far_);
+      // far_first_ns_ first: a far event is rarely due, and it is never_ns when none waits.
+      if (far_first_ns_ <= nodes_[n].e.at_ns && before(far_.front(), nodes_[n].e)) {
+        out = pop_far();
       } else {
         out = nodes_[n].e;
         head_[b] = nodes_[n].next;
@@ -142,6 +132,34 @@ class event_queue {
     return (w << 6) | static_cast<std::size_t>(std::countr_zero(bits));
   }
 
+  event_record pop_far() {
+    const event_record out = pop_heap(far_);
+    far_first_ns_ = far_.empty() ? INT64_MAX : far_.front().at_ns;
+    return out;
+  }
+  [[gnu::always_inline]] void link(std::uint32_t n, std::int64_t at_ns) {
+    const auto b = static_cast<std::size_t>(at_ns & (wheel_ns - 1));
+    if (tail_[b] == nil) {
+      head_[b] = n;
+      occupied_[b >> 6] |= std::uint64_t{1} << (b & 63);
+    } else {
+      nodes_[tail_[b]].next = n;
+    }
+    tail_[b] = n;
+    ++in_wheel_;
+  }
+  [[gnu::noinline]] void push_slow(const event_record& e) {
+    const std::int64_t ahead = e.at_ns - now_ns_;
+    if (ahead < 0 || ahead > far_horizon_ns) {
+      push_heap(far_, e);
+      far_first_ns_ = far_.front().at_ns;
+      return;
+    }
+    const auto n = static_cast<std::uint32_t>(nodes_.size());  // the free list is empty
+    nodes_.push_back(node{e, nil});
+    link(n, e.at_ns);
+  }
+
   static void push_heap(std::vector<event_record>& h, const event_record& e) {
     std::size_t i = h.size();
     h.push_back(e);
@@ -182,6 +200,7 @@ class event_queue {
   std::vector<std::uint64_t> occupied_;     // bit per bucket: non-empty
   std::size_t in_wheel_ = 0;
   std::vector<event_record> far_;
+  std::int64_t far_first_ns_ = INT64_MAX;  // far_.front().at_ns, or INT64_MAX when far_ is empty
   std::uint32_t seq_ = 0;
   std::int64_t now_ns_ = 0;
 };

@@ -16,6 +16,7 @@
 // have one way on. A flow's ACKs, NAKs and CNPs travel dst -> src with the same UDP
 // source port: flow_hops(topology, seed, dst, src, qp) is their path.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -103,7 +104,9 @@ class fabric_layout {
         hosts_(t.hosts),
         leaves_(leaf_spine_ ? t.leaves : 0),
         spines_(leaf_spine_ ? t.spines : 0),
-        hosts_per_leaf_(leaf_spine_ && t.leaves > 0 ? t.hosts / t.leaves : t.hosts) {}
+        hosts_per_leaf_(leaf_spine_ && t.leaves > 0 ? t.hosts / t.leaves : t.hosts),
+        per_leaf_inverse_(((std::uint64_t{1} << 32) + std::max<std::uint32_t>(hosts_per_leaf_, 1) - 1) /
+                          std::max<std::uint32_t>(hosts_per_leaf_, 1)) {}
 
   [[nodiscard]] bool leaf_spine() const { return leaf_spine_; }
   [[nodiscard]] std::uint32_t hosts() const { return hosts_; }
@@ -122,7 +125,7 @@ class fabric_layout {
   [[nodiscard]] std::uint32_t index_of(std::uint32_t device) const {
     return role_of(device) == role::spine ? device - leaves_ : device;
   }
-  [[nodiscard]] std::uint32_t leaf_of(std::uint32_t host) const { return leaf_spine_ ? host / hosts_per_leaf_ : 0; }
+  [[nodiscard]] std::uint32_t leaf_of(std::uint32_t host) const { return leaf_spine_ ? leaf_number(host) : 0; }
   // Ports of switch `device`.
   [[nodiscard]] std::uint32_t ports_of(std::uint32_t device) const {
     switch (role_of(device)) {
@@ -134,7 +137,7 @@ class fabric_layout {
   }
   // The port of the switch a host's link goes to.
   [[nodiscard]] std::uint16_t host_port(std::uint32_t host) const {
-    return static_cast<std::uint16_t>(leaf_spine_ ? host % hosts_per_leaf_ : host);
+    return static_cast<std::uint16_t>(leaf_spine_ ? host - leaf_number(host) * hosts_per_leaf_ : host);
   }
   // The device name run_records::devices carries.
   [[nodiscard]] std::string device_name(std::uint32_t device) const {
@@ -153,11 +156,13 @@ class fabric_layout {
     switch (role_of(device)) {
       case role::single:
         return static_cast<std::uint16_t>(dst);
-      case role::leaf:
-        if (dst / hosts_per_leaf_ == device) return static_cast<std::uint16_t>(dst % hosts_per_leaf_);
+      case role::leaf: {
+        const std::uint32_t leaf = leaf_number(dst);
+        if (leaf == device) return static_cast<std::uint16_t>(dst - leaf * hosts_per_leaf_);
         return static_cast<std::uint16_t>(hosts_per_leaf_ + ecmp);
+      }
       case role::spine:
-        return static_cast<std::uint16_t>(dst / hosts_per_leaf_);
+        return static_cast<std::uint16_t>(leaf_number(dst));
     }
     return 0;
   }
@@ -206,10 +211,19 @@ class fabric_layout {
   }
 
  private:
+  // host / hosts_per_leaf_ as a multiply (every hop of the twin routes, and a division
+  // costs more than the rest of the route): with m = ceil(2^32 / d), (x m) >> 32 is
+  // floor(x / d) for every x and d below 2^16 (Granlund & Montgomery 1994; the error
+  // x (m d - 2^32) / 2^32 stays below 1), and hosts are at most 65535.
+  [[nodiscard]] std::uint32_t leaf_number(std::uint32_t host) const {
+    return static_cast<std::uint32_t>((static_cast<std::uint64_t>(host) * per_leaf_inverse_) >> 32);
+  }
+
   topology_config::ecmp_kind ecmp_;
   std::vector<std::uint32_t> ecmp_seeds_;
   bool leaf_spine_;
   std::uint32_t hosts_, leaves_, spines_, hosts_per_leaf_;
+  std::uint64_t per_leaf_inverse_;  // ceil(2^32 / hosts_per_leaf_)
 };
 
 // The hops of the data packets of flow (src, dst, qp) in a twin run of `topology` with
