@@ -239,10 +239,10 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
   ++pg.rx_packets;
   pg.rx_bytes += in.size_bytes;
 
-  admission res;
   const auto prio_bit = static_cast<std::uint8_t>(1u << in.priority);
   if (((inp.wd_drop | ports_[in.egress_port].wd_drop) & prio_bit) != 0) [[unlikely]] {
     // The PFC watchdog's drop action: toward a stormed queue, or in from a stormed port.
+    admission res;
     res.reason = drop_reason::pfc_watchdog;
     constexpr auto r = static_cast<std::size_t>(drop_reason::pfc_watchdog);
     if ((ports_[in.egress_port].wd_drop & prio_bit) != 0) {
@@ -256,7 +256,10 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
     }
     return res;
   }
-  auto drop = [&](drop_reason why, port_state& where) {
+  // By value, not by reference to `res`: a captured result lives on the stack, and
+  // reading it back as one word after byte stores stalls the return of every admission.
+  auto drop = [&q, &pg](drop_reason why, port_state& where) {
+    admission res;
     res.reason = why;
     ++where.stats.dropped_packets[static_cast<std::size_t>(why)];
     if (why == drop_reason::egress_limit)
@@ -311,10 +314,11 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
   ++resident_;
 
   packet pkt = in;
+  bool ce_marked = false;
   if (q.ecn && !cfg_.ecn_mark_on_dequeue && is_ect(pkt.ecn) && ecn_decide(q, q.depth_bytes)) {
     pkt.ecn = ecn_codepoint::ce;
     ++q.ecn_marked;
-    res.ce_marked = true;
+    ce_marked = true;
   }
   ring_push(q, pkt);
   q.depth_bytes += pkt.size_bytes;
@@ -324,8 +328,7 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
   ports_[in.egress_port].nonempty |= static_cast<std::uint8_t>(1u << in.priority);
 
   if (pg.lossless) report_pg_if_needed(in.ingress_port, in.priority, now_ns);
-  res.accepted = true;
-  return res;
+  return admission{true, drop_reason::none, ce_marked};
 }
 
 int switch_model::pick_queue(port_state& ps, std::uint8_t eligible, std::uint16_t port) {

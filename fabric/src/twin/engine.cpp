@@ -1060,16 +1060,13 @@ void engine::nic_try(std::uint32_t h) {
     }
   }
   if (!have && !hn.active.empty()) {
-    // Drop QPs with nothing left to send (they come back on a NAK or timeout), when one
-    // may have run out since the last look (which saves touching every QP per frame).
-    {
-      std::erase_if(hn.active, [&](std::uint32_t f) {
-        flow_state& fl = flows_[f];
-        if (fl.snd_nxt < fl.npkts && !fl.done) return false;
-        fl.in_active = false;
-        return true;
-      });
-    }
+    // Drop QPs with nothing left to send (they come back on a NAK or timeout).
+    std::erase_if(hn.active, [&](std::uint32_t f) {
+      flow_state& fl = flows_[f];
+      if (fl.snd_nxt < fl.npkts && !fl.done) return false;
+      fl.in_active = false;
+      return true;
+    });
     const auto n = static_cast<std::uint32_t>(hn.active.size());
     // hn.rr is at most n unless QPs were dropped above; spare the division otherwise.
     const std::uint32_t first = hn.rr < n ? hn.rr : hn.rr == n || n == 0 ? 0 : hn.rr % n;
