@@ -45,6 +45,7 @@ struct run_args {
   std::string controller;
   std::string token_file;
   std::string db = "rocelab.db";
+  std::uint64_t hpcc_seed = 0;  // 0: the scenario's default
 };
 
 // The summary JSON with the store's run id beside run_id (key order kept).
@@ -157,6 +158,7 @@ int run_hpcc(const run_args& args) {
     return 2;
   }
   for (const auto& note : scenario->notes) std::cerr << "rocelab run: note: " << note << "\n";
+  if (args.hpcc_seed != 0) scenario->config.seed = args.hpcc_seed;
   auto records = experiments::run_hpcc_scenario(*scenario);
   if (!records) {
     std::cerr << "rocelab run: " << records.error().message() << "\n";
@@ -200,6 +202,9 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("spec", args->spec, "experiment spec (see examples/)")->check(CLI::ExistingFile);
   app.add_option("--hpcc", args->hpcc, "run an HPCC ns-3 scenario (its config.txt) unchanged, in compatibility mode")
       ->check(CLI::ExistingFile);
+  app.add_option("--seed", args->hpcc_seed,
+                 "with --hpcc: the seed of the twin's random ECN marking (default 1); one seed, one result")
+      ->check(CLI::PositiveNumber);
   app.add_option("--controller", args->controller, "submit to a running controller (host:port) instead of running here");
   app.add_option("--token-file", args->token_file, "the lab token for --controller (first line, mode 600)");
   app.add_option("--db", args->db, "the run store of the embedded controller")->capture_default_str();
@@ -212,6 +217,10 @@ std::function<int()> setup(CLI::App& app) {
   return [args] {
     if (args->spec.empty() == args->hpcc.empty()) {
       std::cerr << "rocelab run: give a spec file or --hpcc config.txt (one of them)\n";
+      return 2;
+    }
+    if (args->hpcc_seed != 0 && args->hpcc.empty()) {
+      std::cerr << "rocelab run: --seed applies to --hpcc; a spec sets its seed with --set seed=N\n";
       return 2;
     }
     if (!args->hpcc.empty()) {
