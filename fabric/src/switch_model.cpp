@@ -315,7 +315,7 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
 
   packet pkt = in;
   bool ce_marked = false;
-  if (q.ecn && !cfg_.ecn_mark_on_dequeue && is_ect(pkt.ecn) && ecn_decide(q, q.depth_bytes)) {
+  if (ecn_eligible(q, pkt, !cfg_.ecn_mark_on_dequeue) && ecn_decide(q, q.depth_bytes)) {
     pkt.ecn = ecn_codepoint::ce;
     ++q.ecn_marked;
     ce_marked = true;
@@ -404,7 +404,7 @@ std::optional<departure> switch_model::dequeue_ready(std::uint16_t port, std::in
 
   ++q.deq_packets;  // sent, not discarded
   q.deq_bytes += pkt.size_bytes;
-  if (q.ecn && cfg_.ecn_mark_on_dequeue && is_ect(pkt.ecn) && ecn_decide(q, q.depth_bytes)) {
+  if (ecn_eligible(q, pkt, cfg_.ecn_mark_on_dequeue) && ecn_decide(q, q.depth_bytes)) {
     pkt.ecn = ecn_codepoint::ce;
     ++q.ecn_marked;
   }
@@ -526,15 +526,8 @@ watchdog_stats switch_model::watchdog(std::uint16_t port, std::uint8_t prio) con
   return watchdog_.empty() ? watchdog_stats{} : watchdog_[idx(port, prio)].stats;
 }
 
-std::int64_t switch_model::next_transmit_time_ns(std::uint16_t port) const {
-  return (ports_[port].busy_until_ps + 999) / 1000;
-}
-
-std::int64_t switch_model::next_dequeue_time_ns(std::uint16_t port, std::int64_t now_ns) const {
+std::int64_t switch_model::next_resume_ns(std::uint16_t port, std::int64_t link) const {
   const port_state& ps = ports_[port];
-  if (ps.nonempty == 0) return never_ns;
-  const std::int64_t link = std::max(now_ns, next_transmit_time_ns(port));
-  if ((ps.nonempty & (transmit_mask(port, now_ns) | ps.wd_override)) != 0) return link;
   std::int64_t resume = never_ns;
   for (std::uint8_t p = 0; p < num_priorities; ++p)
     if ((ps.nonempty >> p) & 1u) resume = std::min(resume, fc_->resume_ns(port, p));

@@ -825,8 +825,11 @@ void engine::port_kick(std::uint32_t sw, std::uint16_t port) {
     // and ask for the time only when no frame can start.
     const auto d = s.model->dequeue(port, now_);
     if (!d) {
-      const std::int64_t t = s.model->next_dequeue_time_ns(port, now_);
       const std::uint32_t g = s.port_base + port;
+      // Usually an ev_port already waits for the end of the frame in progress, and no
+      // time next_dequeue_time_ns can give is earlier than that end.
+      if (port_pending_[g] <= s.model->next_transmit_time_ns(port)) return;
+      const std::int64_t t = s.model->next_dequeue_time_ns(port, now_);
       if (t != never_ns && t > now_ && t < port_pending_[g]) {
         port_pending_[g] = t;
         q_.push(t, ev_port, g);

@@ -164,10 +164,20 @@ class switch_model final : private control_frame_port, private timer_client {
                     const std::array<std::uint16_t, num_priorities>& quanta, std::int64_t now_ns);
 
   // When the port's link is free (end of the frame in progress), rounded up to ns.
-  [[nodiscard]] std::int64_t next_transmit_time_ns(std::uint16_t port) const;
+  [[nodiscard]] std::int64_t next_transmit_time_ns(std::uint16_t port) const {
+    return (ports_[port].busy_until_ps + 999) / 1000;
+  }
   // Earliest time a dequeue on `port` can succeed given link, queues and pauses;
-  // never_ns when nothing is queued or everything queued is held until XON.
-  [[nodiscard]] std::int64_t next_dequeue_time_ns(std::uint16_t port, std::int64_t now_ns) const;
+  // never_ns when nothing is queued or everything queued is held until XON. Inline for
+  // the usual answers (empty, or the end of the frame in progress); paused queues ask
+  // the flow control out of line.
+  [[nodiscard]] std::int64_t next_dequeue_time_ns(std::uint16_t port, std::int64_t now_ns) const {
+    const port_state& ps = ports_[port];
+    if (ps.nonempty == 0) return never_ns;
+    const std::int64_t link = std::max(now_ns, next_transmit_time_ns(port));
+    if ((ps.nonempty & (transmit_mask(port, now_ns) | ps.wd_override)) != 0) return link;
+    return next_resume_ns(port, link);
+  }
   // Serialization time of a frame of `bytes` on `port` (plus wire overhead), in ps.
   [[nodiscard]] std::int64_t serialization_ps(std::uint16_t port, std::uint32_t bytes) const;
 
@@ -289,6 +299,20 @@ class switch_model final : private control_frame_port, private timer_client {
   static constexpr std::int64_t unlimited_cells = INT64_MAX / 4;
   // Priorities that may start a frame on `port` now. PFC is the usual flow control and
   // its class is final, so the common case is a direct, inlinable call.
+  // Whether the marking decision must be drawn for `pkt` in `q` at this point (`here`:
+  // the switch marks at this end of the queue): ECN on, an ECN-capable packet, and a
+  // depth over Kmin. One branch rather than four: ACKs (not ECT) and data alternate in a
+  // queue, so testing ECT on its own mispredicts about every other packet, while the
+  // whole condition is rarely true. ecn_decide repeats the Kmin test, so the random draws
+  // are the same ones.
+  [[nodiscard]] static bool ecn_eligible(const queue_state& q, const packet& pkt, bool here) {
+    return static_cast<bool>(static_cast<unsigned>(q.ecn) & static_cast<unsigned>(here) &
+                             static_cast<unsigned>(is_ect(pkt.ecn)) &
+                             static_cast<unsigned>(static_cast<std::int64_t>(q.depth_bytes) > q.kmin));
+  }
+  // next_dequeue_time_ns when every queued priority is paused: the earliest resume, not
+  // before `link`.
+  [[nodiscard]] std::int64_t next_resume_ns(std::uint16_t port, std::int64_t link) const;
   [[nodiscard]] std::uint8_t transmit_mask(std::uint16_t port, std::int64_t now_ns) const {
     if (pfc_ == nullptr) return fc_->transmit_allowed(port, now_ns);
     const port_state& ps = ports_[port];

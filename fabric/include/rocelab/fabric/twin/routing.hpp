@@ -152,19 +152,18 @@ class fabric_layout {
 
   // The egress port switch `device` forwards a packet for host `dst` on; `ecmp` is the
   // flow's uplink choice (ecmp_pick over spines()), used by a leaf for remote hosts.
+  // Every packet at every switch asks, and whether a switch is a leaf, and a leaf the
+  // destination's, change from packet to packet: the choice is made by selects rather
+  // than branches.
   [[nodiscard]] std::uint16_t egress_port(std::uint32_t device, std::uint32_t dst, std::uint32_t ecmp) const {
-    switch (role_of(device)) {
-      case role::single:
-        return static_cast<std::uint16_t>(dst);
-      case role::leaf: {
-        const std::uint32_t leaf = leaf_number(dst);
-        if (leaf == device) return static_cast<std::uint16_t>(dst - leaf * hosts_per_leaf_);
-        return static_cast<std::uint16_t>(hosts_per_leaf_ + ecmp);
-      }
-      case role::spine:
-        return static_cast<std::uint16_t>(leaf_number(dst));
-    }
-    return 0;
+    if (!leaf_spine_) return static_cast<std::uint16_t>(dst);
+    const std::uint32_t leaf = leaf_number(dst);
+    const std::uint32_t down = dst - leaf * hosts_per_leaf_, up = hosts_per_leaf_ + ecmp;
+    // Masks, since the compiler keeps a branch for the ternary.
+    const std::uint32_t local = 0u - static_cast<std::uint32_t>(leaf == device);
+    const std::uint32_t at_leaf = up ^ ((up ^ down) & local);
+    const std::uint32_t is_leaf = 0u - static_cast<std::uint32_t>(device < leaves_);
+    return static_cast<std::uint16_t>(leaf ^ ((leaf ^ at_leaf) & is_leaf));
   }
 
   // The uplink choice (spine number) of packets src -> dst of QP `qp` (0 when there is
