@@ -424,7 +424,11 @@ std::int64_t switch_model::serialization_ps(std::uint16_t port, std::uint32_t by
   // Fits 64 bits for any frame below 1 MB (8e6 bits x 1e12 < 9.2e18).
   const std::int64_t bits = (static_cast<std::int64_t>(bytes) + cfg_.wire_overhead_bytes) * 8;
   const port_state& ps = ports_[port];
-  if (ps.ps_per_byte != 0) return bits / 8 * ps.ps_per_byte;  // exact: 8e12 / rate is whole
+  if (ps.ps_per_byte != 0) {  // exact: 8e12 / rate is whole
+    const std::int64_t exact = bits / 8 * ps.ps_per_byte;
+    return cfg_.frame_time_whole_ns ? exact / 1000 * 1000 : exact;
+  }
+  if (cfg_.frame_time_whole_ns) return bits * 1'000'000'000 / ps.rate_bps * 1000;
   return (bits * 1'000'000'000'000 + ps.rate_bps - 1) / ps.rate_bps;
 }
 

@@ -6,11 +6,12 @@
 //
 // Two packet simulators agree on distributions, not on each flow: ECN marks are random
 // draws (ns-3's RNG stream cannot be replayed) and which flow is ahead at a given
-// microsecond follows from them. One ns-3 run is one sample, so the twin's side pools
-// several seeds (the scenario is otherwise the same run): the comparison then measures
-// the model's bias plus ns-3's own sampling noise, not the twin's noise on top. Flow-size
-// buckets and percentiles as bench/twin/compare_hpcc.py computes them (decades of the
-// WebSearch distribution; slowdown clamped at 1; linear interpolation).
+// microsecond follows from them. One run is one sample, and a p99 over 352 short flows
+// is set by a handful of them, so both sides pool eight runs: ns-3 with RngRun 1..8
+// (tests/data/hpcc-ns3/ls64_ws50/, RngRun 1 being its default run) and the twin with
+// seeds 1..8. The comparison then measures the models' difference, not the luck of one
+// run. Flow-size buckets and percentiles as bench/twin/compare_hpcc.py computes them
+// (decades of the WebSearch distribution; slowdown clamped at 1; linear interpolation).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rocelab/experiments/hpcc_ns3.hpp"
@@ -102,37 +104,50 @@ twin_runs run_seeds(const std::string& scenario, std::uint64_t seeds) {
   return out;
 }
 
+// ns-3's fct.txt of ls64_ws50 for RngRun 1..8: the default run's file, then rngrun-N/.
+std::vector<std::vector<fct_line>> ns3_runs() {
+  std::vector<std::vector<fct_line>> out;
+  for (int run = 1; run <= 8; ++run) {
+    const std::string file = run == 1 ? reference("ls64_ws50", "fct.txt")
+                                      : reference("ls64_ws50", ("rngrun-" + std::to_string(run) + "/fct.txt").c_str());
+    std::ifstream in(file);
+    EXPECT_TRUE(in) << file;
+    out.push_back(read_fct(in));
+    EXPECT_EQ(out.back().size(), 2344u) << file;
+  }
+  return out;
+}
+
+// The lowest and highest percentile p of bucket b over single runs.
+std::pair<double, double> single_run_range(const std::vector<std::vector<fct_line>>& runs, std::size_t b, double p) {
+  double lo = 1e300, hi = 0;
+  for (const auto& r : runs) {
+    buckets one;
+    add_slowdowns(r, one);
+    lo = std::min(lo, percentile(one[b], p));
+    hi = std::max(hi, percentile(one[b], p));
+  }
+  return {lo, hi};
+}
+
 TEST(TwinHpccFidelity, Ls64Ws50SlowdownPerSizeBucketWithin10Percent) {
-  std::ifstream ref_in(reference("ls64_ws50", "fct.txt"));
-  ASSERT_TRUE(ref_in) << reference("ls64_ws50", "fct.txt");
-  const auto ref = read_fct(ref_in);
-  ASSERT_EQ(ref.size(), 2344u);
+  const auto ref = ns3_runs();
   buckets ns3, twin;
-  add_slowdowns(ref, ns3);
+  for (const auto& r : ref) add_slowdowns(r, ns3);
   const auto runs = run_seeds("ls64_ws50", 8);
   ASSERT_EQ(runs.fcts.size(), 8u);
   for (const auto& r : runs.fcts) add_slowdowns(r, twin);
   for (std::size_t b = 0; b < 4; ++b) {
     ASSERT_FALSE(ns3[b].empty());
-    ASSERT_EQ(twin[b].size(), runs.fcts.size() * ns3[b].size()) << bucket_names[b];
+    ASSERT_EQ(twin[b].size(), ns3[b].size()) << bucket_names[b];
     for (const double p : {50.0, 95.0, 99.0}) {
       const double a = percentile(ns3[b], p), t = percentile(twin[b], p);
-      // The spread of single runs, for judging a miss: one seed's percentile is what
-      // ns-3's single run is to its own expectation.
-      double lo = 1e300, hi = 0;
-      for (const auto& r : runs.fcts) {
-        buckets one;
-        add_slowdowns(r, one);
-        lo = std::min(lo, percentile(one[b], p));
-        hi = std::max(hi, percentile(one[b], p));
-      }
-      std::printf("%-11s p%-2.0f ns-3 %8.3f twin %8.3f %+6.1f%%  (single seeds %.3f..%.3f)\n", bucket_names[b], p, a, t,
-                  (t - a) / a * 100, lo, hi);
-      // Known gap (issue 4 asks 10% everywhere): the short flows' p99 is 17% high and all
-      // eight seeds are above ns-3's (17.9..20.3 against 16.7), so it is a bias of the
-      // model, not noise; not found yet. Held at 20% so it cannot grow unseen.
-      const double tolerance = b == 0 && p == 99.0 ? 0.20 : 0.10;
-      EXPECT_NEAR(t, a, tolerance * a) << bucket_names[b] << " slowdown p" << p;
+      // The spread of single runs on each side, for judging a miss.
+      const auto [alo, ahi] = single_run_range(ref, b, p);
+      const auto [tlo, thi] = single_run_range(runs.fcts, b, p);
+      std::printf("%-11s p%-2.0f ns-3 %8.3f twin %8.3f %+6.1f%%  (single runs: ns-3 %.3f..%.3f, twin %.3f..%.3f)\n",
+                  bucket_names[b], p, a, t, (t - a) / a * 100, alo, ahi, tlo, thi);
+      EXPECT_NEAR(t, a, 0.10 * a) << bucket_names[b] << " slowdown p" << p;
     }
   }
 }

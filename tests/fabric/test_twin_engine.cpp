@@ -283,22 +283,24 @@ TEST(TwinCompat, HpccNs3IncastUsesItsModellingChoices) {
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_TRUE(all_completed(*r));
   EXPECT_EQ(r->totals.drops, 0u);
-  // 16 MB in 1036-byte frames with no preamble/IFG: 16 x 1000 x 1036 x 8 / 100 = 1,326,080 ns
-  // of bottleneck time at least. DCQCN leaves the link partly idle after its cuts: the
-  // ns-3 reference for 16 x 8 MB (README) ends at 12.02-13.02 ms against 10.61 ms of
-  // bottleneck time, 13-23% over; allow 30%.
-  EXPECT_GE(testing::last_end_ns(*r), 1'326'080);
-  EXPECT_LE(testing::last_end_ns(*r), 1'326'080 * 130 / 100);
+  // 16 MB in 1048-byte frames with no preamble/IFG, each holding the link for 8384 bits
+  // at 100 Gb/s truncated to whole ns (83 ns, as ns-3's Time does): 16 x 1000 x 83 =
+  // 1,328,000 ns of bottleneck time at least. DCQCN leaves the link partly idle after its
+  // cuts: the ns-3 reference for 16 x 8 MB (README) ends at 12.02-13.02 ms against
+  // 10.62 ms of bottleneck time, 13-23% over; allow 30%.
+  EXPECT_GE(testing::last_end_ns(*r), 1'328'000);
+  EXPECT_LE(testing::last_end_ns(*r), 1'328'000 * 130 / 100);
   EXPECT_GT(r->totals.ce_marked, 0u);
   // A congestion flag on the ACK of every marked packet: CNPs = marks, none spaced out.
   EXPECT_EQ(r->totals.cnps, r->totals.ce_marked);
   // Pauses, if any, last until an explicit resume: every interval has a real end.
   for (const auto& p : r->pauses) EXPECT_LE(p.end_ns, r->simulated_ns);
-  // Bottleneck bytes: 16 x 1000 frames of 1036 B (PPP 2, IPv4 20, UDP 8, SeqTs 6, payload).
+  // Bottleneck bytes: 16 x 1000 frames of 1048 B (the HPCC fork's 14-byte PppHeader,
+  // IPv4 20, UDP 8, SeqTs 6, payload).
   std::uint64_t tx = 0;
   for (const auto& c : r->counters)
     if (c.device == 0 && c.port == 0 && c.name == "tx_bytes") tx = c.value;
-  EXPECT_EQ(tx, 16u * 1000u * 1036u);
+  EXPECT_EQ(tx, 16u * 1000u * 1048u);
 }
 
 // A workload that chains messages: each completion posts the next, as an all-reduce step

@@ -251,6 +251,12 @@ class engine final : public twin_context {
                                   std::uint32_t host_ports) const;
   void path_of(std::uint32_t src, std::uint32_t dst, std::vector<std::pair<std::int64_t, std::int64_t>>& links) const;
   std::int64_t ideal_fct(const flow_state& f, std::uint64_t bytes) const;
+  // How long a frame of `frame_bytes` holds a link of `rate_bps`, in ps: as the switch
+  // model's serialization_ps, so NIC and switch agree (compat: whole ns, truncated).
+  [[nodiscard]] std::int64_t frame_ps(std::int64_t frame_bytes, std::int64_t rate_bps) const {
+    if (compat_) return (frame_bytes + overhead_) * 8 * 1'000'000'000 / rate_bps * 1000;
+    return ser_ps(frame_bytes, overhead_, rate_bps);
+  }
 
   // events
   void dispatch(const event_record& e);
@@ -360,6 +366,7 @@ switch_config engine::switch_config_for(const std::vector<std::int64_t>& rates, 
     sc.pfc.pause_until_resume = true;
     sc.pfc.send_xon = true;
     sc.strict_low_index_first = true;
+    sc.frame_time_whole_ns = true;
     sc.lossless_priorities = static_cast<std::uint8_t>(1u << cfg_.nic.data_priority);
   }
   const double cable_m = static_cast<double>(cfg_.topology.link_delay_ns) / propagation_ns_per_m;
@@ -584,7 +591,7 @@ std::int64_t engine::ideal_fct(const flow_state& f, std::uint64_t /*bytes*/) con
   // Every frame but the first and the last is a full one: its time per link once.
   std::array<std::int64_t, 8> full_ps{};
   for (std::size_t j = 0; j < L; ++j)
-    full_ps[j] = ser_ps(cfg_.nic.mtu_bytes + sizes_.data_overhead, overhead_, links[j].first);
+    full_ps[j] = frame_ps(cfg_.nic.mtu_bytes + sizes_.data_overhead, links[j].first);
   std::int64_t last_arrival_ns = 0;
   for (std::uint32_t i = 0; i < f.npkts; ++i) {
     const bool full = i > 0 && i + 1 < f.npkts;
@@ -595,7 +602,7 @@ std::int64_t engine::ideal_fct(const flow_state& f, std::uint64_t /*bytes*/) con
       // A link starts a frame when it arrives, or back to back at the exact end of the
       // previous one when that ended less than 1 ns before (engine: nic_try, dequeue).
       const std::int64_t s = ready_ps - busy[j] >= 1000 ? ready_ps : busy[j];
-      const std::int64_t end = s + (full ? full_ps[j] : ser_ps(frame, overhead_, links[j].first));
+      const std::int64_t end = s + (full ? full_ps[j] : frame_ps(frame, links[j].first));
       busy[j] = end;
       ready_ps = (ceil_div(end, 1000) + links[j].second) * 1000;
     }
@@ -603,7 +610,7 @@ std::int64_t engine::ideal_fct(const flow_state& f, std::uint64_t /*bytes*/) con
   }
   std::int64_t t_ps = last_arrival_ns * 1000;
   for (std::size_t j = L; j-- > 0;) {
-    const std::int64_t end = t_ps + ser_ps(sizes_.ack, overhead_, links[j].first);
+    const std::int64_t end = t_ps + frame_ps(sizes_.ack, links[j].first);
     t_ps = (ceil_div(end, 1000) + links[j].second) * 1000;
   }
   return t_ps / 1000;
@@ -1129,8 +1136,10 @@ void engine::nic_try(std::uint32_t h) {
   }
   // Back to back: continue from the exact end of the previous frame (as the switch does).
   const std::int64_t start_ps = now_ps - hn.busy_until_ps < 1000 ? hn.busy_until_ps : now_ps;
-  hn.busy_until_ps = start_ps + (hn.ps_per_byte != 0 ? (p.size_bytes + overhead_) * hn.ps_per_byte
-                                                      : ser_ps(p.size_bytes, overhead_, hn.rate_bps));
+  std::int64_t frame = hn.ps_per_byte != 0 ? (p.size_bytes + overhead_) * hn.ps_per_byte
+                                           : frame_ps(p.size_bytes, hn.rate_bps);
+  if (compat_) frame = frame / 1000 * 1000;  // ns-3: whole ns, truncated (frame_ps)
+  hn.busy_until_ps = start_ps + frame;
   const std::int64_t end_ns = ceil_div(hn.busy_until_ps, 1000);
   push_wire(hn.channel, end_ns + channels_[hn.channel].delay_ns, p);
   if (ib_) hn.credits.on_transmit(p.priority, p.size_bytes, now_);
@@ -1147,8 +1156,12 @@ void engine::nic_try(std::uint32_t h) {
     fl.snd_max = std::max(fl.snd_max, fl.snd_nxt);
     fl.last_tx_ps = start_ps;
     fl.last_bits = (p.size_bytes + static_cast<std::uint32_t>(overhead_)) * 8;
-    if (compat_ && fl.rp)
-      fl.next_avail_ps = start_ps + static_cast<std::int64_t>(std::ceil(fl.last_bits * 1e12 / fl.rp->rate_bps()));
+    if (compat_ && fl.rp) {
+      // RdmaHw::UpdateNextAvail: Seconds(m_rate.CalculateTxTime(size)), an ns3::Time of
+      // whole ns (truncated), at the QP's DataRate (whole bit/s).
+      const double rate = std::floor(fl.rp->rate_bps());
+      fl.next_avail_ps = start_ps + static_cast<std::int64_t>(static_cast<double>(fl.last_bits) * 1e9 / rate) * 1000;
+    }
     if (fl.rp) fl.rp->on_bytes_sent(now_, p.size_bytes);
     if (!fl.rto_armed) {
       fl.rto_armed = true;

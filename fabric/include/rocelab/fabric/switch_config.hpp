@@ -129,6 +129,11 @@ struct switch_config {
   // 8 + 12 bytes). 0 reproduces the HPCC ns-3 simulator.
   std::int64_t wire_overhead_bytes = 20;
   std::uint64_t ecn_seed = 1;  // seeds the marking decisions; same seed, same marks
+  // A frame holds its link for bytes x 8 / rate truncated to whole nanoseconds: the HPCC
+  // ns-3 simulator's serialization (QbbNetDevice::TransmitStart makes an ns3::Time of
+  // DataRate::CalculateTxTime, and a Time holds whole ns, truncated). False: exact to
+  // the picosecond, as a MAC sends.
+  bool frame_time_whole_ns = false;
 };
 
 [[nodiscard]] status validate(const switch_config& cfg);
