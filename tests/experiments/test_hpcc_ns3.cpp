@@ -86,6 +86,38 @@ TEST(hpcc_ns3_scenario, ideal_fct_equals_the_simulators_standalone_fct) {
   }
 }
 
+// Lone flows on ls64_ws50's fabric, run by ns-3 (this scenario's config and topology
+// with a two-line flow.txt, 2026-11-25): 0 -> 1 (one leaf) with 2 MB ended at 170,091 ns
+// and 2 -> 20 (across a spine) with 100 KB at 16,433 ns; 1 MB each at 87,091 and
+// 91,133 ns. With nothing to share, every nanosecond is frame sizes and frame times:
+// 1048-byte data frames and 60-byte ACKs, each holding its link for its bits / rate
+// truncated to whole ns.
+TEST(hpcc_ns3_scenario, lone_flows_end_at_the_simulators_nanosecond) {
+  auto sc = load_hpcc_scenario(scenario_dir("ls64_ws50") + "/config.txt");
+  ASSERT_TRUE(sc.ok()) << sc.error().message();
+  struct lone {
+    std::uint32_t src, dst;
+    std::uint64_t bytes;
+    std::int64_t ns3_fct_ns;
+  };
+  for (const lone& l : {lone{0, 1, 2'000'000, 170'091}, lone{2, 20, 100'000, 16'433}, lone{0, 1, 1'000'000, 87'091},
+                        lone{2, 20, 1'000'000, 91'133}}) {
+    SCOPED_TRACE(std::to_string(l.src) + " -> " + std::to_string(l.dst) + ", " + std::to_string(l.bytes) + " B");
+    hpcc_scenario one = *sc;
+    one.flows.resize(1);
+    one.flows[0].src = l.src;
+    one.flows[0].dst = l.dst;
+    one.flows[0].bytes = l.bytes;
+    one.flows[0].sport = 10000;  // the pair's first flow: its ECMP path is ns-3's
+    one.flows[0].dport = 100;
+    one.flows[0].start_ns = 2'000'000'000;
+    auto records = run_hpcc_scenario(one);
+    ASSERT_TRUE(records.ok()) << records.error().message();
+    ASSERT_EQ(records->flows.size(), 1u);
+    EXPECT_EQ(records->flows[0].fct_ns, l.ns3_fct_ns);
+  }
+}
+
 TEST(hpcc_ns3_scenario, leaf_spine_shape_with_400g_uplinks) {
   auto sc = load_hpcc_scenario(scenario_dir("ls64_ws50") + "/config.txt");
   ASSERT_TRUE(sc.ok()) << sc.error().message();

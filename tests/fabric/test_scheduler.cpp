@@ -108,6 +108,34 @@ TEST(LineRate, BackToBackFramesKeepExactRateDespiteNanosecondRounding) {
   EXPECT_FALSE(sw->dequeue(1, 0).has_value()) << "empty";
 }
 
+TEST(LineRate, WholeNanosecondFramesTruncateAsNs3Does) {
+  // HPCC ns-3 compat: 8384 bits at 100 Gb/s hold the link 83 ns (83.84 truncated), a
+  // 60-byte ACK 4 ns (4.8), and at 400 Gb/s 20 ns (20.96); 1000 frames end at 83,000 ns.
+  virtual_clock clk;
+  auto cfg = plain_config(2);
+  cfg.wire_overhead_bytes = 0;
+  cfg.frame_time_whole_ns = true;
+  auto sw = switch_model::create(cfg, clk).value();
+  EXPECT_EQ(sw->serialization_ps(1, 1048), 83'000);
+  EXPECT_EQ(sw->serialization_ps(1, 60), 4'000);
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(sw->admit(make_packet(0, 1, 0, 1048), 0).accepted);
+  std::int64_t now = 0, end = 0;
+  while (auto d = sw->dequeue(1, now)) {
+    end = d->tx_end_ns;
+    now = sw->next_transmit_time_ns(1);
+  }
+  EXPECT_EQ(end, 83'000);
+  auto fast = plain_config(2, 400'000'000'000);
+  fast.wire_overhead_bytes = 0;
+  fast.frame_time_whole_ns = true;
+  EXPECT_EQ(switch_model::create(fast, clk).value()->serialization_ps(1, 1048), 20'000);
+  // A rate that does not divide 8e12 takes the division: 1048 B at 30 Gb/s = 279.47 ns.
+  auto odd = plain_config(2, 30'000'000'000);
+  odd.wire_overhead_bytes = 0;
+  odd.frame_time_whole_ns = true;
+  EXPECT_EQ(switch_model::create(odd, clk).value()->serialization_ps(1, 1048), 279'000);
+}
+
 TEST(LineRate, PortBusyUntilTheFrameEnds) {
   virtual_clock clk;
   auto sw = switch_model::create(plain_config(2), clk).value();
