@@ -10,17 +10,14 @@
 #include <sstream>
 #include <string>
 
+#include "../support/text_file.hpp"
+
 namespace rocelab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::read_text;
 
 class hpcc_run_command : public ::testing::Test {
  protected:
@@ -41,8 +38,8 @@ class hpcc_run_command : public ::testing::Test {
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   }
   std::string fct_of(const std::string& seed_args, const std::string& out) {
-    EXPECT_EQ(run("--hpcc config.txt " + seed_args + " --out " + (dir_ / out).string()), 0) << read(dir_ / "log");
-    return read(dir_ / out / "fct.txt");
+    EXPECT_EQ(run("--hpcc config.txt " + seed_args + " --out " + (dir_ / out).string()), 0) << read_text(dir_ / "log");
+    return read_text(dir_ / out / "fct.txt");
   }
 
   fs::path dir_;
@@ -59,13 +56,13 @@ TEST_F(hpcc_run_command, SeedSelectsTheEcnDrawsAndRepeatsExactly) {
   // 3.9% of this scenario's data packets are ECN-marked by random draws, which move the
   // flows' completion times.
   EXPECT_NE(seed1, seed2);
-  EXPECT_NE(read(dir_ / "seed2" / "summary.json").find("\"seed\": 2"), std::string::npos)
-      << read(dir_ / "seed2" / "summary.json");
+  EXPECT_NE(read_text(dir_ / "seed2" / "summary.json").find("\"seed\": 2"), std::string::npos)
+      << read_text(dir_ / "seed2" / "summary.json");
 }
 
 TEST_F(hpcc_run_command, SeedWithoutHpccOrZeroIsRefused) {
   EXPECT_EQ(run(std::string(ROCELAB_SOURCE_DIR) + "/examples/incast-16to1.yaml --seed 3"), 2);
-  EXPECT_NE(read(dir_ / "log").find("--set seed=N"), std::string::npos) << read(dir_ / "log");
+  EXPECT_NE(read_text(dir_ / "log").find("--set seed=N"), std::string::npos) << read_text(dir_ / "log");
   EXPECT_NE(run("--hpcc config.txt --seed 0"), 0);
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "../support/text_file.hpp"
 #include "correlation_scenarios.hpp"
 
 // The report on a twin run with PFC spreading (victims, pauses at several hops, queues):
@@ -23,12 +24,7 @@ std::size_t count(const std::string& s, const std::string& what) {
   return n;
 }
 
-std::string read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::read_text;
 
 run_analysis analyzed_spreading_run() {
   const auto t = scenarios::two_incasts_and_bystanders();
@@ -99,15 +95,15 @@ TEST(report, csv_and_json_carry_the_same_tables) {
   for (const char* f : {"report.html", "report.json", "flows.csv", "hops.csv", "pauses.csv", "ports.csv", "storms.csv",
                         "victims.csv", "victim_ports.csv", "attribution.csv", "correlations.csv"})
     EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
-  const std::string flows = read((dir / "flows.csv").string());
+  const std::string flows = read_text((dir / "flows.csv").string());
   EXPECT_EQ(flows.substr(0, flows.find('\n')),
             "flow,src,dst,qp,priority,kind,bytes,start_ns,end_ns,fct_ns,ideal_fct_ns,slowdown,paused_ns,ce_fraction,"
             "cnps,retransmits,queueing_ns,victim");
   EXPECT_EQ(count(flows, "\n"), 1u + 8u);
   EXPECT_EQ(count(flows, ",yes\n"), 2u) << "two victims";
-  EXPECT_EQ(count(read((dir / "hops.csv").string()), "\n"), 1u + 8u * 4u) << "four hops per flow";
-  EXPECT_EQ(count(read((dir / "pauses.csv").string()), "\n"), 1u + a.records.pauses.size());
-  const auto j = nlohmann::json::parse(read((dir / "report.json").string()));
+  EXPECT_EQ(count(read_text((dir / "hops.csv").string()), "\n"), 1u + 8u * 4u) << "four hops per flow";
+  EXPECT_EQ(count(read_text((dir / "pauses.csv").string()), "\n"), 1u + a.records.pauses.size());
+  const auto j = nlohmann::json::parse(read_text((dir / "report.json").string()));
   EXPECT_EQ(j.at("run_id"), "test-run");
   EXPECT_EQ(j.at("flows").size(), 8u);
   EXPECT_EQ(j.at("victims").size(), 2u);

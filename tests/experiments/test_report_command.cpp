@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "../support/text_file.hpp"
+
 #include "correlation_scenarios.hpp"
 #include "rocelab/store/run_store.hpp"
 
@@ -21,12 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::read_text;
 
 int run_cli(const std::string& args, const fs::path& log) {
   const std::string cmd = std::string(ROCELAB_BINARY_DIR) + "/rocelab report " + args + " >" + log.string() + " 2>&1";
@@ -64,21 +61,21 @@ class report_command : public ::testing::Test {
 TEST_F(report_command, writes_the_report_of_a_stored_twin_run) {
   const fs::path out = dir_ / "report";
   ASSERT_EQ(run_cli(std::to_string(run_) + " --db " + db_.string() + " --out " + out.string(), dir_ / "log"), 0)
-      << read(dir_ / "log");
-  const std::string log = read(dir_ / "log");
+      << read_text(dir_ / "log");
+  const std::string log = read_text(dir_ / "log");
   EXPECT_NE(log.find("victims     2 flows"), std::string::npos) << log;
   EXPECT_NE(log.find("twin routing"), std::string::npos) << log;
-  const std::string html = read(out / "report.html");
+  const std::string html = read_text(out / "report.html");
   EXPECT_NE(html.find("id=\"plot-pause-timeline\""), std::string::npos);
   EXPECT_NE(html.find("<td>completed</td>"), std::string::npos) << "the store's run status";
-  const std::string victims = read(out / "victims.csv");
+  const std::string victims = read_text(out / "victims.csv");
   EXPECT_NE(victims.find("6,h7,h13,"), std::string::npos) << victims;
   EXPECT_NE(victims.find("7,h8,h14,"), std::string::npos) << victims;
 }
 
 TEST_F(report_command, an_unknown_run_is_a_usage_error) {
   EXPECT_EQ(run_cli("999 --db " + db_.string() + " --out " + (dir_ / "x").string(), dir_ / "log"), 2)
-      << read(dir_ / "log");
+      << read_text(dir_ / "log");
   EXPECT_FALSE(fs::exists(dir_ / "x" / "report.html"));
 }
 
