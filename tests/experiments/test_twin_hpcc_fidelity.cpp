@@ -7,9 +7,9 @@
 // Two packet simulators agree on distributions, not on each flow: ECN marks are random
 // draws (ns-3's RNG stream cannot be replayed) and which flow is ahead at a given
 // microsecond follows from them. One run is one sample, and a p99 over 352 short flows
-// is set by a handful of them, so both sides pool eight runs: ns-3 with RngRun 1..8
-// (tests/data/hpcc-ns3/ls64_ws50/, RngRun 1 being its default run) and the twin with
-// seeds 1..8. The comparison then measures the models' difference, not the luck of one
+// is set by a handful of them, so both sides pool eight runs of every scenario: ns-3
+// with RngRun 1..8 (tests/data/hpcc-ns3/<scenario>/, RngRun 1 being its default run) and
+// the twin with seeds 1..8. The comparison then measures the models' difference, not the luck of one
 // run. Flow-size buckets and percentiles as bench/twin/compare_hpcc.py computes them
 // (decades of the WebSearch distribution; slowdown clamped at 1; linear interpolation).
 #include <gtest/gtest.h>
@@ -104,16 +104,22 @@ twin_runs run_seeds(const std::string& scenario, std::uint64_t seeds) {
   return out;
 }
 
-// ns-3's fct.txt of ls64_ws50 for RngRun 1..8: the default run's file, then rngrun-N/.
-std::vector<std::vector<fct_line>> ns3_runs() {
+// ns-3's output file `name` of `scenario` for RngRun 1..8: the default run's file, then
+// rngrun-N/ (tests/data/hpcc-ns3/README.md).
+std::string ns3_file(const std::string& scenario, int run, const std::string& name) {
+  return run == 1 ? reference(scenario, name.c_str())
+                  : reference(scenario, ("rngrun-" + std::to_string(run) + "/" + name).c_str());
+}
+constexpr int ns3_run_count = 8;
+
+std::vector<std::vector<fct_line>> ns3_runs(const std::string& scenario, std::size_t flows) {
   std::vector<std::vector<fct_line>> out;
-  for (int run = 1; run <= 8; ++run) {
-    const std::string file = run == 1 ? reference("ls64_ws50", "fct.txt")
-                                      : reference("ls64_ws50", ("rngrun-" + std::to_string(run) + "/fct.txt").c_str());
+  for (int run = 1; run <= ns3_run_count; ++run) {
+    const std::string file = ns3_file(scenario, run, "fct.txt");
     std::ifstream in(file);
     EXPECT_TRUE(in) << file;
     out.push_back(read_fct(in));
-    EXPECT_EQ(out.back().size(), 2344u) << file;
+    EXPECT_EQ(out.back().size(), flows) << file;
   }
   return out;
 }
@@ -131,11 +137,11 @@ std::pair<double, double> single_run_range(const std::vector<std::vector<fct_lin
 }
 
 TEST(TwinHpccFidelity, Ls64Ws50SlowdownPerSizeBucketWithin10Percent) {
-  const auto ref = ns3_runs();
+  const auto ref = ns3_runs("ls64_ws50", 2344);
   buckets ns3, twin;
   for (const auto& r : ref) add_slowdowns(r, ns3);
-  const auto runs = run_seeds("ls64_ws50", 8);
-  ASSERT_EQ(runs.fcts.size(), 8u);
+  const auto runs = run_seeds("ls64_ws50", ns3_run_count);
+  ASSERT_EQ(runs.fcts.size(), static_cast<std::size_t>(ns3_run_count));
   for (const auto& r : runs.fcts) add_slowdowns(r, twin);
   for (std::size_t b = 0; b < 4; ++b) {
     ASSERT_FALSE(ns3[b].empty());
@@ -156,17 +162,19 @@ class incast_fidelity : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(incast_fidelity, FctPercentilesWithin5PercentAndPausesWithin20Percent) {
   const std::string scenario = GetParam();
-  std::ifstream ref_in(reference(scenario, "fct.txt"));
-  ASSERT_TRUE(ref_in) << reference(scenario, "fct.txt");
-  const auto ref = read_fct(ref_in);
-  ASSERT_EQ(ref.size(), 16u);
-  std::size_t ref_pauses = 0;
-  if (std::ifstream pfc_in(reference(scenario, "pfc.txt")); pfc_in) ref_pauses = pause_starts(pfc_in);
+  // Both sides pooled over 8 runs, as for ls64_ws50: ns-3's own pause counts over RngRun
+  // 1..8 range 57-87 (buf4MB) and 1,254-1,434 (buf2MB).
+  const auto ref = ns3_runs(scenario, 16);
+  double ref_pauses = 0;
+  for (int run = 1; run <= ns3_run_count; ++run)
+    if (std::ifstream pfc_in(ns3_file(scenario, run, "pfc.txt")); pfc_in)
+      ref_pauses += static_cast<double>(pause_starts(pfc_in)) / ns3_run_count;
 
-  const auto runs = run_seeds(scenario, 4);
-  ASSERT_EQ(runs.fcts.size(), 4u);
+  const auto runs = run_seeds(scenario, ns3_run_count);
+  ASSERT_EQ(runs.fcts.size(), static_cast<std::size_t>(ns3_run_count));
   std::vector<double> a, t;
-  for (const auto& f : ref) a.push_back(f.fct_ns);
+  for (const auto& r : ref)
+    for (const auto& f : r) a.push_back(f.fct_ns);
   for (const auto& r : runs.fcts)
     for (const auto& f : r) t.push_back(f.fct_ns);
   for (const double p : {50.0, 95.0, 99.0}) {
@@ -176,12 +184,12 @@ TEST_P(incast_fidelity, FctPercentilesWithin5PercentAndPausesWithin20Percent) {
   }
   double mean_pauses = 0;
   for (const auto n : runs.pauses) mean_pauses += static_cast<double>(n) / static_cast<double>(runs.pauses.size());
-  std::printf("%s pauses ns-3 %zu twin %.1f (mean of %zu seeds)\n", scenario.c_str(), ref_pauses, mean_pauses,
-              runs.pauses.size());
+  std::printf("%s pauses ns-3 %.1f twin %.1f (means of %d runs each)\n", scenario.c_str(), ref_pauses, mean_pauses,
+              ns3_run_count);
   if (ref_pauses == 0)
     EXPECT_EQ(mean_pauses, 0.0);
   else
-    EXPECT_NEAR(mean_pauses, static_cast<double>(ref_pauses), 0.20 * static_cast<double>(ref_pauses));
+    EXPECT_NEAR(mean_pauses, ref_pauses, 0.20 * ref_pauses);
 }
 
 INSTANTIATE_TEST_SUITE_P(hpcc_ns3, incast_fidelity,
