@@ -199,18 +199,14 @@ bool switch_model::ecn_decide(const queue_state& q, std::uint64_t depth_bytes) {
   return uniform01() < p;
 }
 
-void switch_model::ring_push(queue_state& q, const packet& p) {
-  if (q.ring == nullptr || q.ring_count == q.ring_mask + 1) {
-    const std::uint32_t cap = q.ring == nullptr ? 0 : q.ring_mask + 1;
-    const std::uint32_t next = cap == 0 ? 64 : cap * 2;
-    auto grown = std::make_unique<packet[]>(next);
-    for (std::uint32_t i = 0; i < q.ring_count; ++i) grown[i] = q.ring[(q.ring_head + i) & q.ring_mask];
-    q.ring = std::move(grown);
-    q.ring_head = 0;
-    q.ring_mask = next - 1;
-  }
-  q.ring[(q.ring_head + q.ring_count) & q.ring_mask] = p;
-  ++q.ring_count;
+void switch_model::ring_grow(queue_state& q) {
+  const std::uint32_t cap = q.ring == nullptr ? 0 : q.ring_mask + 1;
+  const std::uint32_t next = cap == 0 ? 64 : cap * 2;
+  auto grown = std::make_unique<packet[]>(next);
+  for (std::uint32_t i = 0; i < q.ring_count; ++i) grown[i] = q.ring[(q.ring_head + i) & q.ring_mask];
+  q.ring = std::move(grown);
+  q.ring_head = 0;
+  q.ring_mask = next - 1;
 }
 
 void switch_model::report_pg(std::uint16_t port, std::uint8_t prio, std::int64_t now_ns) {
@@ -313,18 +309,20 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
   used_wm_ = std::max(used_wm_, used_cells_);
   ++resident_;
 
-  packet pkt = in;
-  bool ce_marked = false;
-  if (ecn_eligible(q, pkt, !cfg_.ecn_mark_on_dequeue) && ecn_decide(q, q.depth_bytes)) {
-    pkt.ecn = ecn_codepoint::ce;
+  // The descriptor goes straight into its slot: a copy on the stack first, read back
+  // whole right after the driver stored its fields one by one, stalls on store-to-load
+  // forwarding.
+  const bool ce_marked = ecn_eligible(q, in, !cfg_.ecn_mark_on_dequeue) && ecn_decide(q, q.depth_bytes);
+  packet& slot = ring_append(q);
+  slot = in;
+  if (ce_marked) {
+    slot.ecn = ecn_codepoint::ce;
     ++q.ecn_marked;
-    ce_marked = true;
   }
-  ring_push(q, pkt);
-  q.depth_bytes += pkt.size_bytes;
+  q.depth_bytes += in.size_bytes;
   q.watermark_bytes = std::max(q.watermark_bytes, q.depth_bytes);
   ++q.enq_packets;
-  q.enq_bytes += pkt.size_bytes;
+  q.enq_bytes += in.size_bytes;
   ports_[in.egress_port].nonempty |= static_cast<std::uint8_t>(1u << in.priority);
 
   if (pg.lossless) report_pg_if_needed(in.ingress_port, in.priority, now_ns);
@@ -372,6 +370,10 @@ std::optional<departure> switch_model::dequeue_ready(std::uint16_t port, std::in
 
   packet pkt = q.ring[q.ring_head];
   q.ring_head = (q.ring_head + 1) & q.ring_mask;
+  // The next head is read at this queue's next dequeue, one frame time from now; by then
+  // its line has usually left L1 (it was written when the packet arrived, long before),
+  // and the hardware prefetchers do not follow hundreds of interleaved rings.
+  __builtin_prefetch(&q.ring[q.ring_head]);
   if (--q.ring_count == 0) ps.nonempty &= static_cast<std::uint8_t>(~(1u << p));
   q.depth_bytes -= pkt.size_bytes;
 

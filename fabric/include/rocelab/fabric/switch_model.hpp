@@ -339,7 +339,15 @@ class switch_model final : private control_frame_port, private timer_client {
   [[gnu::noinline]] void report_pg_tracked(std::uint16_t port, std::uint8_t prio, std::int64_t now_ns);
   bool ecn_decide(const queue_state& q, std::uint64_t depth_bytes);
   int pick_queue(port_state& ps, std::uint8_t eligible, std::uint16_t port);
-  static void ring_push(queue_state& q, const packet& p);
+  // The queue's next free slot, now counted as used (the caller fills it in place).
+  [[gnu::always_inline]] static packet& ring_append(queue_state& q) {
+    if (q.ring == nullptr || q.ring_count == q.ring_mask + 1) [[unlikely]]
+      ring_grow(q);
+    packet& slot = q.ring[(q.ring_head + q.ring_count) & q.ring_mask];
+    ++q.ring_count;
+    return slot;
+  }
+  [[gnu::noinline]] static void ring_grow(queue_state& q);
   double uniform01();
   void on_timer(std::int64_t now_ns, std::uint64_t cookie) override;  // watchdog poll
   void watchdog_poll(std::int64_t now_ns);
