@@ -160,6 +160,7 @@ struct channel {
   std::uint32_t to_device = 0;  // device index (run_records::devices) of the receiver
   std::int64_t last_at_ns = 0;  // arrival of the last frame put on it (frames never overtake)
 };
+static_assert(sizeof(channel) <= 64, "a link's state is read on every frame: one cache line");
 
 struct pause_track {
   bool open = false;
