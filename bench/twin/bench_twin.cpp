@@ -3,8 +3,9 @@
 //   ls64_ws50      4 leaves x 16 hosts at 100G, 4 spines at 400G, 1 us links, 32 MB buffers,
 //                  the scenario's own flow.txt (2,344 WebSearch flows at 50% load plus a
 //                  16 x 500 KB incast); ns-3: 20.8 ms simulated in 48.3 s (0.55 M hops/s)
-//                  by the shared README, 32.9-34.1 s built with waf's optimized profile
-//                  and timed on one core here (bench/README.md).
+//                  by the shared README; built here with waf's optimized profile, 33 s
+//                  to 94 s on one core by host and hour, so the ratio to the twin is
+//                  taken by bench/twin/vs_ns3, which times both in the same minutes.
 //   incast16_32MB  16 x 8 MB into one host through one switch; ns-3: last flow 13.02 ms,
 //                  0.70-0.77 s wall.
 //   incast16_2MB   the same with a 2 MB buffer; ns-3: last flow 12.02 ms, 1,254 pauses.
@@ -170,7 +171,7 @@ int main(int argc, char** argv) {
 
   if (repeats > 0) {
     const scenario ls = load(dir, "ls64_ws50");
-    run("ls64_ws50", ls.config, ls.messages, repeats, "20.8 ms simulated in 48.3 s wall (shared README), 32.9-34.1 s as built and timed here (bench/README.md)");
+    run("ls64_ws50", ls.config, ls.messages, repeats, "20.8 ms simulated in 48.3 s wall (shared README), on this VM class 33-94 s as built here, by host and hour: time it beside the twin with bench/twin/vs_ns3");
     const scenario in32 = load(dir, "incast16_noqmon");
     run("incast16_32MB", in32.config, in32.messages, repeats, "last flow 13.02 ms, 0 pauses, 0.70-0.77 s wall");
     const scenario in2 = load(dir, "incast16_buf2MB");
