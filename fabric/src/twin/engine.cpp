@@ -29,8 +29,8 @@
 // flat vectors; reaction points exist only for flows that saw a CNP.
 
 #include <algorithm>
-#include <cassert>
 #include <array>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -600,10 +600,11 @@ std::int64_t engine::ideal_fct(const flow_state& f, std::uint64_t /*bytes*/) con
   for (std::uint32_t i = 0; i < f.npkts; ++i) {
     bool full = i > 0 && i + 1 < f.npkts;
     if (full && i >= 3) {
-      // Steady state: when two full frames in a row moved every link's end by the same
-      // whole number of ns, every further full frame does too (a full frame's step is a
-      // function of `busy` that commutes with adding whole ns), so the rest of the full
-      // frames are skipped in one step. Exact; a 30 MB flow is 30,000 frames otherwise.
+      // Steady state: when the last full frame moved every link's end by the same whole
+      // number of ns, every further full frame does too (a full frame's step is a
+      // function of `busy` that commutes with adding whole ns once busy[0] > -1 ns), so
+      // the rest of the full frames are skipped in one step. Exact; a 30 MB flow is
+      // 30,000 frames otherwise.
       const std::int64_t d = busy[0] - prev_busy[0];
       bool steady = d > 0 && d % 1000 == 0;
       for (std::size_t j = 1; j < L && steady; ++j) steady = busy[j] - prev_busy[j] == d;
