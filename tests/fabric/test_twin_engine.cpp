@@ -36,7 +36,7 @@ TEST(TwinEventQueue, PopsByTimeThenInsertionOrder) {
 // the wheel's wrap-around, land beyond the horizon, tie across the two structures, and
 // are interleaved with pops.
 TEST(TwinEventQueue, WheelAndHeapPopInTimeThenSequenceOrder) {
-  event_queue q;
+  event_queue q(2200);  // the wheel (4096 buckets) wraps every few thousand pushes
   std::vector<event_record> ref;  // pending, in reference order
   std::uint64_t rng = 42;
   auto next = [&] {
@@ -47,11 +47,12 @@ TEST(TwinEventQueue, WheelAndHeapPopInTimeThenSequenceOrder) {
   std::uint32_t seq = 0;
   for (int step = 0; step < 200'000; ++step) {
     if (ref.empty() || next() % 3 != 0) {
-      // Mostly near (0..3 us ahead), some at exactly the horizon, beyond it, or now.
+      // Mostly near (0..3 us ahead, on both sides of the horizon), some at exactly the
+      // horizon, far beyond it, or now.
       const std::uint64_t kind = next() % 16;
       const std::int64_t ahead = kind < 12   ? static_cast<std::int64_t>(next() % 3000)
-                                 : kind < 13 ? event_queue::far_horizon_ns
-                                 : kind < 15 ? event_queue::far_horizon_ns + 1 + static_cast<std::int64_t>(next() % 100'000)
+                                 : kind < 13 ? q.horizon_ns()
+                                 : kind < 15 ? q.horizon_ns() + 1 + static_cast<std::int64_t>(next() % 100'000)
                                              : 0;
       const auto index = static_cast<std::uint32_t>(step);
       q.push(now + ahead, 1, index);

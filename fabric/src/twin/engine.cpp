@@ -554,6 +554,17 @@ status engine::build() {
   std::size_t queues = 0;
   for (const auto& s : switches_) queues += s.model->num_ports() * num_priorities;
   sampled_nonzero_.assign(queues, 0);
+  // The wheel's horizon (event_queue.hpp): a frame's arrival is pushed at most one frame
+  // time (after one it waits behind, and a PFC frame) plus one link delay ahead; twice
+  // that leaves room. Timers and the paced sends of slow flows beyond it use the heap.
+  std::int64_t max_delay_ns = 0, min_rate_bps = host_rate_bps_;
+  for (const channel& c : channels_) max_delay_ns = std::max(max_delay_ns, c.delay_ns);
+  for (const switch_node& sw : switches_)
+    for (const port_config& pc : sw.model->config().ports) min_rate_bps = std::min(min_rate_bps, pc.rate_bps);
+  const std::int64_t max_frame = cfg_.nic.mtu_bytes + sizes_.data_overhead + sizes_.first_extra;
+  const std::int64_t frame_ns = ceil_div(ser_ps(max_frame, overhead_, min_rate_bps), 1000);
+  assert(q_.empty());
+  q_ = event_queue(2 * (max_delay_ns + 2 * frame_ns));
   q_.reserve(4096);
   out_.backend = "twin";
   return status::success();

@@ -10,19 +10,26 @@
 // timers) get one from the engine, which puts their timers in this same queue.
 //
 // Structure: a timing wheel (Varghese & Lauck 1987, "Hashed and hierarchical timing
-// wheels") of 1 ns buckets covering wheel_ns ahead of the last popped time, for the
-// events every packet makes (link arrivals, port and NIC starts, all within a few
-// microseconds); events further ahead (message starts, retransmit and DCQCN rate timers)
-// and, defensively, any in the past wait in a 4-ary heap. A bucket holds events of one
-// nanosecond only (everything in the wheel is within wheel_ns of now), appended in push
+// wheels") of 1 ns buckets covering the horizon ahead of the last popped time, for the
+// events every packet makes (link arrivals, port and NIC starts); events further ahead
+// (message starts, retransmit and DCQCN rate timers, pause expiries) and, defensively,
+// any in the past wait in a 4-ary heap. A bucket holds events of one nanosecond only
+// (everything in the wheel is within the wheel's span of now), appended in push
 // order, which is sequence order, so a bucket is a FIFO and a push is O(1); a pop finds
 // the next non-empty bucket through an occupancy bitmap (one bit per bucket, 64 per word)
 // and compares its head with the heap's top by (time, sequence). The pop order is exactly
 // that of a single heap keyed by (time, sequence).
 //
+// The horizon is the owner's choice (the twin: twice its longest link delay plus
+// frame time), and the wheel the next power of two above it. Not a fixed span of tens of
+// microseconds: a packet's next event lands about one link delay ahead, so a push writes
+// a bucket line last touched one wheel turn ago, and with a 32k-bucket wheel (256 KB of
+// bucket lines) that line had always left the caches; a wheel a few link delays long is
+// swept often enough to stay in them (measured: 5-9% of the twin's time on ls64_ws50).
+//
 // The FIFOs are linked through one array of links (`links_`): slots 2b and 2b + 1 are
 // the head of bucket b and its tail (the slot its next event is written to), slot
-// 2 wheel_ns + n the successor of node n. Head and tail share a cache line, since a
+// 2 wheel + n the successor of node n. Head and tail share a cache line, since a
 // bucket a few microseconds ahead is usually cold (measured gain within noise).
 // Appending and unlinking then need no test of whether the bucket was, or becomes,
 // empty: whether another event falls in the same nanosecond is close to a coin toss,
@@ -33,6 +40,7 @@
 // serial-number arithmetic (RFC 1982), which is exact unless two events for the same
 // nanosecond were scheduled 2^31 pushes apart. Single-threaded.
 
+#include <algorithm>
 #include <bit>
 #include <climits>
 #include <cstdint>
@@ -52,17 +60,21 @@ inline constexpr std::uint32_t event_index_mask = (1u << event_index_bits) - 1;
 
 class event_queue {
  public:
-  // Buckets of the wheel (1 ns each): a power of two above far_horizon_ns.
-  static constexpr std::int64_t wheel_ns = 1 << 15;
-  // Events due more than this after the last popped one go to the heap.
-  static constexpr std::int64_t far_horizon_ns = 20'000;
-  static_assert(far_horizon_ns < wheel_ns);
+  static constexpr std::int64_t default_horizon_ns = 20'000;
+  static constexpr std::int64_t max_horizon_ns = (1 << 24) - 1;
 
-  event_queue() : links_(2 * wheel_ns, nil), occupied_(wheel_ns / 64, 0) {
-    for (std::uint32_t b = 0; b < wheel_ns; ++b) links_[tail_slot(b)] = head_slot(b);
+  // Events due more than `horizon_ns` (clamped to 63..max_horizon_ns) after the last
+  // popped one go to the heap; the wheel has the next power of two of 1 ns buckets.
+  explicit event_queue(std::int64_t horizon_ns = default_horizon_ns)
+      : horizon_ns_(std::clamp<std::int64_t>(horizon_ns, 63, max_horizon_ns)),
+        wheel_(std::bit_ceil(static_cast<std::uint64_t>(horizon_ns_) + 1)),
+        links_(2 * wheel_, nil),
+        occupied_(wheel_ / 64, 0) {
+    for (std::uint32_t b = 0; b < wheel_; ++b) links_[tail_slot(b)] = head_slot(b);
   }
 
-  void reserve(std::size_t n) { nodes_.reserve(n), links_.reserve(2 * wheel_ns + n), far_.reserve(n); }
+  [[nodiscard]] std::int64_t horizon_ns() const { return horizon_ns_; }
+  void reserve(std::size_t n) { nodes_.reserve(n), links_.reserve(2 * wheel_ + n), far_.reserve(n); }
   [[nodiscard]] bool empty() const { return in_wheel_ == 0 && far_.empty(); }
   [[nodiscard]] std::size_t size() const { return in_wheel_ + far_.size(); }
 
@@ -77,7 +89,7 @@ class event_queue {
     const std::uint32_t seq = seq_++;
     const std::uint32_t payload = (kind << event_index_bits) | (index & event_index_mask);
     const std::int64_t ahead = at_ns - now_ns_;
-    if (ahead < 0 || ahead > far_horizon_ns || free_ == nil) [[unlikely]] {
+    if (ahead < 0 || ahead > horizon_ns_ || free_ == nil) [[unlikely]] {
       push_slow(at_ns, seq, payload);
       return;
     }
@@ -136,13 +148,16 @@ class event_queue {
   static constexpr std::uint32_t nil = 0xffffffffu;
   static constexpr std::uint32_t head_slot(std::size_t b) { return static_cast<std::uint32_t>(2 * b); }
   static constexpr std::uint32_t tail_slot(std::size_t b) { return static_cast<std::uint32_t>(2 * b + 1); }
-  static constexpr std::uint32_t next_slot(std::uint32_t n) { return 2 * static_cast<std::uint32_t>(wheel_ns) + n; }
+  [[nodiscard]] std::uint32_t next_slot(std::uint32_t n) const { return 2 * wheel_ + n; }
+  [[nodiscard]] std::size_t bucket_of(std::int64_t at_ns) const {
+    return static_cast<std::size_t>(at_ns) & (wheel_ - 1);
+  }
 
   // The first occupied bucket at or after now's, circularly: every wheel event is due in
-  // [now, now + far_horizon_ns], so that is the earliest one. Needs in_wheel_ > 0.
+  // [now, now + horizon], so that is the earliest one. Needs in_wheel_ > 0.
   [[nodiscard]] std::size_t first_bucket() const {
-    constexpr std::size_t words = wheel_ns / 64;
-    const auto start = static_cast<std::size_t>(now_ns_ & (wheel_ns - 1));
+    const std::size_t words = wheel_ / 64;
+    const std::size_t start = bucket_of(now_ns_);
     std::size_t w = start >> 6;
     std::uint64_t bits = occupied_[w] & (~std::uint64_t{0} << (start & 63));
     while (bits == 0) {
@@ -158,7 +173,7 @@ class event_queue {
     return out;
   }
   [[gnu::always_inline]] void link(std::uint32_t n, std::int64_t at_ns) {
-    const auto b = static_cast<std::size_t>(at_ns & (wheel_ns - 1));
+    const std::size_t b = bucket_of(at_ns);
     links_[next_slot(n)] = nil;
     std::uint32_t& tail = links_[tail_slot(b)];
     links_[tail] = n;
@@ -169,7 +184,7 @@ class event_queue {
   [[gnu::noinline]] void push_slow(std::int64_t at_ns, std::uint32_t seq, std::uint32_t payload) {
     const event_record e{at_ns, seq, payload};
     const std::int64_t ahead = e.at_ns - now_ns_;
-    if (ahead < 0 || ahead > far_horizon_ns) {
+    if (ahead < 0 || ahead > horizon_ns_) {
       push_heap(far_, e);
       far_first_ns_ = far_.front().at_ns;
       return;
@@ -214,6 +229,8 @@ class event_queue {
     return out;
   }
 
+  std::int64_t horizon_ns_;
+  std::uint32_t wheel_;  // buckets: a power of two above horizon_ns_
   std::vector<event_record> nodes_;
   std::uint32_t free_ = nil;              // free nodes, linked through links_ too
   std::vector<std::uint32_t> links_;      // bucket heads and tails, then each node's successor (nil: none)
