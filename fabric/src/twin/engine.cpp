@@ -554,9 +554,10 @@ status engine::build() {
   std::size_t queues = 0;
   for (const auto& s : switches_) queues += s.model->num_ports() * num_priorities;
   sampled_nonzero_.assign(queues, 0);
-  // The wheel's horizon (event_queue.hpp): a frame's arrival is pushed at most one frame
-  // time (after one it waits behind, and a PFC frame) plus one link delay ahead; twice
-  // that leaves room. Timers and the paced sends of slow flows beyond it use the heap.
+  // The wheel's horizon (event_queue.hpp): a frame's arrival is pushed at most a link
+  // delay plus two frame times ahead (its own, and for a PFC frame the data frame it
+  // waits behind); twice that leaves room. Timers, pause expiries and the paced sends of
+  // slow flows beyond it go to the heap.
   std::int64_t max_delay_ns = 0, min_rate_bps = host_rate_bps_;
   for (const channel& c : channels_) max_delay_ns = std::max(max_delay_ns, c.delay_ns);
   for (const switch_node& sw : switches_)
