@@ -253,6 +253,10 @@ class engine final : public twin_context {
                                   std::uint32_t host_ports) const;
   void path_of(std::uint32_t src, std::uint32_t dst, std::vector<std::pair<std::int64_t, std::int64_t>>& links) const;
   std::int64_t ideal_fct(const flow_state& f, std::uint64_t bytes) const;
+  // The largest frame a NIC sends: a message's first packet, full MTU (with RETH).
+  [[nodiscard]] std::uint32_t max_frame_bytes() const {
+    return cfg_.nic.mtu_bytes + sizes_.data_overhead + sizes_.first_extra;
+  }
   // How long a frame of `frame_bytes` holds a link of `rate_bps`, in ps: as the switch
   // model's serialization_ps, so NIC and switch agree (compat: whole ns, truncated).
   [[nodiscard]] std::int64_t frame_ps(std::int64_t frame_bytes, std::int64_t rate_bps) const {
@@ -302,7 +306,7 @@ class engine final : public twin_context {
   std::vector<std::uint32_t> fecn_eligible_;  // IB CC: eligible packets since the last mark, per switch port
   std::uint64_t fecn_marks_ = 0;
 
-  event_queue q_;
+  event_queue q_{0};  // the smallest wheel until build() sizes it to the fabric
   std::int64_t now_ = 0;
   std::vector<timer_slot> slots_;
   std::vector<std::uint32_t> free_slots_;
@@ -372,7 +376,7 @@ switch_config engine::switch_config_for(const std::vector<std::int64_t>& rates, 
     sc.lossless_priorities = static_cast<std::uint8_t>(1u << cfg_.nic.data_priority);
   }
   const double cable_m = static_cast<double>(cfg_.topology.link_delay_ns) / propagation_ns_per_m;
-  const std::int64_t max_frame = cfg_.nic.mtu_bytes + sizes_.data_overhead + sizes_.first_extra;
+  const std::int64_t max_frame = max_frame_bytes();
   for (const std::int64_t rate : rates) {
     port_config pc = tmpl;
     pc.rate_bps = rate;
@@ -459,9 +463,8 @@ status engine::build_switches() {
     std::unique_ptr<link_flow_control> fc;
     if (ib_) {
       s.credit_out = std::make_unique<switch_credit_link>(*this, static_cast<std::uint32_t>(i));
-      const auto max_frame = cfg_.nic.mtu_bytes + sizes_.data_overhead + sizes_.first_extra;
       auto c = credit_flow_control::create(sc, *s.clk, *s.credit_out,
-                                           credit_config{max_frame, cfg_.fabric.credit_update_interval_ns});
+                                           credit_config{max_frame_bytes(), cfg_.fabric.credit_update_interval_ns});
       if (!c.ok()) return c.error().with_context(layout_.device_name(static_cast<std::uint32_t>(i)));
       s.credits = c->get();
       fc = std::move(c).value();
@@ -562,8 +565,7 @@ status engine::build() {
   for (const channel& c : channels_) max_delay_ns = std::max(max_delay_ns, c.delay_ns);
   for (const switch_node& sw : switches_)
     for (const port_config& pc : sw.model->config().ports) min_rate_bps = std::min(min_rate_bps, pc.rate_bps);
-  const std::int64_t max_frame = cfg_.nic.mtu_bytes + sizes_.data_overhead + sizes_.first_extra;
-  const std::int64_t frame_ns = ceil_div(ser_ps(max_frame, overhead_, min_rate_bps), 1000);
+  const std::int64_t frame_ns = ceil_div(ser_ps(max_frame_bytes(), overhead_, min_rate_bps), 1000);
   assert(q_.empty());
   q_ = event_queue(2 * (max_delay_ns + 2 * frame_ns));
   q_.reserve(4096);
@@ -1022,12 +1024,11 @@ void engine::ib_fecn(std::uint32_t sw, packet& p) {
 
 void engine::init_credits() {
   if (cc_ == congestion_control_kind::ib_cc) fecn_eligible_.assign(port_owner_.size(), 0);
-  const auto max_frame = cfg_.nic.mtu_bytes + sizes_.data_overhead + sizes_.first_extra;
   std::array<std::int64_t, num_priorities> hca{};
   for (int v = 0; v < num_priorities; ++v)
     if ((vl_mask_ >> v) & 1u) hca[static_cast<std::size_t>(v)] = cfg_.fabric.ib_hca_buffer_bytes / ib_credit_block_bytes;
   for (auto& hn : hosts_) {
-    hn.credits = credit_sender(max_frame);
+    hn.credits = credit_sender(max_frame_bytes());
     hn.rx_credits = credit_receiver(hca);
   }
   for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
