@@ -199,16 +199,6 @@ bool switch_model::ecn_decide(const queue_state& q, std::uint64_t depth_bytes) {
   return uniform01() < p;
 }
 
-void switch_model::ring_grow(queue_state& q) {
-  const std::uint32_t cap = q.ring == nullptr ? 0 : q.ring_mask + 1;
-  const std::uint32_t next = cap == 0 ? 64 : cap * 2;
-  auto grown = std::make_unique<packet[]>(next);
-  for (std::uint32_t i = 0; i < q.ring_count; ++i) grown[i] = q.ring[(q.ring_head + i) & q.ring_mask];
-  q.ring = std::move(grown);
-  q.ring_head = 0;
-  q.ring_mask = next - 1;
-}
-
 void switch_model::report_pg(std::uint16_t port, std::uint8_t prio, std::int64_t now_ns) {
   const pg_state& pg = pgs_[idx(port, prio)];
   pg_occupancy occ;
@@ -313,7 +303,7 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
   // whole right after the driver stored its fields one by one, stalls on store-to-load
   // forwarding.
   const bool ce_marked = ecn_eligible(q, in, !cfg_.ecn_mark_on_dequeue) && ecn_decide(q, q.depth_bytes);
-  packet& slot = ring_append(q);
+  packet& slot = q.ring.append();
   slot = in;
   if (ce_marked) {
     slot.ecn = ecn_codepoint::ce;
@@ -341,7 +331,7 @@ int switch_model::pick_queue(port_state& ps, std::uint8_t eligible, std::uint16_
     const std::uint8_t p = ps.dwrr_current;
     queue_state& q = queues_[idx(port, p)];
     if ((eligible >> p) & 1u) {
-      const std::int64_t head = q.ring[q.ring_head].size_bytes;
+      const std::int64_t head = q.ring.front().size_bytes;
       if (q.deficit >= head) {
         q.deficit -= head;
         return p;
@@ -351,7 +341,7 @@ int switch_model::pick_queue(port_state& ps, std::uint8_t eligible, std::uint16_
         ps.dwrr_credited = true;
         continue;
       }
-    } else if (q.ring_count == 0) {
+    } else if (q.ring.empty()) {
       q.deficit = 0;  // DRR: an empty queue keeps no credit
     }
     ps.dwrr_current = static_cast<std::uint8_t>((p + 1) % num_priorities);
@@ -368,13 +358,8 @@ std::optional<departure> switch_model::dequeue_ready(std::uint16_t port, std::in
   const int p = pick_queue(ps, eligible, port);
   queue_state& q = queues_[idx(port, static_cast<std::uint8_t>(p))];
 
-  packet pkt = q.ring[q.ring_head];
-  q.ring_head = (q.ring_head + 1) & q.ring_mask;
-  // The next head is read at this queue's next dequeue, one frame time from now; by then
-  // its line has usually left L1 (it was written when the packet arrived, long before),
-  // and the hardware prefetchers do not follow hundreds of interleaved rings.
-  __builtin_prefetch(&q.ring[q.ring_head]);
-  if (--q.ring_count == 0) ps.nonempty &= static_cast<std::uint8_t>(~(1u << p));
+  packet pkt = q.ring.pop_front();
+  if (q.ring.empty()) ps.nonempty &= static_cast<std::uint8_t>(~(1u << p));
   q.depth_bytes -= pkt.size_bytes;
 
   // Release: egress shared before reserve; ingress headroom, then shared, then reserve.
@@ -505,7 +490,7 @@ void switch_model::watchdog_poll(std::int64_t now_ns) {
         continue;
       }
       const bool held = (allowed & bit) == 0;
-      if (!held || q.ring_count == 0) {
+      if (!held || q.ring.empty()) {
         w.stuck_since_ns = -1;
         active = active || held;  // held but empty: watch for packets arriving
         continue;
@@ -549,7 +534,7 @@ queue_stats switch_model::queue(std::uint16_t port, std::uint8_t prio) const {
   s.dequeued_bytes = q.deq_bytes;
   s.dropped_packets = q.dropped;
   s.ecn_marked = q.ecn_marked;
-  s.depth_packets = q.ring_count;
+  s.depth_packets = q.ring.size();
   s.depth_bytes = q.depth_bytes;
   s.watermark_bytes = q.watermark_bytes;
   s.reserve_cells = q.min_used;

@@ -40,6 +40,7 @@
 
 #include "rocelab/fabric/adaptive_routing.hpp"
 #include "rocelab/fabric/credit_flow_control.hpp"
+#include "rocelab/fabric/fifo_ring.hpp"
 #include "rocelab/fabric/headroom.hpp"
 #include "rocelab/fabric/ib_congestion_control.hpp"
 #include "rocelab/fabric/link_flow_control.hpp"
@@ -48,7 +49,6 @@
 #include "rocelab/fabric/twin/frames.hpp"
 #include "rocelab/fabric/twin/routing.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
-#include "ring.hpp"
 
 namespace rocelab::fabric::twin {
 namespace {
@@ -152,7 +152,7 @@ struct timer_slot {
 };
 
 struct channel {
-  detail::ring<inflight> wire;
+  fifo_ring<inflight> wire;
   std::int64_t delay_ns = 0;
   std::int32_t to_switch = -1;  // -1: to a host
   std::uint32_t to_index = 0;   // switch or host index
@@ -188,7 +188,7 @@ struct host_node {
   pfc_pause_state pause;
   credit_sender credits;      // InfiniBand: toward the switch's VL buffers
   credit_receiver rx_credits; // InfiniBand: what the HCA advertises (drains at once)
-  detail::ring<packet> control;
+  fifo_ring<packet> control;
   std::vector<std::uint32_t> active;  // QPs with data to send
   std::uint32_t rr = 0;
   std::uint32_t channel = 0;

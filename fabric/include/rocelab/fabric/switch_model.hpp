@@ -44,6 +44,7 @@
 
 #include "rocelab/common/result.hpp"
 #include "rocelab/fabric/clock.hpp"
+#include "rocelab/fabric/fifo_ring.hpp"
 #include "rocelab/fabric/link_flow_control.hpp"
 #include "rocelab/fabric/packet.hpp"
 #include "rocelab/fabric/switch_config.hpp"
@@ -229,8 +230,10 @@ class switch_model final : private control_frame_port, private timer_client {
     [[nodiscard]] threshold_cells limit() const { return {limit_mode, limit_alpha_log2, limit_fixed}; }
   };
   struct alignas(64) queue_state {
-    std::unique_ptr<packet[]> ring;  // FIFO of descriptors, capacity ring_mask + 1 (a power of two)
-    std::uint32_t ring_mask = 0, ring_head = 0, ring_count = 0;
+    // The queued descriptors. Its 20 bytes of state leave 4 of tail padding, which
+    // no_unique_address lets the next fields use, so the per-packet fields still end
+    // within the first line.
+    [[no_unique_address]] fifo_ring<packet, 64> ring;
     buffer_threshold::kind limit_mode = buffer_threshold::kind::dynamic;
     std::int8_t limit_alpha_log2 = 0;
     bool ecn = false;
@@ -339,15 +342,6 @@ class switch_model final : private control_frame_port, private timer_client {
   [[gnu::noinline]] void report_pg_tracked(std::uint16_t port, std::uint8_t prio, std::int64_t now_ns);
   bool ecn_decide(const queue_state& q, std::uint64_t depth_bytes);
   int pick_queue(port_state& ps, std::uint8_t eligible, std::uint16_t port);
-  // The queue's next free slot, now counted as used (the caller fills it in place).
-  [[gnu::always_inline]] static packet& ring_append(queue_state& q) {
-    if (q.ring == nullptr || q.ring_count == q.ring_mask + 1) [[unlikely]]
-      ring_grow(q);
-    packet& slot = q.ring[(q.ring_head + q.ring_count) & q.ring_mask];
-    ++q.ring_count;
-    return slot;
-  }
-  [[gnu::noinline]] static void ring_grow(queue_state& q);
   double uniform01();
   void on_timer(std::int64_t now_ns, std::uint64_t cookie) override;  // watchdog poll
   void watchdog_poll(std::int64_t now_ns);
