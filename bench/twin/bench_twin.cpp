@@ -22,7 +22,9 @@
 // The scenarios are read as `rocelab run --hpcc` reads them (experiments::load_hpcc_scenario,
 // hpcc_messages); simulated time counts from the first flow's start (ns-3 traffic starts
 // at 2 s).
-// Usage: bench_twin [path/to/scenarios/hpcc-ns3] [repeats (0: sweep only)] [sweep_runs (0: no sweep)] [threads]
+// Usage: bench_twin [--only RUN] [path/to/scenarios/hpcc-ns3] [repeats (0: sweep only)] [sweep_runs (0: no sweep)] [threads]
+// --only RUN (ls64_ws50, incast16_32MB, incast16_2MB or ls64_full_model) runs that one
+// alone: bench/twin/vs_ns3 times ls64_ws50 and nothing else between its ns-3 runs.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -30,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,7 +63,10 @@ scenario load(const std::string& dir, const char* name) {
   return {sc->config, experiments::hpcc_messages(*sc)};
 }
 
+std::string only_run;  // --only: the one run to time, or empty for all
+
 void run(const char* name, const twin_config& cfg, const std::vector<message>& msgs, int repeats, const char* ns3) {
+  if (!only_run.empty() && only_run != name) return;
   double best = 1e300, best_cpu = 1e300;
   run_records rec;
   // CPU time beside wall time: on a shared machine the process's own CPU seconds are
@@ -162,6 +168,18 @@ void run_sweep(const std::string& dir, int runs, unsigned threads) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 2 && std::string(argv[1]) == "--only") {
+    only_run = argv[2];
+    const std::set<std::string> runs = {"ls64_ws50", "incast16_32MB", "incast16_2MB", "ls64_full_model"};
+    if (runs.count(only_run) == 0) {
+      std::fprintf(stderr, "bench_twin: --only %s: no such run (ls64_ws50, incast16_32MB, incast16_2MB, ls64_full_model)\n",
+                   only_run.c_str());
+      return 2;
+    }
+    argv[2] = argv[0];
+    argv += 2;
+    argc -= 2;
+  }
   std::string dir = argc > 1 ? argv[1] : std::string(ROCELAB_SHARED_DIR) + "/scenarios/hpcc-ns3";
   // repeats 0: the sweep alone.
   const int repeats = argc > 2 ? std::max(0, std::atoi(argv[2])) : 3;
