@@ -50,13 +50,15 @@ class pfc_pause_state {
   [[nodiscard]] std::int64_t quanta_ps(std::uint16_t q) const;
 
  private:
+  // The latest pause end over all priorities (never_ns if one is held until XON): at or
+  // after it every priority may send, which answers allowed_mask without the loop in
+  // the common unpaused case (it is asked before every frame). First, so that answer
+  // reads the first bytes of the object, which its owner can keep beside its own
+  // per-frame state.
+  std::int64_t latest_until_ps_ = 0;
   std::int64_t rate_bps_ = 100'000'000'000;
   bool pause_until_resume_ = false;
   std::array<std::int64_t, num_priorities> paused_until_ps_{};  // 0: not paused
-  // The latest pause end over all priorities (never_ns if one is held until XON): at or
-  // after it every priority may send, which answers allowed_mask without the loop in
-  // the common unpaused case (it is asked before every frame).
-  std::int64_t latest_until_ps_ = 0;
 
   [[nodiscard]] std::uint8_t allowed_mask_per_priority(std::int64_t now_ns) const;
 };
