@@ -219,14 +219,14 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
   const std::int64_t cells = cells_of(in.size_bytes);
   pg_state& pg = pgs_[idx(in.ingress_port, in.priority)];
   queue_state& q = queues_[idx(in.egress_port, in.priority)];
+  // The ingress port's own line is left alone on the usual path: its receive counters are
+  // the sums of its PGs' (port()), and its watchdog drop bit is mirrored in the PG.
   port_state& inp = ports_[in.ingress_port];
-  ++inp.stats.rx_packets;
-  inp.stats.rx_bytes += in.size_bytes;
   ++pg.rx_packets;
   pg.rx_bytes += in.size_bytes;
 
   const auto prio_bit = static_cast<std::uint8_t>(1u << in.priority);
-  if (((inp.wd_drop | ports_[in.egress_port].wd_drop) & prio_bit) != 0) [[unlikely]] {
+  if ((static_cast<unsigned>(pg.wd_drop_rx) | (ports_[in.egress_port].wd_drop & prio_bit)) != 0) [[unlikely]] {
     // The PFC watchdog's drop action: toward a stormed queue, or in from a stormed port.
     admission res;
     res.reason = drop_reason::pfc_watchdog;
@@ -484,6 +484,7 @@ void switch_model::watchdog_poll(std::int64_t now_ns) {
           w.stuck_since_ns = -1;
           ps.wd_override &= static_cast<std::uint8_t>(~bit);
           ps.wd_drop &= static_cast<std::uint8_t>(~bit);
+          pgs_[idx(port, p)].wd_drop_rx = false;
         } else {
           active = true;
         }
@@ -505,7 +506,10 @@ void switch_model::watchdog_poll(std::int64_t now_ns) {
         w.stats.last_detected_ns = now_ns;
         using action = pfc_watchdog_config::action_kind;
         if (wd.action != action::alert) ps.wd_override |= bit;
-        if (wd.action == action::drop) ps.wd_drop |= bit;
+        if (wd.action == action::drop) {
+          ps.wd_drop |= bit;
+          pgs_[idx(port, p)].wd_drop_rx = true;
+        }
         if (wd.action != action::alert && sink_ != nullptr) sink_->on_port_ready(port, now_ns);
       }
     }
@@ -523,6 +527,18 @@ std::int64_t switch_model::next_resume_ns(std::uint16_t port, std::int64_t link)
   for (std::uint8_t p = 0; p < num_priorities; ++p)
     if ((ps.nonempty >> p) & 1u) resume = std::min(resume, fc_->resume_ns(port, p));
   return resume == never_ns ? never_ns : std::max(link, resume);
+}
+
+// A port's receive counters are kept per priority group only (an admission then touches
+// no line of its ingress port); its stats.rx_* stay 0 and are summed here.
+port_stats switch_model::port(std::uint16_t port) const {
+  port_stats s = ports_[port].stats;
+  for (std::uint8_t p = 0; p < num_priorities; ++p) {
+    const pg_state& pg = pgs_[idx(port, p)];
+    s.rx_packets += pg.rx_packets;
+    s.rx_bytes += pg.rx_bytes;
+  }
+  return s;
 }
 
 queue_stats switch_model::queue(std::uint16_t port, std::uint8_t prio) const {

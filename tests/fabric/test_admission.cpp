@@ -68,6 +68,25 @@ TEST(DynamicThreshold, EgressLimitDropsWithItsOwnReason) {
   EXPECT_EQ(sw->port(2).dropped_packets[static_cast<int>(drop_reason::egress_limit)], 1u);
 }
 
+// A port's receive counters count every frame that arrived on it, on every priority,
+// admitted or dropped (they are kept per priority group and summed by port()).
+TEST(PortCounters, ReceiveCountsEveryArrivalOnEveryPriority) {
+  virtual_clock clk;
+  auto cfg = plain_config(3);
+  cfg.cell_bytes = 100;
+  cfg.buffer_bytes = 100'000;
+  cfg.ports[2].queues[1].shared = buffer_threshold::dynamic(-1);  // 333 cells, then egress drops
+  auto sw = switch_model::create(cfg, clk).value();
+  for (int i = 0; i < 340; ++i) sw->admit(make_packet(0, 2, 1, 100), 0);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(sw->admit(make_packet(0, 2, 3, 60), 0).accepted);
+  ASSERT_FALSE(sw->admit(make_packet(1, 2, 1, 100), 0).accepted);  // the queue is full
+  EXPECT_EQ(sw->port(0).rx_packets, 345u);
+  EXPECT_EQ(sw->port(0).rx_bytes, 340u * 100 + 5 * 60);
+  EXPECT_EQ(sw->port(1).rx_packets, 1u);
+  EXPECT_EQ(sw->port(2).rx_packets, 0u);
+  EXPECT_EQ(sw->port(2).dropped_packets[static_cast<int>(drop_reason::egress_limit)], 8u);
+}
+
 TEST(Reserve, ReserveIsUsedBeforeSharedAndReleasedLast) {
   // PG reserve 4 cells, static shared limit 2 cells: 6 one-cell packets fit, the 7th drops.
   virtual_clock clk;

@@ -184,7 +184,7 @@ class switch_model final : private control_frame_port, private timer_client {
 
   [[nodiscard]] queue_stats queue(std::uint16_t port, std::uint8_t prio) const;
   [[nodiscard]] pg_stats priority_group(std::uint16_t port, std::uint8_t prio) const;
-  [[nodiscard]] const port_stats& port(std::uint16_t port) const { return ports_[port].stats; }
+  [[nodiscard]] port_stats port(std::uint16_t port) const;
   [[nodiscard]] buffer_stats buffer() const;
   [[nodiscard]] watchdog_stats watchdog(std::uint16_t port, std::uint8_t prio) const;
   [[nodiscard]] std::size_t num_ports() const { return ports_.size(); }
@@ -222,6 +222,9 @@ class switch_model final : private control_frame_port, private timer_client {
     // PFC only: the flow control's XOFF state as of its last report (it changes only
     // when reported to), so reports that cannot change it are skipped (report_pg_if).
     bool xoff = false;
+    // The PFC watchdog drops what arrives on this port at this priority: the port's
+    // wd_drop bit, copied here so an admission reads no line of its ingress port.
+    bool wd_drop_rx = false;
     // second line
     std::int64_t shared_wm = 0, hdrm_wm = 0;
     std::int64_t headroom = 0, xon_fixed = -1, xon_offset = 0;
