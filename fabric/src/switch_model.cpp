@@ -468,6 +468,14 @@ void switch_model::on_timer(std::int64_t now_ns, std::uint64_t) {
 void switch_model::watchdog_poll(std::int64_t now_ns) {
   const auto& wd = cfg_.pfc.watchdog;
   bool active = false;
+  // The drop action's state is the port's wd_drop bit (egress: dequeue and admission
+  // toward the queue) and its copy in the PG (ingress: admission from the port); they
+  // change only here, together.
+  auto set_drop = [this](port_state& ps, std::uint16_t port, std::uint8_t p, bool on) {
+    const auto bit = static_cast<std::uint8_t>(1u << p);
+    ps.wd_drop = static_cast<std::uint8_t>(on ? ps.wd_drop | bit : ps.wd_drop & ~bit);
+    pgs_[idx(port, p)].wd_drop_rx = on;
+  };
   for (std::uint16_t port = 0; port < ports_.size(); ++port) {
     port_state& ps = ports_[port];
     const std::uint8_t allowed = transmit_mask(port, now_ns);
@@ -483,8 +491,7 @@ void switch_model::watchdog_poll(std::int64_t now_ns) {
           w.stats.last_restored_ns = now_ns;
           w.stuck_since_ns = -1;
           ps.wd_override &= static_cast<std::uint8_t>(~bit);
-          ps.wd_drop &= static_cast<std::uint8_t>(~bit);
-          pgs_[idx(port, p)].wd_drop_rx = false;
+          set_drop(ps, port, p, false);
         } else {
           active = true;
         }
@@ -506,10 +513,7 @@ void switch_model::watchdog_poll(std::int64_t now_ns) {
         w.stats.last_detected_ns = now_ns;
         using action = pfc_watchdog_config::action_kind;
         if (wd.action != action::alert) ps.wd_override |= bit;
-        if (wd.action == action::drop) {
-          ps.wd_drop |= bit;
-          pgs_[idx(port, p)].wd_drop_rx = true;
-        }
+        if (wd.action == action::drop) set_drop(ps, port, p, true);
         if (wd.action != action::alert && sink_ != nullptr) sink_->on_port_ready(port, now_ns);
       }
     }
