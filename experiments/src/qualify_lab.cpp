@@ -88,6 +88,11 @@ class lab_switch_under_test::impl {
   }
 
   status send_pfc(std::uint16_t port, std::uint8_t mask, bool xoff) {
+    std::lock_guard lock(send_mutex);
+    return send_pfc_locked(port, mask, xoff);
+  }
+  // With send_mutex held.
+  status send_pfc_locked(std::uint16_t port, std::uint8_t mask, bool xoff) {
     captures::pfc_frame_spec f;
     f.src_mac = macs[port];
     f.class_enable = mask;
@@ -95,7 +100,6 @@ class lab_switch_under_test::impl {
       if ((mask >> p) & 1u) f.quanta[static_cast<std::size_t>(p)] = xoff ? 0xffff : 0;
     std::vector<std::uint8_t> frame;
     captures::append_pfc_frame(f, frame);
-    std::lock_guard lock(send_mutex);
     if (!ports[port].send(frame))
       return status(error_code::io_error, "sending a PFC frame from " + lab.hosts[port].name);
     return status::success();
@@ -105,12 +109,12 @@ class lab_switch_under_test::impl {
     while (!stop.load()) {
       std::this_thread::sleep_for(std::chrono::nanoseconds(refresh_ns));
       for (std::uint16_t p = 0; p < ports.size(); ++p) {
-        std::uint8_t mask;
-        {
-          std::lock_guard lock(send_mutex);
-          mask = held[p] | stormed[p];
-        }
-        if (mask != 0) (void)send_pfc(p, mask, true);
+        // The mask is read and its XOFF sent under one lock: once storm(off) or resume()
+        // has cleared a bit, no refresh for it can still be on its way. (A refresh sent
+        // after a storm's end would move the watchdog's restoration; one after an XON
+        // would pause the port again.)
+        std::lock_guard lock(send_mutex);
+        if (const std::uint8_t mask = held[p] | stormed[p]; mask != 0) (void)send_pfc_locked(p, mask, true);
       }
     }
   }
@@ -409,6 +413,9 @@ result<probe_counters> lab_switch_under_test::read(std::uint16_t src, std::uint1
     out.wd_storms_restored = u64(wd, "storms_restored");
     out.wd_dropped = u64(wd, "tx_dropped") + u64(wd, "rx_dropped");
     out.wd_stormed = wd.value("stormed", false);
+    // The switch's CLOCK_MONOTONIC (realtime_clock).
+    out.wd_last_xoff_rx_ns = wd.value("last_xoff_rx_ns", std::int64_t{-1});
+    out.wd_last_restored_ns = wd.value("last_restored_ns", std::int64_t{-1});
   }
   return out;
 }

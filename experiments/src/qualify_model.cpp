@@ -183,6 +183,8 @@ result<probe_counters> model_switch_under_test::read(std::uint16_t src, std::uin
   c.wd_storms_restored = wd.storms_restored;
   c.wd_dropped = wd.tx_dropped + wd.rx_dropped;
   c.wd_stormed = wd.stormed;
+  c.wd_last_xoff_rx_ns = wd.last_xoff_rx_ns;  // virtual time
+  c.wd_last_restored_ns = wd.last_restored_ns;
   return c;
 }
 

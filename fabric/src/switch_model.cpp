@@ -448,7 +448,7 @@ void switch_model::on_pfc_frame(std::uint16_t port, std::uint8_t class_enable,
   bool xoff = false;
   for (std::uint8_t p = 0; p < num_priorities; ++p)
     if (((class_enable >> p) & 1u) != 0 && quanta[p] != 0 && ((cfg_.lossless_priorities >> p) & 1u) != 0) {
-      watchdog_[idx(port, p)].last_xoff_rx_ns = now_ns;
+      watchdog_[idx(port, p)].stats.last_xoff_rx_ns = now_ns;
       xoff = true;
     }
   if (xoff) arm_watchdog(now_ns);
@@ -485,7 +485,7 @@ void switch_model::watchdog_poll(std::int64_t now_ns) {
       const queue_state& q = queues_[idx(port, p)];
       const auto bit = static_cast<std::uint8_t>(1u << p);
       if (w.stats.stormed) {
-        if (now_ns - w.last_xoff_rx_ns >= wd.restoration_ns) {
+        if (now_ns - w.stats.last_xoff_rx_ns >= wd.restoration_ns) {
           w.stats.stormed = false;
           ++w.stats.storms_restored;
           w.stats.last_restored_ns = now_ns;

@@ -189,6 +189,74 @@ TEST(qualify, a_switch_that_deviates_fails_the_checks_that_cover_it) {
   }
 }
 
+// A switch that reports no watchdog timestamps (as a real switch read through counters
+// alone would not): restoration is then timed by reading counters.
+class timestamp_free_switch final : public rocelab::testing::forwarding_switch {
+ public:
+  using forwarding_switch::forwarding_switch;
+  result<probe_counters> read(std::uint16_t s, std::uint16_t d, std::uint8_t q) override {
+    auto c = inner_.read(s, d, q);
+    if (c) c->wd_last_xoff_rx_ns = c->wd_last_restored_ns = -1;
+    return c;
+  }
+};
+
+// Once a storm has started, every read takes `delay` (its counters are the ones at its
+// end), as on a busy host where a read or the wake-up after it is late.
+class slow_reading_switch final : public rocelab::testing::forwarding_switch {
+ public:
+  slow_reading_switch(switch_under_test& inner, std::int64_t delay) : forwarding_switch(inner), delay_(delay) {}
+  status storm(std::uint16_t p, std::uint8_t q, bool on) override {
+    slow_ = slow_ || on;
+    return inner_.storm(p, q, on);
+  }
+  result<probe_counters> read(std::uint16_t s, std::uint16_t d, std::uint8_t q) override {
+    if (slow_) ROCELAB_RETURN_IF_ERROR(inner_.wait(delay_));
+    return inner_.read(s, d, q);
+  }
+
+ private:
+  std::int64_t delay_;
+  bool slow_ = false;
+};
+
+TEST(qualify, watchdog_times_come_from_the_switchs_clock_or_from_bracketing_reads) {
+  qualify_plan plan;
+  plan.ecn_samples = 20;
+  {  // The model reports its timestamps: restoration 20 to 22 ms after its last XOFF.
+    model_switch_under_test target;
+    auto r = qualify_switch(target, lab_switch(), plan);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    const auto& c = find(*r, "pfc_watchdog.restoration");
+    EXPECT_TRUE(c.pass) << qualify_table(*r);
+    EXPECT_GE(c.measured, 20 * ms);
+    EXPECT_LE(c.measured, 22 * ms);
+    EXPECT_NE(c.note.find("switch's clock"), std::string::npos) << c.note;
+  }
+  {  // Without them, timed by reads; and reads that take longer than a poll (3 ms against
+     // 2) do not fail a switch that is on time: the bracket they give still meets the window.
+    model_switch_under_test model;
+    timestamp_free_switch bare(model);
+    slow_reading_switch target(bare, 3 * ms);
+    auto r = qualify_switch(target, lab_switch(), plan);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    EXPECT_TRUE(r->passed()) << qualify_table(*r);
+    EXPECT_NE(find(*r, "pfc_watchdog.restoration").note.find("no timestamps"), std::string::npos);
+    EXPECT_NE(find(*r, "pfc_watchdog.detection").note.find("read between"), std::string::npos);
+  }
+  {  // A watchdog that waits half as long again before restoring fails, timed either way.
+    deviating_switch late([](fabric::switch_config& c) { c.pfc.watchdog.restoration_ns += c.pfc.watchdog.restoration_ns / 2; });
+    auto r = qualify_switch(late, lab_switch(), plan);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    EXPECT_EQ(failed(*r), std::vector<std::string>{"pfc_watchdog.restoration"}) << qualify_table(*r);
+    deviating_switch late_too([](fabric::switch_config& c) { c.pfc.watchdog.restoration_ns += c.pfc.watchdog.restoration_ns / 2; });
+    timestamp_free_switch bare(late_too);
+    auto s = qualify_switch(bare, lab_switch(), plan);
+    ASSERT_TRUE(s.ok()) << s.error().message();
+    EXPECT_EQ(failed(*s), std::vector<std::string>{"pfc_watchdog.restoration"}) << qualify_table(*s);
+  }
+}
+
 TEST(qualify, a_configuration_without_a_watchdog_fails_that_check_and_bad_plans_are_refused) {
   auto cfg = lab_switch();
   cfg.pfc.watchdog.enabled = false;

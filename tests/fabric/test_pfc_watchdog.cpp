@@ -92,6 +92,7 @@ TEST(PfcWatchdog, RestoresOnceNoXoffCameForTheRestorationTime) {
   const watchdog_stats wd = sw->watchdog(1, lossless);
   EXPECT_FALSE(wd.stormed);
   EXPECT_EQ(wd.storms_restored, 1u);
+  EXPECT_EQ(wd.last_xoff_rx_ns, last_xoff);  // reported, so a qualification can time from it
   EXPECT_GE(wd.last_restored_ns, last_xoff + 200 * ms);
   EXPECT_LE(wd.last_restored_ns, last_xoff + 200 * ms + 10 * ms);
   // Lossless again, and the last pause long expired: packets are sent, not discarded.

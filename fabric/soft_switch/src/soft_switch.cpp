@@ -820,7 +820,7 @@ json soft_switch::impl::counters_json(bool watermarks_only) {
           jq["pfc_watchdog"] = {{"stormed", wd.stormed},           {"storms_detected", wd.storms_detected},
                                 {"storms_restored", wd.storms_restored}, {"tx_dropped", wd.tx_dropped},
                                 {"rx_dropped", wd.rx_dropped},       {"last_detected_ns", wd.last_detected_ns},
-                                {"last_restored_ns", wd.last_restored_ns}};
+                                {"last_restored_ns", wd.last_restored_ns}, {"last_xoff_rx_ns", wd.last_xoff_rx_ns}};
         jg.update({{"rx_packets", gc.rx_packets}, {"rx_bytes", gc.rx_bytes}, {"dropped_packets", gc.dropped_packets},
                    {"xoff_sent", gc.xoff_sent}, {"xon_sent", gc.xon_sent}, {"refresh_sent", gc.refresh_sent},
                    {"xoff", pl.xoff}});

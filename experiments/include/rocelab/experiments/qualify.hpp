@@ -25,9 +25,13 @@
 //   ahead, at dequeue it goes first and sees the fill behind). Each point passes when the
 //   configured probability lies in the 99.9% Wilson interval of the measured one.
 // - pfc_watchdog.*: a PFC storm (the peer pauses without end) on a port with queued
-//   packets: detection within [detection, detection + poll + step], the action (drops
-//   for drop, transmissions for forward), a flow through another port unaffected, and
-//   restoration within [restoration, restoration + poll + step] after the storm ends.
+//   packets: detection within [detection, detection + poll] of the packets queueing,
+//   the action (drops for drop, transmissions for forward), a flow through another port
+//   unaffected, and restoration within [restoration, restoration + poll] of the last
+//   XOFF. Restoration is timed on the switch's clock where the target reports the
+//   watchdog's timestamps (as SONiC's timer test reads them from its syslog); otherwise,
+//   like detection, by reading counters: each read is bracketed by the clock, and the
+//   check fails only when the bracket lies wholly outside the window.
 //   Buffer and ECN checks run with the watchdog off (a long hold would look like a
 //   storm to it), as SONiC's QoS tests do.
 // NIC counters against the capture are a property of a run, not of a switch:
@@ -55,6 +59,10 @@ struct probe_counters {
   std::int64_t queue_depth_bytes = 0;
   std::uint64_t wd_storms_detected = 0, wd_storms_restored = 0, wd_dropped = 0;
   bool wd_stormed = false;
+  // The watchdog's own timestamps, on the switch's clock, where the target reports them
+  // (-1 where not): the last XOFF it received for the queue and its last restoration.
+  // Restoration is promised relative to that XOFF, which only the switch sees arrive.
+  std::int64_t wd_last_xoff_rx_ns = -1, wd_last_restored_ns = -1;
 };
 
 // Frames that arrive at the switch on `src` for `dst` with `priority`, `bytes` each as

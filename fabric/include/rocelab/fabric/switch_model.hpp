@@ -77,6 +77,7 @@ struct watchdog_stats {
   std::uint64_t tx_dropped = 0;          // queued or arriving packets for this queue dropped
   std::uint64_t rx_dropped = 0;          // packets of this priority arriving on the stormed port dropped
   std::int64_t last_detected_ns = -1, last_restored_ns = -1;
+  std::int64_t last_xoff_rx_ns = -1;     // the peer's last XOFF for this priority: restoration counts from it
 };
 
 // A PFC frame the switch sends out of `port` toward its peer.
@@ -261,7 +262,6 @@ class switch_model final : private control_frame_port, private timer_client {
   struct watchdog_state {
     std::int64_t stuck_since_ns = -1;
     std::uint64_t deq_at_stuck = 0;
-    std::int64_t last_xoff_rx_ns = -1;
     watchdog_stats stats;
   };
   struct alignas(64) port_state {
