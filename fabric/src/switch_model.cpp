@@ -58,6 +58,11 @@ status validate(const switch_config& cfg) {
       if (pg.reserve_bytes < 0 || pg.headroom_bytes < 0 || pg.xon_offset_bytes < 0)
         return {error_code::invalid_argument, pgw + ": negative size"};
       if (q.reserve_bytes < 0) return {error_code::invalid_argument, qw + ": negative reserve"};
+      // The queue keeps these in 32 bits, so that a packet touches one line of it.
+      if (cells_up(q.reserve_bytes, cfg.cell_bytes) > INT32_MAX)
+        return {error_code::invalid_argument, qw + ": reserve of 2^31 cells or more"};
+      if (q.ecn.enabled && q.ecn.kmin_bytes > INT32_MAX)
+        return {error_code::invalid_argument, qw + ": ECN kmin_bytes of 2 GiB or more"};
       if (q.ecn.enabled && (q.ecn.kmin_bytes < 0 || q.ecn.kmax_bytes < q.ecn.kmin_bytes))
         return {error_code::invalid_argument, qw + ": ECN needs 0 <= kmin_bytes <= kmax_bytes"};
       if (q.ecn.enabled && !(q.ecn.pmax >= 0.0 && q.ecn.pmax <= 1.0))
@@ -142,13 +147,22 @@ switch_model::switch_model(const switch_config& cfg, clock& clk, pfc_frame_sink*
 
       queue_state& q = queues_[i * num_priorities + p];
       const queue_config& qc = pc.queues[p];
-      q.reserve = cells_up(qc.reserve_bytes, cell_bytes_);
+      q.reserve = static_cast<std::int32_t>(cells_up(qc.reserve_bytes, cell_bytes_));
       const threshold_cells q_limit = to_cells(qc.shared);
-      q.limit_mode = q_limit.mode;
-      q.limit_alpha_log2 = static_cast<std::int8_t>(q_limit.alpha_log2);
+      switch (q_limit.mode) {
+        case buffer_threshold::kind::dynamic:
+          q.limit_alpha_log2 = static_cast<std::int8_t>(q_limit.alpha_log2);
+          break;
+        case buffer_threshold::kind::fixed:
+          q.limit_alpha_log2 = queue_state::limit_static;
+          break;
+        case buffer_threshold::kind::unlimited:
+          q.limit_alpha_log2 = queue_state::limit_unlimited;
+          break;
+      }
       q.limit_fixed = q_limit.fixed_cells;
       q.ecn = qc.ecn.enabled;
-      q.kmin = qc.ecn.kmin_bytes;
+      q.kmin = qc.ecn.enabled ? static_cast<std::int32_t>(qc.ecn.kmin_bytes) : 0;
       q.kmax = qc.ecn.kmax_bytes;
       q.pmax = qc.ecn.pmax;
       q.quantum = static_cast<std::int64_t>(qc.dwrr_weight) * cfg.dwrr_quantum_bytes;
@@ -189,6 +203,12 @@ double switch_model::uniform01() {
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   z ^= z >> 31;
   return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+// An arrival larger than the slack: the depth may be a new high.
+void switch_model::raise_watermark(queue_state& q) {
+  q.watermark_bytes = std::max(q.watermark_bytes, q.depth_bytes);
+  q.wm_slack = static_cast<std::uint16_t>(std::min<std::uint64_t>(q.watermark_bytes - q.depth_bytes, 65535));
 }
 
 bool switch_model::ecn_decide(const queue_state& q, std::uint64_t depth_bytes) {
@@ -276,11 +296,12 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
     }
   }
   // Egress: reserve, then shared under the queue's threshold.
-  const std::int64_t q_to_min = std::min(cells, std::max<std::int64_t>(0, q.reserve - q.min_used));
+  const std::int64_t q_reserve_used = q.reserve_used();
+  const std::int64_t q_to_min = std::min<std::int64_t>(cells, q.reserve - q_reserve_used);
   const std::int64_t q_rest = cells - q_to_min;
-  if (q_rest > 0 && q.limit_mode != buffer_threshold::kind::unlimited) {
+  if (q_rest > 0 && !q.unlimited()) {
     const std::int64_t limit = limit_of(q.limit(), egress_pool_ - egress_shared_used_);
-    if (q.shared_used + q_rest > limit || egress_shared_used_ + q_rest > egress_pool_)
+    if (q.used - q_reserve_used + q_rest > limit || egress_shared_used_ + q_rest > egress_pool_)
       return drop(drop_reason::egress_limit, ports_[in.egress_port]);
   }
 
@@ -292,8 +313,7 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
   // Watermarks move only when the shared or headroom use grew (their second line).
   if (to_shared > 0) pg.shared_wm = std::max(pg.shared_wm, pg.shared_used);
   if (to_hdrm > 0) pg.hdrm_wm = std::max(pg.hdrm_wm, pg.hdrm_used);
-  q.min_used += q_to_min;
-  q.shared_used += q_rest;
+  q.used += cells;
   egress_shared_used_ += q_rest;
   used_cells_ += cells;
   used_wm_ = std::max(used_wm_, used_cells_);
@@ -310,9 +330,10 @@ admission switch_model::admit(const packet& in, std::int64_t now_ns) {
     ++q.ecn_marked;
   }
   q.depth_bytes += in.size_bytes;
-  q.watermark_bytes = std::max(q.watermark_bytes, q.depth_bytes);
-  ++q.enq_packets;
-  q.enq_bytes += in.size_bytes;
+  if (in.size_bytes <= q.wm_slack) [[likely]]
+    q.wm_slack = static_cast<std::uint16_t>(q.wm_slack - in.size_bytes);
+  else
+    raise_watermark(q);
   ports_[in.egress_port].nonempty |= static_cast<std::uint8_t>(1u << in.priority);
 
   if (pg.lossless) report_pg_if_needed(in.ingress_port, in.priority, now_ns);
@@ -361,13 +382,14 @@ std::optional<departure> switch_model::dequeue_ready(std::uint16_t port, std::in
   packet pkt = q.ring.pop_front();
   if (q.ring.empty()) ps.nonempty &= static_cast<std::uint8_t>(~(1u << p));
   q.depth_bytes -= pkt.size_bytes;
+  q.wm_slack = static_cast<std::uint16_t>(std::min<std::uint32_t>(q.wm_slack + pkt.size_bytes, 65535));
+  ++q.left_packets;
+  q.left_bytes += pkt.size_bytes;
 
   // Release: egress shared before reserve; ingress headroom, then shared, then reserve.
   const std::int64_t cells = cells_of(pkt.size_bytes);
-  const std::int64_t q_from_shared = std::min(cells, q.shared_used);
-  q.shared_used -= q_from_shared;
-  egress_shared_used_ -= q_from_shared;
-  q.min_used -= cells - q_from_shared;
+  egress_shared_used_ -= std::min(cells, q.shared_used());
+  q.used -= cells;
   pg_state& pg = pgs_[idx(pkt.ingress_port, pkt.priority)];
   const std::int64_t from_h = std::min(cells, pg.hdrm_used);
   pg.hdrm_used -= from_h;
@@ -377,20 +399,20 @@ std::optional<departure> switch_model::dequeue_ready(std::uint16_t port, std::in
   pg.min_used -= cells - from_h - from_s;
   used_cells_ -= cells;
   --resident_;
-  assert(q.min_used >= 0 && pg.min_used >= 0);
+  assert(q.used >= 0 && pg.min_used >= 0);
 
   if (((ps.wd_drop >> p) & 1u) != 0) [[unlikely]] {
     // A stormed queue under the drop action: freed without using the link.
     constexpr auto r = static_cast<std::size_t>(drop_reason::pfc_watchdog);
     ++q.dropped[r];
+    ++q.discarded_packets;
+    q.discarded_bytes += pkt.size_bytes;
     ++ps.stats.dropped_packets[r];
     ++watchdog_[idx(port, static_cast<std::uint8_t>(p))].stats.tx_dropped;
     if (pg.lossless) report_pg_if_needed(pkt.ingress_port, pkt.priority, now_ns);
     return departure{pkt, now_ns, now_ns, true};
   }
 
-  ++q.deq_packets;  // sent, not discarded
-  q.deq_bytes += pkt.size_bytes;
   if (ecn_eligible(q, pkt, cfg_.ecn_mark_on_dequeue) && ecn_decide(q, q.depth_bytes)) {
     pkt.ecn = ecn_codepoint::ce;
     ++q.ecn_marked;
@@ -504,9 +526,9 @@ void switch_model::watchdog_poll(std::int64_t now_ns) {
         continue;
       }
       active = true;
-      if (w.stuck_since_ns < 0 || q.deq_packets != w.deq_at_stuck) {
+      if (w.stuck_since_ns < 0 || q.sent_packets() != w.deq_at_stuck) {
         w.stuck_since_ns = now_ns;
-        w.deq_at_stuck = q.deq_packets;
+        w.deq_at_stuck = q.sent_packets();
       } else if (now_ns - w.stuck_since_ns >= wd.detection_ns) {
         w.stats.stormed = true;
         ++w.stats.storms_detected;
@@ -548,17 +570,19 @@ port_stats switch_model::port(std::uint16_t port) const {
 queue_stats switch_model::queue(std::uint16_t port, std::uint8_t prio) const {
   const queue_state& q = queues_[idx(port, prio)];
   queue_stats s;
-  s.enqueued_packets = q.enq_packets;
-  s.enqueued_bytes = q.enq_bytes;
-  s.dequeued_packets = q.deq_packets;
-  s.dequeued_bytes = q.deq_bytes;
+  // Arrivals are what left plus what is queued; what was sent is what left less the
+  // watchdog's discards.
+  s.enqueued_packets = q.left_packets + q.ring.size();
+  s.enqueued_bytes = q.left_bytes + q.depth_bytes;
+  s.dequeued_packets = q.sent_packets();
+  s.dequeued_bytes = q.left_bytes - q.discarded_bytes;
   s.dropped_packets = q.dropped;
   s.ecn_marked = q.ecn_marked;
   s.depth_packets = q.ring.size();
   s.depth_bytes = q.depth_bytes;
   s.watermark_bytes = q.watermark_bytes;
-  s.reserve_cells = q.min_used;
-  s.shared_cells = q.shared_used;
+  s.reserve_cells = q.reserve_used();
+  s.shared_cells = q.shared_used();
   return s;
 }
 

@@ -107,6 +107,81 @@ TEST(Reserve, ReserveIsUsedBeforeSharedAndReleasedLast) {
   EXPECT_EQ(pg.reserve_cells, 4);
 }
 
+TEST(Reserve, AQueueFillsItsReserveFirstAndEmptiesItLast) {
+  // Queue reserve 3 cells: the first three one-cell packets take it, the next two are
+  // shared; departures give back shared cells before reserved ones.
+  virtual_clock clk;
+  auto cfg = plain_config(2);
+  cfg.cell_bytes = 100;
+  cfg.buffer_bytes = 100'000;
+  cfg.ports[1].queues[0].reserve_bytes = 300;
+  auto sw = switch_model::create(cfg, clk).value();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(sw->admit(make_packet(0, 1, 0, 100), 0).accepted) << i;
+  auto q = sw->queue(1, 0);
+  EXPECT_EQ(q.reserve_cells, 3);
+  EXPECT_EQ(q.shared_cells, 2);
+  EXPECT_EQ(sw->buffer().egress_shared_used_cells, 2);
+  for (int left = 4; left >= 0; --left) {
+    ASSERT_TRUE(sw->dequeue(1, sw->next_transmit_time_ns(1)).has_value());
+    q = sw->queue(1, 0);
+    EXPECT_EQ(q.reserve_cells, std::min(left, 3)) << left;
+    EXPECT_EQ(q.shared_cells, std::max(left - 3, 0)) << left;
+    EXPECT_EQ(sw->buffer().egress_shared_used_cells, std::max(left - 3, 0)) << left;
+  }
+}
+
+TEST(QueueCounters, TheWatermarkIsTheHighestDepthThroughLongClimbsAndDrains) {
+  // The queue keeps its watermark off the per-packet path behind a bound of at most
+  // 64 KiB on its distance from the depth; climbs far past that bound, drains, and
+  // climbs that stop short of the mark must all leave the exact highest depth.
+  virtual_clock clk;
+  auto cfg = plain_config(2);
+  cfg.buffer_bytes = 16 << 20;
+  auto sw = switch_model::create(cfg, clk).value();
+  std::uint64_t depth = 0, highest = 0, arrived = 0, left = 0;
+  std::uint64_t packets_in = 0, packets_out = 0;
+  auto fill = [&](std::uint64_t to, std::uint32_t size) {
+    while (depth + size <= to) {
+      ASSERT_TRUE(sw->admit(make_packet(0, 1, 0, size), 0).accepted);
+      depth += size;
+      arrived += size;
+      ++packets_in;
+      highest = std::max(highest, depth);
+    }
+  };
+  auto drain = [&](std::uint64_t to) {
+    while (depth > to) {
+      auto d = sw->dequeue(1, sw->next_transmit_time_ns(1));
+      ASSERT_TRUE(d.has_value());
+      depth -= d->pkt.size_bytes;
+      left += d->pkt.size_bytes;
+      ++packets_out;
+    }
+  };
+  auto expect = [&](const char* when) {
+    const queue_stats q = sw->queue(1, 0);
+    EXPECT_EQ(q.depth_bytes, depth) << when;
+    EXPECT_EQ(q.watermark_bytes, highest) << when;
+    EXPECT_EQ(q.enqueued_bytes, arrived) << when;
+    EXPECT_EQ(q.dequeued_bytes, left) << when;
+    EXPECT_EQ(q.enqueued_packets, packets_in) << when;
+    EXPECT_EQ(q.dequeued_packets, packets_out) << when;
+  };
+  fill(200'000, 1500);
+  expect("first climb");
+  drain(50'000);
+  expect("drained");
+  fill(120'000, 9000);  // short of the mark by more than 64 KiB
+  expect("short climb");
+  fill(199'000, 1000);  // just short of it
+  expect("just short");
+  fill(260'000, 64);  // past it in small steps
+  expect("past the mark");
+  drain(0);
+  fill(250'000, 1500);
+  expect("after a full drain");
+}
+
 TEST(Cells, PacketsRoundUpToWholeCells) {
   virtual_clock clk;
   auto cfg = plain_config(2);
@@ -129,6 +204,26 @@ TEST(Config, RejectsReservesLargerThanTheBuffer) {
   cfg.ports[0].pgs[0].reserve_bytes = 0;
   cfg.ports[0].pgs[0].shared = buffer_threshold::dynamic(5);  // alpha 32: outside SONiC's 1/128..8
   EXPECT_FALSE(switch_model::create(cfg, clk).ok());
+}
+
+TEST(Config, RejectsQueueFieldsBeyondTheir32Bits) {
+  // A queue keeps its reserve (cells) and Kmin (bytes) in 32 bits: refused, not wrapped.
+  virtual_clock clk;
+  auto cfg = plain_config(2);
+  cfg.buffer_bytes = std::int64_t{8} << 30;
+  cfg.cell_bytes = 1;
+  cfg.ports[1].queues[0].reserve_bytes = std::int64_t{3} << 30;
+  auto sw = switch_model::create(cfg, clk);
+  ASSERT_FALSE(sw.ok());
+  EXPECT_NE(sw.error().message().find("port 1 queue 0: reserve of 2^31 cells"), std::string::npos)
+      << sw.error().message();
+  cfg.ports[1].queues[0].reserve_bytes = 0;
+  cfg.ports[1].queues[0].ecn = {true, std::int64_t{2} << 30, std::int64_t{3} << 30, 0.1};
+  sw = switch_model::create(cfg, clk);
+  ASSERT_FALSE(sw.ok());
+  EXPECT_NE(sw.error().message().find("kmin_bytes of 2 GiB"), std::string::npos) << sw.error().message();
+  cfg.ports[1].queues[0].ecn.kmin_bytes = (std::int64_t{2} << 30) - 1;  // just fits
+  EXPECT_TRUE(switch_model::create(cfg, clk).ok());
 }
 
 }  // namespace

@@ -53,12 +53,35 @@ TEST_P(conservation, EnqueuedEqualsDequeuedPlusResidentAndOfferedEqualsAcceptedP
   std::unordered_map<std::uint64_t, std::int64_t> resident_cells;  // cookie -> cells
   std::uint64_t offered = 0, accepted = 0, dropped = 0, dequeued = 0, cookie = 0;
   std::int64_t now = 0;
+  // Per queue, as the test sees it: bytes and cells queued, the highest depth, bytes in
+  // and out. The switch derives arrivals and the reserve/shared split, and guards its
+  // watermark with a bound; these pin what it reports.
+  struct queue_view {
+    std::uint64_t bytes = 0, watermark = 0, in_bytes = 0, out_bytes = 0;
+    std::int64_t cells = 0;
+  };
+  std::array<queue_view, ports * num_priorities> view{};
+  const std::int64_t queue_reserve_cells = sw->cells_of(512);
+  auto departed = [&](std::uint16_t port, const departure& d) {
+    ASSERT_EQ(resident_cells.erase(d.pkt.cookie), 1u);
+    queue_view& v = view[port * num_priorities + d.pkt.priority];
+    v.bytes -= d.pkt.size_bytes;
+    v.cells -= sw->cells_of(d.pkt.size_bytes);
+    v.out_bytes += d.pkt.size_bytes;
+  };
   auto check = [&] {
     std::uint64_t enq = 0, deq = 0, depth = 0, drops = 0;
     for (std::uint16_t p = 0; p < ports; ++p) {
       for (std::uint8_t q = 0; q < num_priorities; ++q) {
         const auto qs = sw->queue(p, q);
         ASSERT_EQ(qs.enqueued_packets, qs.dequeued_packets + qs.depth_packets);
+        const queue_view& v = view[p * num_priorities + q];
+        ASSERT_EQ(qs.depth_bytes, v.bytes);
+        ASSERT_EQ(qs.watermark_bytes, v.watermark);
+        ASSERT_EQ(qs.enqueued_bytes, v.in_bytes);
+        ASSERT_EQ(qs.dequeued_bytes, v.out_bytes);
+        ASSERT_EQ(qs.reserve_cells, std::min(v.cells, queue_reserve_cells));
+        ASSERT_EQ(qs.shared_cells, v.cells - qs.reserve_cells);
         enq += qs.enqueued_packets;
         deq += qs.dequeued_packets;
         depth += qs.depth_packets;
@@ -90,6 +113,11 @@ TEST_P(conservation, EnqueuedEqualsDequeuedPlusResidentAndOfferedEqualsAcceptedP
       if (sw->admit(p, now).accepted) {
         ++accepted;
         resident_cells[p.cookie] = sw->cells_of(p.size_bytes);
+        queue_view& v = view[p.egress_port * num_priorities + p.priority];
+        v.bytes += p.size_bytes;
+        v.cells += sw->cells_of(p.size_bytes);
+        v.in_bytes += p.size_bytes;
+        v.watermark = std::max(v.watermark, v.bytes);
       } else {
         ++dropped;
       }
@@ -97,7 +125,7 @@ TEST_P(conservation, EnqueuedEqualsDequeuedPlusResidentAndOfferedEqualsAcceptedP
       const auto port = static_cast<std::uint16_t>(rng() % ports);
       if (auto d = sw->dequeue(port, now)) {
         ++dequeued;
-        ASSERT_EQ(resident_cells.erase(d->pkt.cookie), 1u);
+        departed(port, *d);
       }
     } else {
       std::array<std::uint16_t, num_priorities> q{};
@@ -119,7 +147,7 @@ TEST_P(conservation, EnqueuedEqualsDequeuedPlusResidentAndOfferedEqualsAcceptedP
       if (auto d = sw->dequeue(p, now)) {
         any = true;
         ++dequeued;
-        ASSERT_EQ(resident_cells.erase(d->pkt.cookie), 1u);
+        departed(p, *d);
       }
     }
   }

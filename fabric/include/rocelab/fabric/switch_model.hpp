@@ -37,6 +37,7 @@
 
 #include <array>
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -234,29 +235,52 @@ class switch_model final : private control_frame_port, private timer_client {
     [[nodiscard]] threshold_cells limit() const { return {limit_mode, limit_alpha_log2, limit_fixed}; }
   };
   struct alignas(64) queue_state {
-    // The queued descriptors. Its 20 bytes of state leave 4 of tail padding, which
-    // no_unique_address lets the next fields use, so the per-packet fields still end
-    // within the first line.
+    // Everything a packet reads or writes on enqueue and dequeue is in this first line;
+    // the second is read only past Kmin (marking), at a new high (the watermark), for a
+    // static limit, and by the stats calls. Hence cells in use are one number (the
+    // reserve fills first and empties last, so the split is derived), the counters are
+    // of departures only (arrivals are departures plus what is queued), and the
+    // watermark is guarded by a lower bound on its distance from the depth.
+    // The queued descriptors: 20 bytes of state whose 4 of tail padding the next
+    // fields use (no_unique_address).
     [[no_unique_address]] fifo_ring<packet, 64> ring;
-    buffer_threshold::kind limit_mode = buffer_threshold::kind::dynamic;
+    // The shared limit: alpha_log2 of a dynamic threshold (-7..3), or limit_static or
+    // limit_unlimited.
     std::int8_t limit_alpha_log2 = 0;
     bool ecn = false;
-    std::int64_t reserve = 0;
-    std::int64_t min_used = 0, shared_used = 0;
-    std::uint64_t depth_bytes = 0, enq_bytes = 0;
+    // At most watermark_bytes - depth_bytes, and at most 65535: an arrival no larger
+    // cannot raise the watermark.
+    std::uint16_t wm_slack = 0;
+    std::int32_t reserve = 0;  // cells (validate: below 2^31)
+    std::int32_t kmin = 0;     // bytes (validate: below 2 GiB)
+    std::int64_t used = 0;     // cells: min(used, reserve) of the reserve, the rest shared
+    std::uint64_t depth_bytes = 0;
+    // Departures: sent, or discarded by the PFC watchdog's drop action.
+    std::uint64_t left_packets = 0, left_bytes = 0;
     // second line
-    std::uint64_t enq_packets = 0, deq_packets = 0, deq_bytes = 0, watermark_bytes = 0;
-    std::int64_t kmin = 0, kmax = 0;
+    std::uint64_t watermark_bytes = 0;
+    std::uint64_t discarded_packets = 0, discarded_bytes = 0;
+    std::int64_t kmax = 0;
     double pmax = 0.0;
     std::int64_t limit_fixed = 0;
-    // third line: DWRR (weighted queues only) and drop counters
     std::int64_t quantum = 0;  // DWRR bytes per turn; 0 = strict
     std::int64_t deficit = 0;
+    // third line: drop counters
     std::uint64_t ecn_marked = 0;
     std::array<std::uint64_t, num_drop_reasons> dropped{};
 
-    [[nodiscard]] threshold_cells limit() const { return {limit_mode, limit_alpha_log2, limit_fixed}; }
+    static constexpr std::int8_t limit_static = 64, limit_unlimited = 65;
+    [[nodiscard]] bool unlimited() const { return limit_alpha_log2 == limit_unlimited; }
+    [[nodiscard]] threshold_cells limit() const {
+      if (limit_alpha_log2 == limit_unlimited) return {buffer_threshold::kind::unlimited, 0, 0};
+      if (limit_alpha_log2 == limit_static) return {buffer_threshold::kind::fixed, 0, limit_fixed};
+      return {buffer_threshold::kind::dynamic, limit_alpha_log2, 0};
+    }
+    [[nodiscard]] std::int64_t reserve_used() const { return used < reserve ? used : reserve; }
+    [[nodiscard]] std::int64_t shared_used() const { return used - reserve_used(); }
+    [[nodiscard]] std::uint64_t sent_packets() const { return left_packets - discarded_packets; }
   };
+  static_assert(offsetof(queue_state, watermark_bytes) == 64, "a packet touches the queue's first line only");
   // PFC watchdog state of one egress queue; `stuck_since_ns` >= 0 while it has been held
   // with packets and without a departure since then.
   struct watchdog_state {
@@ -344,6 +368,7 @@ class switch_model final : private control_frame_port, private timer_client {
   }
   [[gnu::noinline]] void report_pg_tracked(std::uint16_t port, std::uint8_t prio, std::int64_t now_ns);
   bool ecn_decide(const queue_state& q, std::uint64_t depth_bytes);
+  [[gnu::noinline]] static void raise_watermark(queue_state& q);
   int pick_queue(port_state& ps, std::uint8_t eligible, std::uint16_t port);
   double uniform01();
   void on_timer(std::int64_t now_ns, std::uint64_t cookie) override;  // watchdog poll
