@@ -87,12 +87,18 @@ TEST(PortCounters, ReceiveCountsEveryArrivalOnEveryPriority) {
   EXPECT_EQ(sw->port(2).dropped_packets[static_cast<int>(drop_reason::egress_limit)], 8u);
 }
 
-TEST(Reserve, ReserveIsUsedBeforeSharedAndReleasedLast) {
-  // PG reserve 4 cells, static shared limit 2 cells: 6 one-cell packets fit, the 7th drops.
-  virtual_clock clk;
+// Two ports, 100-byte cells in a 100 kB buffer: 100-byte packets take one cell each.
+switch_config one_cell_packets() {
   auto cfg = plain_config(2);
   cfg.cell_bytes = 100;
   cfg.buffer_bytes = 100'000;
+  return cfg;
+}
+
+TEST(Reserve, ReserveIsUsedBeforeSharedAndReleasedLast) {
+  // PG reserve 4 cells, static shared limit 2 cells: 6 one-cell packets fit, the 7th drops.
+  virtual_clock clk;
+  auto cfg = one_cell_packets();
   cfg.ports[0].pgs[0].reserve_bytes = 400;
   cfg.ports[0].pgs[0].shared = buffer_threshold::fixed(200);
   auto sw = switch_model::create(cfg, clk).value();
@@ -111,9 +117,7 @@ TEST(Reserve, AQueueFillsItsReserveFirstAndEmptiesItLast) {
   // Queue reserve 3 cells: the first three one-cell packets take it, the next two are
   // shared; departures give back shared cells before reserved ones.
   virtual_clock clk;
-  auto cfg = plain_config(2);
-  cfg.cell_bytes = 100;
-  cfg.buffer_bytes = 100'000;
+  auto cfg = one_cell_packets();
   cfg.ports[1].queues[0].reserve_bytes = 300;
   auto sw = switch_model::create(cfg, clk).value();
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(sw->admit(make_packet(0, 1, 0, 100), 0).accepted) << i;
