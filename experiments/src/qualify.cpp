@@ -75,12 +75,6 @@ qualify_check within(std::string name, std::string what, std::string unit, doubl
   return c;
 }
 
-std::string ms_text(double ns) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.3f ms", ns / 1e6);
-  return s;
-}
-
 // A time that must fall in [expected, expected + late] (`early` more allowed before),
 // measured as lying somewhere in [after, before] (no lower bound when `unbounded`). It
 // fails only when the whole bracket is outside the window: a read's own delay is not the
@@ -93,8 +87,9 @@ qualify_check time_window(std::string name, std::string what, std::int64_t expec
                   static_cast<double>(late), false, std::move(note)};
   c.pass = before >= expected - early && (unbounded || after <= expected + late);
   if (before != after)
-    c.note += "; read between " + (unbounded ? std::string("the start") : ms_text(static_cast<double>(after))) +
-              " and " + ms_text(static_cast<double>(before));
+    c.note += "; read between " +
+              (unbounded ? std::string("the start") : qualify_value_text(static_cast<double>(after), "ns")) +
+              " and " + qualify_value_text(static_cast<double>(before), "ns");
   return c;
 }
 

@@ -14,25 +14,9 @@
 namespace rocelab::experiments {
 namespace {
 
-std::string value_text(double v, const std::string& unit) {
-  char s[64];
-  if (v < 0 && unit != "probability") return "none";
-  if (unit == "bytes")
-    std::snprintf(s, sizeof s, "%.0f B", v);
-  else if (unit == "ns")
-    std::snprintf(s, sizeof s, "%.3f ms", v / 1e6);
-  else if (unit == "probability")
-    std::snprintf(s, sizeof s, "%.3f", v);
-  else if (unit.empty())
-    std::snprintf(s, sizeof s, "%s", v != 0 ? "yes" : "no");
-  else
-    std::snprintf(s, sizeof s, "%g %s", v, unit.c_str());
-  return s;
-}
-
 std::string tolerance_text(const qualify_check& c) {
   if (c.unit.empty() || c.unit == "points") return "";
-  return "±" + value_text(c.tolerance, c.unit);
+  return "±" + qualify_value_text(c.tolerance, c.unit);
 }
 
 // The latest value of a cumulative counter per device, summed over devices.
@@ -56,6 +40,23 @@ std::optional<std::uint64_t> counter_sum(const run_records& run, const std::vect
 }
 
 }  // namespace
+
+std::string qualify_value_text(double v, const std::string& unit) {
+  char s[64];
+  if (v < 0 && unit != "probability") return "none";
+  if (unit == "bytes")
+    std::snprintf(s, sizeof s, "%.0f B", v);
+  else if (unit == "ns")
+    std::snprintf(s, sizeof s, "%.3f ms", v / 1e6);
+  else if (unit == "probability")
+    std::snprintf(s, sizeof s, "%.3f", v);
+  else if (unit.empty())
+    std::snprintf(s, sizeof s, "%s", v != 0 ? "yes" : "no");
+  else
+    std::snprintf(s, sizeof s, "%g %s", v, unit.c_str());
+  return s;
+}
+
 
 std::optional<std::vector<qualify_check>> nic_capture_checks(const run_records& run) {
   const auto cnp = counter_sum(run, {"capture.cnp"});
@@ -102,7 +103,7 @@ std::string qualify_table(const qualify_result& r) {
   o << line;
   for (const auto& c : r.checks) {
     std::snprintf(line, sizeof line, "%-32s %-16s %-16s %-14s %s\n", c.name.c_str(),
-                  value_text(c.measured, c.unit).c_str(), value_text(c.expected, c.unit).c_str(),
+                  qualify_value_text(c.measured, c.unit).c_str(), qualify_value_text(c.expected, c.unit).c_str(),
                   tolerance_text(c).c_str(), c.pass ? "PASS" : "FAIL");
     o << line;
     if (!c.note.empty()) o << "    " << c.note << "\n";
@@ -151,8 +152,8 @@ std::string qualify_html(const qualify_result& r) {
   h << "<table id=checks>\n<tr><th>check</th><th>measured</th><th>expected</th><th>tolerance</th><th>result</th>"
        "<th>how</th></tr>\n";
   for (const auto& c : r.checks)
-    h << "<tr><td class=l>" << svg::escape(c.name) << "</td><td>" << svg::escape(value_text(c.measured, c.unit))
-      << "</td><td>" << svg::escape(value_text(c.expected, c.unit)) << "</td><td>"
+    h << "<tr><td class=l>" << svg::escape(c.name) << "</td><td>"
+      << svg::escape(qualify_value_text(c.measured, c.unit)) << "</td><td>" << svg::escape(qualify_value_text(c.expected, c.unit)) << "</td><td>"
       << svg::escape(tolerance_text(c)) << "</td><td class=" << (c.pass ? "good>PASS" : "bad>FAIL")
       << "</td><td class='l note'>" << svg::escape(c.note) << "</td></tr>\n";
   h << "</table>\n";

@@ -148,19 +148,7 @@ switch_model::switch_model(const switch_config& cfg, clock& clk, pfc_frame_sink*
       queue_state& q = queues_[i * num_priorities + p];
       const queue_config& qc = pc.queues[p];
       q.reserve = static_cast<std::int32_t>(cells_up(qc.reserve_bytes, cell_bytes_));
-      const threshold_cells q_limit = to_cells(qc.shared);
-      switch (q_limit.mode) {
-        case buffer_threshold::kind::dynamic:
-          q.limit_alpha_log2 = static_cast<std::int8_t>(q_limit.alpha_log2);
-          break;
-        case buffer_threshold::kind::fixed:
-          q.limit_alpha_log2 = queue_state::limit_static;
-          break;
-        case buffer_threshold::kind::unlimited:
-          q.limit_alpha_log2 = queue_state::limit_unlimited;
-          break;
-      }
-      q.limit_fixed = q_limit.fixed_cells;
+      q.set_limit(to_cells(qc.shared));
       q.ecn = qc.ecn.enabled;
       q.kmin = qc.ecn.enabled ? static_cast<std::int32_t>(qc.ecn.kmin_bytes) : 0;
       q.kmax = qc.ecn.kmax_bytes;
@@ -208,7 +196,8 @@ double switch_model::uniform01() {
 // An arrival larger than the slack: the depth may be a new high.
 void switch_model::raise_watermark(queue_state& q) {
   q.watermark_bytes = std::max(q.watermark_bytes, q.depth_bytes);
-  q.wm_slack = static_cast<std::uint16_t>(std::min<std::uint64_t>(q.watermark_bytes - q.depth_bytes, 65535));
+  q.wm_slack = static_cast<std::uint16_t>(
+      std::min<std::uint64_t>(q.watermark_bytes - q.depth_bytes, queue_state::wm_slack_max));
 }
 
 bool switch_model::ecn_decide(const queue_state& q, std::uint64_t depth_bytes) {
@@ -382,7 +371,7 @@ std::optional<departure> switch_model::dequeue_ready(std::uint16_t port, std::in
   packet pkt = q.ring.pop_front();
   if (q.ring.empty()) ps.nonempty &= static_cast<std::uint8_t>(~(1u << p));
   q.depth_bytes -= pkt.size_bytes;
-  q.wm_slack = static_cast<std::uint16_t>(std::min<std::uint32_t>(q.wm_slack + pkt.size_bytes, 65535));
+  q.wm_slack = static_cast<std::uint16_t>(std::min(q.wm_slack + pkt.size_bytes, queue_state::wm_slack_max));
   ++q.left_packets;
   q.left_bytes += pkt.size_bytes;
 

@@ -245,11 +245,14 @@ TEST(qualify, watchdog_times_come_from_the_switchs_clock_or_from_bracketing_read
     EXPECT_NE(find(*r, "pfc_watchdog.detection").note.find("read between"), std::string::npos);
   }
   {  // A watchdog that waits half as long again before restoring fails, timed either way.
-    deviating_switch late([](fabric::switch_config& c) { c.pfc.watchdog.restoration_ns += c.pfc.watchdog.restoration_ns / 2; });
+    const auto restores_late = [](fabric::switch_config& c) {
+      c.pfc.watchdog.restoration_ns += c.pfc.watchdog.restoration_ns / 2;
+    };
+    deviating_switch late(restores_late);
     auto r = qualify_switch(late, lab_switch(), plan);
     ASSERT_TRUE(r.ok()) << r.error().message();
     EXPECT_EQ(failed(*r), std::vector<std::string>{"pfc_watchdog.restoration"}) << qualify_table(*r);
-    deviating_switch late_too([](fabric::switch_config& c) { c.pfc.watchdog.restoration_ns += c.pfc.watchdog.restoration_ns / 2; });
+    deviating_switch late_too(restores_late);
     timestamp_free_switch bare(late_too);
     auto s = qualify_switch(bare, lab_switch(), plan);
     ASSERT_TRUE(s.ok()) << s.error().message();

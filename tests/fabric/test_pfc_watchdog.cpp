@@ -68,6 +68,13 @@ TEST(PfcWatchdog, DetectsAStormWithinDetectionPlusOnePollAndDropsTheQueue) {
     ++discarded;
   }
   EXPECT_EQ(discarded, 10u);
+  // Discards are departures but not sends: the queue counts them in, not out.
+  const queue_stats qs = sw->queue(1, lossless);
+  EXPECT_EQ(qs.enqueued_packets, 10u);
+  EXPECT_EQ(qs.enqueued_bytes, 10'000u);
+  EXPECT_EQ(qs.dequeued_packets, 0u);
+  EXPECT_EQ(qs.dequeued_bytes, 0u);
+  EXPECT_EQ(qs.depth_packets, 0u);
   const admission a = sw->admit(make_packet(0, 1, lossless, 1000), clk.now_ns());
   EXPECT_FALSE(a.accepted);
   EXPECT_EQ(a.reason, drop_reason::pfc_watchdog);

@@ -248,8 +248,8 @@ class switch_model final : private control_frame_port, private timer_client {
     // limit_unlimited.
     std::int8_t limit_alpha_log2 = 0;
     bool ecn = false;
-    // At most watermark_bytes - depth_bytes, and at most 65535: an arrival no larger
-    // cannot raise the watermark.
+    // At most watermark_bytes - depth_bytes, and at most wm_slack_max: an arrival no
+    // larger cannot raise the watermark.
     std::uint16_t wm_slack = 0;
     std::int32_t reserve = 0;  // cells (validate: below 2^31)
     std::int32_t kmin = 0;     // bytes (validate: below 2 GiB)
@@ -269,7 +269,14 @@ class switch_model final : private control_frame_port, private timer_client {
     std::uint64_t ecn_marked = 0;
     std::array<std::uint64_t, num_drop_reasons> dropped{};
 
+    static constexpr std::uint32_t wm_slack_max = UINT16_MAX;
     static constexpr std::int8_t limit_static = 64, limit_unlimited = 65;
+    void set_limit(const threshold_cells& t) {
+      limit_alpha_log2 = t.mode == buffer_threshold::kind::unlimited ? limit_unlimited
+                         : t.mode == buffer_threshold::kind::fixed   ? limit_static
+                                                                     : static_cast<std::int8_t>(t.alpha_log2);
+      limit_fixed = t.fixed_cells;
+    }
     [[nodiscard]] bool unlimited() const { return limit_alpha_log2 == limit_unlimited; }
     [[nodiscard]] threshold_cells limit() const {
       if (limit_alpha_log2 == limit_unlimited) return {buffer_threshold::kind::unlimited, 0, 0};
