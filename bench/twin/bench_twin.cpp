@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
 
   if (repeats > 0) {
     const scenario ls = load(dir, "ls64_ws50");
-    run("ls64_ws50", ls.config, ls.messages, repeats, "20.8 ms simulated in 48.3 s wall (shared README), on this VM class 33-94 s as built here, by host and hour: time it beside the twin with bench/twin/vs_ns3");
+    run("ls64_ws50", ls.config, ls.messages, repeats, "20.8 ms simulated in 48.3 s wall (shared README), on this VM class 33-117 s as built here, by host and hour: time it beside the twin with bench/twin/vs_ns3");
     const scenario in32 = load(dir, "incast16_noqmon");
     run("incast16_32MB", in32.config, in32.messages, repeats, "last flow 13.02 ms, 0 pauses, 0.70-0.77 s wall");
     const scenario in2 = load(dir, "incast16_buf2MB");
