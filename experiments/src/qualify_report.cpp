@@ -57,7 +57,6 @@ std::string qualify_value_text(double v, const std::string& unit) {
   return s;
 }
 
-
 std::optional<std::vector<qualify_check>> nic_capture_checks(const run_records& run) {
   const auto cnp = counter_sum(run, {"capture.cnp"});
   if (!cnp) return std::nullopt;
@@ -153,7 +152,8 @@ std::string qualify_html(const qualify_result& r) {
        "<th>how</th></tr>\n";
   for (const auto& c : r.checks)
     h << "<tr><td class=l>" << svg::escape(c.name) << "</td><td>"
-      << svg::escape(qualify_value_text(c.measured, c.unit)) << "</td><td>" << svg::escape(qualify_value_text(c.expected, c.unit)) << "</td><td>"
+      << svg::escape(qualify_value_text(c.measured, c.unit)) << "</td><td>"
+      << svg::escape(qualify_value_text(c.expected, c.unit)) << "</td><td>"
       << svg::escape(tolerance_text(c)) << "</td><td class=" << (c.pass ? "good>PASS" : "bad>FAIL")
       << "</td><td class='l note'>" << svg::escape(c.note) << "</td></tr>\n";
   h << "</table>\n";
