@@ -7,6 +7,7 @@
 
 #include "command.hpp"
 #include "rocelab/experiments/report.hpp"
+#include "rocelab/experiments/summary.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace rocelab::cli {
@@ -19,7 +20,16 @@ struct report_args {
   double storm_ms = 200;
   double congested_kb = 32;
   double percentile = 99;
+  std::vector<std::int64_t> vs;
 };
+
+// The summary JSON of a stored run, for the report's comparison table.
+result<std::string> stored_summary_json(const store::run_store& store, const store::run_info& info) {
+  auto records = store.load(info.id);
+  if (!records) return records.error().with_context("loading run " + std::to_string(info.id));
+  const experiments::run_summary s = experiments::summarize({&*records}, {info.seed});
+  return experiments::summary_json({std::to_string(info.id), info.backend, info.name}, s, {});
+}
 
 std::function<int()> setup_report(CLI::App& app) {
   auto a = std::make_shared<report_args>();
@@ -36,6 +46,9 @@ std::function<int()> setup_report(CLI::App& app) {
                  "A destination port is congested when its queue reaches this (KiB) with fan-in")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--vs", a->vs,
+                 "Another stored run to show beside this one (repeatable); a tuning's baselines on the same "
+                 "backend are shown without asking");
   app.add_option("--percentile", a->percentile, "Attribute flows at this slowdown percentile and above")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0));
@@ -67,6 +80,41 @@ std::function<int()> setup_report(CLI::App& app) {
     if (!info->error.empty()) header.notes.push_back("run " + header.status + ": " + info->error);
     if (auto p = info->parameters.find("sim_to_real.predicted"); p != info->parameters.end())
       header.predicted_summary_json = p->second;
+    if (auto p = info->parameters.find("sim_to_real.method"); p != info->parameters.end())
+      header.prediction_method = p->second;
+    if (auto p = info->parameters.find("capture_file"); p != info->parameters.end())
+      header.files.emplace_back("capture.pcapng", p->second);
+    std::vector<store::run_info> beside;
+    for (const std::int64_t id : a->vs) {
+      auto other = store->run(id);
+      if (!other) {
+        std::cerr << "rocelab report: --vs " << id << ": " << other.error().message() << "\n";
+        return other.error().code() == error_code::not_found ? 2 : 1;
+      }
+      beside.push_back(std::move(*other));
+    }
+    if (info->sweep && !info->parameters.contains("tuning.baseline")) {
+      auto all = store->runs();
+      if (!all) {
+        std::cerr << "rocelab report: " << all.error().message() << "\n";
+        return 1;
+      }
+      for (auto& r : *all)
+        if (r.sweep == info->sweep && r.id != info->id && r.backend == info->backend &&
+            r.status == store::run_status::completed && r.parameters.contains("tuning.baseline"))
+          beside.push_back(std::move(r));
+    }
+    for (const auto& other : beside) {
+      auto json = stored_summary_json(*store, other);
+      if (!json) {
+        std::cerr << "rocelab report: " << json.error().message() << "\n";
+        return 1;
+      }
+      const auto baseline = other.parameters.find("tuning.baseline");
+      header.comparisons.emplace_back(
+          (baseline != other.parameters.end() ? baseline->second + ", run " : "run ") + std::to_string(other.id),
+          std::move(*json));
+    }
     if (records->backend.empty()) records->backend = info->backend;
     const auto analysis = experiments::analyze_run_with_spec(std::move(records).value(), header, info->spec_yaml,
                                                              info->seed, options);

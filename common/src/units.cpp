@@ -141,4 +141,24 @@ std::string format_duration(std::int64_t ns) {
   return format_with(static_cast<double>(ns), units, units.size(), false);
 }
 
+std::string readable_duration(double ns) {
+  if (!std::isfinite(ns)) return "-";
+  if (ns == 0) return "0 ns";
+  // Round to three significant digits first, so 999.7 us reads "1.00 ms", not "1000 us".
+  const double digits = std::floor(std::log10(std::fabs(ns)));
+  const double step = std::pow(10.0, digits - 2);
+  const double rounded = std::round(ns / step) * step;
+  const double magnitude = std::fabs(rounded);
+  const char* unit = "ns";
+  double value = rounded;
+  if (magnitude >= 1e9) unit = "s", value = rounded / 1e9;
+  else if (magnitude >= 1e6) unit = "ms", value = rounded / 1e6;
+  else if (magnitude >= 1e3) unit = "us", value = rounded / 1e3;
+  const double v = std::fabs(value);
+  const int decimals = v >= 100 || magnitude < 1e3 ? 0 : v >= 10 ? 1 : 2;
+  char b[48];
+  std::snprintf(b, sizeof b, "%.*f %s", decimals, value, unit);
+  return b;
+}
+
 }  // namespace rocelab

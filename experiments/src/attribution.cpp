@@ -21,10 +21,32 @@ std::vector<flow_attribution> attribute_tail(const run_records& records, std::sp
   if (slowdowns.empty()) return out;
   std::sort(slowdowns.begin(), slowdowns.end());
   const double cut = percentile(slowdowns, options.percentile);
-  const double packet_ns =
-      options.sender_gbps > 0
-          ? static_cast<double>(options.mtu_bytes + options.wire_overhead_bytes) * 8.0 / options.sender_gbps
-          : 0.0;
+  const double ns_per_byte = options.sender_gbps > 0 ? 8.0 / options.sender_gbps : 0.0;
+  const double packet_ns = static_cast<double>(options.mtu_bytes + options.wire_overhead_bytes) * ns_per_byte;
+  // Flows by sending and by receiving host, for the sharing term.
+  const std::int64_t run_end = run_end_ns(records);
+  const auto lifetime_end = [run_end](const flow_record& f) { return f.completed() ? f.end_ns : run_end; };
+  std::map<std::uint32_t, std::vector<std::size_t>> by_src, by_dst;
+  for (std::size_t i = 0; i < records.flows.size(); ++i) {
+    by_src[records.flows[i].src].push_back(i);
+    by_dst[records.flows[i].dst].push_back(i);
+  }
+  // Bytes the other flows of `group` moved during [start, end], each at an even pace
+  // over its own lifetime.
+  const auto shared_bytes = [&](const std::vector<std::size_t>& group, std::size_t self, std::int64_t start,
+                                std::int64_t end) {
+    double bytes = 0;
+    for (const std::size_t j : group) {
+      if (j == self) continue;
+      const flow_record& g = records.flows[j];
+      const std::int64_t g_end = lifetime_end(g);
+      const std::int64_t overlap = std::min(end, g_end) - std::max(start, g.start_ns);
+      if (overlap <= 0) continue;
+      const std::int64_t life = std::max<std::int64_t>(1, g_end - g.start_ns);
+      bytes += static_cast<double>(g.bytes) * static_cast<double>(overlap) / static_cast<double>(life);
+    }
+    return bytes;
+  };
   for (const auto& c : flows) {
     if (c.slowdown <= 0 || c.slowdown < cut) continue;
     const flow_record& f = records.flows[c.flow];
@@ -43,6 +65,9 @@ std::vector<flow_attribution> attribute_tail(const run_records& records, std::sp
     a.pause_ns = take(static_cast<double>(c.paused_ns));
     a.queueing_ns = take(c.queueing_ns.value_or(0));
     a.retransmission_ns = take(static_cast<double>(c.retransmits) * packet_ns);
+    const double busier = std::max(shared_bytes(by_src[f.src], c.flow, f.start_ns, f.end_ns),
+                                   shared_bytes(by_dst[f.dst], c.flow, f.start_ns, f.end_ns));
+    a.sharing_ns = take(busier * ns_per_byte);
     a.unexplained_ns = left;
     out.push_back(a);
   }

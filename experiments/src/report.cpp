@@ -13,25 +13,32 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rocelab/common/units.hpp"
 #include "rocelab/experiments/build.hpp"
 #include "rocelab/experiments/spec.hpp"
 #include "rocelab/experiments/svg.hpp"
 #include "rocelab/fabric/twin/routing.hpp"
+#include "report_sections.hpp"
+#include "report_table.hpp"
 
 namespace rocelab::experiments {
 namespace {
 
 using nlohmann::json;
+using report_detail::attribution_sentence;
+using report_detail::comparisons_section;
+using report_detail::configuration_section;
+using report_detail::device_name;
+using report_detail::files_section;
+using report_detail::pauses_sentence;
+using report_detail::queues_sentence;
+using report_detail::sim_to_real_section;
+using report_detail::summary_sentence;
+using report_detail::host_name;
+using report_detail::html_table;
+using report_detail::port_name;
+using report_detail::table;
 
-std::string device_name(const run_records& r, std::uint32_t d) {
-  return d < r.devices.size() ? r.devices[d] : "dev" + std::to_string(d);
-}
-std::string host_name(const run_records& r, std::uint32_t h) {
-  return h < r.hosts.size() ? r.hosts[h] : "h" + std::to_string(h + 1);
-}
-std::string port_name(const run_records& r, const pause_index::key& k) {
-  return device_name(r, k.device) + ":" + std::to_string(k.port) + " p" + std::to_string(k.priority);
-}
 std::string hop_name(const run_records& r, const path_hop& h) {
   return device_name(r, h.device) + ":" + std::to_string(h.egress_port);
 }
@@ -42,7 +49,6 @@ std::string num(double v, int precision = 3) {
   std::snprintf(b, sizeof b, "%.*f", precision, v);
   return b;
 }
-std::string us(std::int64_t ns) { return num(static_cast<double>(ns) / 1e3, 3); }
 // A threshold as people say it: "200 ms", "50 us", "800 ns".
 std::string duration(std::int64_t ns) {
   char b[48];
@@ -109,7 +115,8 @@ run_analysis analyze_run(run_records records, report_header header, const path_f
   if (!a.counter_pauses.intervals.empty())
     header.notes.push_back(std::to_string(a.counter_pauses.intervals.size()) +
                            " pause intervals derived from pause counters; their placement is uncertain by up to " +
-                           us(a.counter_pauses.resolution_ns) + " us (the sampling interval)");
+                           readable_duration(static_cast<double>(a.counter_pauses.resolution_ns)) +
+                           " (the sampling interval)");
   if (!paths) header.notes.push_back("flow paths unknown: per-hop pause exposure and victims are not computed");
   a.flows = correlate_flows(records, paths, options.correlation);
   a.victims = find_victims(records, a.flows, options.victims);
@@ -144,6 +151,7 @@ run_analysis analyze_run_with_spec(run_records records, report_header header, st
       header.notes.push_back("the run's spec could not be read (" + spec.error().message() +
                              "): default MTU and link speeds");
     } else {
+      header.configuration = run_configuration(*spec);
       options.correlation.mtu_bytes = spec->nic.mtu_bytes;
       options.attribution.mtu_bytes = spec->nic.mtu_bytes;
       options.attribution.sender_gbps = spec->topology.link_gbps;
@@ -350,25 +358,6 @@ std::string marks_over_time(const run_analysis& a, const report_options& o) {
 
 // ---------------------------------------------------------------- tables
 
-struct table {
-  std::vector<std::string> head;
-  std::vector<std::vector<std::string>> rows;
-};
-
-std::string html_table(const table& t, const std::string& id, const std::string& empty = "none") {
-  std::string out = "<table id=\"" + svg::escape(id) + "\"><thead><tr>";
-  for (const auto& h : t.head) out += "<th>" + svg::escape(h) + "</th>";
-  out += "</tr></thead><tbody>";
-  if (t.rows.empty())
-    out += "<tr><td colspan=\"" + std::to_string(t.head.size()) + "\" class=\"empty\">" + svg::escape(empty) + "</td></tr>";
-  for (const auto& r : t.rows) {
-    out += "<tr>";
-    for (const auto& c : r) out += "<td>" + svg::escape(c) + "</td>";
-    out += "</tr>";
-  }
-  return out + "</tbody></table>";
-}
-
 std::string csv(const table& t) {
   std::string out;
   for (std::size_t i = 0; i < t.head.size(); ++i) out += (i ? "," : "") + csv_field(t.head[i]);
@@ -473,7 +462,7 @@ table victim_ports_table(const run_analysis& a) {
 
 table attribution_table(const run_analysis& a) {
   table t{{"flow", "src", "dst", "bytes", "slowdown", "fct_ns", "ideal_fct_ns", "excess_ns", "pause_ns", "queueing_ns",
-           "retransmission_ns", "unexplained_ns"},
+           "retransmission_ns", "sharing_ns", "unexplained_ns"},
           {}};
   for (const auto& x : a.tail) {
     const auto& f = a.records.flows[x.flow];
@@ -481,7 +470,7 @@ table attribution_table(const run_analysis& a) {
                       std::to_string(f.bytes), num(x.slowdown, 3), std::to_string(x.fct_ns),
                       std::to_string(x.ideal_fct_ns), std::to_string(x.excess_ns), std::to_string(x.pause_ns),
                       std::to_string(x.queueing_ns), std::to_string(x.retransmission_ns),
-                      std::to_string(x.unexplained_ns)});
+                      std::to_string(x.sharing_ns), std::to_string(x.unexplained_ns)});
   }
   return t;
 }
@@ -535,12 +524,14 @@ std::string report_html(const run_analysis& a, const report_options& o) {
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>rocelab report " +
                     svg::escape(h.run_id) + "</title><style>" + style + "</style></head><body>\n";
   out += "<h1>rocelab report: " + svg::escape(h.name.empty() ? h.run_id : h.name) + "</h1>\n";
+  out += files_section(a);
   table summary{{"field", "value"}, {}};
+  const auto time = [](std::int64_t ns) { return readable_duration(static_cast<double>(ns)); };
   summary.rows = {{"run", h.run_id},
                   {"backend", a.records.backend.empty() ? h.backend : a.records.backend},
                   {"status", h.status.empty() ? "-" : h.status},
                   {"flows", std::to_string(a.stats.flows) + " (" + std::to_string(a.stats.completed) + " completed)"},
-                  {"FCT p50 / p99 / max (us)", us(a.stats.fct_p50_ns) + " / " + us(a.stats.fct_p99_ns) + " / " + us(a.stats.fct_max_ns)},
+                  {"FCT p50 / p99 / max", time(a.stats.fct_p50_ns) + " / " + time(a.stats.fct_p99_ns) + " / " + time(a.stats.fct_max_ns)},
                   {"slowdown p50 / p99", num(a.stats.slowdown_p50, 2) + " / " + num(a.stats.slowdown_p99, 2)},
                   {"pause intervals", std::to_string(a.records.pauses.size()) + " on " + std::to_string(a.ports.size()) + " ports"},
                   {"PFC storms (paused > " + duration(o.storms.threshold_ns) + ")", std::to_string(a.storms.size())},
@@ -549,43 +540,15 @@ std::string report_html(const run_analysis& a, const report_options& o) {
                    std::to_string(a.records.totals.ce_marked) + " / " + std::to_string(a.records.totals.cnps) + " / " +
                        std::to_string(a.records.totals.retransmits) + " / " + std::to_string(a.records.totals.drops)},
                   {"paths", h.path_source}};
-  out += "<h2 id=\"summary\">Summary</h2>" + html_table(summary, "table-summary");
-  if (!h.predicted_summary_json.empty()) {
-    // Sim-to-real: what the twin predicted for this configuration against what this run measured.
-    if (auto predicted = parse_summary_json(h.predicted_summary_json); predicted.ok()) {
-      const run_summary& p = predicted->aggregate;
-      const run_totals& m = a.records.totals;
-      auto ratio = [](double predicted_value, double measured_value) {
-        return predicted_value > 0 ? num(measured_value / predicted_value, 2) : std::string("-");
-      };
-      table s2r{{"metric", "twin (predicted)", "this run (measured)", "measured / predicted"}, {}};
-      auto row = [&](const std::string& name, double pv, double mv, const std::string& pt, const std::string& mt) {
-        s2r.rows.push_back({name, pt, mt, ratio(pv, mv)});
-      };
-      row("FCT p50 (us)", static_cast<double>(p.all.fct_p50_ns), static_cast<double>(a.stats.fct_p50_ns),
-          us(p.all.fct_p50_ns), us(a.stats.fct_p50_ns));
-      row("FCT p99 (us)", static_cast<double>(p.all.fct_p99_ns), static_cast<double>(a.stats.fct_p99_ns),
-          us(p.all.fct_p99_ns), us(a.stats.fct_p99_ns));
-      row("slowdown p99", p.all.slowdown_p99, a.stats.slowdown_p99, num(p.all.slowdown_p99, 2), num(a.stats.slowdown_p99, 2));
-      row("PFC pause frames", static_cast<double>(p.pause_frames), static_cast<double>(m.pfc_pause_frames),
-          std::to_string(p.pause_frames), std::to_string(m.pfc_pause_frames));
-      row("paused (us)", static_cast<double>(p.paused_ns), static_cast<double>(m.paused_ns), us(p.paused_ns),
-          us(m.paused_ns));
-      row("CE-marked", static_cast<double>(p.ce_marked), static_cast<double>(m.ce_marked), std::to_string(p.ce_marked),
-          std::to_string(m.ce_marked));
-      row("CNPs", static_cast<double>(p.cnp), static_cast<double>(m.cnps), std::to_string(p.cnp), std::to_string(m.cnps));
-      row("drops", static_cast<double>(p.drops), static_cast<double>(m.drops), std::to_string(p.drops),
-          std::to_string(m.drops));
-      out += "<h2 id=\"sim-to-real\">Sim-to-real</h2><p>The twin's prediction for this run's configuration "
-             "(<code>rocelab tune --verify</code>) beside what this run measured.</p>" +
-             html_table(s2r, "table-sim-to-real");
-    }
-  }
+  out += "<h2 id=\"summary\">Summary</h2><p>" + svg::escape(summary_sentence(a)) + "</p>" +
+         html_table(summary, "table-summary");
+  out += comparisons_section(a);
+  out += sim_to_real_section(a);
   if (a.by_kind.size() > 1) {
-    table kinds{{"kind", "flows", "completed", "FCT p50 (us)", "FCT p99 (us)", "slowdown p50", "slowdown p99"}, {}};
+    table kinds{{"kind", "flows", "completed", "FCT p50_ns", "FCT p99_ns", "slowdown p50", "slowdown p99"}, {}};
     for (const auto& [k, s] : a.by_kind)
-      kinds.rows.push_back({k, std::to_string(s.flows), std::to_string(s.completed), us(s.fct_p50_ns),
-                            us(s.fct_p99_ns), num(s.slowdown_p50, 2), num(s.slowdown_p99, 2)});
+      kinds.rows.push_back({k, std::to_string(s.flows), std::to_string(s.completed), std::to_string(s.fct_p50_ns),
+                            std::to_string(s.fct_p99_ns), num(s.slowdown_p50, 2), num(s.slowdown_p99, 2)});
     out += html_table(kinds, "table-kinds");
   }
   if (!h.notes.empty()) {
@@ -593,13 +556,14 @@ std::string report_html(const run_analysis& a, const report_options& o) {
     for (const auto& n : h.notes) out += "<li>" + svg::escape(n) + "</li>";
     out += "</ul>";
   }
+  out += configuration_section(a);
 
   out += "<h2 id=\"fct\">Flow completion</h2>";
   out += "<figure>" + fct_cdf(a) + "<figcaption>Completed flows' FCT, per workload kind.</figcaption></figure>";
   out += "<figure>" + slowdown_by_size(a, o) +
          "<figcaption>Slowdown = FCT / ideal FCT (alone on an idle path), by flow size.</figcaption></figure>";
 
-  out += "<h2 id=\"pauses\">PFC pauses</h2>";
+  out += "<h2 id=\"pauses\">PFC pauses</h2><p>" + svg::escape(pauses_sentence(a)) + "</p>";
   out += "<p class=\"legend-sources\">Sources: <span style=\"background:" + std::string(source_color(pause_source::capture)) +
          "\">capture</span><span style=\"background:" + source_color(pause_source::counter) +
          "\">counter</span><span style=\"background:" + source_color(pause_source::model) + "\">model</span></p>";
@@ -619,7 +583,7 @@ std::string report_html(const run_analysis& a, const report_options& o) {
   out += "<h3>PFC storms (paused longer than " + duration(o.storms.threshold_ns) + ")</h3>" +
          html_table(storms_table(a), "table-storms", "no storms");
 
-  out += "<h2 id=\"queues\">Queues, marks and CNPs</h2>";
+  out += "<h2 id=\"queues\">Queues, marks and CNPs</h2><p>" + svg::escape(queues_sentence(a)) + "</p>";
   out += "<figure>" + queue_depth(a, o) + "<figcaption>Sampled egress queue depth of the deepest queues (device:port pN = queue N).</figcaption></figure>";
   out += "<figure>" + marks_over_time(a, o) + "<figcaption>" +
          std::string(a.marks_from_events ? "From the run's congestion events."
@@ -638,8 +602,9 @@ std::string report_html(const run_analysis& a, const report_options& o) {
 
   out += "<h2 id=\"attribution\">Attribution of the slowest flows</h2>";
   out += "<p>Flows at the p" + num(o.attribution.percentile, 0) +
-         " slowdown and above: excess FCT over ideal split into pause, queueing, retransmission and the unexplained "
-         "rest (bandwidth sharing, rate cuts), charged in that order.</p>";
+         " slowdown and above: excess FCT over ideal split into pause, queueing, retransmission, bandwidth shared "
+         "with other flows at either end and the unexplained rest, charged in that order. " +
+         svg::escape(attribution_sentence(a)) + "</p>";
   out += html_table(attribution_table(a), "table-attribution", "no completed flows");
   out += "<h3>Rank correlation with slowdown (Spearman)</h3>" + html_table(correlations_table(a), "table-correlations");
 
@@ -675,6 +640,8 @@ std::map<std::string, std::string> report_tables(const run_analysis& a) {
   j["status"] = a.header.status;
   j["paths"] = a.header.path_source;
   j["notes"] = a.header.notes;
+  for (const auto& [path, value, def] : a.header.configuration)
+    j["configuration"].push_back({{"setting", path}, {"value", value}, {"default", def}});
   j["summary"] = stats_json(a.stats);
   for (const auto& [k, s] : a.by_kind) j["by_kind"][k] = stats_json(s);
   j["counter_pauses"] = {{"intervals", a.counter_pauses.intervals.size()},

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace rocelab {
 namespace {
@@ -90,3 +92,12 @@ TEST(units, formatting_round_trips) {
 
 }  // namespace
 }  // namespace rocelab
+
+TEST(units, readable_durations_have_three_significant_digits_in_the_largest_unit) {
+  const std::pair<double, const char*> cases[] = {
+      {0, "0 ns"},          {850, "850 ns"},        {1311, "1.31 us"},        {335539, "336 us"},
+      {295779981, "296 ms"}, {999'700, "1.00 ms"},  {12'400'000'000.0, "12.4 s"}, {-2500, "-2.50 us"},
+      {99'960, "100 us"},   {1e6, "1.00 ms"}};
+  for (const auto& [ns, text] : cases) EXPECT_EQ(rocelab::readable_duration(ns), text) << ns;
+  EXPECT_EQ(rocelab::readable_duration(std::nan("")), "-");
+}

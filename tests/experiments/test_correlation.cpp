@@ -308,10 +308,44 @@ TEST(attribution, tail_flows_split_their_excess_exactly) {
   EXPECT_EQ(a[0].pause_ns, 30'000);
   EXPECT_EQ(a[0].queueing_ns, 50'000);
   EXPECT_EQ(a[0].retransmission_ns, 885);
-  EXPECT_EQ(a[0].unexplained_ns, 100'000 - 30'000 - 50'000 - 885);
+  // The other 99 flows ran wholly inside flow 99's lifetime on the same two hosts:
+  // 99 x 10240 bytes at 100 Gb/s = 81'101 ns of sharing, more than the 19'115 left.
+  EXPECT_EQ(a[0].sharing_ns, 100'000 - 30'000 - 50'000 - 885);
+  EXPECT_EQ(a[0].unexplained_ns, 0);
   EXPECT_EQ(a[1].flow, 98u);
   EXPECT_EQ(a[1].pause_ns, 99'000);
-  EXPECT_EQ(a[1].queueing_ns + a[1].retransmission_ns + a[1].unexplained_ns, 0);
+  EXPECT_EQ(a[1].queueing_ns + a[1].retransmission_ns + a[1].sharing_ns + a[1].unexplained_ns, 0);
+}
+
+TEST(attribution, sharing_counts_other_flows_bytes_through_the_busier_end_during_the_flow) {
+  run_records r = single_switch_run();
+  // Flow 0 (h2 -> h1, 1 MB, 0..200 us, ideal 80 us) is the slowest; flow 1 (h3 -> h1)
+  // moved 1 MB over 0..100 us, wholly inside it; flow 2 (h4 -> h1) moved 1 MB over
+  // 150..350 us, a quarter of it inside flow 0; flow 3 (h2 -> h3) ran after flow 0.
+  r.flows.push_back(flow(1, 0, 0, 200'000, 1'000'000, 80'000));
+  r.flows.push_back(flow(2, 0, 0, 100'000, 1'000'000, 80'000));
+  r.flows.push_back(flow(3, 0, 150'000, 350'000, 1'000'000, 80'000));
+  r.flows.push_back(flow(1, 2, 200'000, 290'000, 1'000'000, 80'000));
+  std::vector<flow_correlation> c(4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    c[i].flow = i;
+    c[i].slowdown = r.flows[i].slowdown();
+  }
+  attribution_options o;
+  o.percentile = 70;  // flows 0 and 2 (slowdown 2.5 each)
+  const auto a = attribute_tail(r, c, o);
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(a[0].flow, 0u);
+  // Destination h1: 1 MB (flow 1) + 0.25 MB (flow 2) = 1.25 MB at 100 Gb/s = 100 us, of
+  // 120 us excess; the sender h2 carried nothing else meanwhile (flow 3 starts at its end).
+  EXPECT_EQ(a[0].sharing_ns, 100'000);
+  EXPECT_EQ(a[0].unexplained_ns, 20'000);
+  EXPECT_EQ(a[0].pause_ns + a[0].queueing_ns + a[0].retransmission_ns + a[0].sharing_ns + a[0].unexplained_ns,
+            a[0].excess_ns);
+  // Flow 2 (150..350 us) shared its destination with flow 0's last 50 us: 0.25 MB = 20 us.
+  ASSERT_EQ(a[1].flow, 2u);
+  EXPECT_EQ(a[1].sharing_ns, 20'000);
+  EXPECT_EQ(a[1].unexplained_ns, 100'000);
 }
 
 TEST(storms, a_port_paused_longer_than_the_threshold) {

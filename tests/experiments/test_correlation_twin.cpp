@@ -75,7 +75,7 @@ TEST(correlation_twin, pfc_spreading_from_two_incasts_makes_the_bystanders_victi
   const auto tail = attribute_tail(r, flows);
   ASSERT_FALSE(tail.empty());
   for (const auto& a : tail)
-    EXPECT_EQ(a.pause_ns + a.queueing_ns + a.retransmission_ns + a.unexplained_ns, a.excess_ns);
+    EXPECT_EQ(a.pause_ns + a.queueing_ns + a.retransmission_ns + a.sharing_ns + a.unexplained_ns, a.excess_ns);
 }
 
 TEST(correlation_twin, without_congestion_there_are_no_victims) {

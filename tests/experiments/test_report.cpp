@@ -81,10 +81,50 @@ TEST(report, sim_to_real_table_beside_the_measurement) {
   const auto at = html.find("id=\"table-sim-to-real\"");
   ASSERT_NE(at, std::string::npos);
   const std::string table = html.substr(at, html.find("</table>", at) - at);
-  EXPECT_NE(table.find("<td>246.000</td>"), std::string::npos) << table;  // predicted p99, us
+  EXPECT_NE(table.find("<td>FCT p99</td><td>246 us</td>"), std::string::npos) << table;  // predicted, readable
   EXPECT_NE(table.find("<td>" + std::to_string(t.records.totals.pfc_pause_frames) + "</td>"), std::string::npos);
   EXPECT_NE(table.find("<td>77</td>"), std::string::npos);
+  // The prediction had no pause time and p50 0: the page says the two differ, and which terms.
+  EXPECT_NE(html.find("differ beyond 15%"), std::string::npos);
+  EXPECT_NE(html.find("the terms that differ most are"), std::string::npos);
   EXPECT_EQ(report_html(analyzed_spreading_run()).find("table-sim-to-real"), std::string::npos);
+}
+
+// Times on the page are in readable units (the CSV files keep integer nanoseconds), the
+// run's settings are stated, other runs stand beside it, and each section says in one
+// sentence what its numbers mean.
+TEST(report, the_page_states_the_settings_the_baselines_and_a_reading_per_section) {
+  const auto t = scenarios::two_incasts_and_bystanders();
+  report_header h;
+  h.run_id = "tuned";
+  experiment_spec spec;
+  spec.sw.ecn.kmin_bytes = 50'000;
+  spec.sw.ecn.pmax = 0.2;
+  h.configuration = run_configuration(spec);
+  run_summary pfc_only = summarize({&t.records}, {1});
+  pfc_only.all.slowdown_p99 *= 2;
+  pfc_only.paused_ns *= 4;
+  h.comparisons.emplace_back("PFC only", summary_json({"b", "twin", "x"}, pfc_only, {}));
+  h.files.emplace_back("capture.pcapng", "../capture.pcapng");
+  const run_analysis a = analyze_run(t.records, h, paths_for_run(t.records, &t.config.topology, t.config.seed, h));
+  const std::string html = report_html(a);
+  const auto config = html.substr(html.find("id=\"table-configuration\""));
+  EXPECT_NE(config.find("<td>switch.ecn.kmin_bytes</td><td>50KB</td><td>1MiB</td>"), std::string::npos)
+      << config.substr(0, 600);
+  EXPECT_NE(config.find("<td>switch.ecn.pmax</td><td>0.2</td><td>0.05</td>"), std::string::npos);
+  EXPECT_NE(html.find("2 of "), std::string::npos) << "the count of settings that differ";
+  EXPECT_NE(html.find("id=\"table-comparisons\""), std::string::npos);
+  EXPECT_NE(html.find("Against PFC only, this run&#39;s p99 slowdown is 50% lower and its pause time is 75% lower"),
+            std::string::npos)
+      << html.substr(html.find("id=\"comparisons\""), 400);
+  EXPECT_NE(html.find("<a href=\"../capture.pcapng\">capture.pcapng</a>"), std::string::npos);
+  for (const char* reading : {"flows completed; FCT p50 ", "PFC stopped ", "The deepest queue reached ",
+                              "bandwidth shared with other flows, and "})
+    EXPECT_NE(html.find(reading), std::string::npos) << reading;
+  // No time is printed as a raw count of microseconds with three decimals.
+  const auto attribution = html.substr(html.find("id=\"table-attribution\""));
+  EXPECT_EQ(attribution.substr(0, attribution.find("</table>")).find(".000<"), std::string::npos);
+  EXPECT_NE(attribution.find("<th>sharing</th>"), std::string::npos);
 }
 
 TEST(report, csv_and_json_carry_the_same_tables) {

@@ -38,4 +38,9 @@ namespace rocelab {
 // 1000 -> "1us", 1500 -> "1500ns", 2'000'000 -> "2ms".
 [[nodiscard]] std::string format_duration(std::int64_t ns);
 
+// A measured time as a reader takes it in: three significant digits in the largest unit
+// that keeps the number at least 1: 295779981 -> "296 ms", 1311 -> "1.31 us",
+// 850 -> "850 ns", 0 -> "0 ns". Not for round-tripping (format_duration is exact).
+[[nodiscard]] std::string readable_duration(double ns);
+
 }  // namespace rocelab

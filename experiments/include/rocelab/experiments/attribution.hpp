@@ -20,19 +20,24 @@ namespace rocelab::experiments {
 //   queueing      the queueing delay at its switch hops (mean depth / port rate);
 //   retransmission  retransmitted packets x one packet's serialization at the sender's
 //                 rate (a lower bound: go-back-N also waits a round trip or a timeout);
-//   unexplained   the rest (bandwidth shared with other flows, DCQCN rate cuts, ...).
-// The four add up to the excess exactly.
+//   sharing       the time the flow's busier end link (its sender's NIC or its
+//                 destination's edge port) spent carrying other flows while it ran: the
+//                 other flows' bytes through that host during the flow's lifetime (each
+//                 spread evenly over its own lifetime) at the link rate. An 8-to-1 incast
+//                 that completes at its fair share is explained here;
+//   unexplained   the rest (rate cuts below the fair share, host and software delays).
+// The five add up to the excess exactly.
 struct flow_attribution {
   std::size_t flow = 0;
   double slowdown = 0;
   std::int64_t fct_ns = 0, ideal_fct_ns = 0, excess_ns = 0;
-  std::int64_t pause_ns = 0, queueing_ns = 0, retransmission_ns = 0, unexplained_ns = 0;
+  std::int64_t pause_ns = 0, queueing_ns = 0, retransmission_ns = 0, sharing_ns = 0, unexplained_ns = 0;
 };
 
 struct attribution_options {
   double percentile = 99;     // flows at this slowdown percentile (nearest rank) and above
   std::uint32_t mtu_bytes = 1024;
-  double sender_gbps = 100;   // the rate a retransmitted packet is serialized at
+  double sender_gbps = 100;   // the hosts' link rate: retransmitted packets and shared bytes are serialized at it
   std::uint32_t wire_overhead_bytes = 82;  // Ethernet+IP+UDP+BTH+ICRC+FCS+preamble+IFG per packet
 };
 

@@ -16,17 +16,20 @@
 //   source, counter-derived ones included), ports.csv, storms.csv, victims.csv,
 //   attribution.csv, correlations.csv.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
 #include "rocelab/experiments/attribution.hpp"
 #include "rocelab/experiments/correlation.hpp"
+#include "rocelab/experiments/spec.hpp"
 #include "rocelab/experiments/summary.hpp"
 #include "rocelab/experiments/victims.hpp"
 
@@ -54,8 +57,19 @@ struct report_header {
   std::string path_source;  // "twin routing", "single-switch layout", or why paths are unknown
   std::vector<std::string> notes;  // shown under the summary (what was estimated, what is missing)
   // Sim-to-real: the twin's prediction for this run's configuration (summary JSON, as
-  // `rocelab tune --verify` stores it with the measured run), shown beside the measurement.
+  // `rocelab tune --verify` stores it with the measured run), shown beside the measurement
+  // (sim_to_real.hpp: p50/p99 FCT and pause time within 15%, or the terms that differ).
   std::string predicted_summary_json;
+  std::string prediction_method;  // how the prediction was made, for the reader ("replayed ...")
+  // Other runs to show beside this one (the baselines of a tuning, the runs it is compared
+  // with): a label and the run's summary JSON (summary.hpp) each.
+  std::vector<std::pair<std::string, std::string>> comparisons;
+  // The switch and NIC settings the run used (spec path, value, the spec's default), filled
+  // from the run's spec by analyze_run_with_spec.
+  std::vector<std::array<std::string, 3>> configuration;
+  // Files kept with the run (the virtual lab's capture.pcapng), linked from the page: a
+  // label and a path relative to the report's directory or absolute.
+  std::vector<std::pair<std::string, std::string>> files;
 };
 
 struct run_analysis {
@@ -83,6 +97,10 @@ struct run_analysis {
 // header.path_source either way.
 [[nodiscard]] path_fn paths_for_run(const run_records& records, const fabric::twin::topology_config* topology,
                                     std::uint64_t seed, report_header& header);
+
+// The link, switch and NIC settings of `spec` as the report states them (spec path, value,
+// the spec's default), in the field table's order.
+[[nodiscard]] std::vector<std::array<std::string, 3>> run_configuration(const experiment_spec& spec);
 
 // The analysis of a run whose resolved spec is known (the run store keeps it with every
 // run): the spec's RoCE MTU and link speeds set the CE fraction, the ports' drain rates
