@@ -17,7 +17,7 @@ std::string type_text(const field_info& f) {
     case field_type::text: return "text";
     case field_type::choice: {
       std::string out;
-      for (const auto& c : f.choices) out += (out.empty() ? "" : " \\| ") + c;
+      for (const auto& c : f.choices) out += (out.empty() ? "" : " | ") + c;
       return out;
     }
     case field_type::host_list: return "hosts (\"0,3,5-8\" or a list)";
