@@ -414,6 +414,21 @@ status run_store::finish(std::int64_t run, run_status final_status, std::string_
   return status::success();
 }
 
+status run_store::set_parameter(std::int64_t run, std::string_view path, std::string_view value) {
+  const std::string context = "setting parameter " + std::string(path) + " of run " + std::to_string(run);
+  auto exists = sql::statement::prepare(impl_->db.get(), "SELECT 1 FROM runs WHERE id = ?1");
+  if (!exists.ok()) return exists.error();
+  exists->bind(1, run);
+  auto row = exists->step();
+  if (!row.ok()) return row.error().with_context(context);
+  if (!*row) return {error_code::not_found, context + ": no such run in " + impl_->path};
+  auto s = sql::statement::prepare(impl_->db.get(),
+                                   "INSERT OR REPLACE INTO parameters (run, path, value) VALUES (?1, ?2, ?3)");
+  if (!s.ok()) return s.error();
+  s->bind(1, run).bind(2, path).bind(3, value);
+  return s->run().with_context(context);
+}
+
 namespace {
 
 status load_parameters(sqlite3* db, std::unordered_map<std::int64_t, run_info*>& by_id, std::optional<std::int64_t> only) {

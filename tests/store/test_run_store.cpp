@@ -234,6 +234,22 @@ TEST(run_store, finish_records_status_error_and_end_time) {
   EXPECT_TRUE((*all)[0].parameters.empty());
 }
 
+TEST(run_store, a_parameter_known_after_the_run_is_added_or_replaced) {
+  temp_dir dir;
+  auto store = run_store::open(dir.file("runs.db"));
+  ASSERT_TRUE(store.ok());
+  auto id = store->begin_run({"m", "virtual", 1, "", {{"x", "1"}}, std::nullopt});
+  ASSERT_TRUE(id.ok());
+  ASSERT_TRUE(store->set_parameter(*id, "sim_to_real.predicted", "{\"a\":1}").ok());
+  ASSERT_TRUE(store->set_parameter(*id, "x", "2").ok());
+  auto r = store->run(*id);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->parameters.at("sim_to_real.predicted"), "{\"a\":1}");
+  EXPECT_EQ(r->parameters.at("x"), "2");
+  EXPECT_EQ(r->parameters.size(), 2u);
+  EXPECT_EQ(store->set_parameter(*id + 7, "x", "3").code(), error_code::not_found);
+}
+
 TEST(run_store, agents_are_kept_per_run_and_updated_by_name) {
   temp_dir dir;
   auto store = run_store::open(dir.file("runs.db"));

@@ -108,6 +108,9 @@ class run_store {
   [[nodiscard]] status append(std::int64_t run, const run_records& records);
   [[nodiscard]] status add_agent(std::int64_t run, const agent_record& agent);
   [[nodiscard]] status finish(std::int64_t run, run_status final_status, std::string_view error = {});
+  // Sets (or replaces) one of a run's parameters: what is known only after the run, such
+  // as the twin's prediction of a measured run. Errors: no such run.
+  [[nodiscard]] status set_parameter(std::int64_t run, std::string_view path, std::string_view value);
 
   [[nodiscard]] result<std::vector<run_info>> runs() const;
   [[nodiscard]] result<run_info> run(std::int64_t id) const;
