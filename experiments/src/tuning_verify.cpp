@@ -20,10 +20,17 @@ run_summary summary_of(const experiment_result& r) {
 }
 
 nlohmann::json metrics(const run_summary& s) {
-  return {{"fct_p50_ns", s.all.fct_p50_ns},   {"fct_p99_ns", s.all.fct_p99_ns}, {"slowdown_p99", s.all.slowdown_p99},
-          {"pause_frames", s.pause_frames},   {"paused_ns", s.paused_ns},       {"ce_marked", s.ce_marked},
-          {"cnp", s.cnp},                     {"drops", s.drops},               {"completed", s.all.completed},
-          {"flows", s.all.flows}};
+  nlohmann::json j{{"fct_p50_ns", s.all.fct_p50_ns},   {"fct_p99_ns", s.all.fct_p99_ns}, {"slowdown_p99", s.all.slowdown_p99},
+                   {"pause_frames", s.pause_frames},   {"paused_ns", s.paused_ns},       {"ce_marked", s.ce_marked},
+                   {"cnp", s.cnp},                     {"drops", s.drops},               {"completed", s.all.completed},
+                   {"flows", s.all.flows}};
+  // Per traffic class ("victim_slowdown_p99", "incast_fct_p99_ns", ...), over its completed flows.
+  for (const auto& [kind, k] : s.by_kind) {
+    if (k.completed == 0) continue;
+    j[kind + "_slowdown_p99"] = k.slowdown_p99;
+    j[kind + "_fct_p99_ns"] = k.fct_p99_ns;
+  }
+  return j;
 }
 
 }  // namespace
