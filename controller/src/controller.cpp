@@ -44,7 +44,7 @@ constexpr std::size_t probe_burst = 8;
 constexpr std::chrono::milliseconds probe_burst_gap{20};
 constexpr std::chrono::milliseconds accept_backoff_first{10};
 constexpr std::chrono::milliseconds accept_backoff_max{1000};
-// How long a stopping controller lets its last answers drain before it closes the clients.
+// How long a stopping controller lets its last answers drain, at most, before it closes the clients.
 constexpr std::chrono::milliseconds final_flush{50};
 
 // An accept that failed for want of descriptors or kernel memory: waiting, not retrying at
@@ -160,7 +160,7 @@ class controller::impl {
   }
 
   // Cancels the runs in flight and waits for them (their threads need the io thread to
-  // finish: run_on, their answers), lets their answers drain for final_flush, then stops.
+  // finish: run_on, their answers), lets their answers drain (final_flush at most), then stops.
   ~impl() {
     stopping_ = true;
     asio::post(io_, [this] {
@@ -173,11 +173,7 @@ class controller::impl {
         if (e->conn) e->conn->close();
       for (auto& [id, u] : unauthenticated_)
         if (auto c = u.lock()) c->close();
-      auto flush = std::make_shared<asio::steady_timer>(io_, final_flush);
-      flush->async_wait([this, flush](const boost::system::error_code&) {
-        for (auto& [id, c] : clients_)
-          if (auto s = c.lock()) s->close();
-      });
+      asio::co_spawn(io_, close_clients_once_flushed(), asio::detached);
       work_.reset();
     });
     if (thread_.joinable()) thread_.join();
@@ -189,6 +185,24 @@ class controller::impl {
     }
     if (agents_thread_.joinable()) agents_thread_.join();
     join_client_runs();
+  }
+
+  // Closes every client once its queue is written, or at final_flush at the latest.
+  asio::awaitable<void> close_clients_once_flushed() {
+    asio::steady_timer tick(io_);
+    const auto until = std::chrono::steady_clock::now() + final_flush;
+    const auto pending = [this] {
+      return std::any_of(clients_.begin(), clients_.end(), [](const auto& c) {
+        auto s = c.second.lock();
+        return s && s->is_open() && s->queued_frames() > 0;
+      });
+    };
+    while (pending() && std::chrono::steady_clock::now() < until) {
+      tick.expires_after(std::chrono::milliseconds(2));
+      co_await tick.async_wait(nothrow);
+    }
+    for (auto& [id, c] : clients_)
+      if (auto s = c.lock()) s->close();
   }
 
   // Joins every client run thread still in client_threads_ (each takes its own out and
