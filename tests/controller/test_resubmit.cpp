@@ -80,7 +80,7 @@ TEST(resubmit, a_controller_dying_after_storing_the_run_leaves_the_client_with_t
   o.submission = new_submission_id();
   auto client = std::async(std::launch::async, [&] { return submit_spec(o, tiny_spec, "tiny.yaml", {}); });
 
-  // The controller ends itself after storing the run; a new one takes its address.
+  // The controller ends itself after storing the run; another one takes its address.
   ASSERT_TRUE(exited(dying.pid));
   auto again = test::quick_controller_options(dir);
   again.listen = dying.address;
