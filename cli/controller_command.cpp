@@ -1,9 +1,14 @@
 // rocelab controller --listen ADDR --db FILE --token-file F [--inventory FILE]: the
 // controller daemon (controller/controller.hpp). Agents and clients connect over TLS-PSK
-// with the token in F; runs go into the SQLite store FILE. Stops on SIGINT/SIGTERM.
+// with the token in F; runs go into the SQLite store FILE.
+// SIGINT/SIGTERM: the first cancels the runs in flight (each stored `interrupted` with its
+// records so far, its client told so) and stops; a second exits at once (the store stays
+// consistent; its runs are marked interrupted at the store's next open).
 #include <signal.h>
 
+#include <cstdlib>
 #include <iostream>
+#include <thread>
 
 #include "command.hpp"
 #include "rocelab/controller/controller.hpp"
@@ -78,7 +83,15 @@ std::function<int()> setup(CLI::App& app) {
     std::cout << "rocelab controller: listening on " << (*c)->address() << ", store " << a->db << std::endl;
     int sig = 0;
     sigwait(&stop, &sig);
-    std::cerr << "rocelab controller: stopping (signal " << sig << ")\n";
+    (*c)->cancel_runs();
+    std::cerr << "rocelab controller: stopping (signal " << sig
+              << "); runs in flight end interrupted; a second signal exits at once\n";
+    std::thread([stop] {
+      int again = 0;
+      sigwait(&stop, &again);
+      std::_Exit(128 + again);
+    }).detach();
+    c->reset();
     return 0;
   };
 }

@@ -45,6 +45,7 @@ struct run_args {
   std::string controller;
   std::string token_file;
   std::string db = "rocelab.db";
+  bool db_given = false;  // with --controller: the controller's store, read if it does not come back
   std::uint64_t hpcc_seed = 0;  // 0: the scenario's default
 };
 
@@ -90,6 +91,7 @@ int run_remote(const run_args& args) {
   // interrupted with what it measured.
   stop_signal stop;
   o.cancel_requested = [&stop] { return stop.requested(); };
+  if (args.db_given) o.store_path = args.db;
   auto done = controller::submit_spec(o, text.str(), args.spec, args.sets);
   if (stop.requested()) {
     std::cerr << "rocelab run: interrupted; the controller at " << args.controller
@@ -207,14 +209,18 @@ std::function<int()> setup(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   app.add_option("--controller", args->controller, "submit to a running controller (host:port) instead of running here");
   app.add_option("--token-file", args->token_file, "the lab token for --controller (first line, mode 600)");
-  app.add_option("--db", args->db, "the run store of the embedded controller")->capture_default_str();
+  auto* db = app.add_option("--db", args->db,
+                            "the run store of the embedded controller; with --controller, that controller's store, "
+                            "read for the run's outcome if the controller does not come back")
+                 ->capture_default_str();
   app.add_option("--set", args->sets, "override a field: path=value (e.g. switch.ecn.kmin_bytes=20KiB); repeatable")
       ->allow_extra_args(false);
   app.add_flag("--json", args->json, "print the summary as one JSON object");
   app.add_option("--out", args->out, "run directory (default runs/<run_id>)");
   app.add_flag("--keep-lab", args->keep_lab,
                "backend virtual: leave the lab this run brought up (lab 'run') running afterwards");
-  return [args] {
+  return [args, db] {
+    args->db_given = db->count() > 0;
     if (args->spec.empty() == args->hpcc.empty()) {
       std::cerr << "rocelab run: give a spec file or --hpcc config.txt (one of them)\n";
       return 2;

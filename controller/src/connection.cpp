@@ -64,7 +64,7 @@ asio::awaitable<status> connection::handshake(asio::ssl::stream_base::handshake_
   co_return status::success();
 }
 
-asio::awaitable<result<message>> connection::read(std::chrono::milliseconds timeout) {
+asio::awaitable<result<message>> connection::read(std::chrono::milliseconds timeout, std::uint32_t max_body) {
   if (!open_) co_return status(error_code::cancelled, "connection to " + peer_ + " is closed");
   asio::steady_timer deadline(stream_.get_executor(), timeout);
   std::array<std::uint8_t, frame_header_bytes> header{};
@@ -82,6 +82,12 @@ asio::awaitable<result<message>> connection::read(std::chrono::milliseconds time
   if (!h) {
     close();
     co_return h.error().with_context("from " + peer_);
+  }
+  if (h->body_bytes > max_body) {
+    close();
+    co_return status(error_code::resource_exhausted, "from " + peer_ + ": " + to_string(h->type) + " of " +
+                                                         std::to_string(h->body_bytes) + " bytes exceeds the limit of " +
+                                                         std::to_string(max_body) + " here");
   }
   std::vector<std::uint8_t> body(h->body_bytes);
   auto got_body = co_await (asio::async_read(stream_, asio::buffer(body), nothrow) || deadline.async_wait(nothrow));
@@ -106,6 +112,11 @@ bool connection::send(const message& m) {
   if (!open_) return false;
   auto frame = encode(m);
   if (!frame) return false;
+  if (queued_bytes_ + frame->size() > max_queued_bytes) {
+    close();
+    return false;
+  }
+  queued_bytes_ += frame->size();
   queue_.push_back(std::move(*frame));
   wake_.cancel_one();
   return true;
@@ -129,6 +140,7 @@ asio::awaitable<void> connection::writer() {
       close();
       co_return;
     }
+    queued_bytes_ -= queue_.front().size();
     queue_.pop_front();
   }
 }

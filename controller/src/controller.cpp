@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <future>
 #include <iostream>
 #include <map>
@@ -23,6 +24,7 @@
 #include "rocelab/controller/clock_offset.hpp"
 #include "rocelab/controller/connection.hpp"
 #include "rocelab/controller/security.hpp"
+#include "rocelab/controller/stored_outcome.hpp"
 #include "rocelab/controller/timebase.hpp"
 #include "rocelab/experiments/exports.hpp"
 #include "rocelab/experiments/build.hpp"
@@ -40,6 +42,37 @@ namespace {
 constexpr auto nothrow = asio::as_tuple(use_awaitable);
 constexpr std::size_t probe_burst = 8;
 constexpr std::chrono::milliseconds probe_burst_gap{20};
+constexpr std::chrono::milliseconds accept_backoff_first{10};
+constexpr std::chrono::milliseconds accept_backoff_max{1000};
+// How long a stopping controller lets its last answers drain, at most, before it closes the clients.
+constexpr std::chrono::milliseconds final_flush{50};
+
+// An accept that failed for want of descriptors or kernel memory: waiting, not retrying at
+// once, is what keeps a full table from costing a core.
+bool out_of_resources(const boost::system::error_code& ec) {
+  return ec == asio::error::no_descriptors || ec == boost::system::errc::too_many_files_open_in_system ||
+         ec == asio::error::no_buffer_space || ec == asio::error::no_memory;
+}
+
+// The connections waiting on one submitted run (several when a client retried while it
+// ran). Added to on the io thread; read by the run's thread through any_open().
+struct submission_state {
+  std::mutex mutex;
+  std::vector<std::pair<std::shared_ptr<connection>, std::uint64_t>> waiters;  // connection, its request id
+
+  void attach(std::shared_ptr<connection> conn, std::uint64_t request) {
+    std::lock_guard lock(mutex);
+    waiters.emplace_back(std::move(conn), request);
+  }
+  [[nodiscard]] bool any_open() {
+    std::lock_guard lock(mutex);
+    return std::any_of(waiters.begin(), waiters.end(), [](const auto& w) { return w.first->is_open(); });
+  }
+  [[nodiscard]] std::vector<std::pair<std::shared_ptr<connection>, std::uint64_t>> take() {
+    std::lock_guard lock(mutex);
+    return std::move(waiters);
+  }
+};
 
 struct agent_entry {
   std::string name;
@@ -94,6 +127,15 @@ class controller::impl {
  public:
   explicit impl(controller_options o) : options_(std::move(o)), acceptor_(io_) {}
 
+  // Members the io thread's coroutines touch as they end come before io_, so they outlive
+  // any coroutine frame io_'s destructor may still destroy.
+  controller_options options_;
+  std::map<std::uint64_t, std::weak_ptr<connection>> unauthenticated_;  // by accept order
+  std::map<std::uint64_t, std::weak_ptr<connection>> clients_;
+  std::map<std::string, std::shared_ptr<submission_state>> in_flight_;  // by submission id
+  std::uint64_t next_connection_ = 0;
+  std::atomic<bool> stopping_{false};
+
   status open() {
     auto tls = tls_context::make(tls_role::server, options_.token);
     if (!tls) return tls.error();
@@ -117,14 +159,21 @@ class controller::impl {
     return status::success();
   }
 
+  // Cancels the runs in flight and waits for them (their threads need the io thread to
+  // finish: run_on, their answers), lets their answers drain (final_flush at most), then stops.
   ~impl() {
+    stopping_ = true;
     asio::post(io_, [this] {
       boost::system::error_code ec;
       acceptor_.close(ec);
+    });
+    join_client_runs();
+    asio::post(io_, [this] {
       for (auto& [n, e] : agents_)
         if (e->conn) e->conn->close();
-      for (auto& c : clients_)
-        if (auto s = c.lock()) s->close();
+      for (auto& [id, u] : unauthenticated_)
+        if (auto c = u.lock()) c->close();
+      asio::co_spawn(io_, close_clients_once_flushed(), asio::detached);
       work_.reset();
     });
     if (thread_.joinable()) thread_.join();
@@ -135,8 +184,71 @@ class controller::impl {
       agents_work_.reset();
     }
     if (agents_thread_.joinable()) agents_thread_.join();
-    for (auto& t : client_threads_)
-      if (t.joinable()) t.join();
+    join_client_runs();
+  }
+
+  // Closes every client once its queue is written, or at final_flush at the latest.
+  asio::awaitable<void> close_clients_once_flushed() {
+    asio::steady_timer tick(io_);
+    const auto until = std::chrono::steady_clock::now() + final_flush;
+    const auto pending = [this] {
+      return std::any_of(clients_.begin(), clients_.end(), [](const auto& c) {
+        auto s = c.second.lock();
+        return s && s->is_open() && s->queued_frames() > 0;
+      });
+    };
+    while (pending() && std::chrono::steady_clock::now() < until) {
+      tick.expires_after(std::chrono::milliseconds(2));
+      co_await tick.async_wait(nothrow);
+    }
+    for (auto& [id, c] : clients_)
+      if (auto s = c.lock()) s->close();
+  }
+
+  // Joins every client run thread still in client_threads_ (each takes its own out and
+  // joins itself through reap_client_run once it has answered).
+  void join_client_runs() {
+    while (true) {
+      std::map<std::uint64_t, std::thread> all;
+      {
+        std::lock_guard lock(client_threads_mutex_);
+        all.swap(client_threads_);
+      }
+      if (all.empty()) return;
+      for (auto& [id, t] : all)
+        if (t.joinable()) t.join();
+    }
+  }
+
+  // On the io thread, from the run's last handler: the thread has nothing left but to
+  // return, so the join is short.
+  void reap_client_run(std::uint64_t id) {
+    std::thread t;
+    {
+      std::lock_guard lock(client_threads_mutex_);
+      auto it = client_threads_.find(id);
+      if (it == client_threads_.end()) return;  // the destructor took it
+      t = std::move(it->second);
+      client_threads_.erase(it);
+    }
+    if (t.joinable()) t.join();
+  }
+
+  // Closes the oldest connections that have not said hello until at most `keep` remain;
+  // true when it closed one.
+  bool shed_unauthenticated(std::size_t keep) {
+    bool shed = false;
+    while (unauthenticated_.size() > keep) {
+      auto oldest = unauthenticated_.begin();
+      if (auto c = oldest->second.lock()) {
+        log("shedding " + c->peer() + ": it has not authenticated and " + std::to_string(unauthenticated_.size()) +
+            " connections are waiting to (limit " + std::to_string(options_.max_unauthenticated) + ")");
+        c->close();
+        shed = true;
+      }
+      unauthenticated_.erase(oldest);
+    }
+    return shed;
   }
 
   void log(const std::string& line) const {
@@ -146,12 +258,25 @@ class controller::impl {
   // ---- connections ----
 
   asio::awaitable<void> accept_loop() {
+    asio::steady_timer pause(io_);
+    std::chrono::milliseconds backoff{0};
     while (acceptor_.is_open()) {
       auto [ec, socket] = co_await acceptor_.async_accept(nothrow);
       if (ec) {
         if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
-        continue;  // EMFILE and friends: try the next one
+        if (ec == asio::error::connection_aborted) continue;  // that peer gave up; the next is fine
+        // Out of descriptors: the oldest unauthenticated connection makes room; without
+        // one (or on any other error) wait before trying again.
+        if (out_of_resources(ec) && shed_unauthenticated(unauthenticated_.empty() ? 0 : unauthenticated_.size() - 1))
+          continue;
+        backoff = backoff.count() == 0 ? accept_backoff_first : std::min(2 * backoff, accept_backoff_max);
+        if (backoff == accept_backoff_first || backoff == accept_backoff_max)
+          log("accepting: " + ec.message() + "; trying again in " + std::to_string(backoff.count()) + " ms");
+        pause.expires_after(backoff);
+        co_await pause.async_wait(nothrow);
+        continue;
       }
+      backoff = std::chrono::milliseconds{0};
       boost::system::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
       auto conn = std::make_shared<connection>(connection::tls_stream(std::move(socket), tls_->native()));
@@ -160,6 +285,23 @@ class controller::impl {
   }
 
   asio::awaitable<void> session(std::shared_ptr<connection> conn) {
+    // Counted unauthenticated until its hello arrived (or it ended).
+    class unauthenticated_entry {
+     public:
+      unauthenticated_entry(impl& self, std::uint64_t id) : self_(self), id_(id) {}
+      ~unauthenticated_entry() { self_.unauthenticated_.erase(id_); }
+      unauthenticated_entry(const unauthenticated_entry&) = delete;
+      unauthenticated_entry& operator=(const unauthenticated_entry&) = delete;
+
+     private:
+      impl& self_;
+      std::uint64_t id_;
+    };
+    const std::uint64_t id = ++next_connection_;
+    unauthenticated_.emplace(id, conn);
+    std::optional<unauthenticated_entry> pending;
+    pending.emplace(*this, id);
+    (void)shed_unauthenticated(options_.max_unauthenticated);
     // Nothing is read or written in the clear: until the handshake proved the token, the
     // peer sees only TLS alerts.
     if (auto st = co_await conn->handshake(asio::ssl::stream_base::server, options_.handshake_timeout); !st.ok()) {
@@ -168,7 +310,8 @@ class controller::impl {
       co_return;
     }
     conn->start_writer();
-    auto first = co_await conn->read(options_.handshake_timeout);
+    auto first = co_await conn->read(options_.handshake_timeout, max_hello_bytes);
+    pending.reset();
     if (!first) {
       log("closed " + conn->peer() + ": " + first.error().message());
       co_return;
@@ -267,7 +410,14 @@ class controller::impl {
   }
 
   asio::awaitable<void> client_session(std::shared_ptr<connection> conn) {
-    clients_.push_back(conn);
+    const std::uint64_t id = ++next_connection_;
+    clients_.emplace(id, conn);
+    struct client_entry {
+      impl* self;
+      std::uint64_t id;
+      ~client_entry() { self->clients_.erase(id); }
+    } entry{this, id};
+    auto runs = std::make_shared<std::size_t>(0);  // this connection's runs in flight (io thread)
     conn->send(welcome{"client-" + std::to_string(++sessions_), options_.heartbeat_interval.count(), 0});
     while (conn->is_open()) {
       // Clients may wait long for a run; they heartbeat meanwhile.
@@ -276,7 +426,7 @@ class controller::impl {
       if (std::holds_alternative<heartbeat>(*m)) {
         conn->send(heartbeat{0});
       } else if (auto* s = std::get_if<submit_run>(&*m)) {
-        start_client_run(conn, *s);
+        submit(conn, std::move(*s), runs);
       } else {
         conn->send(error_message{0, "invalid argument",
                                  std::string("controller does not take ") + to_string(type_of(*m)) + " from clients"});
@@ -285,7 +435,32 @@ class controller::impl {
     conn->close();
   }
 
-  void start_client_run(std::shared_ptr<connection> conn, submit_run s);
+  // A submit_run from a client (io thread): refused while stopping or over the
+  // connection's limit; attached to the run of the same submission id when one is in
+  // flight; otherwise started.
+  void submit(const std::shared_ptr<connection>& conn, submit_run s, const std::shared_ptr<std::size_t>& runs) {
+    if (stopping_) {
+      conn->send(error_message{s.request, "unavailable", "the controller is stopping"});
+      return;
+    }
+    if (!s.submission.empty())
+      if (auto it = in_flight_.find(s.submission); it != in_flight_.end()) {
+        it->second->attach(conn, s.request);
+        return;
+      }
+    if (*runs >= options_.max_runs_per_client) {
+      conn->send(error_message{s.request, "resource exhausted",
+                               "this connection has " + std::to_string(*runs) + " runs in flight (limit " +
+                                   std::to_string(options_.max_runs_per_client) + ")"});
+      return;
+    }
+    start_client_run(conn, std::move(s), runs);
+  }
+
+  void start_client_run(const std::shared_ptr<connection>& conn, submit_run s, std::shared_ptr<std::size_t> runs);
+  // The answer to one submission (its run's thread): the stored outcome for a retry the
+  // store already has, else the run.
+  run_finished answer(const submit_run& s, const std::shared_ptr<submission_state>& state);
 
   // ---- queries ----
 
@@ -347,7 +522,6 @@ class controller::impl {
   result<experiments::experiment_result> run_lab(const experiments::experiment_spec& spec, const run_request& request,
                                                  std::int64_t run);
 
-  controller_options options_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
   std::unique_ptr<tls_context> tls_;
@@ -356,7 +530,6 @@ class controller::impl {
   std::mutex store_mutex_;
   std::optional<store::run_store> store_;
   std::map<std::string, std::shared_ptr<agent_entry>> agents_;
-  std::vector<std::weak_ptr<connection>> clients_;
   std::map<std::uint64_t, std::function<void(agent_entry&, const job_report&)>> job_listeners_;
   std::map<std::uint64_t, std::function<void(const std::string&, const std::string&)>> loss_listeners_;
   std::map<std::uint64_t, std::function<void(agent_entry&, const nic_event&)>> nic_listeners_;
@@ -369,7 +542,8 @@ class controller::impl {
   std::uint64_t next_request_ = 0, next_listener_ = 0, next_job_ = 0, sessions_ = 0;
   std::uint64_t rejected_ = 0;
   std::mutex client_threads_mutex_;
-  std::vector<std::thread> client_threads_;
+  std::map<std::uint64_t, std::thread> client_threads_;  // by client run
+  std::uint64_t next_client_run_ = 0;
   controller* owner_ = nullptr;
 };
 
@@ -738,41 +912,73 @@ result<experiments::experiment_result> controller::impl::run_lab(const experimen
   return out;
 }
 
-void controller::impl::start_client_run(std::shared_ptr<connection> conn, submit_run s) {
+void controller::impl::start_client_run(const std::shared_ptr<connection>& conn, submit_run s,
+                                        std::shared_ptr<std::size_t> runs) {
+  auto state = std::make_shared<submission_state>();
+  state->attach(conn, s.request);
+  if (!s.submission.empty()) in_flight_[s.submission] = state;
+  ++*runs;
   std::lock_guard lock(client_threads_mutex_);
-  client_threads_.emplace_back([this, conn, s = std::move(s)] {
-    run_finished done;
-    done.request = s.request;
-    auto spec = experiments::load_spec(s.spec_yaml, s.source_name.empty() ? "submitted spec" : s.source_name);
-    status bad = spec ? status::success() : spec.error();
-    if (bad.ok())
-      for (const auto& set : s.sets)
-        if (bad = experiments::apply_override(*spec, set); !bad.ok()) break;
-    if (bad.ok()) bad = experiments::validate(*spec);
-    if (!bad.ok()) {
-      done.status = "failed";
-      done.error = bad.message();
-    } else {
-      auto out = owner_->run_spec(*spec, run_request{s.source_name, s.sets, {}, [conn] { return !conn->is_open(); }});
-      if (!out) {
-        done.status = "failed";
-        done.error = out.error().message();
-      } else {
-        done.run = out->run;
-        done.status = out->status;
-        done.error = out->error;
-        std::vector<const run_records*> all;
-        std::vector<experiments::run_summary> each;
-        for (std::size_t i = 0; i < out->result.repeats.size(); ++i) {
-          all.push_back(&out->result.repeats[i]);
-          each.push_back(experiments::summarize({&out->result.repeats[i]}, {out->result.seeds[i]}));
-        }
-        done.summary_json = experiments::summary_json({std::to_string(out->run), spec->backend, spec->name},
-                                                      experiments::summarize(all, out->result.seeds), each);
+  const std::uint64_t id = ++next_client_run_;
+  client_threads_.emplace(id, std::thread([this, id, state, runs = std::move(runs), s = std::move(s)] {
+    run_finished done = answer(s, state);
+    asio::post(io_, [this, id, state, runs, done = std::move(done), submission = s.submission] {
+      --*runs;
+      if (auto it = in_flight_.find(submission); it != in_flight_.end() && it->second == state) in_flight_.erase(it);
+      for (auto& [c, request] : state->take()) {
+        run_finished mine = done;
+        mine.request = request;
+        c->send(mine);
       }
+      reap_client_run(id);
+    });
+  }));
+}
+
+run_finished controller::impl::answer(const submit_run& s, const std::shared_ptr<submission_state>& state) {
+  run_finished done;
+  done.request = s.request;
+  if (s.retry && !s.submission.empty()) {
+    std::lock_guard lock(store_mutex_);
+    auto stored = stored_outcome(*store_, s.submission);
+    if (!stored) log(stored.error().message());
+    if (stored && *stored) {
+      done = std::move(**stored);
+      done.request = s.request;
+      return done;
     }
-    asio::post(io_, [conn, done] { conn->send(done); });
-  });
+  }
+  auto spec = experiments::load_spec(s.spec_yaml, s.source_name.empty() ? "submitted spec" : s.source_name);
+  status bad = spec ? status::success() : spec.error();
+  if (bad.ok())
+    for (const auto& set : s.sets)
+      if (bad = experiments::apply_override(*spec, set); !bad.ok()) break;
+  if (bad.ok()) bad = experiments::validate(*spec);
+  if (!bad.ok()) {
+    done.status = "failed";
+    done.error = bad.message();
+    return done;
+  }
+  run_request request{s.source_name, s.sets, {}, [state] { return !state->any_open(); }, s.submission};
+  auto out = owner_->run_spec(*spec, request);
+  if (!out) {
+    done.status = "failed";
+    done.error = out.error().message();
+    return done;
+  }
+  if (options_.after_run_stored) options_.after_run_stored(out->run);
+  done.run = out->run;
+  done.status = out->status;
+  done.error = out->error;
+  std::vector<const run_records*> all;
+  std::vector<experiments::run_summary> each;
+  for (std::size_t i = 0; i < out->result.repeats.size(); ++i) {
+    all.push_back(&out->result.repeats[i]);
+    each.push_back(experiments::summarize({&out->result.repeats[i]}, {out->result.seeds[i]}));
+  }
+  done.summary_json = experiments::summary_json({std::to_string(out->run), spec->backend, spec->name},
+                                                experiments::summarize(all, out->result.seeds), each);
+  return done;
 }
 
 // ---- controller ----
@@ -798,6 +1004,8 @@ std::uint16_t controller::port() const {
 }
 
 const std::string& controller::db_path() const noexcept { return impl_->options_.db_path; }
+
+void controller::cancel_runs() noexcept { impl_->stopping_ = true; }
 
 std::vector<agent_view> controller::agents() const { return impl_->agents(); }
 
@@ -870,6 +1078,12 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
   nr.spec_yaml = experiments::to_yaml(spec);
   for (const auto& set : request.sets)
     if (const auto eq = set.find('='); eq != std::string::npos) nr.parameters[set.substr(0, eq)] = set.substr(eq + 1);
+  if (!request.submission.empty()) nr.parameters[submission_parameter] = request.submission;
+  // The requester's cancel, or the controller stopping (cancel_runs).
+  run_request req = request;
+  req.cancel_requested = [this, theirs = request.cancel_requested] {
+    return impl_->stopping_.load() || (theirs && theirs());
+  };
   run_outcome out;
   {
     std::lock_guard lock(impl_->store_mutex_);
@@ -905,8 +1119,8 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
       return impl_->open_agent_links(hosts, job_kind::soft, transport_configs, run, timeout);
     };
   auto ran = spec.backend == "lab"
-                 ? impl_->run_lab(spec, request, out.run)
-                 : experiments::run_experiment(spec, request.on_repeat, virtual_options, request.cancel_requested);
+                 ? impl_->run_lab(spec, req, out.run)
+                 : experiments::run_experiment(spec, req.on_repeat, virtual_options, req.cancel_requested);
   if (!ran) {
     if (ran.error().code() == error_code::invalid_argument) {
       std::lock_guard lock(impl_->store_mutex_);
@@ -915,7 +1129,7 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
     }
     return fail(ran.error());
   }
-  const bool interrupted = request.cancel_requested && request.cancel_requested();
+  const bool interrupted = req.cancel_requested();
   {
     std::lock_guard lock(impl_->store_mutex_);
     for (const auto& r : ran->repeats)
@@ -927,7 +1141,8 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
     for (const auto& r : ran->repeats) lost.insert(lost.end(), r.lost_hosts.begin(), r.lost_hosts.end());
     if (interrupted) {
       out.status = "interrupted";
-      out.error = "cancelled by its requester (Ctrl-C, or the submitting client closed its connection); the records so far are kept";
+      out.error = "cancelled by its requester (Ctrl-C, or the submitting client closed its connection) or by the "
+                  "controller stopping; the records so far are kept";
       if (auto st = impl_->store_->finish(out.run, store::run_status::interrupted, out.error); !st.ok()) return st;
     } else if (!lost.empty()) {
       out.status = "partial";

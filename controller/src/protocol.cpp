@@ -241,7 +241,8 @@ struct body_encoder {
   json operator()(const nic_command& m) const { return {{"job", m.job}, {"lines", m.lines}}; }
   json operator()(const nic_event& m) const { return {{"job", m.job}, {"lines", m.lines}}; }
   json operator()(const submit_run& m) const {
-    return {{"request", m.request}, {"spec_yaml", m.spec_yaml}, {"source_name", m.source_name}, {"sets", m.sets}};
+    return {{"request", m.request},         {"spec_yaml", m.spec_yaml},   {"source_name", m.source_name},
+            {"sets", m.sets},               {"submission", m.submission}, {"retry", m.retry}};
   }
   json operator()(const run_finished& m) const {
     return {{"request", m.request},
@@ -393,6 +394,10 @@ result<message> decode_json(message_type type, const json& body) {
       r.get("spec_yaml", m.spec_yaml);
       r.get("source_name", m.source_name);
       r.get_strings("sets", m.sets);
+      r.get("submission", m.submission);
+      r.get("retry", m.retry);
+      if (r.ok() && !valid_submission_id(m.submission))
+        r.fail("submission", "expected up to " + std::to_string(max_submission_id_chars) + " of [A-Za-z0-9_-]");
       out = std::move(m);
       break;
     }
@@ -450,6 +455,14 @@ std::uint32_t load_be32(const std::uint8_t* p) {
 std::uint16_t load_be16(const std::uint8_t* p) { return static_cast<std::uint16_t>((p[0] << 8) | p[1]); }
 
 }  // namespace
+
+bool valid_submission_id(std::string_view id) noexcept {
+  if (id.size() > max_submission_id_chars) return false;
+  for (const char c : id)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+      return false;
+  return true;
+}
 
 const char* to_string(message_type t) noexcept {
   switch (t) {

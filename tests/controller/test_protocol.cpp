@@ -98,8 +98,10 @@ TEST(protocol, every_message_round_trips) {
   EXPECT_EQ(r2.counters.at(0).name, "rx_pfc");
   EXPECT_TRUE(r2.done);
 
-  auto s = round_trip(submit_run{1, "backend: twin\n", "x.yaml", {"seed=3"}});
+  auto s = round_trip(submit_run{1, "backend: twin\n", "x.yaml", {"seed=3"}, "s-7f3a_9", true});
   EXPECT_EQ(s.sets.at(0), "seed=3");
+  EXPECT_EQ(s.submission, "s-7f3a_9");
+  EXPECT_TRUE(s.retry);
   auto e = round_trip(error_message{2, "invalid argument", "spec.yaml:3: ..."});
   EXPECT_EQ(e.message, "spec.yaml:3: ...");
 
@@ -144,7 +146,7 @@ INSTANTIATE_TEST_SUITE_P(
     cases, protocol_rejects,
     ::testing::Values(
         rejection_case{"short_header", {0, 0, 0}, "3 of 8 bytes"},
-        rejection_case{"other_version", frame_of(protocol_version + 1, hb, "{\"seq\":1}"), "protocol version 3"},
+        rejection_case{"other_version", frame_of(protocol_version + 1, hb, "{\"seq\":1}"), "protocol version 4"},
         rejection_case{"unknown_type", frame_of(protocol_version, 999, "{}"), "unknown message type 999"},
         rejection_case{"empty_body", frame_of(protocol_version, hb, ""), "empty body"},
         rejection_case{"oversize", frame_of(protocol_version, hb, "", std::int64_t{max_body_bytes} + 1), "exceeds the limit"},
@@ -168,6 +170,11 @@ INSTANTIATE_TEST_SUITE_P(
                                 "\"hosts\":[\"h1\"],\"messages\":[{\"dst\":4,\"bytes\":1,\"offset_ns\":0,\"tag\":0}],"
                                 "\"transport_config\":\"\"}"),
                        "dst 4 is not an index"},
+        rejection_case{"submission_id_with_a_path",
+                       frame_of(protocol_version, static_cast<std::uint16_t>(message_type::submit_run),
+                                "{\"request\":1,\"spec_yaml\":\"x\",\"source_name\":\"\",\"sets\":[],"
+                                "\"submission\":\"../etc\",\"retry\":false}"),
+                       "field submission: expected up to 64 of [A-Za-z0-9_-]"},
         rejection_case{"relay_line_not_a_string",
                        frame_of(protocol_version, static_cast<std::uint16_t>(message_type::nic_command),
                                 "{\"job\":1,\"lines\":[{\"op\":\"stop\"}]}"),

@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
                          stop_job{1},
                          nic_command{1, {R"({"op":"post","qpn":257,"verb":"write","bytes":4096,"ref":0})"}},
                          nic_event{1, {R"({"ev":"sent","ref":0,"start_ns":1,"end_ns":2})"}},
-                         submit_run{1, "backend: twin\n", "x.yaml", {"seed=2"}},
+                         submit_run{1, "backend: twin\n", "x.yaml", {"seed=2"}, "s-0123abcd", false},
                          run_finished{1, 4, "completed", "", "{}"},
                          error_message{1, "invalid argument", "why"}};
   int n = 0;

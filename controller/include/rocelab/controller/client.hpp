@@ -3,6 +3,13 @@
 // rocelab.connect later): connects over TLS-PSK, says hello as a client, submits a spec
 // and waits for the run to finish, heartbeating meanwhile.
 //
+// Submission is idempotent (protocol.hpp, submit_run): the spec goes with a submission id
+// drawn once. A connection lost while waiting (the controller died or restarted) is not
+// the run's outcome: the client connects again and retries with the same id for up to
+// reconnect_window, and the controller answers with the run's stored outcome (or attaches
+// the client to it while it still runs). When it does not come back, the store at
+// store_path (if given and readable) is asked by the id.
+//
 // Blocking; runs its own io_context on the calling thread.
 
 #include <chrono>
@@ -26,7 +33,14 @@ struct submit_options {
   // submit_spec then returns error_code::cancelled.
   std::function<bool()> cancel_requested;
   std::chrono::milliseconds cancel_poll{50};
+  std::chrono::milliseconds reconnect_window{60000};  // from the loss of the first connection
+  std::chrono::milliseconds reconnect_interval{250};
+  std::string store_path;  // the controller's store, when this host can read it
+  std::string submission;  // empty: submit_spec draws one (new_submission_id)
 };
+
+// 32 random hex digits prefixed "s-".
+[[nodiscard]] std::string new_submission_id();
 
 // The controller's answer; a run that failed is a run_finished with status "failed", an
 // unreachable or refusing controller an error.

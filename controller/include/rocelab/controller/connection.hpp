@@ -7,6 +7,9 @@
 // A frame that fails to parse or decode, a read past its deadline, or a TLS error closes
 // this connection only; the error names what was wrong. Nothing is read beyond the 8-byte
 // header of an oversize frame.
+// Memory per connection is bounded: one frame being read (at most the read's body limit,
+// max_body_bytes unless the caller asks for less) and the frames queued for the writer (at
+// most max_queued_bytes; a send beyond it closes the connection: its peer is not reading).
 //
 // Threading: all members run on the connection's executor (one io_context thread).
 // Ownership: shared_ptr, kept alive by the coroutines using it.
@@ -32,6 +35,8 @@ namespace asio = boost::asio;
 
 class connection : public std::enable_shared_from_this<connection> {
  public:
+  static constexpr std::size_t max_queued_bytes = 64u << 20;
+
   using tls_stream = asio::ssl::stream<asio::ip::tcp::socket>;
 
   explicit connection(tls_stream stream);
@@ -39,11 +44,12 @@ class connection : public std::enable_shared_from_this<connection> {
 
   // TLS handshake as server or client; on failure the connection is closed.
   asio::awaitable<status> handshake(asio::ssl::stream_base::handshake_type type, std::chrono::milliseconds timeout);
-  // The next message, or why there is none (closed, deadline, malformed); any error
-  // closes the connection.
-  asio::awaitable<result<message>> read(std::chrono::milliseconds timeout);
+  // The next message, or why there is none (closed, deadline, malformed, a body over
+  // `max_body`, refused from the header); any error closes the connection.
+  asio::awaitable<result<message>> read(std::chrono::milliseconds timeout, std::uint32_t max_body = max_body_bytes);
   // Queues a message for the writer; false (and nothing queued) when closed or when the
-  // message cannot be encoded.
+  // message cannot be encoded; false and the connection closed when the queue would pass
+  // max_queued_bytes.
   bool send(const message& m);
   // Starts the writer coroutine (call once, after the handshake).
   void start_writer();
@@ -61,6 +67,7 @@ class connection : public std::enable_shared_from_this<connection> {
   tls_stream stream_;
   asio::steady_timer wake_;
   std::deque<std::vector<std::uint8_t>> queue_;
+  std::size_t queued_bytes_ = 0;
   std::string peer_;
   std::atomic<bool> open_{true};
   bool writer_started_ = false;

@@ -19,7 +19,14 @@
 //
 // Threading: one io_context thread owned by the controller serves every connection;
 // run_spec() and run_jobs() block the calling thread (never call them from a handler).
-// Clients' submit_run requests each run on a thread of their own.
+// Clients' submit_run requests each run on a thread of their own, joined as it ends.
+//
+// Abuse: connections that have not said hello yet (TLS handshake or first frame pending)
+// are capped at max_unauthenticated, the oldest shed first; their first frame may be at most
+// max_hello_bytes. An accept that fails for want of file descriptors or kernel memory sheds
+// the oldest of them and otherwise waits (10 ms doubling to 1 s) before accepting again.
+// A submitted run with a submission id already in flight is attached to that run, not run
+// twice; a retry also finds it in the store (protocol.hpp, submit_run).
 
 #include <chrono>
 #include <cstdint>
@@ -50,7 +57,14 @@ struct controller_options {
   std::chrono::milliseconds start_lead{300};     // T0 is this far (plus the worst RTT) ahead
   experiments::virtual_backend_options virtual_options;
   bool log = true;
+  std::size_t max_unauthenticated = 64;
+  std::size_t max_runs_per_client = 8;  // in flight on one client connection; more are refused
+  // Fault injection for tests: called on a submitted run's thread once its outcome is
+  // stored, before the answer is sent (a test ends the process here).
+  std::function<void(std::int64_t run)> after_run_stored;
 };
+
+inline constexpr std::uint32_t max_hello_bytes = 64u << 10;
 
 struct agent_view {
   std::string name;
@@ -93,6 +107,9 @@ struct run_request {
   // submitted run answers true once that client's connection has closed (Ctrl-C in
   // Python, a killed `rocelab run --controller`), so nobody waits on a run nobody reads.
   std::function<bool()> cancel_requested;
+  // The client's submission id (protocol.hpp), stored as the run's parameter
+  // submission_parameter so a retry finds the run; empty for none.
+  std::string submission;
 };
 
 struct run_outcome {
@@ -137,6 +154,11 @@ class controller {
 
   // Runs a validated spec through the lifecycle above and stores it.
   [[nodiscard]] result<run_outcome> run_spec(const experiments::experiment_spec& spec, const run_request& request);
+
+  // Cancels every run in flight (each ends stored `interrupted` with its records so far)
+  // and refuses further submissions; returns at once. Safe from any thread (a signal
+  // watcher); the destructor then waits for the runs to end.
+  void cancel_runs() noexcept;
 
   // The store file; callers open their own read-only handle to read it.
   [[nodiscard]] const std::string& db_path() const noexcept;

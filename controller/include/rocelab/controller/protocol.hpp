@@ -35,7 +35,8 @@
 namespace rocelab::controller {
 
 // 2: nic_command / nic_event (the soft NIC's lines relayed through the agent).
-inline constexpr std::uint16_t protocol_version = 2;
+// 3: submit_run carries the client's submission id and whether it is a retry.
+inline constexpr std::uint16_t protocol_version = 3;
 inline constexpr std::size_t frame_header_bytes = 8;
 inline constexpr std::uint32_t max_body_bytes = 4u << 20;
 // Flow records an agent reports per job_report frame (keeps each frame far below the limit).
@@ -189,17 +190,28 @@ struct nic_event {
   std::vector<std::string> lines;  // {"ev":"ready",...}, {"ev":"sent",...}; times in the agent's clock
 };
 
+// Submission is idempotent by `submission`, an id the client draws once per run
+// (submission_id.hpp): a controller that has that id in flight attaches the request to it;
+// with `retry` (a client that lost its connection and asks again) a controller also looks
+// the id up in its store and answers with the stored outcome instead of running it again.
+// An empty id opts out (every submission runs).
 struct submit_run {
   std::uint64_t request = 0;
   std::string spec_yaml;
   std::string source_name;        // for error messages ("incast.yaml")
   std::vector<std::string> sets;  // --set path=value
+  std::string submission;         // [A-Za-z0-9_-]{0,64}
+  bool retry = false;
 };
+
+inline constexpr std::size_t max_submission_id_chars = 64;
+// Empty, or up to max_submission_id_chars of [A-Za-z0-9_-].
+[[nodiscard]] bool valid_submission_id(std::string_view id) noexcept;
 
 struct run_finished {
   std::uint64_t request = 0;
   std::int64_t run = 0;        // store id; 0 when the run never began
-  std::string status;          // completed | partial | failed
+  std::string status;          // completed | partial | interrupted | failed (| running, stored)
   std::string error;
   std::string summary_json;    // experiments::summary_json
 };
