@@ -172,7 +172,7 @@ void read_flow(field_reader& r, flow_record& f) {
   r.get("priority", f.priority);
   std::uint8_t kind = 0;
   r.get("kind", kind);
-  if (kind > static_cast<std::uint8_t>(workload_kind::other)) r.fail("kind", "unknown workload kind");
+  if (kind > static_cast<std::uint8_t>(workload_kind::victim)) r.fail("kind", "unknown workload kind");
   f.kind = static_cast<workload_kind>(kind);
   r.get("bytes", f.bytes);
   r.get("start_ns", f.start_ns);

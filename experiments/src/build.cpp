@@ -9,6 +9,7 @@
 #include "rocelab/traffic/background.hpp"
 #include "rocelab/traffic/composite.hpp"
 #include "rocelab/traffic/incast.hpp"
+#include "rocelab/traffic/victim.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -58,6 +59,34 @@ traffic::allreduce_config allreduce_of(const allreduce_spec& s) {
   return c;
 }
 
+traffic::victim_config victim_of(const victim_spec& s) {
+  traffic::victim_config c;
+  c.hosts = s.hosts;
+  c.receivers = s.receivers;
+  c.flow_bytes = static_cast<std::uint64_t>(s.flow_bytes);
+  c.flows_per_sender = s.flows_per_sender;
+  c.start_ns = s.start_ns;
+  c.gap_ns = s.gap_ns;
+  c.priority = static_cast<std::int16_t>(s.priority);
+  return c;
+}
+
+// The victims' schedule against the spec's incast (when it has one). Errors name the
+// victim field at fault ("workload.victim.receivers").
+result<std::unique_ptr<fabric::twin::workload>> victims_of(const experiment_spec& spec, std::uint64_t seed) {
+  const workload_spec& w = spec.workload;
+  const traffic::incast_config incast = incast_of(w.incast);
+  auto part =
+      traffic::make_victims(victim_of(w.victim), w.incast.enabled ? &incast : nullptr, spec.topology.hosts, seed);
+  if (part) return part;
+  // The error starts with the victim_config field at fault, which is the spec's field.
+  const std::string message = part.error().message();
+  const auto colon = message.find(": ");
+  if (colon != std::string::npos && find_field("workload.victim." + message.substr(0, colon)) != nullptr)
+    return fail(spec, "workload.victim." + message.substr(0, colon), message.substr(colon + 2));
+  return fail(spec, "workload.victim", message);
+}
+
 result<traffic::flow_size_cdf> cdf_of(const experiment_spec& spec) {
   const std::string& name = spec.workload.background.cdf;
   for (const auto& builtin : traffic::flow_size_cdf::builtin_names())
@@ -105,7 +134,7 @@ status validate(const experiment_spec& spec) {
   if (auto st = spec.nic.dcqcn.validate(); !st.ok()) return fail(spec, "nic.dcqcn", st.message());
 
   const workload_spec& w = spec.workload;
-  if (!w.incast.enabled && !w.allreduce.enabled && !w.background.enabled)
+  if (!w.incast.enabled && !w.allreduce.enabled && !w.background.enabled && !w.victim.enabled)
     return fail(spec, "workload", "no workload: add workload.incast, workload.allreduce or workload.background");
   if (w.incast.enabled)
     if (auto st = traffic::validate(incast_of(w.incast), t.hosts); !st.ok())
@@ -118,6 +147,8 @@ status validate(const experiment_spec& spec) {
     if (!c) return fail(spec, "workload.background.cdf", c.error().message());
     if (auto st = traffic::validate(*c, t.hosts); !st.ok()) return fail(spec, "workload.background", st.message());
   }
+  if (w.victim.enabled)
+    if (auto part = victims_of(spec, spec.seed); !part) return part.error();
   auto twin = to_twin_config(spec, spec.seed);
   if (!twin) return twin.error();
   return status::success();
@@ -263,6 +294,11 @@ result<std::unique_ptr<fabric::twin::workload>> make_workload(const experiment_s
   if (w.allreduce.enabled) {
     auto part = traffic::make_allreduce(allreduce_of(w.allreduce), hosts);
     if (!part) return fail(spec, "workload.allreduce", part.error().message());
+    parts.push_back(std::move(*part));
+  }
+  if (w.victim.enabled) {
+    auto part = victims_of(spec, seed);
+    if (!part) return part.error();
     parts.push_back(std::move(*part));
   }
   if (parts.empty()) return fail(spec, "workload", "no workload");

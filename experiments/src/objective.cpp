@@ -14,7 +14,7 @@ constexpr std::string_view run_metrics[] = {"pause_frames", "paused_ns", "paused
                                             "cnp",          "drops",     "retransmits"};
 constexpr std::string_view allreduce_metrics[] = {"allreduce.algbw_gbps", "allreduce.busbw_gbps",
                                                   "allreduce.time_ns"};
-constexpr std::string_view kinds[] = {"incast", "allreduce", "background", "other"};
+constexpr std::string_view kinds[] = {"incast", "victim", "allreduce", "background", "other"};
 
 std::optional<double> flow_metric(const flow_stats& s, std::string_view m) {
   if (m == "fct_p50_ns") return static_cast<double>(s.fct_p50_ns);
@@ -33,7 +33,9 @@ std::string valid_names() {
   for (auto m : flow_metrics) out += std::string(out.empty() ? "" : ", ") + std::string(m);
   for (auto m : run_metrics) out += ", " + std::string(m);
   for (auto m : allreduce_metrics) out += ", " + std::string(m);
-  return out + ", or <kind>.<flow metric> with kind incast, allreduce, background";
+  out += ", or <kind>.<flow metric> with kind ";
+  for (std::size_t i = 0; i < std::size(kinds); ++i) out += std::string(i == 0 ? "" : ", ") + std::string(kinds[i]);
+  return out;
 }
 
 std::string format_number(double v) {

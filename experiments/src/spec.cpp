@@ -445,6 +445,26 @@ std::vector<field_info> build_table() {
   t.push_back(integer_field<std::int32_t>("workload.background.priority",
                                           [](auto& s) -> auto& { return s.workload.background.priority; }, -1, 7,
                                           "-1: nic.data_priority"));
+  // --- workload.victim ---
+  t.push_back(bool_field("workload.victim.enabled", [](auto& s) -> auto& { return s.workload.victim.enabled; },
+                         "on when the section is present"));
+  t.push_back(host_list_field("workload.victim.hosts", [](auto& s) -> auto& { return s.workload.victim.hosts; },
+                              "senders of victim flows; empty: the incast's senders"));
+  t.push_back(host_list_field("workload.victim.receivers",
+                              [](auto& s) -> auto& { return s.workload.victim.receivers; },
+                              "empty: hosts that are neither the incast's receiver nor its senders"));
+  t.push_back(size_field("workload.victim.flow_bytes", [](auto& s) -> auto& { return s.workload.victim.flow_bytes; },
+                         1, big, "bytes of each victim flow"));
+  t.push_back(integer_field<std::uint32_t>("workload.victim.flows_per_sender",
+                                           [](auto& s) -> auto& { return s.workload.victim.flows_per_sender; }, 1,
+                                           1 << 20, "victim flows each sender starts"));
+  t.push_back(duration_field("workload.victim.start_ns", [](auto& s) -> auto& { return s.workload.victim.start_ns; }, 0,
+                             "first victim flows start"));
+  t.push_back(duration_field("workload.victim.gap_ns", [](auto& s) -> auto& { return s.workload.victim.gap_ns; }, 0,
+                             "between one sender's consecutive victim flows"));
+  t.push_back(integer_field<std::int32_t>("workload.victim.priority",
+                                          [](auto& s) -> auto& { return s.workload.victim.priority; }, -1, 7,
+                                          "-1: nic.data_priority (the incast's paused priority)"));
   // --- fabric ---
   t.push_back(choice_field("fabric.link", [](auto& s) -> auto& { return s.fabric.link; }, {"roce", "infiniband"},
                            "roce: Ethernet, PFC, ECN, DCQCN; infiniband: credits per VL, IB CC (twin only)"));

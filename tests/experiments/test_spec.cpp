@@ -304,6 +304,93 @@ TEST(spec, workloads_are_deterministic_for_a_seed) {
   EXPECT_NE(a.size(), c.size());
 }
 
+// workload.victim: its fields load, print and load again; the workload it builds is the
+// victims' schedule against the spec's incast; errors name the victim field at fault.
+TEST(spec, victim_section_round_trips_and_builds_the_victims) {
+  const char* yaml =
+      "topology:\n  hosts: 12\nworkload:\n  incast:\n    receiver: 0\n    sender_hosts: 1-4\n"
+      "  victim:\n    receivers: [9, 10]\n    flow_bytes: 16KiB\n    flows_per_sender: 3\n"
+      "    start_ns: 20us\n    gap_ns: 5us\n    priority: 3\n";
+  auto spec = load_spec(yaml, "t.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  const victim_spec& v = spec->workload.victim;
+  EXPECT_TRUE(v.enabled) << "on when the section is present";
+  EXPECT_TRUE(v.hosts.empty());
+  EXPECT_EQ(v.receivers, (std::vector<std::uint32_t>{9, 10}));
+  EXPECT_EQ(v.flow_bytes, 16 * 1024);
+  EXPECT_EQ(v.flows_per_sender, 3u);
+  EXPECT_EQ(v.start_ns, 20'000);
+  EXPECT_EQ(v.gap_ns, 5'000);
+  EXPECT_EQ(v.priority, 3);
+  ASSERT_TRUE(validate(*spec).ok()) << validate(*spec).message();
+  ASSERT_TRUE(apply_override(*spec, "workload.victim.hosts=2,3").ok());
+
+  auto again = load_spec(to_yaml(*spec), "resolved.yaml");
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  for (const auto& f : field_table()) {
+    if (f.path.rfind("workload.victim.", 0) == 0) {
+      EXPECT_EQ(f.get(*again), f.get(*spec)) << f.path;
+    }
+  }
+  EXPECT_EQ(again->workload.victim.hosts, (std::vector<std::uint32_t>{2, 3}));
+
+  std::size_t victims = 0, incast = 0;
+  for (const auto& m : posts_of(*again, 1)) {
+    if (m.kind == workload_kind::incast) ++incast;
+    if (m.kind != workload_kind::victim) continue;
+    ++victims;
+    EXPECT_TRUE(m.src == 2 || m.src == 3) << m.src;
+    EXPECT_TRUE(m.dst == 9 || m.dst == 10) << m.dst;
+    EXPECT_EQ(m.bytes, 16u * 1024);
+    EXPECT_EQ(m.priority, 3);
+    EXPECT_GE(m.start_ns, 20'000);
+  }
+  EXPECT_EQ(incast, 4u);
+  EXPECT_EQ(victims, 6u);
+
+  // Defaults: a set on one field turns the section on; receivers are the hosts outside
+  // the incast (5-11 here).
+  auto plain = load_spec("topology:\n  hosts: 12\nworkload:\n  incast:\n    sender_hosts: 1-4\n", "t.yaml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->workload.victim.enabled);
+  ASSERT_TRUE(apply_override(*plain, "workload.victim.flow_bytes=8KiB").ok());
+  EXPECT_TRUE(plain->workload.victim.enabled);
+  std::size_t defaults = 0;
+  for (const auto& m : posts_of(*plain, 1)) {
+    if (m.kind != workload_kind::victim) continue;
+    ++defaults;
+    EXPECT_GE(m.src, 1u);
+    EXPECT_LE(m.src, 4u);
+    EXPECT_GE(m.dst, 5u);
+  }
+  EXPECT_EQ(defaults, 4u);
+}
+
+TEST(spec, victim_errors_name_the_field) {
+  const error_case cases[] = {
+      {"no host outside the incast",
+       "topology:\n  hosts: 5\nworkload:\n  incast:\n    senders: 4\n  victim:\n    flow_bytes: 8KiB\n",
+       {"t.yaml:6:", "workload.victim.receivers", "every host is the incast's receiver or one of its senders"}},
+      {"the incast's receiver as a victim receiver",
+       "topology:\n  hosts: 8\nworkload:\n  incast:\n    senders: 4\n  victim:\n    receivers: [0, 6]\n",
+       {"t.yaml:7:", "workload.victim.receivers", "0 is the incast's receiver"}},
+      {"victims without an incast",
+       "topology:\n  hosts: 8\nworkload:\n  victim:\n    receivers: [6]\n",
+       {"workload.victim.hosts", "no incast"}},
+      {"a sender that is not a host",
+       "topology:\n  hosts: 8\nworkload:\n  incast:\n    senders: 4\n  victim:\n    hosts: [1, 9]\n",
+       {"t.yaml:7:", "workload.victim.hosts", "9 is not a host"}},
+  };
+  for (const auto& c : cases) {
+    auto spec = load_spec(c.yaml, "t.yaml");
+    ASSERT_TRUE(spec.ok()) << c.name << ": " << spec.error().message();
+    const status st = validate(*spec);
+    ASSERT_FALSE(st.ok()) << c.name;
+    for (const char* needle : c.needles)
+      EXPECT_NE(st.message().find(needle), std::string::npos) << c.name << ": " << st.message();
+  }
+}
+
 TEST(spec, user_cdf_files_are_relative_to_the_spec) {
   const auto dir = std::filesystem::path(::testing::TempDir()) / "rocelab-spec-cdf";
   std::filesystem::create_directories(dir);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <vector>
 
+#include "rocelab/experiments/objective.hpp"
 #include "rocelab/experiments/run_directory.hpp"
 
 namespace rocelab::experiments {
@@ -84,6 +85,76 @@ TEST(summary, pools_flows_and_totals) {
   EXPECT_DOUBLE_EQ(s.allreduce->busbw_gbps, 70.0);
   EXPECT_EQ(s.by_kind.at("incast").completed, 20u);
   EXPECT_EQ(s.by_kind.at("background").completed, 0u);
+}
+
+// Per traffic class: incast, victim and background each get their own FCT and slowdown
+// percentiles, by name in the JSON, and the objective reads them as <kind>.<metric>.
+run_records three_classes() {
+  run_records r;
+  r.backend = "twin";
+  for (int i = 1; i <= 4; ++i) r.flows.push_back(flow(workload_kind::incast, i * 10'000, 1000));
+  for (int i = 1; i <= 5; ++i) r.flows.push_back(flow(workload_kind::victim, i * 3000, 1000));
+  r.flows.push_back(flow(workload_kind::victim, 0, 1000, false));
+  r.flows.push_back(flow(workload_kind::background, 1500, 1000));
+  r.flows.push_back(flow(workload_kind::background, 2500, 500));
+  r.totals.paused_ns = 7000;
+  return r;
+}
+
+TEST(summary, by_kind_reports_each_traffic_class) {
+  const run_records r = three_classes();
+  const run_summary s = summarize({&r}, {3});
+  ASSERT_EQ(s.by_kind.size(), 3u);
+  const flow_stats& v = s.by_kind.at("victim");
+  EXPECT_EQ(v.flows, 6u);
+  EXPECT_EQ(v.completed, 5u);
+  EXPECT_EQ(v.fct_p50_ns, 9000);
+  EXPECT_EQ(v.fct_p99_ns, 15000);
+  EXPECT_EQ(v.fct_max_ns, 15000);
+  EXPECT_DOUBLE_EQ(v.slowdown_p50, 9.0);
+  EXPECT_DOUBLE_EQ(v.slowdown_p99, 15.0);
+  EXPECT_DOUBLE_EQ(s.by_kind.at("incast").slowdown_p99, 40.0);
+  EXPECT_DOUBLE_EQ(s.by_kind.at("background").slowdown_p99, 5.0);
+
+  auto m = metric_value(s, "victim.slowdown_p99");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_DOUBLE_EQ(*m, 15.0);
+  EXPECT_DOUBLE_EQ(*metric_value(s, "victim.fct_p99_ns"), 15000.0);
+  EXPECT_DOUBLE_EQ(*metric_value(s, "victim.incomplete"), 1.0);
+  EXPECT_DOUBLE_EQ(*metric_value(s, "background.slowdown_p50"), 1.5);
+  // The list of valid names the error gives names every kind a metric can take.
+  const auto unknown = check_metric("victims.slowdown_p99");
+  ASSERT_FALSE(unknown.ok());
+  for (const char* kind : {"incast", "victim", "allreduce", "background"})
+    EXPECT_NE(unknown.message().find(kind), std::string::npos) << unknown.message();
+  // A run without victim flows says so instead of scoring 0.
+  run_records no_victims = sample_run();
+  const run_summary without = summarize({&no_victims}, {1});
+  EXPECT_FALSE(metric_value(without, "victim.slowdown_p99").ok());
+
+  const auto j = nlohmann::json::parse(summary_json({"r", "twin", "x"}, s, {s}));
+  ASSERT_TRUE(j["by_kind"].contains("victim"));
+  EXPECT_EQ(j["by_kind"]["victim"]["fct_ns"]["p99"], 15000);
+  EXPECT_EQ(j["by_kind"]["victim"]["slowdown"]["p99"], 15.0);
+  EXPECT_EQ(j["runs"][0]["by_kind"]["victim"]["completed"], 5);
+
+  auto back = parse_summary_json(j.dump());
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  ASSERT_EQ(back->each.size(), 1u);
+  for (const run_summary* b : {&back->aggregate, &back->each[0]}) {
+    ASSERT_EQ(b->by_kind.size(), s.by_kind.size());
+    for (const auto& [kind, want] : s.by_kind) {
+      const flow_stats& got = b->by_kind.at(kind);
+      EXPECT_EQ(got.flows, want.flows) << kind;
+      EXPECT_EQ(got.completed, want.completed) << kind;
+      EXPECT_EQ(got.fct_p50_ns, want.fct_p50_ns) << kind;
+      EXPECT_EQ(got.fct_p99_ns, want.fct_p99_ns) << kind;
+      EXPECT_EQ(got.fct_max_ns, want.fct_max_ns) << kind;
+      EXPECT_DOUBLE_EQ(got.slowdown_p50, want.slowdown_p50) << kind;
+      EXPECT_DOUBLE_EQ(got.slowdown_p99, want.slowdown_p99) << kind;
+    }
+    EXPECT_DOUBLE_EQ(*metric_value(*b, "victim.slowdown_p99"), 15.0);
+  }
 }
 
 TEST(summary, json_has_the_documented_keys) {

@@ -100,7 +100,13 @@ TEST_F(tuning_sweep, stores_every_trial_and_resumes_an_interrupted_sweep) {
   }
   auto records = db->load(*rows->front().run);
   ASSERT_TRUE(records.ok());
-  EXPECT_EQ(records->flows.size(), 16u);
+  std::size_t incast = 0, victims = 0;
+  for (const auto& f : records->flows) {
+    incast += f.kind == workload_kind::incast;
+    victims += f.kind == workload_kind::victim;
+  }
+  EXPECT_EQ(incast, 16u);
+  EXPECT_EQ(victims, 16u * 8);  // the example's eight victim flows per sender
 
   // A finished sweep is not resumed by default: the same command starts a new one...
   auto again = open_sweep(*db, spec_, settings_, std::nullopt);

@@ -13,7 +13,10 @@
 
 namespace rocelab {
 
-enum class workload_kind : std::uint8_t { incast = 0, allreduce = 1, background = 2, other = 3 };
+// Values are stored (run store, controller protocol): a kind keeps its number. victim:
+// flows that share the incast's senders but go to hosts whose ports are not congested
+// (traffic/victim.hpp).
+enum class workload_kind : std::uint8_t { incast = 0, allreduce = 1, background = 2, other = 3, victim = 4 };
 
 [[nodiscard]] constexpr const char* to_string(workload_kind k) noexcept {
   switch (k) {
@@ -21,6 +24,7 @@ enum class workload_kind : std::uint8_t { incast = 0, allreduce = 1, background 
     case workload_kind::allreduce: return "allreduce";
     case workload_kind::background: return "background";
     case workload_kind::other: return "other";
+    case workload_kind::victim: return "victim";
   }
   return "other";
 }

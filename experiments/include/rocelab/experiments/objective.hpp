@@ -7,8 +7,8 @@
 //   fct_p50_ns fct_p99_ns fct_max_ns slowdown_p50 slowdown_p99 flows completed incomplete
 //   pause_frames paused_ns paused_us ce_marked cnp drops retransmits
 //   allreduce.algbw_gbps allreduce.busbw_gbps allreduce.time_ns
-// and per workload kind, "<kind>.<flow metric>": incast.slowdown_p99,
-// background.fct_p99_ns, allreduce.fct_p99_ns (kinds: incast, allreduce, background).
+// and per workload kind, "<kind>.<flow metric>": incast.slowdown_p99, victim.slowdown_p99,
+// background.fct_p99_ns, allreduce.fct_p99_ns (kinds: incast, victim, allreduce, background, other).
 //
 // The objective is a weighted sum of metrics (minimized; a negative weight rewards a
 // metric). Constraints bound a metric from above (max) or below (min); every flow

@@ -130,10 +130,24 @@ struct background_spec {
   std::int32_t priority = -1;
 };
 
+// Victim flows (traffic/victim.hpp): from the incast's senders to hosts whose ports the
+// incast does not congest, while the incast runs, on its priority by default.
+struct victim_spec {
+  bool enabled = false;
+  std::vector<std::uint32_t> hosts;      // senders; empty: the incast's senders
+  std::vector<std::uint32_t> receivers;  // empty: hosts that are neither the incast's receiver nor its senders
+  std::int64_t flow_bytes = 64 * 1024;
+  std::uint32_t flows_per_sender = 1;
+  std::int64_t start_ns = 0;
+  std::int64_t gap_ns = 0;
+  std::int32_t priority = -1;
+};
+
 struct workload_spec {
   incast_spec incast;
   allreduce_spec allreduce;
   background_spec background;
+  victim_spec victim;
 };
 
 // The fabric the twin models (issue 9): RoCEv2 (PFC, ECN, DCQCN: the switch and nic
