@@ -70,7 +70,9 @@ class VirtualRunAccounting : public ::testing::Test {
     fs::create_directories(dir_);
   }
   void TearDown() override {
-    if (!name_.empty()) EXPECT_TRUE(agents::lab::lab_down(name_).ok());
+    if (!name_.empty()) {
+      EXPECT_TRUE(agents::lab::lab_down(name_).ok());
+    }
     if (!dir_.empty()) fs::remove_all(dir_);
   }
   std::string name_;
