@@ -102,9 +102,11 @@ std::vector<std::string> degraded_reasons(const switch_counts& run, std::int64_t
     if (p.ring_wait_over_budget == 0) continue;
     out.push_back("switch port " + std::to_string(i) + ": " + std::to_string(p.ring_wait_over_budget) +
                   " frames waited in its receive ring longer than the " + ms_text(response_budget_ns) +
-                  " reaction budget the PFC headroom is sized for (longest " + ms_text(p.ring_wait_max_ns) +
-                  "); its " + std::to_string(p.drops()) +
-                  " drops and late pauses are the host's scheduling, not the fabric's behaviour");
+                  " reaction budget the PFC headroom is sized for (longest " + ms_text(p.ring_wait_max_ns) + "); " +
+                  (p.drops() > 0 ? "its " + std::to_string(p.drops()) +
+                                       " drops are the host's scheduling, not the fabric's behaviour"
+                                 : "no drops, but its pauses may have come late (the host's scheduling, not the "
+                                   "fabric's behaviour)"));
   }
   return out;
 }
