@@ -459,10 +459,13 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     const std::int64_t sample_interval_ns = std::max<std::int64_t>(spec.twin.queue_sample_interval_ns, 1'000'000);
     if (auto q = c->call({{"op", "queue_sampling"}, {"interval_ns", sample_interval_ns}}); !q || !q->value("ok", false))
       std::cerr << "rocelab: the switch does not sample its queues; queues.csv stays empty\n";
-    const std::int64_t t0_monotonic = fabric::soft_switch::monotonic_ns();
-    const std::int64_t t0_realtime = fabric::soft_switch::realtime_offset_ns() + t0_monotonic;
     auto fleet = nic::nic_fleet::start(hosts, fo);
     if (!fleet) return fleet.error().with_context("starting the soft NICs");
+    // T0 of the run's timeline: the fleet's, which run() takes on entry (after the NICs
+    // started, which takes most of a second); queue samples and capture pauses are put on
+    // it, so they line up with the flows.
+    const std::int64_t t0_monotonic = fabric::soft_switch::monotonic_ns();
+    const std::int64_t t0_realtime = fabric::soft_switch::realtime_offset_ns() + t0_monotonic;
     const auto limit = virtual_run_limit(spec);
     auto ran = (*fleet)->run(**workload, limit, options.cancel_requested);
     if (!ran) return ran.error();
@@ -495,7 +498,6 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
       ao.link_gbps = spec.topology.link_gbps;
       auto a = captures::analyze_capture_file(capture_file, ao);
       if (!a) return a.error().with_context("analysing the capture " + capture_file);
-      // The run's T0 on the realtime clock: the fleet's first flow starts after it.
       add_capture(*a, cap.text(), run_counts, remove_capture ? std::string() : capture_file, t_end, t0_realtime,
                   state, out);
       out.counters.push_back({static_cast<std::uint32_t>(out.devices.size() - 1), 0, "capture.dpdk", t_end,
