@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <numeric>
 #include <iostream>
 
@@ -232,6 +233,7 @@ class capture_process {
     capture_process c;
     c.pid_ = pid;
     c.err_ = std::move(rd);
+    if (use_dpdk) c.runtime_dir_ = "/var/run/dpdk/" + prefix;
     wr.reset();
     const std::int64_t deadline = fabric::soft_switch::monotonic_ns() + 20'000'000'000;
     while (c.text_.find("capturing on") == std::string::npos) {
@@ -244,12 +246,16 @@ class capture_process {
   }
   capture_process() = default;
   capture_process(capture_process&& o) noexcept
-      : pid_(std::exchange(o.pid_, -1)), err_(std::move(o.err_)), text_(std::move(o.text_)) {}
+      : pid_(std::exchange(o.pid_, -1)),
+        err_(std::move(o.err_)),
+        text_(std::move(o.text_)),
+        runtime_dir_(std::move(o.runtime_dir_)) {}
   capture_process& operator=(capture_process&& o) noexcept {
     stop();
     pid_ = std::exchange(o.pid_, -1);
     err_ = std::move(o.err_);
     text_ = std::move(o.text_);
+    runtime_dir_ = std::move(o.runtime_dir_);
     return *this;
   }
   ~capture_process() { stop(); }
@@ -271,6 +277,12 @@ class capture_process {
     while (read(0)) {
     }
     pid_ = -1;
+    // DPDK leaves its (empty) runtime directory behind, one per capture's file prefix.
+    if (!runtime_dir_.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(runtime_dir_, ignored);
+      runtime_dir_.clear();
+    }
   }
   [[nodiscard]] const std::string& text() const { return text_; }
 
@@ -290,6 +302,7 @@ class capture_process {
   pid_t pid_ = -1;
   unique_fd err_;
   std::string text_;
+  std::string runtime_dir_;  // DPDK's, removed once the capture has exited
 };
 
 // "name=123" in the capture's summary line, or 0.
