@@ -165,7 +165,7 @@ int run_capture(const capture_options& o) {
     for (std::uint32_t i = 0; i < per_port.size() && stats_error.ok(); ++i) {
       const auto& s = per_port[i].stats;
       stats_error = writer.write_interface_statistics(i, now_ns, s.received,
-                                                      s.imissed + s.rx_nombuf);
+                                                      s.imissed + s.rx_nombuf + s.kernel_dropped);
     }
   } else {
     stats_error = writer.write_interface_statistics(0, now_ns, total.received,

@@ -42,6 +42,7 @@ struct run_args {
   bool json = false;
   std::string out;
   bool keep_lab = false;
+  bool no_capture_file = false;
   std::string controller;
   std::string token_file;
   std::string db = "rocelab.db";
@@ -143,6 +144,12 @@ void print_text(const std::string& run_id, const experiments::experiment_spec& s
               static_cast<unsigned long long>(s.cnp));
   std::printf("loss        %llu drops, %llu retransmits\n", static_cast<unsigned long long>(s.drops),
               static_cast<unsigned long long>(s.retransmits));
+  if (s.capture)
+    std::printf("capture     %s%s%llu frames of %llu mirrored, %llu lost\n",
+                s.capture->file.empty() ? "" : (dir + "/" + s.capture->file).c_str(), s.capture->file.empty() ? "" : ": ",
+                static_cast<unsigned long long>(s.capture->captured), static_cast<unsigned long long>(s.capture->mirrored),
+                static_cast<unsigned long long>(s.capture->loss));
+  for (const auto& d : s.degraded) std::printf("DEGRADED    %s\n", d.c_str());
   if (s.allreduce)
     std::printf("allreduce   %s, %u ranks, %llu bytes, %llu iterations: algbw %.2f Gb/s, busbw %.2f Gb/s\n",
                 s.allreduce->algorithm.c_str(), s.allreduce->ranks,
@@ -219,6 +226,8 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--out", args->out, "run directory (default runs/<run_id>)");
   app.add_flag("--keep-lab", args->keep_lab,
                "backend virtual: leave the lab this run brought up (lab 'run') running afterwards");
+  app.add_flag("--no-capture-file", args->no_capture_file,
+               "backend virtual: analyse the run's capture but do not keep it as capture.pcapng in the run directory");
   return [args, db] {
     args->db_given = db->count() > 0;
     if (args->spec.empty() == args->hpcc.empty()) {
@@ -268,6 +277,17 @@ std::function<int()> setup(CLI::App& app) {
     co.token = random_token();
     co.log = false;
     co.virtual_options.keep_lab = args->keep_lab;
+    const std::string dir = args->out.empty() ? "runs/" + run_id : args->out;
+    if (spec->backend == "virtual" && !args->no_capture_file) {
+      // The capture is written there while the run goes; the rest of the directory after it.
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      if (ec) {
+        std::cerr << "rocelab run: creating " << dir << ": " << ec.message() << "\n";
+        return 1;
+      }
+      co.virtual_options.capture_file = dir + "/capture.pcapng";
+    }
     auto ctl = controller::controller::start(co);
     if (!ctl) {
       std::cerr << "rocelab run: " << ctl.error().message() << "\n";
@@ -304,7 +324,6 @@ std::function<int()> setup(CLI::App& app) {
 
     std::string header = "# Resolved spec of run " + run_id + " from " + args->spec;
     for (const std::string& set : args->sets) header += " --set " + set;
-    const std::string dir = args->out.empty() ? "runs/" + run_id : args->out;
     if (auto st = experiments::write_run_directory(
             dir, {header + "\n" + experiments::to_yaml(*spec), json, ran->seeds, all});
         !st.ok()) {

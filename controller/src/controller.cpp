@@ -1151,7 +1151,12 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
       out.error += " (the flows of the others and every record so far are kept)";
       if (auto st = impl_->store_->finish(out.run, store::run_status::partial, out.error); !st.ok()) return st;
     } else {
-      if (auto st = impl_->store_->finish(out.run, store::run_status::completed); !st.ok()) return st;
+      // A degraded run (virtual lab: a switch that overran its reaction budget) completes
+      // with its reasons as the store's note.
+      std::string degraded;
+      for (const auto& r : ran->repeats)
+        for (const auto& d : r.degraded) degraded += (degraded.empty() ? "degraded: " : "; ") + d;
+      if (auto st = impl_->store_->finish(out.run, store::run_status::completed, degraded); !st.ok()) return st;
       out.status = "completed";
     }
   }

@@ -22,6 +22,16 @@ result<experiment_result> run_experiment(const experiment_spec& spec,
     if (spec.backend == "virtual") {
       virtual_backend_options options = virtual_options;
       if (cancel_requested) options.cancel_requested = cancel_requested;
+      // Each repeat keeps its own capture: the first under the given name, the others
+      // with -r<i> before the extension (capture.pcapng, capture-r1.pcapng, ...).
+      if (i > 0 && !options.capture_file.empty()) {
+        const auto dot = options.capture_file.rfind('.');
+        const auto slash = options.capture_file.rfind('/');
+        const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+        const std::string suffix = "-r" + std::to_string(i);
+        options.capture_file = has_ext ? options.capture_file.substr(0, dot) + suffix + options.capture_file.substr(dot)
+                                       : options.capture_file + suffix;
+      }
       auto records = run_virtual(spec, seed, options);
       if (!records)
         return records.error().with_context("repeat " + std::to_string(i) + " (seed " + std::to_string(seed) + ")");

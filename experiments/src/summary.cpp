@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -50,6 +51,14 @@ nlohmann::ordered_json summary_object(const run_summary& s) {
     j["by_kind"] = k;
   }
   j["simulated_ns"] = s.simulated_ns;
+  if (!s.degraded.empty()) {
+    j["degraded"] = true;
+    j["degraded_reasons"] = s.degraded;
+  }
+  if (s.capture) {
+    if (!s.capture->file.empty()) j["capture_file"] = s.capture->file;
+    j["capture"] = {{"frames", s.capture->captured}, {"mirrored", s.capture->mirrored}, {"loss", s.capture->loss}};
+  }
   return j;
 }
 
@@ -95,6 +104,17 @@ run_summary summarize(const std::vector<const run_records*>& runs, const std::ve
     s.drops += r->totals.drops;
     s.retransmits += r->totals.retransmits;
     s.simulated_ns = std::max(s.simulated_ns, r->simulated_ns);
+    s.degraded.insert(s.degraded.end(), r->degraded.begin(), r->degraded.end());
+    if (r->capture) {
+      if (!s.capture) {
+        s.capture = run_records::capture_info{};
+        // The name in the run directory, where the summary and the report sit.
+        s.capture->file = std::filesystem::path(r->capture->file).filename().string();
+      }
+      s.capture->mirrored += r->capture->mirrored;
+      s.capture->captured += r->capture->captured;
+      s.capture->loss += r->capture->loss;
+    }
     for (const allreduce_result& a : r->allreduce) {
       if (!s.allreduce) s.allreduce = allreduce_stats{a.algorithm, a.ranks, a.bytes, 0, 0, 0, 0};
       ++s.allreduce->iterations;
@@ -181,6 +201,13 @@ run_summary summary_from(const nlohmann::json& j) {
   }
   if (j.contains("by_kind"))
     for (const auto& [kind, stats] : j["by_kind"].items()) s.by_kind[kind] = flow_from(stats);
+  if (j.contains("degraded_reasons")) s.degraded = j["degraded_reasons"].get<std::vector<std::string>>();
+  if (j.contains("capture")) {
+    s.capture = run_records::capture_info{j.value("capture_file", std::string()),
+                                          j["capture"].value("mirrored", std::uint64_t{0}),
+                                          j["capture"].value("frames", std::uint64_t{0}),
+                                          j["capture"].value("loss", std::uint64_t{0})};
+  }
   return s;
 }
 

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <numeric>
 #include <iostream>
 
@@ -25,6 +26,7 @@
 #include "rocelab/common/unique_fd.hpp"
 #include "rocelab/experiments/build.hpp"
 #include "rocelab/experiments/capture_pauses.hpp"
+#include "rocelab/experiments/virtual_accounting.hpp"
 #include "rocelab/fabric/soft_switch/control_client.hpp"
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
 #include "rocelab/fabric/soft_switch/switch_settings.hpp"
@@ -126,34 +128,59 @@ status configure_lab_switch(const lab::lab_state& s, const experiment_spec& spec
 
 namespace {
 
-void add_switch_counters(const json& c, std::int64_t t_ns, run_records& out) {
-  if (!c.contains("ports")) return;
+// The run's own switch counters (counts_since a snapshot at its start), as samples of
+// device "sw" and into the totals.
+void add_switch_counters(const switch_counts& c, std::int64_t t_ns, run_records& out) {
   const auto device = static_cast<std::uint32_t>(out.devices.size());
   out.devices.push_back("sw");
-  std::uint32_t port = 0;
-  for (const auto& p : c.at("ports")) {
-    auto sample = [&](const std::string& name, std::uint64_t v) {
-      out.counters.push_back({device, port, name, t_ns, v});
-    };
-    for (const char* k : {"rx_packets", "tx_packets", "pfc_tx_frames", "pfc_rx_frames", "ingress_limit_drops",
-                          "egress_limit_drops", "headroom_drops", "pool_drops", "ring_drops", "ring_wait_max_ns"})
-      sample(k, p.value(k, std::uint64_t{0}));
-    std::uint64_t marked = 0;
-    for (const auto& q : p.at("queues")) marked += q.value("ecn_marked", std::uint64_t{0});
-    sample("ecn_marked", marked);
-    out.totals.pfc_pause_frames += p.value("pfc_tx_frames", std::uint64_t{0});
-    out.totals.drops += p.value("ingress_limit_drops", std::uint64_t{0}) +
-                        p.value("egress_limit_drops", std::uint64_t{0}) +
-                        p.value("headroom_drops", std::uint64_t{0}) + p.value("pool_drops", std::uint64_t{0}) +
-                        p.value("ring_drops", std::uint64_t{0});
-    out.totals.ce_marked += marked;
-    out.totals.packets_forwarded += p.value("tx_packets", std::uint64_t{0});
-    ++port;
+  for (std::uint32_t port = 0; port < c.ports.size(); ++port) {
+    const auto& p = c.ports[port];
+    auto sample = [&](const char* name, std::uint64_t v) { out.counters.push_back({device, port, name, t_ns, v}); };
+    sample("rx_packets", p.rx_packets);
+    sample("tx_packets", p.tx_packets);
+    sample("pfc_tx_frames", p.pfc_tx_frames);
+    sample("pfc_rx_frames", p.pfc_rx_frames);
+    sample("ingress_limit_drops", p.ingress_limit_drops);
+    sample("egress_limit_drops", p.egress_limit_drops);
+    sample("headroom_drops", p.headroom_drops);
+    sample("pool_drops", p.pool_drops);
+    sample("ring_drops", p.ring_drops);
+    sample("ring_wait_max_ns", static_cast<std::uint64_t>(p.ring_wait_max_ns));
+    sample("ring_wait_over_budget", p.ring_wait_over_budget);
+    sample("ecn_marked", p.ecn_marked);
+    out.totals.pfc_pause_frames += p.pfc_tx_frames;
+    out.totals.drops += p.drops();
+    out.totals.ce_marked += p.ecn_marked;
+    out.totals.packets_forwarded += p.tx_packets;
   }
-  if (c.contains("mirror")) {
-    out.counters.push_back({device, 0, "mirror_frames", t_ns, c.at("mirror").value("frames", std::uint64_t{0})});
-    out.counters.push_back(
-        {device, 0, "mirror_pfc_frames", t_ns, c.at("mirror").value("pfc_frames", std::uint64_t{0})});
+  out.counters.push_back({device, 0, "mirror_frames", t_ns, c.mirror_frames});
+  out.counters.push_back({device, 0, "mirror_pfc_frames", t_ns, c.mirror_pfc_frames});
+  out.counters.push_back({device, 0, "mirror_errors", t_ns, c.mirror_errors});
+}
+
+// The switch's counters now, parsed.
+result<switch_counts> read_switch_counts(fabric::soft_switch::control_client& c) {
+  auto j = c.call({{"op", "counters"}});
+  if (!j) return j.error().with_context("reading the switch's counters");
+  return parse_switch_counts(*j);
+}
+
+// The egress queue depths the switch sampled during the run, on the run's timeline (T0
+// at `t0_monotonic_ns`), as device `device`'s queue samples.
+void add_queue_samples(fabric::soft_switch::control_client& c, std::int64_t t0_monotonic_ns, std::uint32_t device,
+                       run_records& out) {
+  for (int pages = 0; pages < 1000; ++pages) {
+    auto j = c.call({{"op", "queue_samples"}});
+    if (!j || !j->value("ok", false)) break;
+    for (const auto& x : j->value("samples", json::array())) {
+      if (!x.is_array() || x.size() != 4) continue;
+      const std::int64_t t = x[0].get<std::int64_t>() - t0_monotonic_ns;
+      if (t < 0) continue;
+      out.queues.push_back({device, x[1].get<std::uint32_t>(), x[2].get<std::uint8_t>(), t, x[3].get<std::uint64_t>()});
+    }
+    if (const std::uint64_t dropped = j->value("dropped", std::uint64_t{0}); dropped > 0)
+      std::cerr << "rocelab: the switch dropped " << dropped << " queue samples (its buffer was full)\n";
+    if (!j->value("more", false)) break;
   }
 }
 
@@ -206,6 +233,7 @@ class capture_process {
     capture_process c;
     c.pid_ = pid;
     c.err_ = std::move(rd);
+    if (use_dpdk) c.runtime_dir_ = "/var/run/dpdk/" + prefix;
     wr.reset();
     const std::int64_t deadline = fabric::soft_switch::monotonic_ns() + 20'000'000'000;
     while (c.text_.find("capturing on") == std::string::npos) {
@@ -218,12 +246,16 @@ class capture_process {
   }
   capture_process() = default;
   capture_process(capture_process&& o) noexcept
-      : pid_(std::exchange(o.pid_, -1)), err_(std::move(o.err_)), text_(std::move(o.text_)) {}
+      : pid_(std::exchange(o.pid_, -1)),
+        err_(std::move(o.err_)),
+        text_(std::move(o.text_)),
+        runtime_dir_(std::move(o.runtime_dir_)) {}
   capture_process& operator=(capture_process&& o) noexcept {
     stop();
     pid_ = std::exchange(o.pid_, -1);
     err_ = std::move(o.err_);
     text_ = std::move(o.text_);
+    runtime_dir_ = std::move(o.runtime_dir_);
     return *this;
   }
   ~capture_process() { stop(); }
@@ -245,6 +277,12 @@ class capture_process {
     while (read(0)) {
     }
     pid_ = -1;
+    // DPDK leaves its (empty) runtime directory behind, one per capture's file prefix.
+    if (!runtime_dir_.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(runtime_dir_, ignored);
+      runtime_dir_.clear();
+    }
   }
   [[nodiscard]] const std::string& text() const { return text_; }
 
@@ -264,6 +302,7 @@ class capture_process {
   pid_t pid_ = -1;
   unique_fd err_;
   std::string text_;
+  std::string runtime_dir_;  // DPDK's, removed once the capture has exited
 };
 
 // "name=123" in the capture's summary line, or 0.
@@ -273,8 +312,9 @@ std::uint64_t summary_value(const std::string& text, const std::string& name) {
   return std::strtoull(text.c_str() + at + name.size() + 1, nullptr, 10);
 }
 
-void add_capture(const captures::capture_file_analysis& a, const std::string& summary, std::int64_t t_ns,
-                 std::int64_t t0_realtime_ns, const lab::lab_state& lab, run_records& out) {
+void add_capture(const captures::capture_file_analysis& a, const std::string& summary, const switch_counts& mirror,
+                 const std::string& kept_file, std::int64_t t_ns, std::int64_t t0_realtime_ns,
+                 const lab::lab_state& lab, run_records& out) {
   // The switch's device (its counters may not have been read): the paused hop of a host's PFC frame.
   auto sw = std::find(out.devices.begin(), out.devices.end(), "sw");
   if (sw == out.devices.end()) sw = out.devices.insert(out.devices.end(), "sw");
@@ -292,8 +332,17 @@ void add_capture(const captures::capture_file_analysis& a, const std::string& su
   sample("capture.pfc_frames", c.pfc.frames);
   sample("capture.retransmits", std::accumulate(c.flows.begin(), c.flows.end(), std::uint64_t{0},
                                                 [](std::uint64_t n, const auto& f) { return n + f.retransmits; }));
-  for (const char* k : {"imissed", "rx_nombuf", "ierrors", "kernel_dropped", "if_dropped"})
+  std::uint64_t reported_drops = 0;
+  for (const char* k : {"imissed", "rx_nombuf", "ierrors", "kernel_dropped", "if_dropped"}) {
     sample((std::string("capture.") + k).c_str(), summary_value(summary, k));
+    if (std::string_view(k) != "ierrors") reported_drops += summary_value(summary, k);
+  }
+  // Loss: every copy the switch mirrored (or failed to) that the file does not hold.
+  const capture_accounting acc = account_capture(mirror.mirror_frames, mirror.mirror_errors, c.frames, reported_drops);
+  sample("capture.mirrored", acc.expected);
+  sample("capture.loss", acc.loss);
+  sample("capture.extra", acc.extra);
+  out.capture = run_records::capture_info{kept_file, acc.expected, acc.captured, acc.loss};
   // Capture timestamps are CLOCK_REALTIME; the run's timeline starts at T0 on
   // CLOCK_MONOTONIC, mapped through the offset read when the run started.
   // Each PFC frame's hop from its source MAC (capture_pauses.hpp); the soft NICs are
@@ -374,10 +423,13 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     fo.nic.retransmit_timeout_ns = std::max(spec.nic.retransmit_timeout_ns, 2 * drain_ns);
     fo.links = options.nic_links;
     // Capture: plain copies of every frame the switch sends (egress), so each data packet
-    // is seen once, with the CE mark it left with.
+    // is seen once, with the CE mark it left with. Kept where options.capture_file says;
+    // otherwise a file in /tmp, removed after the analysis.
     std::string capture_file = options.capture_file;
     const bool remove_capture = capture_file.empty();
     if (capture_file.empty()) capture_file = "/tmp/rocelab-" + options.lab_name + "-" + std::to_string(::getpid()) + ".pcapng";
+    auto c = fabric::soft_switch::control_client::connect(state.control_socket);
+    if (!c) return c.error().with_context("connecting to the switch");
     capture_process cap;
     bool used_dpdk = options.capture_dpdk;
     if (options.capture) {
@@ -388,12 +440,6 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
                                       std::to_string(state.mtu)});
           !st.ok())
         return st.with_context("setting the capture interface's MTU");
-      auto c = fabric::soft_switch::control_client::connect(state.control_socket);
-      if (!c) return c.error().with_context("connecting to the switch");
-      // pfc_tx: the switch's own PFC frames too, so the capture shows its pauses.
-      auto m = c->call(
-          {{"op", "mirror"}, {"enabled", true}, {"direction", "egress"}, {"erspan", 0}, {"pfc_tx", true}});
-      if (!m || !m->value("ok", false)) return status(error_code::unavailable, "enabling the mirror session");
       auto started = capture_process::start(state, binary, capture_file, options.capture_dpdk);
       if (!started && options.capture_dpdk) {
         // A machine where DPDK cannot start at all (no af_packet PMD, EAL refused): the run
@@ -405,11 +451,34 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
       }
       if (!started) return started.error().with_context("capture");
       cap = std::move(*started);
-      if (auto z = c->call({{"op", "reset_counters"}}); !z) return z.error();
+      // Mirror on once the capture is ready: every copy the switch counts from here on is
+      // one the capture should hold. pfc_tx: the switch's own PFC frames too, so the
+      // capture shows its pauses.
+      auto m = c->call(
+          {{"op", "mirror"}, {"enabled", true}, {"direction", "egress"}, {"erspan", 0}, {"pfc_tx", true}});
+      if (!m || !m->value("ok", false)) return status(error_code::unavailable, "enabling the mirror session");
     }
-    const std::int64_t t0_realtime = fabric::soft_switch::realtime_offset_ns() + fabric::soft_switch::monotonic_ns();
+    // The run's counters are the switch's from here: reset, and read back as the snapshot
+    // the end is measured against (counters a reset does not reach, and a switch shared
+    // with other users, still give this run's own counts).
+    if (auto z = c->call({{"op", "reset_counters"}}); !z) return z.error().with_context("resetting switch counters");
+    auto start_counts = read_switch_counts(*c);
+    if (!start_counts) return start_counts.error().with_context("lab '" + options.lab_name + "'");
+    std::int64_t response_budget_ns = fabric::soft_switch::lab_response_budget_ns;
+    if (auto st = c->call({{"op", "status"}}); st && st->value("response_budget_ns", std::int64_t{0}) > 0)
+      response_budget_ns = st->value("response_budget_ns", std::int64_t{0});
+    // Queue depths as the twin samples them, in real time: the spec's interval, but at
+    // least 1 ms (the switch's loop wakes for every sample).
+    const std::int64_t sample_interval_ns = std::max<std::int64_t>(spec.twin.queue_sample_interval_ns, 1'000'000);
+    if (auto q = c->call({{"op", "queue_sampling"}, {"interval_ns", sample_interval_ns}}); !q || !q->value("ok", false))
+      std::cerr << "rocelab: the switch does not sample its queues; queues.csv stays empty\n";
     auto fleet = nic::nic_fleet::start(hosts, fo);
     if (!fleet) return fleet.error().with_context("starting the soft NICs");
+    // T0 of the run's timeline: the fleet's, which run() takes on entry (after the NICs
+    // started, which takes most of a second); queue samples and capture pauses are put on
+    // it, so they line up with the flows.
+    const std::int64_t t0_monotonic = fabric::soft_switch::monotonic_ns();
+    const std::int64_t t0_realtime = fabric::soft_switch::realtime_offset_ns() + t0_monotonic;
     const auto limit = virtual_run_limit(spec);
     auto ran = (*fleet)->run(**workload, limit, options.cancel_requested);
     if (!ran) return ran.error();
@@ -421,13 +490,19 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
         if (v.is_number_unsigned() || v.is_number_integer())
           out.counters.push_back({h, 0, "nic." + k, t_end, v.get<std::uint64_t>()});
     fleet->reset();
-    auto c = fabric::soft_switch::control_client::connect(state.control_socket);
-    if (c) {
-      if (options.capture) {
-        // Mirror off first, so the counter read below and the file hold the same frames.
-        (void)c->call({{"op", "mirror"}, {"enabled", false}});
-      }
-      if (auto j = c->call({{"op", "counters"}}); j) add_switch_counters(*j, t_end, out);
+    // Mirror off first, so the counter read below and the file hold the same frames.
+    if (options.capture) (void)c->call({{"op", "mirror"}, {"enabled", false}});
+    (void)c->call({{"op", "queue_sampling"}, {"interval_ns", 0}});
+    switch_counts run_counts;
+    auto end_counts = read_switch_counts(*c);
+    auto own = end_counts ? counts_since(*start_counts, *end_counts) : result<switch_counts>(end_counts.error());
+    if (own) {
+      run_counts = *own;
+      add_switch_counters(run_counts, t_end, out);
+      add_queue_samples(*c, t0_monotonic, static_cast<std::uint32_t>(out.devices.size() - 1), out);
+      out.degraded = degraded_reasons(run_counts, response_budget_ns);
+    } else {
+      out.degraded.push_back("the switch's counters of this run are unknown: " + own.error().message());
     }
     if (options.capture) {
       ::usleep(200'000);  // frames in flight to the capture veth
@@ -436,12 +511,16 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
       ao.link_gbps = spec.topology.link_gbps;
       auto a = captures::analyze_capture_file(capture_file, ao);
       if (!a) return a.error().with_context("analysing the capture " + capture_file);
-      // The run's T0 on the realtime clock: the fleet's first flow starts after it.
-      add_capture(*a, cap.text(), t_end, t0_realtime, state, out);
+      add_capture(*a, cap.text(), run_counts, remove_capture ? std::string() : capture_file, t_end, t0_realtime,
+                  state, out);
       out.counters.push_back({static_cast<std::uint32_t>(out.devices.size() - 1), 0, "capture.dpdk", t_end,
                               used_dpdk ? 1u : 0u});
       if (remove_capture) std::remove(capture_file.c_str());
+      if (out.capture && out.capture->loss > 0)
+        std::cerr << "rocelab: the capture lost " << out.capture->loss << " of " << out.capture->mirrored
+                  << " mirrored frames\n";
     }
+    for (const auto& d : out.degraded) std::cerr << "rocelab: run degraded: " << d << "\n";
     for (const auto& l : ran->lost_hosts) std::cerr << "rocelab: lost during the run: " << l << "\n";
     if (ran->cancelled)
       std::cerr << "rocelab: virtual run cancelled; keeping the records of what ran\n";

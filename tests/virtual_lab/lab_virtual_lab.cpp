@@ -350,6 +350,22 @@ TEST_F(VirtualLab, CongestionSendsPfcXoffToTheSendersAndMarksCe) {
   EXPECT_EQ(k["ports"][2]["ce_rewrites"].get<std::int64_t>(), k["ports"][2]["queues"][3]["ecn_marked"].get<std::int64_t>());
   std::cerr << "h1 PFC xoff " << c1.xoff << " xon " << c1.xon << "; h2 xoff " << c2.xoff << " xon " << c2.xon
             << "; at h3 " << ours << " frames, " << ce << " CE\n";
+
+  // A `set` rebuilds the model and carries its counters over; reset_counters clears those
+  // carried counts too, and the ports' own (wire, ring) counters: a run that starts with a
+  // reset on a kept lab counts from zero.
+  ASSERT_TRUE(call(s, {{"op", "set"}, {"field", "queue.ecn.pmax"}, {"value", 0.5}, {"priority", 3}}).value("ok", false));
+  ::usleep(200'000);  // what the rebuild re-queued drains
+  ASSERT_TRUE(call(s, {{"op", "reset_counters"}}).value("ok", false));
+  const json z = call(s, {{"op", "counters"}});
+  ASSERT_TRUE(z.value("ok", false)) << z.dump();
+  for (const auto& port : z["ports"]) {
+    for (const char* key : {"rx_packets", "tx_packets", "pfc_tx_frames", "pfc_rx_frames", "wire_rx_frames",
+                            "wire_tx_frames", "ring_wait_max_ns", "ring_wait_over_budget"})
+      EXPECT_EQ(port[key].get<std::int64_t>(), 0) << port["name"] << " " << key << " after reset_counters";
+    EXPECT_EQ(port["queues"][3]["ecn_marked"].get<std::int64_t>(), 0) << port["name"];
+    EXPECT_EQ(port["pgs"][3]["xoff_sent"].get<std::int64_t>(), 0) << port["name"];
+  }
 }
 
 TEST_F(VirtualLab, DropsWithoutPfcWhenTheBufferIsSmall) {

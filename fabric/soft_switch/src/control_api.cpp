@@ -126,7 +126,8 @@ result<request> parse_request(std::string_view line) {
       {"fields", o::fields},       {"config", o::config},
       {"counters", o::counters},   {"watermarks", o::watermarks},
       {"reset_counters", o::reset_counters}, {"reset_watermarks", o::reset_watermarks},
-      {"prometheus", o::prometheus}, {"faults", o::faults}};
+      {"prometheus", o::prometheus}, {"faults", o::faults},
+      {"queue_samples", o::queue_samples}};
   for (const auto& [n, k] : simple) {
     if (name == n) {
       r.kind = k;
@@ -198,6 +199,15 @@ result<request> parse_request(std::string_view line) {
   if (name == "fault") {
     r.kind = o::fault;
     ROCELAB_RETURN_IF_ERROR(parse_fault(j, r.fault));
+    return r;
+  }
+  if (name == "queue_sampling") {
+    r.kind = o::queue_sampling;
+    std::uint64_t interval = 0;
+    ROCELAB_RETURN_IF_ERROR(unsigned_member(j, "interval_ns", interval, true));
+    if (interval != 0 && (interval < 10'000 || interval > 1'000'000'000))
+      return bad("interval_ns", "10000..1000000000 ns (or 0 to stop)");
+    r.interval_ns = static_cast<std::int64_t>(interval);
     return r;
   }
   if (name == "clear_faults") {

@@ -119,6 +119,7 @@ packet_port::packet_port(packet_port&& o) noexcept
       block_(o.block_),
       left_in_block_(o.left_in_block_),
       next_in_block_(o.next_in_block_),
+      wait_budget_ns_(o.wait_budget_ns_),
       head_stamp_ns_(o.head_stamp_ns_),
       stats_(o.stats_) {}
 
@@ -188,6 +189,7 @@ void packet_port::note_wait(std::int64_t now) noexcept {
   const std::int64_t wait = now - head_stamp_ns_;
   if (head_stamp_ns_ == 0 || wait < 0) return;  // no timestamp, or a clock step
   stats_.ring_wait_max_ns = std::max(stats_.ring_wait_max_ns, wait);
+  if (wait_budget_ns_ > 0 && wait > wait_budget_ns_) ++stats_.ring_wait_over_budget;
   const auto us = static_cast<std::uint64_t>(wait / 1000);
   const int bucket = us < 2 ? 0 : std::min<int>(15, std::bit_width(us) - 1);
   ++stats_.ring_wait_log2_us[static_cast<std::size_t>(bucket)];
@@ -224,6 +226,11 @@ bool packet_port::send(std::span<const std::uint8_t> frame) noexcept {
   ++stats_.tx_frames;
   stats_.tx_bytes += frame.size();
   return true;
+}
+
+void packet_port::reset_stats() noexcept {
+  (void)stats();  // reading PACKET_STATISTICS clears the kernel's count
+  stats_ = {};
 }
 
 const packet_port_stats& packet_port::stats() noexcept {

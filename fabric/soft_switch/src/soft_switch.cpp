@@ -141,6 +141,17 @@ struct model_counters {
     }
     if (sign > 0) buffer_watermark_cells = std::max(buffer_watermark_cells, o.buffer_watermark_cells);
   }
+  // Counts to zero, watermarks kept (reset_counters; reset_watermarks clears those).
+  void zero_counts() {
+    model_counters z(ports.size());
+    for (std::size_t i = 0; i < queues.size(); ++i) {
+      z.queues[i].watermark_bytes = queues[i].watermark_bytes;
+      z.pgs[i].shared_watermark_cells = pgs[i].shared_watermark_cells;
+      z.pgs[i].headroom_watermark_cells = pgs[i].headroom_watermark_cells;
+    }
+    z.buffer_watermark_cells = buffer_watermark_cells;
+    *this = std::move(z);
+  }
   void clear_watermarks() {
     for (auto& q : queues) q.watermark_bytes = 0;
     for (auto& g : pgs) g.shared_watermark_cells = g.headroom_watermark_cells = 0;
@@ -207,6 +218,7 @@ class soft_switch::impl final : public pfc_frame_sink {
   std::size_t service_faults(std::int64_t now);
   void mirror(std::span<const std::uint8_t> frame, std::uint16_t port, bool egress, std::uint8_t tc, std::int64_t now);
   std::int64_t next_deadline(std::int64_t now);
+  void sample_queues(std::int64_t now);
   std::span<std::uint8_t> slot_bytes(std::uint32_t slot) {
     return {pool_.data() + std::size_t{slot} * slot_bytes_, slot_bytes_};
   }
@@ -260,6 +272,12 @@ class soft_switch::impl final : public pfc_frame_sink {
   std::uint32_t erspan_sequence_ = 0;
   std::vector<std::uint8_t> mirror_scratch_;
   std::int64_t started_ns_ = 0;
+  // Egress queue depth samples (control ops queue_sampling / queue_samples).
+  std::int64_t sample_interval_ns_ = 0, next_sample_ns_ = 0;
+  std::vector<std::array<std::int64_t, 4>> samples_;  // t_ns, port, queue, bytes
+  std::vector<std::uint8_t> sampled_nonzero_;         // port x 8 + queue
+  std::size_t samples_read_ = 0;                      // of samples_, returned already
+  std::uint64_t samples_dropped_ = 0;
   unique_fd epoll_, timer_, listen_;
   std::vector<control_client> clients_;
 };
@@ -298,6 +316,7 @@ status soft_switch::impl::init() {
     o.ifname = opt_.ports[p].ifname;
     auto port = packet_port::open(o);
     if (!port) return port.error();
+    port->set_wait_budget(opt_.response_budget_ns);
     ports_.push_back(std::move(*port));
     for (const auto& m : opt_.ports[p].peer_macs) {
       fdb_[mac_key(m)] = static_cast<std::uint16_t>(p);
@@ -563,7 +582,27 @@ std::int64_t soft_switch::impl::next_deadline(std::int64_t now) {
   }
   for (const auto& f : faults_)
     if (!f.done && f.spec.kind == fault_kind::pfc_storm) t = std::min(t, f.next_ns);
+  if (sample_interval_ns_ > 0) t = std::min(t, next_sample_ns_);
   return t;
+}
+
+void soft_switch::impl::sample_queues(std::int64_t now) {
+  // As the twin samples: a queue empty now and at its previous sample is left out
+  // (absent means 0 bytes). Bounded: past max_samples they are counted, not kept.
+  constexpr std::size_t max_samples = 1u << 20;
+  for (std::uint16_t p = 0; p < ports_.size(); ++p)
+    for (std::uint8_t q = 0; q < num_priorities; ++q) {
+      const auto bytes = static_cast<std::int64_t>(model_->queue(p, q).depth_bytes);
+      auto& was = sampled_nonzero_[std::size_t{p} * num_priorities + q];
+      if (bytes == 0 && was == 0) continue;
+      was = bytes > 0 ? 1 : 0;
+      if (samples_.size() >= max_samples) {
+        ++samples_dropped_;
+        continue;
+      }
+      samples_.push_back({now, p, q, bytes});
+    }
+  next_sample_ns_ = std::max(next_sample_ns_ + sample_interval_ns_, now + 1);
 }
 
 status soft_switch::impl::run(const std::atomic<bool>& stop) {
@@ -592,6 +631,7 @@ status soft_switch::impl::run(const std::atomic<bool>& stop) {
     clock_.run_due(now);
     work += service_ports(now);
     work += service_faults(now);
+    if (sample_interval_ns_ > 0 && now >= next_sample_ns_) sample_queues(now);
     if (work > 0) {
       // Busy: still answer the control socket every millisecond.
       if (now - last_control > 1'000'000) {
@@ -795,7 +835,8 @@ json soft_switch::impl::counters_json(bool watermarks_only) {
                    {"reconfig_drops", s.reconfig_drops}, {"wire_rx_frames", io.rx_frames},
                    {"wire_tx_frames", io.tx_frames}, {"wire_tx_errors", io.tx_errors},
                    {"ring_drops", io.kernel_drops}, {"ring_wait_max_ns", io.ring_wait_max_ns},
-                   {"ring_wait_log2_us", io.ring_wait_log2_us}});
+                   {"ring_wait_log2_us", io.ring_wait_log2_us},
+                   {"ring_wait_over_budget", io.ring_wait_over_budget}});
     }
     json queues = json::array(), pgs = json::array();
     for (std::uint8_t q = 0; q < num_priorities; ++q) {
@@ -985,9 +1026,44 @@ std::string soft_switch::impl::handle(std::string_view line) {
     case o::counters: return counters_json(false).dump();
     case o::watermarks: return counters_json(true).dump();
     case o::reset_counters: {
+      // Every counter reads 0 afterwards: the generations a `set` carried over are
+      // cleared and the live model's counts are subtracted.
+      carried_.zero_counts();
       carried_.add(model_counters::of(*model_), -1);
       soft_.assign(ports_.size(), {});
+      for (auto& p : ports_) p.reset_stats();
       mirror_frames_ = mirror_bytes_ = mirror_errors_ = mirror_truncated_ = mirror_pfc_frames_ = 0;
+      return ok.dump();
+    }
+    case o::queue_sampling: {
+      // Starting drops what an earlier session left unread; stopping keeps it to be read.
+      sample_interval_ns_ = r.interval_ns;
+      if (r.interval_ns == 0) return ok.dump();
+      next_sample_ns_ = clock_.now_ns();
+      sampled_nonzero_.assign(ports_.size() * num_priorities, 0);
+      samples_.clear();
+      samples_read_ = 0;
+      samples_dropped_ = 0;
+      return ok.dump();
+    }
+    case o::queue_samples: {
+      // At most 2000 a response (about 60 KB, well inside the socket's buffer: a client
+      // that cannot take a response at once is dropped); "more" says to ask again.
+      constexpr std::size_t per_response = 2000;
+      const std::size_t n = std::min(per_response, samples_.size() - samples_read_);
+      json a = json::array();
+      for (std::size_t i = samples_read_; i < samples_read_ + n; ++i)
+        a.push_back({samples_[i][0], samples_[i][1], samples_[i][2], samples_[i][3]});
+      samples_read_ += n;
+      ok["samples"] = std::move(a);
+      ok["dropped"] = samples_dropped_;
+      ok["interval_ns"] = sample_interval_ns_;
+      ok["more"] = samples_read_ < samples_.size();
+      if (samples_read_ == samples_.size()) {
+        samples_.clear();
+        samples_read_ = 0;
+        samples_dropped_ = 0;
+      }
       return ok.dump();
     }
     case o::reset_watermarks: {

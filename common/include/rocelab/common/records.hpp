@@ -8,6 +8,7 @@
 // of flows carries no strings per record.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -158,6 +159,17 @@ struct run_records {
   // Hosts whose NIC or agent was lost mid-run, each with why ("h3: agent h3 lost: ...");
   // their flows stay unfinished. Non-empty: the run is partial.
   std::vector<std::string> lost_hosts;
+  // Why this run's results are not the fabric's behaviour (a soft switch that overran its
+  // reaction budget, ...). Non-empty: the run is degraded.
+  std::vector<std::string> degraded;
+  // The capture taken beside the run (virtual lab): its file (empty: not kept), the
+  // frames the switch mirrored to it and the frames it holds. loss: mirrored but not
+  // captured (at least what the capture reported dropped); never 0 when frames are missing.
+  struct capture_info {
+    std::string file;
+    std::uint64_t mirrored = 0, captured = 0, loss = 0;
+  };
+  std::optional<capture_info> capture;
 };
 
 }  // namespace rocelab

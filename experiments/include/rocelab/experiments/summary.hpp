@@ -54,6 +54,13 @@ struct run_summary {
   std::uint64_t ce_marked = 0, cnp = 0, drops = 0, retransmits = 0;
   std::optional<allreduce_stats> allreduce;
   std::int64_t simulated_ns = 0;  // the longest of the runs
+  // Why the results are not the fabric's behaviour (run_records::degraded of each run);
+  // non-empty: "degraded": true and "degraded_reasons" in the JSON.
+  std::vector<std::string> degraded;
+  // The capture beside a virtual run: "capture_file" (the kept file's name in the run
+  // directory, the first run's when pooled; absent when not kept) and "capture" {frames,
+  // mirrored, loss} summed over the runs.
+  std::optional<run_records::capture_info> capture;
 };
 
 [[nodiscard]] flow_stats flow_statistics(std::span<const flow_record> flows);

@@ -20,10 +20,17 @@
 //   hardware NIC, and queueing delays of tens of ms are normal at these link rates.
 // Records: flows (sender's view, CE marks from the receiver), the NICs' and the switch's
 // counters as counter_samples (device "sw" for the switch; the capture's as device
-// "capture": frames, RoCE data/ACK/CNP, CE, PFC frames, DPDK drop counters), pause
-// intervals found in the capture (source capture) on the hop each paused
+// "capture": frames, RoCE data/ACK/CNP, CE, PFC frames, DPDK drop counters, mirrored and
+// loss), pause intervals found in the capture (source capture) on the hop each paused
 // (capture_pauses.hpp; the switch mirrors its own PFC frames too, mirror pfc_tx), totals
-// of PFC frames, paused time, drops, CE marks and CNPs.
+// of PFC frames, paused time, drops, CE marks and CNPs, the switch's egress queue depths
+// (sampled by the switch every max(twin.queue_sample_interval_ns, 1 ms)), and the
+// capture (run_records::capture: file, mirrored, captured, loss).
+// Every switch count is this run's own: the switch's counters are reset at the start and
+// the run's are its end minus a snapshot taken then (virtual_accounting.hpp), on a lab the
+// run brought up, a kept lab and a lab whose NICs run on agents alike. A switch whose
+// receive rings held frames longer than the reaction budget its PFC headroom is sized for
+// makes the run degraded (run_records::degraded, with the reason).
 //
 // Needs root. Errors name the step (lab up, switch settings, NIC start).
 
@@ -64,7 +71,8 @@ struct virtual_backend_options {
   // capture namespace, where `rocelab capture --dpdk` (af_packet vdev on the capture
   // veth) writes capture_file; the run then analyses it with the captures library.
   bool capture = true;
-  std::string capture_file;     // empty: a file in /tmp, removed after the analysis
+  std::string capture_file;     // kept there (`rocelab run`: capture.pcapng in the run
+                                // directory); empty: a file in /tmp, removed after the analysis
   bool capture_dpdk = true;     // false: `rocelab capture --iface` (libpcap) instead
   // Polled while the NICs run (at least every 20 ms): true stops the workload; the run
   // still collects the counters and the capture of what ran, and takes its lab down.

@@ -29,6 +29,15 @@
 //        [,"interval_ns":I][,"count":C]}        -> {"id":N}
 //   {"op":"faults"}                                 -> the active faults and their hits
 //   {"op":"clear_faults"[,"id":N]}
+//   {"op":"queue_sampling","interval_ns":N}        samples every egress queue's depth
+//                                                      each N ns (at least 10000), dropping
+//                                                      samples not yet read; 0 stops and
+//                                                      keeps them to be read
+//   {"op":"queue_samples"}                          -> {"samples":[[t_ns,port,queue,bytes],...],
+//                                                      "dropped":n,"more":b}, the oldest 2000
+//                                                      not yet returned (more: ask again); t_ns on
+//                                                      the switch's CLOCK_MONOTONIC; a queue
+//                                                      empty at two samples in a row is left out
 // Ports are given by index (0-based, in lab order) or by interface name ("p1").
 
 #include <cstdint>
@@ -84,7 +93,7 @@ struct field_assignment {
 struct request {
   enum class op : std::uint8_t {
     ping, status, fields, get, set, config, counters, watermarks, reset_counters, reset_watermarks,
-    prometheus, mirror, fault, faults, clear_faults
+    prometheus, mirror, fault, faults, clear_faults, queue_sampling, queue_samples
   };
   op kind = op::ping;
   std::string field;  // get
@@ -94,6 +103,7 @@ struct request {
   mirror_update mirror;
   fault_spec fault;
   std::optional<std::uint64_t> fault_id;  // clear_faults
+  std::int64_t interval_ns = 0;           // queue_sampling
 };
 
 // A parse error's status message starts with the member at fault ("field: ..."); the

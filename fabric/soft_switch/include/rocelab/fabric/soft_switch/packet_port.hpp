@@ -51,6 +51,9 @@ struct packet_port_stats {
   // (bucket i counts waits in [2^i, 2^(i+1)) microseconds; bucket 0 is anything < 2 us).
   std::int64_t ring_wait_max_ns = 0;
   std::array<std::uint64_t, 16> ring_wait_log2_us{};
+  // Frames that waited longer than the port's wait budget (set_wait_budget; 0: none),
+  // i.e. arrived while the switch was off the CPU for longer than its reaction budget.
+  std::uint64_t ring_wait_over_budget = 0;
 };
 
 class packet_port {
@@ -74,6 +77,10 @@ class packet_port {
   [[nodiscard]] int ifindex() const noexcept { return ifindex_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] const packet_port_stats& stats() noexcept;
+  // Every counter to 0 (the kernel's drop count too).
+  void reset_stats() noexcept;
+  // Waits above `budget_ns` count in ring_wait_over_budget; 0 turns that off.
+  void set_wait_budget(std::int64_t budget_ns) noexcept { wait_budget_ns_ = budget_ns; }
 
  private:
   packet_port() = default;
@@ -93,6 +100,7 @@ class packet_port {
   std::uint32_t block_bytes_ = 0, blocks_ = 0, block_ = 0;  // v3
   std::uint32_t left_in_block_ = 0;
   std::uint8_t* next_in_block_ = nullptr;
+  std::int64_t wait_budget_ns_ = 0;
   std::int64_t head_stamp_ns_ = 0;  // kernel timestamp (CLOCK_REALTIME) of the frame peek() returned
   packet_port_stats stats_;
   alignas(8) std::uint8_t vlan_scratch_[16384 + 4];
