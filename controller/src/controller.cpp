@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <atomic>
 #include <future>
 #include <iostream>
@@ -1079,6 +1080,12 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
   for (const auto& set : request.sets)
     if (const auto eq = set.find('='); eq != std::string::npos) nr.parameters[set.substr(0, eq)] = set.substr(eq + 1);
   if (!request.submission.empty()) nr.parameters[submission_parameter] = request.submission;
+  // Where the virtual lab keeps the run's capture, for its report to link.
+  if (const auto& file = impl_->options_.virtual_options.capture_file; spec.backend == "virtual" && !file.empty()) {
+    std::error_code ec;
+    const auto absolute = std::filesystem::absolute(file, ec);
+    nr.parameters["capture_file"] = ec ? file : absolute.string();
+  }
   // The requester's cancel, or the controller stopping (cancel_runs).
   run_request req = request;
   req.cancel_requested = [this, theirs = request.cancel_requested] {
