@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <unordered_map>
@@ -385,6 +386,50 @@ status run_store::append(std::int64_t run, const run_records& records) {
   if (auto st = tx->commit(); !st.ok()) {
     impl_->counter_ids.clear();
     return st;
+  }
+  return status::success();
+}
+
+namespace {
+
+// Moves up to `room` rows of `from`, starting at `pos`, into `to`.
+template <class T>
+void take_rows(const std::vector<T>& from, std::vector<T>& to, std::size_t& pos, std::size_t& room) {
+  const std::size_t n = std::min(room, from.size() - pos);
+  to.assign(from.begin() + static_cast<std::ptrdiff_t>(pos), from.begin() + static_cast<std::ptrdiff_t>(pos + n));
+  pos += n;
+  room -= n;
+}
+
+}  // namespace
+
+status run_store::append(std::int64_t run, const run_records& records, const append_options& options) {
+  const std::size_t batch = std::max<std::size_t>(1, options.batch_rows);
+  const std::size_t rows = records.flows.size() + records.pauses.size() + records.events.size() +
+                           records.counters.size() + records.queues.size() + records.allreduce.size();
+  if (rows <= batch) return append(run, records);
+  std::size_t flows = 0, pauses = 0, events = 0, counters = 0, queues = 0, allreduce = 0;
+  std::size_t stored = 0;
+  run_records part;
+  part.backend = records.backend;
+  part.hosts = records.hosts;
+  part.devices = records.devices;
+  part.simulated_ns = records.simulated_ns;
+  part.totals = records.totals;
+  while (stored < rows) {
+    if (stored > 0 && options.cancel_requested && options.cancel_requested())
+      return {error_code::cancelled, "storing run " + std::to_string(run) + ": cancelled after " +
+                                         std::to_string(stored) + " of " + std::to_string(rows) + " records"};
+    std::size_t room = batch;
+    take_rows(records.flows, part.flows, flows, room);
+    take_rows(records.pauses, part.pauses, pauses, room);
+    take_rows(records.events, part.events, events, room);
+    take_rows(records.counters, part.counters, counters, room);
+    take_rows(records.queues, part.queues, queues, room);
+    take_rows(records.allreduce, part.allreduce, allreduce, room);
+    ROCELAB_RETURN_IF_ERROR(append(run, part));
+    stored += batch - room;
+    part.totals = {};  // added once
   }
   return status::success();
 }
