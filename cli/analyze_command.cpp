@@ -1,12 +1,11 @@
 // rocelab analyze FILE [--json] [--link-gbps G]: congestion events from a capture file.
-#include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <string>
 #include <iostream>
+#include <string>
 
 #include "command.hpp"
+#include "number_checks.hpp"
 #include "rocelab/captures/analyze_capture.hpp"
 #include "rocelab/captures/capture_analysis_json.hpp"
 
@@ -29,23 +28,6 @@ std::string duration_us_text(std::int64_t start_ns, std::int64_t end_ns) {
   std::snprintf(buf, sizeof buf, "%s%llu.%03llu us", ns < 0 ? "-" : "",
                 static_cast<unsigned long long>(magnitude / 1000), static_cast<unsigned long long>(magnitude % 1000));
   return buf;
-}
-
-// The pause quanta's link speed: a finite rate from 1 Mb/s to 100 Tb/s. NaN, infinities
-// and absurd magnitudes would make every pause interval zero-length or overflow it.
-constexpr double min_link_gbps = 0.001;
-constexpr double max_link_gbps = 100'000;
-
-std::string check_link_gbps(const std::string& text) {
-  double v = 0;
-  const char* first = text.data();
-  const char* last = text.data() + text.size();
-  const auto [end, ec] = std::from_chars(first, last, v);
-  if (ec != std::errc{} || end != last || !std::isfinite(v))
-    return "--link-gbps: '" + text + "' is not a finite number";
-  if (v < min_link_gbps || v > max_link_gbps)
-    return "--link-gbps: " + text + " is outside 0.001..100000 (Gb/s)";
-  return {};
 }
 
 void print_text(const captures::capture_file_analysis& result) {
@@ -94,7 +76,7 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("file", args->file, "pcap or pcapng file")->required()->check(CLI::ExistingFile);
   app.add_flag("--json", args->json, "Print one JSON object");
   app.add_option("--link-gbps", args->link_gbps, "Link speed for pause quanta (one quantum = 512 bit times)")
-      ->check(CLI::Validator(check_link_gbps, "0.001..100000", "link speed"))
+      ->check(finite_in(0.001, 100000, "Gb/s"))
       ->capture_default_str();
   return [args] {
     auto analyzed = captures::analyze_capture_file(args->file, {.link_gbps = args->link_gbps});

@@ -47,8 +47,9 @@ status inline_file_references(experiment_spec& spec) {
                         text.error().message());
   // The comment names where the points came from (reports, the stored spec); the line
   // break it ends with marks the value as inline.
+  // Trailing blanks go, as a field's value loses them when it is read back.
   std::string inlined = "# " + path.filename().string() + "\n" + *text;
-  if (inlined.back() != '\n') inlined += '\n';
+  inlined.erase(inlined.find_last_not_of(" \t\r\n") + 1);
   b.cdf = std::move(inlined);
   return status::success();
 }
