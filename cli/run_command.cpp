@@ -314,7 +314,16 @@ std::function<int()> setup(CLI::App& app) {
     }
     if (outcome->status != "completed") {
       std::cerr << "rocelab run: run " << outcome->run << " " << outcome->status << ": " << outcome->error << "\n";
-      return outcome->status == "interrupted" ? stop_signal::exit_status : 1;
+      if (outcome->status == "interrupted") {
+        // The run is committed in the store as interrupted. Freeing millions of records
+        // and checkpointing the store's log would outlast what a Ctrl-C should take; the
+        // next open of the store finds the log and keeps every committed row.
+        std::cout.flush();
+        std::cerr.flush();
+        std::fflush(nullptr);
+        ::_exit(stop_signal::exit_status);
+      }
+      return 1;
     }
     auto* ran = &outcome->result;
     std::vector<const run_records*> all;

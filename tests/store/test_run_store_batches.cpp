@@ -1,5 +1,5 @@
 // Appending in bounded batches: a large append is the same rows as one transaction, and a
-// cancel between batches leaves whole batches committed, the totals in place, and a store
+// cancel leaves the rows before it committed, in order, the totals in place, and a store
 // that passes integrity_check.
 #include <gtest/gtest.h>
 
@@ -55,24 +55,28 @@ TEST(run_store_batches, batches_store_every_row_once) {
   EXPECT_EQ(back->simulated_ns, r.simulated_ns);
 }
 
-TEST(run_store_batches, a_cancel_stops_between_batches_and_keeps_them_whole) {
+TEST(run_store_batches, a_cancel_stops_within_a_batch_and_keeps_the_rows_before_it) {
   temp_dir dir;
   auto s = run_store::open(dir.file("runs.db"));
   ASSERT_TRUE(s.ok()) << s.error().message();
   const std::int64_t run = begin(*s);
+  // Asked every 1024 rows within a batch and before each batch after the first: 9 times
+  // in the first batch of 10,000, once before the second, and the 12th time 2,048 rows
+  // into it, where the answer turns to stop.
   int asked = 0;
-  const append_options o{.batch_rows = 10'000, .cancel_requested = [&asked] { return ++asked >= 2; }};
+  const append_options o{.batch_rows = 10'000, .cancel_requested = [&asked] { return ++asked >= 12; }};
   const status st = s->append(run, large_records(), o);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), error_code::cancelled) << st.message();
-  EXPECT_EQ(asked, 2);  // before the second and third batches; the first is always stored
+  EXPECT_EQ(asked, 12);
   ASSERT_TRUE(s->finish(run, run_status::interrupted, "cancelled").ok());
 
   auto back = s->load(run);
   ASSERT_TRUE(back.ok()) << back.error().message();
-  // Two batches of 10,000: the 2,500 flows first, then 17,500 queue samples.
+  // The 2,500 flows first, then 7,500 queue samples, then 2,047 more of the second batch.
   EXPECT_EQ(back->flows.size(), 2'500u);
-  EXPECT_EQ(back->queues.size(), 17'500u);
+  EXPECT_EQ(back->queues.size(), 9'547u);
+  EXPECT_EQ(back->queues.back().bytes, 9'546u);  // a prefix, in order
   EXPECT_EQ(back->totals.pfc_pause_frames, 7u);
   EXPECT_TRUE(s->check_integrity().ok());
   auto info = s->run(run);

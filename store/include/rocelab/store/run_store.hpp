@@ -93,8 +93,9 @@ enum class open_mode : std::uint8_t { read_write, read_only };
 
 // How a large append is split: transactions of at most `batch_rows` rows (flows, pauses,
 // events, counters, queue samples, all-reduce results, in that order), with
-// `cancel_requested` asked before every batch after the first. So a run of millions of
-// queue samples is stored in steps of bounded time, and a cancel stops it between two.
+// `cancel_requested` asked before every batch after the first and every 1024 rows within
+// one. So a run of millions of queue samples is stored in steps of bounded time, and a
+// cancel stops it within about a millisecond of inserts, committing the rows before it.
 struct append_options {
   std::size_t batch_rows = 20'000;
   std::function<bool()> cancel_requested;
@@ -118,8 +119,9 @@ class run_store {
   // names in `records` map onto the run's name tables by name.
   [[nodiscard]] status append(std::int64_t run, const run_records& records);
   // The same in batches (append_options). The totals and simulated time go with the first
-  // batch. A cancel returns error_code::cancelled; the batches before it are committed
-  // whole, so the run holds a prefix of each kind of record and is consistent.
+  // batch. A cancel returns error_code::cancelled; every row inserted before it is
+  // committed (at least the first 1023), so the run holds a prefix of its records, in the
+  // order above, and is consistent.
   [[nodiscard]] status append(std::int64_t run, const run_records& records, const append_options& options);
   [[nodiscard]] status add_agent(std::int64_t run, const agent_record& agent);
   [[nodiscard]] status finish(std::int64_t run, run_status final_status, std::string_view error = {});
@@ -142,6 +144,9 @@ class run_store {
  private:
   struct impl;
   explicit run_store(std::unique_ptr<impl> p) noexcept;
+  // One transaction; commits the rows inserted before `cancel` said stop.
+  [[nodiscard]] status append_batch(std::int64_t run, const run_records& records, const std::function<bool()>& cancel,
+                                    bool& cancelled);
   std::unique_ptr<impl> impl_;
 };
 
