@@ -64,7 +64,10 @@ result<traffic::flow_size_cdf> cdf_of(const experiment_spec& spec) {
   const std::string& name = spec.workload.background.cdf;
   for (const auto& builtin : traffic::flow_size_cdf::builtin_names())
     if (name == builtin) return traffic::flow_size_cdf::builtin(name);
-  if (is_inline_cdf(name)) return traffic::flow_size_cdf::parse(name, "inline CDF");
+  // Errors name the file the client inlined, from the comment line inlining put first.
+  if (is_inline_cdf(name))
+    return traffic::flow_size_cdf::parse(
+        name, name.rfind("# ", 0) == 0 ? "inline CDF " + name.substr(2, name.find('\n') - 2) : "inline CDF");
   std::filesystem::path path(name);
   if (path.is_relative() && !spec.base_dir.empty()) path = std::filesystem::path(spec.base_dir) / path;
   return traffic::flow_size_cdf::load_file(path.string());

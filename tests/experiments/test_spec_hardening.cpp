@@ -2,6 +2,7 @@
 // each error naming file:line and the field; no input file is read without a bound.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 
 #include "rocelab/experiments/spec.hpp"
@@ -35,6 +36,8 @@ struct limit_case {
   std::string yaml;
   std::string where;  // file:line: field the error must start with
 };
+
+void PrintTo(const limit_case& c, std::ostream* os) { *os << c.name; }
 
 class backend_ranges : public ::testing::TestWithParam<limit_case> {};
 
