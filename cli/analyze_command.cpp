@@ -1,8 +1,11 @@
 // rocelab analyze FILE [--json] [--link-gbps G]: congestion events from a capture file.
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include "command.hpp"
+#include "number_checks.hpp"
 #include "rocelab/captures/analyze_capture.hpp"
 #include "rocelab/captures/capture_analysis_json.hpp"
 
@@ -14,6 +17,18 @@ struct analyze_args {
   bool json = false;
   double link_gbps = 100;
 };
+
+// An interval's length in microseconds with three decimals, from integer nanoseconds:
+// epoch timestamps (1.7e18 ns) have no nanosecond left once converted to double, so the
+// subtraction comes first and the printing is integer arithmetic.
+std::string duration_us_text(std::int64_t start_ns, std::int64_t end_ns) {
+  const std::int64_t ns = end_ns - start_ns;
+  const std::uint64_t magnitude = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%s%llu.%03llu us", ns < 0 ? "-" : "",
+                static_cast<unsigned long long>(magnitude / 1000), static_cast<unsigned long long>(magnitude % 1000));
+  return buf;
+}
 
 void print_text(const captures::capture_file_analysis& result) {
   const auto& a = result.analysis;
@@ -41,17 +56,17 @@ void print_text(const captures::capture_file_analysis& result) {
   std::printf("erspan      %llu packets\n", static_cast<unsigned long long>(a.erspan_packets));
   std::printf("flows       %zu\n", a.flows.size());
   for (const auto& f : a.flows) {
-    std::printf("  %s -> %s qp 0x%06x: %llu packets, %llu bytes, %.3f us, CE %llu, CNP %llu, retransmits %llu\n",
+    std::printf("  %s -> %s qp 0x%06x: %llu packets, %llu bytes, %s, CE %llu, CNP %llu, retransmits %llu\n",
                 captures::format_ip(f.src).c_str(), captures::format_ip(f.dst).c_str(), f.dest_qp,
                 static_cast<unsigned long long>(f.packets), static_cast<unsigned long long>(f.bytes),
-                (static_cast<double>(f.last_ns) - static_cast<double>(f.first_ns)) / 1e3, static_cast<unsigned long long>(f.ce),
+                duration_us_text(f.first_ns, f.last_ns).c_str(), static_cast<unsigned long long>(f.ce),
                 static_cast<unsigned long long>(f.cnp), static_cast<unsigned long long>(f.retransmits));
   }
   std::printf("pauses      %zu intervals at %.0f Gb/s\n", a.pauses.size(), a.link_gbps);
   for (const auto& p : a.pauses) {
-    std::printf("  %s prio %u: %lld .. %lld (%.3f us, %u frames)\n", p.port.c_str(), p.priority,
+    std::printf("  %s prio %u: %lld .. %lld (%s, %u frames)\n", p.port.c_str(), p.priority,
                 static_cast<long long>(p.start_ns), static_cast<long long>(p.end_ns),
-                (static_cast<double>(p.end_ns) - static_cast<double>(p.start_ns)) / 1e3, p.frames);
+                duration_us_text(p.start_ns, p.end_ns).c_str(), p.frames);
   }
 }
 
@@ -61,7 +76,7 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("file", args->file, "pcap or pcapng file")->required()->check(CLI::ExistingFile);
   app.add_flag("--json", args->json, "Print one JSON object");
   app.add_option("--link-gbps", args->link_gbps, "Link speed for pause quanta (one quantum = 512 bit times)")
-      ->check(CLI::PositiveNumber)
+      ->check(finite_in(0.001, 100000, "Gb/s"))
       ->capture_default_str();
   return [args] {
     auto analyzed = captures::analyze_capture_file(args->file, {.link_gbps = args->link_gbps});

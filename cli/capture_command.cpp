@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "number_checks.hpp"
 #include "rocelab/captures/capture_file.hpp"
 #include "rocelab/captures/capture_source.hpp"
 #include "rocelab/captures/dpdk_source.hpp"
@@ -201,7 +202,8 @@ std::function<int()> setup_capture(CLI::App& app) {
   app.add_option("--ports", o->dpdk_ports, "DPDK port ids to capture on (default: all)")
       ->delimiter(',');
   app.add_option("--snaplen", o->snaplen, "Bytes kept per packet")->capture_default_str();
-  app.add_option("--duration", o->duration_s, "Stop after this many seconds (0: no limit)");
+  app.add_option("--duration", o->duration_s, "Stop after this many seconds (0: no limit)")
+      ->check(finite_in(0, 1e9, "s"));
   app.add_option("--count,-c", o->count, "Stop after this many packets (0: no limit)");
   app.add_option("-w,--write", o->output, "pcapng file to write (required)");
   return [o] { return run_capture(*o); };

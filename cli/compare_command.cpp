@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "command.hpp"
+#include "number_checks.hpp"
 #include "output_files.hpp"
 #include "rocelab/experiments/compare.hpp"
 #include "rocelab/store/run_store.hpp"
@@ -87,7 +88,8 @@ std::function<int()> setup(CLI::App& app) {
       ->check(CLI::ExistingFile);
   app.add_option("--fabrics", a->fabrics, "comma-separated: ib, roce-tuned, roce-default, roce-deep, or profile names");
   app.add_option("--set", a->sets, "override a spec field: path=value; repeatable")->allow_extra_args(false);
-  app.add_option("--compute-ms", a->compute_ms, "GPU compute time per training step, ms");
+  app.add_option("--compute-ms", a->compute_ms, "GPU compute time per training step, ms")
+      ->check(finite_in(0, 1e9, "ms"));
   app.add_option("--scale", a->scale, "scale sweep host counts, comma-separated (e.g. 64,128,256)");
   app.add_option("--out", a->out, "report directory (default runs/compare-<time>)");
   app.add_option("--db", a->db, "run store the runs are written to");

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "command.hpp"
+#include "number_checks.hpp"
 #include "rocelab/experiments/report.hpp"
 #include "rocelab/experiments/summary.hpp"
 #include "rocelab/store/run_store.hpp"
@@ -41,17 +42,17 @@ std::function<int()> setup_report(CLI::App& app) {
   app.add_option("--storm-ms", a->storm_ms,
                  "A port paused continuously for longer than this is a PFC storm (SONiC pfcwd detection_time)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(finite_in(1e-6, 1e9, "ms"));
   app.add_option("--congested-kb", a->congested_kb,
                  "A destination port is congested when its queue reaches this (KiB) with fan-in")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_in(0, 1e12, "KiB"));
   app.add_option("--vs", a->vs,
                  "Another stored run to show beside this one (repeatable); a tuning's baselines on the same "
                  "backend are shown without asking");
   app.add_option("--percentile", a->percentile, "Attribute flows at this slowdown percentile and above")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(finite_in(0, 100, ""));
   return [a]() -> int {
     auto store = store::run_store::open(a->db, store::open_mode::read_only);
     if (!store.ok()) {

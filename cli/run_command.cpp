@@ -10,6 +10,7 @@
 // rocelab run --hpcc config.txt [--json] [--out DIR]: runs a scenario of the HPCC ns-3
 // simulator unchanged on the twin in compatibility mode, writing its fct.txt and pfc.txt
 // into the run directory beside our records.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -30,6 +31,7 @@
 #include "rocelab/experiments/run_directory.hpp"
 #include "rocelab/experiments/runner.hpp"
 #include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/spec_files.hpp"
 #include "rocelab/experiments/summary.hpp"
 
 namespace rocelab::cli {
@@ -82,9 +84,38 @@ int run_remote(const run_args& args) {
     std::cerr << "rocelab run: " << token.error().message() << "\n";
     return 2;
   }
-  std::ifstream in(args.spec);
-  std::stringstream text;
-  text << in.rdbuf();
+  // The spec is resolved here and sent as data: the files it names (a CDF) are read on
+  // this host and inlined, since the controller opens no path a client names.
+  auto spec = experiments::load_spec_file(args.spec);
+  if (!spec) {
+    std::cerr << "rocelab run: " << spec.error().message() << "\n";
+    return 2;
+  }
+  for (const std::string& set : args.sets)
+    if (auto st = experiments::apply_override(*spec, set); !st.ok()) {
+      std::cerr << "rocelab run: " << st.message() << "\n";
+      return 2;
+    }
+  if (auto st = experiments::inline_file_references(*spec); !st.ok()) {
+    std::cerr << "rocelab run: " << st.message() << "\n";
+    return 2;
+  }
+  if (auto st = experiments::validate(*spec); !st.ok()) {
+    std::cerr << "rocelab run: " << st.message() << "\n";
+    return 2;
+  }
+  // The overrides go along for the store's parameters; one that names a file carries the
+  // inlined value instead.
+  std::vector<std::string> sets;
+  for (const std::string& set : args.sets) {
+    const std::string path = set.substr(0, set.find('='));
+    const auto& files = experiments::file_reference_fields();
+    if (std::find(files.begin(), files.end(), path) != files.end()) {
+      if (auto value = experiments::get_field(*spec, path); value.ok()) sets.push_back(path + "=" + *value);
+    } else {
+      sets.push_back(set);
+    }
+  }
   controller::submit_options o;
   o.controller = args.controller;
   o.token = *token;
@@ -93,7 +124,7 @@ int run_remote(const run_args& args) {
   stop_signal stop;
   o.cancel_requested = [&stop] { return stop.requested(); };
   if (args.db_given) o.store_path = args.db;
-  auto done = controller::submit_spec(o, text.str(), args.spec, args.sets);
+  auto done = controller::submit_spec(o, experiments::to_yaml(*spec), args.spec, sets);
   if (stop.requested()) {
     std::cerr << "rocelab run: interrupted; the controller at " << args.controller
               << " stores the run as interrupted with what it measured\n";
@@ -309,7 +340,16 @@ std::function<int()> setup(CLI::App& app) {
     }
     if (outcome->status != "completed") {
       std::cerr << "rocelab run: run " << outcome->run << " " << outcome->status << ": " << outcome->error << "\n";
-      return outcome->status == "interrupted" ? stop_signal::exit_status : 1;
+      if (outcome->status == "interrupted") {
+        // The run is committed in the store as interrupted. Freeing millions of records
+        // and checkpointing the store's log would outlast what a Ctrl-C should take; the
+        // next open of the store finds the log and keeps every committed row.
+        std::cout.flush();
+        std::cerr.flush();
+        std::fflush(nullptr);
+        ::_exit(stop_signal::exit_status);
+      }
+      return 1;
     }
     auto* ran = &outcome->result;
     std::vector<const run_records*> all;

@@ -1,7 +1,12 @@
 #pragma once
 // SIGINT/SIGTERM as a flag that long commands poll (a run's cancel hook): the first
-// signal asks the command to stop where it is and keep what it measured; the handlers
-// before it come back when the guard ends. Exit status 130 follows the shell's 128 + SIGINT.
+// signal asks the command to stop where it is and keep what it measured; a second one
+// ends the process at once (_exit, status 130: a run being stored stays `running` in the
+// store and is marked interrupted by the next open, with every batch already committed).
+// The handlers before it come back when the guard ends. Exit status 130 follows the
+// shell's 128 + SIGINT.
+#include <unistd.h>
+
 #include <atomic>
 #include <csignal>
 
@@ -12,7 +17,10 @@ class stop_signal {
   stop_signal() {
     flag().store(false);
     struct sigaction sa {};
-    sa.sa_handler = [](int) { flag().store(true); };
+    sa.sa_handler = [](int) {
+      // exchange and _exit are async-signal-safe.
+      if (flag().exchange(true)) ::_exit(exit_status);
+    };
     sigemptyset(&sa.sa_mask);
     ::sigaction(SIGINT, &sa, &old_int_);
     ::sigaction(SIGTERM, &sa, &old_term_);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "number_checks.hpp"
 #include "rocelab/agents/lab/virtual_lab.hpp"
 #include "rocelab/fabric/soft_switch/control_client.hpp"
 #include "rocelab/fabric/soft_switch/soft_switch.hpp"
@@ -144,7 +145,9 @@ std::function<int()> setup_switch(CLI::App& app) {
   app.add_option("--port", a->ports, "Standalone: a port interface, optionally IF=peer-mac[,mac...]");
   app.add_option("--mirror", a->mirror, "Standalone: the mirror destination interface");
   app.add_option("--control", a->control, "Standalone: control socket path");
-  app.add_option("--link-gbps", a->link_gbps, "Standalone: port rate")->capture_default_str();
+  app.add_option("--link-gbps", a->link_gbps, "Standalone: port rate")
+      ->check(finite_in(0.001, 100000, "Gb/s"))
+      ->capture_default_str();
   app.add_option("--buffer-kb", a->buffer_kb, "Standalone: shared buffer")->capture_default_str();
   app.add_option("--mtu", a->mtu, "Standalone: interface MTU")->capture_default_str();
   app.add_option("--ring", a->ring, "AF_PACKET ring: v2 (per-frame) or v3 (blocks)")->capture_default_str();
@@ -155,6 +158,7 @@ std::function<int()> setup_switch(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--response-us", a->response_us,
                  "Reaction time the PFC headroom and the receive rings are sized for, in microseconds")
+      ->check(finite_in(0, 1e7, "us"))
       ->capture_default_str();
   app.add_option("--ring-frames", a->ring_frames, "Receive ring slots per port (0: from --response-us)");
   return [a] {

@@ -305,8 +305,15 @@ void congestion_analyzer::state::count(const packet_view& packet, const dissecte
   state& s = *this;
   ++s.out.frames;
   if (f.erspan_type) ++s.out.erspan_packets;
-  if (f.malformed) ++s.out.malformed;
-  if (f.truncated) ++s.out.truncated;
+  // A frame cut short inside a header is truncated only when the capture cut it (fewer
+  // bytes captured than were on the wire, or a mirror's cut of an ERSPAN payload); a frame
+  // captured whole that is shorter than its headers claim is malformed.
+  const bool captured_whole = packet.bytes.size() >= packet.original_length;
+  if (f.malformed || (f.truncated && captured_whole && f.erspan_type == 0)) {
+    ++s.out.malformed;
+  } else if (f.truncated) {
+    ++s.out.truncated;
+  }
   if (f.unsupported_link) ++s.out.unsupported_link;
   if (f.is_roce) {
     s.on_roce(packet, f, flow ? *flow : s.flow_of(f));

@@ -55,10 +55,14 @@ result<double> parse_quantity(std::string_view original, const std::array<unit, 
   if (ec != std::errc{} || first == last || !std::isfinite(number)) return bad(what, original, expected);
   if (number < 0) return bad(what, original, "must not be negative");
   const std::string_view suffix = trim(std::string_view(end, static_cast<std::size_t>(last - end)));
-  if (suffix.empty()) return number * plain_scale;
+  double scale = 0;
+  if (suffix.empty()) scale = plain_scale;
   for (const unit& u : units)
-    if (u.name == suffix) return number * u.scale;
-  return bad(what, original, expected);
+    if (u.name == suffix) scale = u.scale;
+  if (scale == 0) return bad(what, original, expected);
+  // "1e306Tbps" is finite as written and infinite in the base unit.
+  if (!std::isfinite(number * scale)) return bad(what, original, "too large");
+  return number * scale;
 }
 
 result<std::int64_t> whole(double value, std::string_view what, std::string_view text, std::string_view unit_name) {

@@ -27,6 +27,7 @@
 #include "rocelab/controller/security.hpp"
 #include "rocelab/controller/stored_outcome.hpp"
 #include "rocelab/controller/timebase.hpp"
+#include "rocelab/experiments/spec_files.hpp"
 #include "rocelab/experiments/exports.hpp"
 #include "rocelab/experiments/build.hpp"
 #include "rocelab/experiments/summary.hpp"
@@ -954,6 +955,8 @@ run_finished controller::impl::answer(const submit_run& s, const std::shared_ptr
   if (bad.ok())
     for (const auto& set : s.sets)
       if (bad = experiments::apply_override(*spec, set); !bad.ok()) break;
+  // A received spec carries data: the controller opens no path a client names.
+  if (bad.ok()) bad = experiments::refuse_file_references(*spec);
   if (bad.ok()) bad = experiments::validate(*spec);
   if (!bad.ok()) {
     done.status = "failed";
@@ -1139,14 +1142,26 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
   const bool interrupted = req.cancel_requested();
   {
     std::lock_guard lock(impl_->store_mutex_);
-    for (const auto& r : ran->repeats)
-      if (auto st = impl_->store_->append(out.run, r); !st.ok()) {
+    // In bounded batches that stop at a cancel: storing millions of queue samples must not
+    // outlast a Ctrl-C. A cancelled store keeps the batches it committed; the run is then
+    // interrupted.
+    store::append_options batches;
+    batches.cancel_requested = request.cancel_requested;
+    bool store_cancelled = false;
+    for (const auto& r : ran->repeats) {
+      if (store_cancelled) break;
+      if (auto st = impl_->store_->append(out.run, r, batches); !st.ok()) {
+        if (st.code() == error_code::cancelled) {
+          store_cancelled = true;
+          continue;
+        }
         (void)impl_->store_->finish(out.run, store::run_status::failed, st.message());
         return st.with_context("storing records of run " + std::to_string(out.run));
       }
+    }
     std::vector<std::string> lost;
     for (const auto& r : ran->repeats) lost.insert(lost.end(), r.lost_hosts.begin(), r.lost_hosts.end());
-    if (interrupted) {
+    if (interrupted || store_cancelled) {
       out.status = "interrupted";
       out.error = "cancelled by its requester (Ctrl-C, or the submitting client closed its connection) or by the "
                   "controller stopping; the records so far are kept";

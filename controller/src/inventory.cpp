@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "rocelab/common/bounded_file.hpp"
+
 namespace rocelab::controller {
 namespace {
 
@@ -105,11 +107,9 @@ result<lab_inventory> load_inventory(const std::string& yaml_text, const std::st
 }
 
 result<lab_inventory> load_inventory_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return status::from_errno("inventory " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return load_inventory(ss.str(), path);
+  auto text = read_bounded_file(path, max_inventory_file_bytes, "inventory");
+  if (!text) return text.error();
+  return load_inventory(*text, path);
 }
 
 status validate_against(const experiments::experiment_spec& spec, const lab_inventory& inv) {

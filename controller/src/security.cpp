@@ -11,6 +11,8 @@
 #include <openssl/hmac.h>
 #include <openssl/ssl.h>
 
+#include "rocelab/common/bounded_file.hpp"
+
 namespace rocelab::controller {
 namespace {
 
@@ -60,9 +62,10 @@ result<std::string> read_token_file(const std::string& path) {
   if (st.st_mode & (S_IRWXG | S_IRWXO))
     return status(error_code::invalid_argument,
                   "token file " + path + ": readable by group or others (chmod 600 it)");
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return status(error_code::invalid_argument, "token file " + path + ": empty");
+  auto text = read_bounded_file(path, max_token_file_bytes, "token file");
+  if (!text) return text.error();
+  std::string line = text->substr(0, text->find('\n'));
+  if (line.empty() && text->empty()) return status(error_code::invalid_argument, "token file " + path + ": empty");
   const auto not_space = [](unsigned char c) { return !std::isspace(c); };
   line.erase(line.begin(), std::find_if(line.begin(), line.end(), not_space));
   line.erase(std::find_if(line.rbegin(), line.rend(), not_space).base(), line.end());

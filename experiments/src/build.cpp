@@ -4,6 +4,8 @@
 #include <filesystem>
 
 #include "rocelab/common/units.hpp"
+#include "rocelab/experiments/spec_files.hpp"
+#include "rocelab/experiments/spec_limits.hpp"
 #include "rocelab/fabric/headroom.hpp"
 #include "rocelab/traffic/allreduce.hpp"
 #include "rocelab/traffic/background.hpp"
@@ -91,6 +93,10 @@ result<traffic::flow_size_cdf> cdf_of(const experiment_spec& spec) {
   const std::string& name = spec.workload.background.cdf;
   for (const auto& builtin : traffic::flow_size_cdf::builtin_names())
     if (name == builtin) return traffic::flow_size_cdf::builtin(name);
+  // Errors name the file the client inlined, from the comment line inlining put first.
+  if (is_inline_cdf(name))
+    return traffic::flow_size_cdf::parse(
+        name, name.rfind("# ", 0) == 0 ? "inline CDF " + name.substr(2, name.find('\n') - 2) : "inline CDF");
   std::filesystem::path path(name);
   if (path.is_relative() && !spec.base_dir.empty()) path = std::filesystem::path(spec.base_dir) / path;
   return traffic::flow_size_cdf::load_file(path.string());
@@ -114,6 +120,7 @@ result<traffic::background_config> background_of(const experiment_spec& spec) {
 }  // namespace
 
 status validate(const experiment_spec& spec) {
+  ROCELAB_RETURN_IF_ERROR(check_limits(spec));
   const topology_spec& t = spec.topology;
   if (t.type == "leaf_spine") {
     if (t.leaves == 0) return fail(spec, "topology.leaves", "leaf_spine needs leaves >= 1");
@@ -151,6 +158,13 @@ status validate(const experiment_spec& spec) {
     if (auto part = victims_of(spec, spec.seed); !part) return part.error();
   auto twin = to_twin_config(spec, spec.seed);
   if (!twin) return twin.error();
+  // Whatever else the twin refuses, named at the spec field its message starts with.
+  if (auto st = fabric::twin::validate(*twin); !st.ok()) {
+    const std::string& msg = st.message();
+    const std::string field = msg.substr(0, msg.find_first_of(" :"));
+    if (find_field(field) != nullptr || is_section(field)) return fail(spec, field, msg.substr(field.size() + 1));
+    return fail(spec, "twin", msg);
+  }
   return status::success();
 }
 

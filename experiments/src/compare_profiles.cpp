@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "rocelab/common/bounded_file.hpp"
 #include "rocelab/common/units.hpp"
 
 namespace rocelab::experiments {
@@ -51,13 +52,11 @@ status at(const std::string& path, const YAML::Node& n, const std::string& field
 }  // namespace
 
 result<fabric_profile_file> load_fabric_profile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return status::from_errno("reading fabric profile " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
+  auto text = read_bounded_file(path, max_spec_file_bytes, "fabric profile");
+  if (!text) return text.error();
   YAML::Node root;
   try {
-    root = YAML::Load(ss.str());
+    root = YAML::Load(*text);
   } catch (const YAML::Exception& e) {
     return status(error_code::malformed_input, path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "rocelab/common/bounded_file.hpp"
 #include "rocelab/common/units.hpp"
 #include "html_page.hpp"
 #include "rocelab/experiments/compare.hpp"
@@ -307,11 +308,9 @@ std::string compare_html(const compare_result& r) {
 }
 
 result<experiment_spec> load_compare_spec(const std::string& path, compare_settings& settings) {
-  std::ifstream in(path);
-  if (!in) return status::from_errno("reading " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  auto read = read_bounded_file(path, max_spec_file_bytes, "spec");
+  if (!read) return read.error();
+  const std::string text = std::move(*read);
   // Cut the top-level `compare:` block out, keeping the other lines where they are so the
   // spec's errors still name the right line.
   std::string spec_text, compare_text;

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "rocelab/common/bounded_file.hpp"
 #include "rocelab/common/units.hpp"
 
 namespace rocelab::experiments {
@@ -392,11 +393,7 @@ result<hpcc_scenario> parse_hpcc_scenario(const hpcc_texts& texts) {
 
 result<hpcc_scenario> load_hpcc_scenario(const std::string& config_path) {
   auto read = [](const std::filesystem::path& p) -> result<std::string> {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) return status::from_errno("reading " + p.string());
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+    return read_bounded_file(p.string(), max_scenario_file_bytes, "HPCC scenario file");
   };
   const std::filesystem::path config(config_path);
   const auto dir = config.has_parent_path() ? config.parent_path() : std::filesystem::path(".");

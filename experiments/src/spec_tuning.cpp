@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "rocelab/common/bounded_file.hpp"
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/tuning_spec.hpp"
 
@@ -264,11 +265,9 @@ result<tuning_settings> load_tuning(std::string_view yaml_text, const std::strin
 }
 
 result<tuning_settings> load_tuning_file(const std::string& path, const experiment_spec& spec) {
-  std::ifstream in(path);
-  if (!in) return status::from_errno("opening spec " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_tuning(text.str(), path, spec);
+  auto text = read_bounded_file(path, max_spec_file_bytes, "spec");
+  if (!text) return text.error();
+  return load_tuning(*text, path, spec);
 }
 
 }  // namespace rocelab::experiments

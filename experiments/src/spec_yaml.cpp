@@ -3,9 +3,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
-#include <fstream>
+#include <map>
 #include <sstream>
 
+#include "rocelab/common/bounded_file.hpp"
 #include "rocelab/experiments/spec.hpp"
 
 namespace rocelab::experiments {
@@ -33,11 +34,17 @@ result<std::string> leaf_text(const YAML::Node& node) {
 }
 
 status apply_map(experiment_spec& spec, const YAML::Node& map, const std::string& prefix, const std::string& source) {
+  // YAML forbids a key twice in one mapping; yaml-cpp keeps both, and applying both would
+  // merge two sections or let the later value win unseen.
+  std::map<std::string, int> seen;  // key -> 1-based line
   for (const auto& kv : map) {
     const YAML::Node& key = kv.first;
     const YAML::Node& value = kv.second;
     if (!key.IsScalar()) return bad(where(source, key) + ": keys must be plain names");
     const std::string path = prefix.empty() ? key.Scalar() : prefix + "." + key.Scalar();
+    if (const auto [it, fresh] = seen.emplace(key.Scalar(), key.Mark().line + 1); !fresh)
+      return bad(where(source, key) + ": " + path + ": duplicate key (first at line " + std::to_string(it->second) +
+                 ")");
     // The tuner's section (tuning_spec.hpp) is read by load_tuning and the fabric
     // comparison's (compare.hpp) by rocelab compare; a run ignores both.
     if (path == "tuning" || path == "compare") continue;
@@ -114,11 +121,9 @@ result<experiment_spec> load_spec(std::string_view yaml_text, const std::string&
 }
 
 result<experiment_spec> load_spec_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return status::from_errno("opening spec " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto spec = load_spec(text.str(), path);
+  auto text = read_bounded_file(path, max_spec_file_bytes, "spec");
+  if (!text) return text.error();
+  auto spec = load_spec(*text, path);
   if (!spec) return spec;
   spec->base_dir = std::filesystem::path(path).parent_path().string();
   return spec;

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <unordered_map>
@@ -152,7 +153,10 @@ struct run_store::impl {
   [[nodiscard]] status mark_orphans();
   [[nodiscard]] result<std::int64_t> counter_id(const std::string& name);
   [[nodiscard]] status require_run(std::int64_t run) const;
-  [[nodiscard]] status append_in_transaction(std::int64_t run, const run_records& records);
+  // Inserts the records; with `cancel`, asks it every cancel_poll_rows rows and stops
+  // inserting once it says so (setting `cancelled`), keeping the rows so far and the totals.
+  [[nodiscard]] status append_in_transaction(std::int64_t run, const run_records& records,
+                                             const std::function<bool()>& cancel = {}, bool* cancelled = nullptr);
 };
 
 status run_store::impl::require_run(std::int64_t run) const {
@@ -210,7 +214,18 @@ result<std::int64_t> run_store::impl::counter_id(const std::string& name) {
   return id;
 }
 
-status run_store::impl::append_in_transaction(std::int64_t run, const run_records& records) {
+// Rows between two questions to a cancel hook: about a millisecond of inserts.
+constexpr std::size_t cancel_poll_rows = 1024;
+
+status run_store::impl::append_in_transaction(std::int64_t run, const run_records& records,
+                                              const std::function<bool()>& cancel, bool* cancelled) {
+  std::size_t polled = 0;
+  bool stop = false;
+  // True once the hook asked to stop; the row in hand and those after it are not inserted.
+  const auto stopping = [&] {
+    if (!stop && cancel && ++polled % cancel_poll_rows == 0 && cancel()) stop = true;
+    return stop;
+  };
   ROCELAB_RETURN_IF_ERROR(require_run(run));
   auto hosts = map_names(db.get(), "hosts", run, records.hosts);
   if (!hosts.ok()) return hosts.error();
@@ -224,6 +239,7 @@ status run_store::impl::append_in_transaction(std::int64_t run, const run_record
   auto& ins = *inserts;
 
   for (std::size_t i = 0; i < records.flows.size(); ++i) {
+    if (stopping()) break;
     const auto& f = records.flows[i];
     auto src = translate(*hosts, f.src, "flow src host", i);
     if (!src.ok()) return src.error();
@@ -236,6 +252,7 @@ status run_store::impl::append_in_transaction(std::int64_t run, const run_record
     ROCELAB_RETURN_IF_ERROR(ins.flow.run());
   }
   for (std::size_t i = 0; i < records.pauses.size(); ++i) {
+    if (stopping()) break;
     const auto& p = records.pauses[i];
     auto device = translate(*devices, p.device, "pause device", i);
     if (!device.ok()) return device.error();
@@ -244,6 +261,7 @@ status run_store::impl::append_in_transaction(std::int64_t run, const run_record
     ROCELAB_RETURN_IF_ERROR(ins.pause.run());
   }
   for (std::size_t i = 0; i < records.events.size(); ++i) {
+    if (stopping()) break;
     const auto& e = records.events[i];
     auto device = translate(*devices, e.device, "event device", i);
     if (!device.ok()) return device.error();
@@ -257,6 +275,7 @@ status run_store::impl::append_in_transaction(std::int64_t run, const run_record
     ROCELAB_RETURN_IF_ERROR(ins.event.run());
   }
   for (std::size_t i = 0; i < records.counters.size(); ++i) {
+    if (stopping()) break;
     const auto& c = records.counters[i];
     auto device = translate(*devices, c.device, "counter device", i);
     if (!device.ok()) return device.error();
@@ -266,6 +285,7 @@ status run_store::impl::append_in_transaction(std::int64_t run, const run_record
     ROCELAB_RETURN_IF_ERROR(ins.counter.run());
   }
   for (std::size_t i = 0; i < records.queues.size(); ++i) {
+    if (stopping()) break;
     const auto& q = records.queues[i];
     auto device = translate(*devices, q.device, "queue sample device", i);
     if (!device.ok()) return device.error();
@@ -273,11 +293,13 @@ status run_store::impl::append_in_transaction(std::int64_t run, const run_record
     ROCELAB_RETURN_IF_ERROR(ins.queue.run());
   }
   for (const auto& a : records.allreduce) {
+    if (stopping()) break;
     ins.allreduce.bind(1, run).bind(2, a.algorithm).bind(3, a.ranks).bind(4, a.bytes).bind(5, a.time_ns)
         .bind(6, a.algbw_gbps).bind(7, a.busbw_gbps);
     ROCELAB_RETURN_IF_ERROR(ins.allreduce.run());
   }
 
+  if (cancelled != nullptr) *cancelled = stop;
   // Totals add up over appends (each agent reports its own share); simulated time is the
   // furthest any append reached.
   const auto& t = records.totals;
@@ -374,10 +396,16 @@ result<std::int64_t> run_store::begin_run(const new_run& run) {
 }
 
 status run_store::append(std::int64_t run, const run_records& records) {
+  bool cancelled = false;
+  return append_batch(run, records, {}, cancelled);
+}
+
+status run_store::append_batch(std::int64_t run, const run_records& records, const std::function<bool()>& cancel,
+                               bool& cancelled) {
   const std::string context = "appending records to run " + std::to_string(run) + " in " + impl_->path;
   auto tx = sql::transaction::begin(impl_->db.get(), context);
   if (!tx.ok()) return tx.error();
-  if (auto st = impl_->append_in_transaction(run, records); !st.ok()) {
+  if (auto st = impl_->append_in_transaction(run, records, cancel, &cancelled); !st.ok()) {
     // Rolled back: counter names added in this transaction are gone again.
     impl_->counter_ids.clear();
     return st.with_context(context);
@@ -385,6 +413,59 @@ status run_store::append(std::int64_t run, const run_records& records) {
   if (auto st = tx->commit(); !st.ok()) {
     impl_->counter_ids.clear();
     return st;
+  }
+  return status::success();
+}
+
+namespace {
+
+// Moves up to `room` rows of `from`, starting at `pos`, into `to`.
+template <class T>
+void take_rows(const std::vector<T>& from, std::vector<T>& to, std::size_t& pos, std::size_t& room) {
+  const std::size_t n = std::min(room, from.size() - pos);
+  to.assign(from.begin() + static_cast<std::ptrdiff_t>(pos), from.begin() + static_cast<std::ptrdiff_t>(pos + n));
+  pos += n;
+  room -= n;
+}
+
+}  // namespace
+
+status run_store::append(std::int64_t run, const run_records& records, const append_options& options) {
+  const std::size_t batch = std::max<std::size_t>(1, options.batch_rows);
+  const std::size_t rows = records.flows.size() + records.pauses.size() + records.events.size() +
+                           records.counters.size() + records.queues.size() + records.allreduce.size();
+  if (rows <= batch) {
+    bool cancelled = false;
+    ROCELAB_RETURN_IF_ERROR(append_batch(run, records, options.cancel_requested, cancelled));
+    if (cancelled) return {error_code::cancelled, "storing run " + std::to_string(run) + ": cancelled"};
+    return status::success();
+  }
+  std::size_t flows = 0, pauses = 0, events = 0, counters = 0, queues = 0, allreduce = 0;
+  std::size_t stored = 0;
+  run_records part;
+  part.backend = records.backend;
+  part.hosts = records.hosts;
+  part.devices = records.devices;
+  part.simulated_ns = records.simulated_ns;
+  part.totals = records.totals;
+  while (stored < rows) {
+    if (stored > 0 && options.cancel_requested && options.cancel_requested())
+      return {error_code::cancelled, "storing run " + std::to_string(run) + ": cancelled after " +
+                                         std::to_string(stored) + " of " + std::to_string(rows) + " records"};
+    std::size_t room = batch;
+    take_rows(records.flows, part.flows, flows, room);
+    take_rows(records.pauses, part.pauses, pauses, room);
+    take_rows(records.events, part.events, events, room);
+    take_rows(records.counters, part.counters, counters, room);
+    take_rows(records.queues, part.queues, queues, room);
+    take_rows(records.allreduce, part.allreduce, allreduce, room);
+    bool cancelled = false;
+    ROCELAB_RETURN_IF_ERROR(append_batch(run, part, options.cancel_requested, cancelled));
+    if (cancelled)
+      return {error_code::cancelled, "storing run " + std::to_string(run) + ": cancelled within a batch after " +
+                                         std::to_string(stored) + " of " + std::to_string(rows) + " records"};
+    stored += batch - room;
+    part.totals = {};  // added once
   }
   return status::success();
 }

@@ -1,8 +1,11 @@
 // Seed frames for fuzz_protocol: one valid frame of every message type, written by the
 // encoder itself, so the fuzzer starts from inputs that pass the header and the schema.
-//   rocelab_fuzz_protocol_seeds DIR
+//   rocelab_fuzz_protocol_seeds DIR [SPEC.yaml...]
+// Each SPEC given is also written as the submit_run frame a client sends for it.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "rocelab/controller/protocol.hpp"
@@ -10,8 +13,8 @@
 using namespace rocelab::controller;
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: rocelab_fuzz_protocol_seeds DIR\n";
+  if (argc < 2) {
+    std::cerr << "usage: rocelab_fuzz_protocol_seeds DIR [SPEC.yaml...]\n";
     return 2;
   }
   start_job job;
@@ -50,6 +53,17 @@ int main(int argc, char** argv) {
       std::cerr << "rocelab_fuzz_protocol_seeds: cannot write " << argv[1] << "\n";
       return 1;
     }
+    ++n;
+  }
+  for (int i = 2; i < argc; ++i) {
+    std::ifstream in(argv[i], std::ios::binary);
+    std::ostringstream yaml;
+    yaml << in.rdbuf();
+    const std::string name = std::filesystem::path(argv[i]).filename().string();
+    auto f = encode(submit_run{1, yaml.str(), name, {}});
+    if (!f) continue;  // over the frame limit: not a seed
+    std::ofstream out(std::string(argv[1]) + "/submit_run-" + name + ".bin", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(f->data()), static_cast<std::streamsize>(f->size()));
     ++n;
   }
   std::cout << n << " seeds\n";

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
+
+#include "rocelab/common/bounded_file.hpp"
 
 namespace rocelab::traffic {
 namespace {
@@ -58,8 +58,9 @@ result<flow_size_cdf> flow_size_cdf::parse(std::string_view text, const std::str
     cdf_point p;
     if (gap == std::string_view::npos || !parse_double(trim(line.substr(0, gap)), p.bytes) ||
         !parse_double(trim(line.substr(gap + 1)), p.probability))
-      return bad(source + ":" + std::to_string(line_no) + ": expected 'flow_size_bytes cumulative_probability', got '" +
-                 std::string(line) + "'");
+      // The line itself is not quoted: an error may travel to another host than the file's.
+      return bad(source + ":" + std::to_string(line_no) +
+                 ": expected 'flow_size_bytes cumulative_probability' (two numbers)");
     points.push_back(p);
     lines.push_back(line_no);
   }
@@ -83,11 +84,9 @@ result<flow_size_cdf> flow_size_cdf::parse(std::string_view text, const std::str
 }
 
 result<flow_size_cdf> flow_size_cdf::load_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return status::from_errno("opening CDF file " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path);
+  auto text = read_bounded_file(path, max_cdf_file_bytes, "CDF file");
+  if (!text) return text.error();
+  return parse(*text, path);
 }
 
 result<flow_size_cdf> flow_size_cdf::builtin(std::string_view name) {

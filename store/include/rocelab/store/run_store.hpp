@@ -18,7 +18,9 @@
 // (new names get the next index), so agents may append with their own local numbering.
 // When records.hosts (or .devices) is empty, the indexes are taken as the run's already.
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -89,6 +91,16 @@ struct agent_record {  // agents that took part in a run (controller)
 
 enum class open_mode : std::uint8_t { read_write, read_only };
 
+// How a large append is split: transactions of at most `batch_rows` rows (flows, pauses,
+// events, counters, queue samples, all-reduce results, in that order), with
+// `cancel_requested` asked before every batch after the first and every 1024 rows within
+// one. So a run of millions of queue samples is stored in steps of bounded time, and a
+// cancel stops it within about a millisecond of inserts, committing the rows before it.
+struct append_options {
+  std::size_t batch_rows = 20'000;
+  std::function<bool()> cancel_requested;
+};
+
 class run_store {
  public:
   // Creates the file and schema when missing, migrates older schema versions, refuses a
@@ -106,6 +118,11 @@ class run_store {
   // so what an agent already reported is kept when the run later fails. Host and device
   // names in `records` map onto the run's name tables by name.
   [[nodiscard]] status append(std::int64_t run, const run_records& records);
+  // The same in batches (append_options). The totals and simulated time go with the first
+  // batch. A cancel returns error_code::cancelled; every row inserted before it is
+  // committed (at least the first 1023), so the run holds a prefix of its records, in the
+  // order above, and is consistent.
+  [[nodiscard]] status append(std::int64_t run, const run_records& records, const append_options& options);
   [[nodiscard]] status add_agent(std::int64_t run, const agent_record& agent);
   [[nodiscard]] status finish(std::int64_t run, run_status final_status, std::string_view error = {});
   // Sets (or replaces) one of a run's parameters: what is known only after the run, such
@@ -130,6 +147,9 @@ class run_store {
  private:
   struct impl;
   explicit run_store(std::unique_ptr<impl> p) noexcept;
+  // One transaction; commits the rows inserted before `cancel` said stop.
+  [[nodiscard]] status append_batch(std::int64_t run, const run_records& records, const std::function<bool()>& cancel,
+                                    bool& cancelled);
   std::unique_ptr<impl> impl_;
 };
 

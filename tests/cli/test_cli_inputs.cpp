@@ -1,0 +1,144 @@
+// The built `rocelab` on inputs that used to crash it or print wrong numbers: a device
+// given as a spec or CDF is refused (exit 2, not an abort from reading without end);
+// `analyze --link-gbps` takes only finite, sane rates; analyze prints durations of
+// epoch-stamped captures to the nanosecond.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "rocelab/captures/frame_builder.hpp"
+
+namespace rocelab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ran {
+  int exit_code;  // -1: killed by a signal
+  std::string output;
+};
+
+class cli_inputs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("rlr-cli-inputs-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  ran rocelab(const std::string& args) {
+    const fs::path log = dir_ / "log";
+    const std::string cmd = "cd " + dir_.string() + " && " + std::string(ROCELAB_BINARY_DIR) + "/rocelab " + args +
+                            " >" + log.string() + " 2>&1";
+    const int rc = std::system(cmd.c_str());
+    std::ifstream in(log);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // sh reports a child killed by signal N as exit status 128 + N.
+    const int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    return {code > 128 && code != 130 ? -1 : code, text};
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(cli_inputs, a_device_as_spec_is_refused) {
+  for (const char* device : {"/dev/zero", "/dev/urandom"}) {
+    const ran r = rocelab(std::string("run ") + device);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("character device"), std::string::npos) << r.output;
+  }
+}
+
+TEST_F(cli_inputs, a_device_as_cdf_is_refused) {
+  std::ofstream(dir_ / "spec.yaml") << "topology: {hosts: 4}\nworkload:\n  background: {cdf: /dev/zero}\n";
+  const ran r = rocelab("run spec.yaml --db runs.db");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("spec.yaml:3: workload.background.cdf"), std::string::npos) << r.output;
+}
+
+// A classic pcap (nanosecond magic) of Ethernet frames.
+void write_pcap(const fs::path& path, const std::vector<std::pair<std::int64_t, std::vector<std::uint8_t>>>& frames) {
+  std::ofstream out(path, std::ios::binary);
+  const auto u32 = [&](std::uint32_t v) { out.write(reinterpret_cast<const char*>(&v), 4); };
+  const auto u16 = [&](std::uint16_t v) { out.write(reinterpret_cast<const char*>(&v), 2); };
+  u32(0xa1b23c4d);
+  u16(2);
+  u16(4);
+  u32(0);
+  u32(0);
+  u32(65535);
+  u32(1);
+  for (const auto& [t_ns, bytes] : frames) {
+    u32(static_cast<std::uint32_t>(t_ns / 1'000'000'000));
+    u32(static_cast<std::uint32_t>(t_ns % 1'000'000'000));
+    u32(static_cast<std::uint32_t>(bytes.size()));
+    u32(static_cast<std::uint32_t>(bytes.size()));
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+}
+
+std::vector<std::uint8_t> pfc(std::uint16_t quanta) {
+  captures::pfc_frame_spec s;
+  s.src_mac = {2, 0, 0, 0, 0, 0xaa};
+  s.class_enable = 1u << 3;
+  s.quanta[3] = quanta;
+  std::vector<std::uint8_t> out;
+  captures::append_pfc_frame(s, out);
+  return out;
+}
+
+std::vector<std::uint8_t> roce(std::uint32_t psn) {
+  static const std::vector<std::uint8_t> payload(256, 0xab);
+  captures::roce_frame_spec s;
+  s.eth.src_mac = {2, 0, 0, 0, 0, 1};
+  s.eth.dst_mac = {2, 0, 0, 0, 0, 2};
+  s.ip.src = captures::ipv4_mapped(198, 18, 0, 1);
+  s.ip.dst = captures::ipv4_mapped(198, 18, 0, 2);
+  s.opcode = captures::wire::roce_opcode::rc_rdma_write_only;
+  s.dest_qp = 0x45;
+  s.psn = psn;
+  s.payload = payload;
+  std::vector<std::uint8_t> out;
+  captures::append_roce_frame(s, out);
+  return out;
+}
+
+TEST_F(cli_inputs, analyze_prints_epoch_scale_durations_to_the_nanosecond) {
+  constexpr std::int64_t t0 = 1'704'067'203'000'000'000;  // 2024-01-01, as a capture stamps it
+  write_pcap(dir_ / "epoch.pcap", {{t0, pfc(0xffff)},
+                                   {t0 + 1311, pfc(0)},                // XON: 1.311 us paused
+                                   {t0 + 10'000'000, pfc(0xffff)},     // expires 335,539 ns later at 100G
+                                   {t0 + 20'000'000, roce(1)},
+                                   {t0 + 20'335'539, roce(2)}});
+  const ran r = rocelab("analyze epoch.pcap");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("1704067203000000000 .. 1704067203000001311 (1.311 us, 1 frames)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("1704067203010000000 .. 1704067203010335539 (335.539 us, 1 frames)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("2 packets, "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(", 335.539 us, CE"), std::string::npos) << r.output;
+}
+
+TEST_F(cli_inputs, analyze_refuses_a_link_speed_that_is_not_a_sane_rate) {
+  write_pcap(dir_ / "one.pcap", {{1'000, pfc(0xffff)}});
+  for (const char* gbps : {"nan", "inf", "1e30", "1e-30", "0", "-100"}) {
+    const ran r = rocelab(std::string("analyze one.pcap --link-gbps ") + gbps);
+    EXPECT_NE(r.exit_code, 0) << gbps << ": " << r.output;
+    EXPECT_NE(r.exit_code, -1) << gbps << ": " << r.output;
+    EXPECT_NE(r.output.find("--link-gbps"), std::string::npos) << gbps << ": " << r.output;
+  }
+  const ran ok = rocelab("analyze one.pcap --link-gbps 400");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
+
+}  // namespace
+}  // namespace rocelab::cli
