@@ -1,6 +1,7 @@
 #include "rocelab/experiments/tuning_baselines.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -129,6 +130,23 @@ nlohmann::json ci_json(const confidence_interval& ci) {
 nlohmann::json summary_of(const std::string& metrics_json) {
   auto j = nlohmann::json::parse(metrics_json, nullptr, false);
   return j.is_discarded() ? nlohmann::json(nullptr) : j;
+}
+
+// Spec values as JSON: numbers and booleans as such (what `rocelab tune --json` has always
+// printed for parameters), other text as strings.
+nlohmann::json params_json(const std::map<std::string, std::string>& params) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [path, text] : params) {
+    if (text == "true" || text == "false") {
+      j[path] = text == "true";
+      continue;
+    }
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (!text.empty() && end && *end == '\0') j[path] = v;
+    else j[path] = text;
+  }
+  return j;
 }
 
 std::string fmt(double v) {
@@ -289,7 +307,7 @@ std::string answer_json_text(const tuning_settings& settings, const tuning_answe
   nlohmann::json j;
   nlohmann::json baselines = nlohmann::json::object();
   for (const config_evaluation& b : a.baselines) {
-    nlohmann::json row{{"params", b.params},
+    nlohmann::json row{{"params", params_json(b.params)},
                        {"objective", b.scored.objective},
                        {"feasible", b.scored.feasible},
                        {"seeds", b.seeds},
@@ -304,7 +322,7 @@ std::string answer_json_text(const tuning_settings& settings, const tuning_answe
   }
   j["baselines"] = std::move(baselines);
   nlohmann::json best{{"label", a.best_label},
-                      {"params", a.best_params},
+                      {"params", params_json(a.best_params)},
                       {"objective", a.best_objective},
                       {"baseline", a.best_baseline.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.best_baseline)},
                       {"at_edge", a.best_at_edge},
@@ -313,6 +331,8 @@ std::string answer_json_text(const tuning_settings& settings, const tuning_answe
                                  {"runs", a.best_fresh.run_ids}}},
                       {"summary", summary_of(a.best_metrics_json)}};
   if (a.best_trial) best["trial"] = *a.best_trial;
+  for (const config_evaluation& b : a.baselines)
+    if (b.baseline == a.best_baseline && !b.run_ids.empty() && b.run_ids.front() != 0) best["run"] = b.run_ids.front();
   nlohmann::json vs = nlohmann::json::object();
   for (const auto& [name, ci] : a.vs_baseline_ci) vs[name] = ci_json(ci);
   best["vs_baselines"] = std::move(vs);
@@ -324,7 +344,7 @@ std::string answer_json_text(const tuning_settings& settings, const tuning_answe
     nlohmann::json row{{"label", p.label},
                        {"trial", p.trial_index ? nlohmann::json(*p.trial_index) : nlohmann::json(nullptr)},
                        {"baseline", p.baseline.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.baseline)},
-                       {"params", p.params},
+                       {"params", params_json(p.params)},
                        {a.axes.x, std::isnan(p.x) ? nlohmann::json(nullptr) : nlohmann::json(p.x)},
                        {a.axes.y, std::isnan(p.y) ? nlohmann::json(nullptr) : nlohmann::json(p.y)}};
     if (p.on_front) front.push_back(row);

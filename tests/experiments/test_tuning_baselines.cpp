@@ -132,11 +132,15 @@ TEST(tuning_baselines, pfc_only_wins_when_the_objective_favours_it_and_the_answe
   EXPECT_FALSE(a->best_trial);
   EXPECT_EQ(a->best_params.at("switch.ecn.enabled"), "false");
   EXPECT_DOUBLE_EQ(a->best_objective, a->baselines[0].scored.objective);
-  for (const auto& t : trials)
-    if (t.evaluated && t.feasible) EXPECT_GE(t.objective, a->best_objective) << "trial " << t.index;
+  for (const auto& t : trials) {
+    if (t.evaluated && t.feasible) {
+      EXPECT_GE(t.objective, a->best_objective) << "trial " << t.index;
+    }
+  }
   EXPECT_NE(answer_text(l.settings, *a).find("PFC only wins: leave ECN off"), std::string::npos);
   const auto j = nlohmann::json::parse(answer_json_text(l.settings, *a));
   EXPECT_EQ(j["best"]["baseline"], "pfc_only");
+  EXPECT_EQ(j["best"]["params"]["switch.ecn.enabled"], false);
   EXPECT_TRUE(j["best"]["at_edge"].empty());
   // The paired difference against itself is zero on every seed.
   EXPECT_DOUBLE_EQ(a->vs_baseline_ci.at("pfc_only").mean, 0.0);
@@ -174,7 +178,9 @@ TEST(tuning_baselines, runs_are_stored_flagged_and_reused_by_a_resumed_sweep) {
   for (const auto& r : *stored)
     if (r.sweep == opened->id && r.parameters.count("tuning.role")) {
       ++flagged;
-      if (r.parameters.at("tuning.role") == "baseline pfc_only") EXPECT_EQ(r.parameters.at("switch.ecn.enabled"), "false");
+      if (r.parameters.at("tuning.role") == "baseline pfc_only") {
+        EXPECT_EQ(r.parameters.at("switch.ecn.enabled"), "false");
+      }
     }
   EXPECT_EQ(flagged, made);
   auto again = answer_tuning(l.spec, l.settings, trials, o, counting);

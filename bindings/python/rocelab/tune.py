@@ -111,7 +111,7 @@ class TuningResult:
         if self.best is None:
             return {}
         if self.best.get("index") is None:  # a baseline won: its fields
-            return dict(self.best["params"])
+            return {p: (str(v).lower() if isinstance(v, bool) else _text(v)) for p, v in self.best["params"].items()}
         return dict(self._applied.get(self.best["index"]) or
                     {p: _text(v) for p, v in self.best["values"].items()})
 
