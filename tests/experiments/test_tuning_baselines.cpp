@@ -83,6 +83,10 @@ TEST(tuning_baselines, the_answer_has_baselines_a_best_no_worse_and_fresh_seeds)
   EXPECT_EQ(a->baselines[0].baseline, "pfc_only");
   EXPECT_EQ(a->baselines[1].baseline, "vendor_default");
   EXPECT_EQ(a->baselines[0].seeds, std::vector<std::uint64_t>{3});  // the search's seeds
+  EXPECT_EQ(a->baselines[0].summaries.at(0).all.completed, 4u);
+  EXPECT_EQ(a->baselines[0].summaries.at(0).ce_marked, 0u);        // ECN off: nothing marked
+  EXPECT_GT(a->baselines[0].summaries.at(0).pause_frames, 0u);     // PFC did the work
+  EXPECT_GT(a->baselines[1].summaries.at(0).all.completed, 0u);
   double lowest = a->best_objective + 1;
   for (const auto& b : a->baselines) lowest = std::min(lowest, b.scored.objective);
   for (const auto& t : trials)
@@ -132,11 +136,14 @@ TEST(tuning_baselines, pfc_only_wins_when_the_objective_favours_it_and_the_answe
   EXPECT_FALSE(a->best_trial);
   EXPECT_EQ(a->best_params.at("switch.ecn.enabled"), "false");
   EXPECT_DOUBLE_EQ(a->best_objective, a->baselines[0].scored.objective);
+  bool strictly_worse = false;  // the search found marking configurations, and they lost
   for (const auto& t : trials) {
     if (t.evaluated && t.feasible) {
       EXPECT_GE(t.objective, a->best_objective) << "trial " << t.index;
+      strictly_worse = strictly_worse || t.objective > a->best_objective;
     }
   }
+  EXPECT_TRUE(strictly_worse);
   EXPECT_NE(answer_text(l.settings, *a).find("PFC only wins: leave ECN off"), std::string::npos);
   const auto j = nlohmann::json::parse(answer_json_text(l.settings, *a));
   EXPECT_EQ(j["best"]["baseline"], "pfc_only");
