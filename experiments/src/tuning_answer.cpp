@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "rocelab/experiments/objective.hpp"
+#include "rocelab/experiments/tuning_spec.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -29,7 +30,11 @@ std::vector<baseline_config> baseline_configs(const tuning_settings& settings) {
   const experiment_spec defaults;
   for (const tuning_parameter& p : settings.parameters) {
     if (p.path == "switch.ecn.enabled" || p.path == "nic.dcqcn.enabled") continue;
-    if (auto v = get_field(defaults, p.path)) vendor.sets.emplace_back(p.path, *v);
+    auto v = get_field(defaults, p.path);
+    if (!v) continue;
+    // The value as a number the field takes ("1048576", not "1MiB"), as trials set them.
+    auto n = field_number(p.path, *v);
+    vendor.sets.emplace_back(p.path, n ? field_text(p.path, *n) : *v);
   }
   out.push_back(std::move(vendor));
   return out;

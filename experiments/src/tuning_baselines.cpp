@@ -379,6 +379,18 @@ std::string answer_text(const tuning_settings& settings, const tuning_answer& a)
   for (const auto& [name, ci] : a.baseline_ci)
     if (name != a.best_baseline) out += ", " + name + " " + fmt(ci.mean) + " +- " + fmt(ci.half_width);
   out += ".\n";
+  // Paired on the fresh seeds: does the pick hold up against each baseline?
+  for (const auto& [name, d] : a.vs_baseline_ci) {
+    if (name == a.best_baseline) continue;
+    const std::string range = fmt(d.mean) + ", 95% CI " + fmt(d.low) + " .. " + fmt(d.high);
+    if (d.high < 0)
+      out += "Against " + name + " on the fresh seeds: better by " + fmt(-d.mean) + " (difference " + range + ").\n";
+    else if (d.low > 0)
+      out += "Against " + name + " on the fresh seeds: worse (difference " + range +
+             "): the search's pick does not hold up; prefer " + name + " or tune with more repeats.\n";
+    else
+      out += "Against " + name + " on the fresh seeds: not distinguishable (difference " + range + ").\n";
+  }
   if (!a.best_at_edge.empty()) {
     out += "At the edge of its range: ";
     for (std::size_t i = 0; i < a.best_at_edge.size(); ++i) out += (i ? ", " : "") + a.best_at_edge[i];
