@@ -321,6 +321,9 @@ std::function<int()> setup(CLI::App& app) {
     } else {
       refused = hw_spec.error().message();
       out["exports"]["refused"] = refused;
+      // No hardware file of an earlier tuning may stay beside this one's.
+      for (const char* stale : {"config_db.json", "mlx5_sysfs.txt", "export.txt", "hardware.yaml"})
+        std::filesystem::remove(dir + "/" + stale, ec);
       std::cerr << "rocelab tune: no SONiC or mlx5 export: " << refused
                 << (args->export_for_gbps > 0 ? std::string()
                                               : ". Give --export-for <Gb/s> (e.g. 100) to derive the hardware values")

@@ -368,8 +368,12 @@ std::string answer_text(const tuning_settings& settings, const tuning_answer& a)
     out += "PFC only wins: leave ECN off (objective " + fmt(a.best_objective) + "; vendor defaults " + fmt(vendor) +
            ", best ECN trial no better).\n";
   } else if (a.best_baseline == vendor_default_baseline) {
-    out += "The vendor defaults win: keep SONiC's WRED profile and the mlx5 DCQCN defaults (objective " +
-           fmt(a.best_objective) + "; PFC only " + fmt(pfc) + ").\n";
+    std::string defaults;
+    for (const auto& [path, value] : a.best_params)
+      if (path != "switch.ecn.enabled" && path != "nic.dcqcn.enabled")
+        defaults += (defaults.empty() ? "" : " ") + path.substr(path.rfind('.') + 1) + "=" + value;
+    out += "The vendor defaults win: leave the tuned settings at their defaults (" + defaults + "; objective " +
+           fmt(a.best_objective) + ", PFC only " + fmt(pfc) + ").\n";
   } else {
     out += "Tuned ECN wins: " + a.best_label + " (" + describe_values(settings, a.best_values) + "), objective " + fmt(a.best_objective) + " against PFC only " + fmt(pfc) + " and vendor defaults " +
            fmt(vendor) + ".\n";
