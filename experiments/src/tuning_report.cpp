@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "html_page.hpp"
@@ -20,11 +21,17 @@ std::string num(double v) {
   return b;
 }
 
+// "ecn.kmin_bytes=20480 ecn.pmax=0.2 dcqcn.enabled=false": the path without its section
+// (switch., nic.), reals to 4 significant digits.
 std::string params_text(const std::map<std::string, std::string>& params) {
   std::string out;
   for (const auto& [path, value] : params) {
-    const auto dot = path.rfind('.');
-    out += (out.empty() ? "" : " ") + path.substr(dot == std::string::npos ? 0 : dot + 1) + "=" + value;
+    const auto dot = path.find('.');
+    std::string shown = value;
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (!value.empty() && end && *end == '\0' && v != std::floor(v)) shown = num(v);
+    out += (out.empty() ? "" : " ") + path.substr(dot == std::string::npos ? 0 : dot + 1) + "=" + shown;
   }
   return out;
 }
