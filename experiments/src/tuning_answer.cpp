@@ -28,7 +28,13 @@ std::vector<baseline_config> baseline_configs(const tuning_settings& settings) {
   out.push_back({pfc_only_baseline, {{"switch.ecn.enabled", "false"}, {"nic.dcqcn.enabled", "false"}}});
   baseline_config vendor{vendor_default_baseline, {{"switch.ecn.enabled", "true"}, {"nic.dcqcn.enabled", "true"}}};
   const experiment_spec defaults;
-  for (const tuning_parameter& p : settings.parameters) {
+  // The WRED profile as a whole (a default Kmin above a spec's Kmax is no configuration),
+  // then every other tuned path.
+  std::vector<std::string> paths{"switch.ecn.kmin_bytes", "switch.ecn.kmax_bytes", "switch.ecn.pmax"};
+  for (const tuning_parameter& p : settings.parameters)
+    if (std::find(paths.begin(), paths.end(), p.path) == paths.end()) paths.push_back(p.path);
+  for (const std::string& path : paths) {
+    const tuning_parameter p{path, 0, 0, false, false, "", 0};
     if (p.path == "switch.ecn.enabled" || p.path == "nic.dcqcn.enabled") continue;
     auto v = get_field(defaults, p.path);
     if (!v) continue;

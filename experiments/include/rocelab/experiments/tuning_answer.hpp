@@ -1,7 +1,7 @@
 #pragma once
 // The answer a tuning gives, judged against what the engineer could do without it:
 // - baselines: PFC only (switch.ecn.enabled=false, nic.dcqcn.enabled=false) and the vendor
-//   defaults (ECN and DCQCN on, every tuned path at its spec.hpp field default: SONiC
+//   defaults (ECN and DCQCN on, the WRED profile and every tuned path at its spec.hpp field default: SONiC
 //   AZURE_LOSSLESS Kmin 1 MiB / Kmax 2 MiB / Pmax 5%, the mlx5 DCQCN defaults), run with
 //   the same seeds as the trials;
 // - the recommendation: the lowest objective among the feasible trials and the baselines.
