@@ -1,12 +1,17 @@
 // rocelab tune SPEC [--budget N] [--method bayes|grid|random] [--json] [--db F] [--jobs J]
 //                   [--set path=value]... [--resume SWEEP] [--name NAME] [--export-dir DIR]
 //                   [--verify N] [--lab-name NAME] [--ports P,...] [--nic-if IF]
+//                   [--fresh-seeds N] [--export-for GBPS]
 // Searches the parameters of the spec's `tuning:` section (experiments/tuning_spec.hpp) on
 // the twin, trials in parallel, each stored in the run store (sweeps, trials, runs); an
 // interrupted sweep (Ctrl-C, kill, crash) resumes with --resume or by running the same
-// command again. Writes the best configuration as a spec, SONiC config_db JSON and mlx5
-// sysfs settings; with --verify N re-runs the N best configurations on the virtual lab
-// (backend virtual, root) and prints predicted (twin) against measured.
+// command again. PFC only and the vendor defaults run beside the trials as candidates
+// (experiments/tuning_baselines.hpp); the best of all is re-run with the baselines on
+// fresh seeds for a 95% confidence interval. Writes the best configuration as a spec,
+// the tuning's HTML page and, when it is a hardware configuration (or --export-for
+// derives one), SONiC config_db JSON and mlx5 sysfs settings; with --verify N re-runs the
+// N best configurations on the virtual lab (backend virtual, root) and prints predicted
+// (twin) against measured.
 // Exit codes: 0 done; 1 a run, store or export failed; 2 usage or an invalid spec;
 // 130 interrupted (what ran is stored).
 #include <signal.h>
@@ -17,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
@@ -24,6 +30,9 @@
 #include "rocelab/experiments/exports.hpp"
 #include "rocelab/experiments/runner.hpp"
 #include "rocelab/experiments/sweep.hpp"
+#include "rocelab/experiments/tuning_answer.hpp"
+#include "rocelab/experiments/tuning_baselines.hpp"
+#include "rocelab/experiments/tuning_report.hpp"
 #include "rocelab/experiments/tuning_spec.hpp"
 #include "rocelab/experiments/tuning_trials.hpp"
 #include "rocelab/experiments/tuning_verify.hpp"
@@ -49,6 +58,8 @@ struct tune_args {
   std::string lab_name = "tune";
   std::vector<std::string> ports;
   std::string nic_if = "IF";
+  std::uint32_t fresh_seeds = 5;
+  double export_for_gbps = 0;
 };
 
 int fail(const std::string& message, int code) {
@@ -121,6 +132,12 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--ports", args->ports, "switch ports of the SONiC export (default Ethernet0, Ethernet4, ...)")
       ->delimiter(',');
   app.add_option("--nic-if", args->nic_if, "the RoCE netdev the mlx5 sysfs export names (default IF)");
+  app.add_option("--fresh-seeds", args->fresh_seeds,
+                 "seeds the best and the baselines are re-run on for the confidence interval (default 5, at least 2)")
+      ->check(CLI::Range(2, 1000));
+  app.add_option("--export-for", args->export_for_gbps,
+                 "link speed (Gb/s) of the hardware the exports are for: derives hardware values from a lab-scaled "
+                 "spec (default: export only a spec already at a real port speed)");
   return [args]() -> int {
     auto spec = experiments::load_spec_file(args->spec);
     if (!spec) return fail(spec.error().message(), 2);
@@ -185,7 +202,6 @@ std::function<int()> setup(CLI::App& app) {
       std::cerr << "rocelab tune: interrupted after " << trials->size() << " trials; resume with: rocelab tune "
                 << args->spec << " --resume " << opened->id << " --db " << args->db << "\n";
 
-    const experiments::trial* best = experiments::best_trial(*trials);
     nlohmann::json out;
     out["sweep"] = opened->id;
     out["name"] = settings->name;
@@ -206,28 +222,46 @@ std::function<int()> setup(CLI::App& app) {
       jt.push_back(std::move(row));
     }
     out["trials"] = std::move(jt);
-    if (!best) {
+    if (interrupted) {
       out["best"] = nullptr;
       if (args->json) std::cout << out.dump(2) << "\n";
-      std::cerr << "rocelab tune: no trial met the constraints (" << experiments::describe(settings->objective) << ")\n";
-      return interrupted ? 130 : 1;
+      return 130;
     }
-    out["best"] = {{"trial", best->index}, {"params", params_json(*settings, best->values)}, {"objective", best->objective}};
-    if (best->run_id) out["best"]["run"] = best->run_id;
-    if (auto m = nlohmann::json::parse(best->metrics_json, nullptr, false); !m.is_discarded()) out["best"]["summary"] = m;
 
-    // Exports of the winner.
-    auto best_spec = experiments::apply_trial(*spec, *settings, best->values);
+    // Baselines, the recommendation among trials and baselines, fresh seeds, the front.
+    experiments::answer_options ao;
+    ao.fresh_seeds = args->fresh_seeds;
+    ao.parallelism = settings->parallelism;
+    ao.db = &*db;
+    ao.sweep = opened->id;
+    ao.log = [](const std::string& line) { std::cerr << "rocelab tune: " << line << "\n"; };
+    auto answer = experiments::answer_tuning(*spec, *settings, *trials, ao);
+    if (!answer) {
+      out["best"] = nullptr;
+      if (args->json) std::cout << out.dump(2) << "\n";
+      return fail(answer.error().message(), 1);
+    }
+    const auto answer_json = nlohmann::json::parse(experiments::answer_json_text(*settings, *answer));
+    for (const auto& [key, value] : answer_json.items()) out[key] = value;
+    const experiments::trial* best = nullptr;
+    if (answer->best_trial)
+      for (const experiments::trial& t : *trials)
+        if (t.index == *answer->best_trial) best = &t;
+    if (best && best->run_id) out["best"]["run"] = best->run_id;
+
+    // The winner's spec: the trial's values, or the baseline's fields.
+    result<experiments::experiment_spec> best_spec = status(error_code::not_found, "no best");
+    if (best) {
+      best_spec = experiments::apply_trial(*spec, *settings, best->values);
+    } else {
+      for (const auto& c : experiments::baseline_configs(*settings))
+        if (c.name == answer->best_baseline) best_spec = experiments::apply_baseline(*spec, c);
+    }
     if (!best_spec) return fail(best_spec.error().message(), 1);
     const std::string dir = args->export_dir.empty() ? "runs/tune-" + std::to_string(opened->id) : args->export_dir;
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return fail("creating " + dir + ": " + ec.message(), 1);
-    experiments::export_options eo;
-    eo.switch_ports = args->ports;
-    eo.nic_interface = args->nic_if;
-    auto config_db = experiments::sonic_config_db_json(*best_spec, eo);
-    if (!config_db) return fail(config_db.error().message(), 1);
     std::string csv = "index";
     for (const auto& p : settings->parameters) csv += "," + p.path;
     csv += ",objective,feasible,run,error\n";
@@ -239,19 +273,64 @@ std::function<int()> setup(CLI::App& app) {
              (t.error.empty() ? "" : nlohmann::json(t.error).dump()) + "\n";
     }
     const std::string header = "# The best configuration of sweep " + std::to_string(opened->id) + " (" + settings->name +
-                               "), trial " + std::to_string(best->index) + ", objective " +
-                               nlohmann::json(best->objective).dump() + "\n# " +
+                               "): " + answer->best_label + ", objective " +
+                               nlohmann::json(answer->best_objective).dump() + "\n# " +
                                experiments::describe(settings->objective) + "\n";
-    for (const auto& [name, text] : {std::pair<std::string, std::string>{"best.yaml", header + experiments::to_yaml(*best_spec)},
-                                     {"config_db.json", *config_db},
-                                     {"mlx5_sysfs.txt", experiments::mlx5_sysfs_settings(*best_spec, eo)},
-                                     {"trials.csv", csv}})
+    std::vector<std::pair<std::string, std::string>> files{
+        {"best.yaml", header + experiments::to_yaml(*best_spec)},
+        {"trials.csv", csv},
+        {"tuning.html", experiments::tuning_report_html(settings->name + " (sweep " + std::to_string(opened->id) + ")",
+                                                        *settings, *answer)}};
+    out["exports"] = {{"dir", dir}, {"spec", dir + "/best.yaml"}, {"trials_csv", dir + "/trials.csv"},
+                      {"report", dir + "/tuning.html"}};
+
+    // Hardware exports: only a configuration in hardware units (exports.hpp).
+    result<experiments::experiment_spec> hw_spec =
+        args->export_for_gbps > 0 ? experiments::hardware_equivalent(*best_spec, args->export_for_gbps)
+                                  : result<experiments::experiment_spec>(*best_spec);
+    if (hw_spec && args->export_for_gbps <= 0)
+      if (auto st = experiments::check_hardware_export(*hw_spec); !st.ok()) hw_spec = st;
+    std::string refused;
+    if (hw_spec) {
+      experiments::export_options eo;
+      eo.switch_ports = args->ports;
+      eo.nic_interface = args->nic_if;
+      auto config_db = experiments::sonic_config_db_json(*hw_spec, eo);
+      if (!config_db) return fail(config_db.error().message(), 1);
+      const std::string target = experiments::export_target_text(*hw_spec);
+      files.emplace_back("config_db.json", *config_db);
+      files.emplace_back("mlx5_sysfs.txt", experiments::mlx5_sysfs_settings(*hw_spec, eo));
+      files.emplace_back("export.txt", "The exports of sweep " + std::to_string(opened->id) + " (" + answer->best_label +
+                                           ") are " + target + ".\n" +
+                                           (args->export_for_gbps > 0
+                                                ? "Derived from the tuned spec for this link speed (hardware.yaml): "
+                                                  "tune on the twin at this speed to confirm.\n"
+                                                : std::string()));
+      if (args->export_for_gbps > 0)
+        files.emplace_back("hardware.yaml", "# " + answer->best_label + " of sweep " + std::to_string(opened->id) +
+                                                " in hardware units " + target + "\n" +
+                                                experiments::to_yaml(*hw_spec));
+      out["exports"]["sonic_config_db"] = dir + "/config_db.json";
+      out["exports"]["mlx5_sysfs"] = dir + "/mlx5_sysfs.txt";
+      out["exports"]["target"] = {{"link_gbps", hw_spec->topology.link_gbps},
+                                  {"nic", "NVIDIA ConnectX-4 or later (mlx5)"},
+                                  {"switch", "SONiC"},
+                                  {"text", target},
+                                  {"derived", args->export_for_gbps > 0}};
+      if (args->export_for_gbps > 0) out["exports"]["hardware_spec"] = dir + "/hardware.yaml";
+    } else {
+      refused = hw_spec.error().message();
+      out["exports"]["refused"] = refused;
+      // No hardware file of an earlier tuning may stay beside this one's.
+      for (const char* stale : {"config_db.json", "mlx5_sysfs.txt", "export.txt", "hardware.yaml"})
+        std::filesystem::remove(dir + "/" + stale, ec);
+      std::cerr << "rocelab tune: no SONiC or mlx5 export: " << refused
+                << (args->export_for_gbps > 0 ? std::string()
+                                              : ". Give --export-for <Gb/s> (e.g. 100) to derive the hardware values")
+                << "\n";
+    }
+    for (const auto& [name, text] : files)
       if (auto st = write_text(dir + "/" + name, text); !st.ok()) return fail(st.message(), 1);
-    out["exports"] = {{"dir", dir},
-                      {"spec", dir + "/best.yaml"},
-                      {"sonic_config_db", dir + "/config_db.json"},
-                      {"mlx5_sysfs", dir + "/mlx5_sysfs.txt"},
-                      {"trials_csv", dir + "/trials.csv"}};
 
     // Sim-to-real: the best configurations again on the virtual lab.
     std::vector<experiments::verify_row> verified;
@@ -272,16 +351,27 @@ std::function<int()> setup(CLI::App& app) {
     if (args->json) {
       std::cout << out.dump(2) << "\n";
     } else {
-      std::printf("sweep       %lld (%s, %s), %zu trials%s\n", static_cast<long long>(opened->id),
-                  settings->name.c_str(), experiments::to_string(settings->method), trials->size(),
-                  interrupted ? " (interrupted)" : "");
+      std::printf("sweep       %lld (%s, %s), %zu trials\n", static_cast<long long>(opened->id), settings->name.c_str(),
+                  experiments::to_string(settings->method), trials->size());
       std::printf("objective   %s\n", experiments::describe(settings->objective).c_str());
-      std::printf("best        %.6g at trial %u: %s\n", best->objective, best->index,
-                  experiments::describe_values(*settings, best->values).c_str());
-      std::printf("exports     %s/{best.yaml,config_db.json,mlx5_sysfs.txt,trials.csv}\n", dir.c_str());
+      for (const auto& b : answer->baselines)
+        std::printf("baseline    %-15s %.6g%s\n", b.baseline.c_str(), b.scored.objective,
+                    b.scored.feasible ? "" : ("  (infeasible: " + b.scored.violated + ")").c_str());
+      if (best)
+        std::printf("best        %.6g at trial %u: %s\n", answer->best_objective, best->index,
+                    experiments::describe_values(*settings, best->values).c_str());
+      else
+        std::printf("best        %.6g: the baseline %s\n", answer->best_objective, answer->best_baseline.c_str());
+      std::istringstream verdict(experiments::answer_text(*settings, *answer));
+      for (std::string line; std::getline(verdict, line);) std::printf("answer      %s\n", line.c_str());
+      std::printf("report      %s/tuning.html\n", dir.c_str());
+      if (refused.empty())
+        std::printf("exports     %s/{best.yaml,config_db.json,mlx5_sysfs.txt,export.txt,trials.csv}\n", dir.c_str());
+      else
+        std::printf("exports     %s/{best.yaml,trials.csv}; no hardware export (see above)\n", dir.c_str());
       if (!verified.empty()) std::printf("\n%s", experiments::verify_table(verified).c_str());
     }
-    return interrupted ? 130 : 0;
+    return 0;
   };
 }
 

@@ -16,8 +16,10 @@
 #include "rocelab/controller/client.hpp"
 #endif
 #include "rocelab/experiments/tuning.hpp"
+#include "rocelab/experiments/tuning_baselines.hpp"
 #include "rocelab/experiments/tuning_spec.hpp"
 #include "rocelab/experiments/tuning_trials.hpp"
+#include "rocelab/store/run_store.hpp"
 #endif
 
 namespace py = pybind11;
@@ -115,7 +117,8 @@ trial_runner controller_runner(const std::string& address, const std::string& to
 py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const std::string& source,
               std::uint32_t budget, const std::string& method, std::uint32_t parallelism, const std::string& name,
               const py::object& on_trial, const py::list& history_in, const std::string& controller_address,
-              const std::string& controller_token, std::int64_t connect_timeout_ms) {
+              const std::string& controller_token, std::int64_t connect_timeout_ms, const py::object& store_object,
+              std::int64_t sweep, std::uint32_t fresh_seeds) {
   tuning_settings settings = settings_from(spec, yaml_text, source, budget, method, parallelism, name);
   if (!controller_address.empty()) settings.parallelism = 1;
   std::vector<trial> history;
@@ -172,6 +175,26 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
   d["trials"] = trials;
   d["best"] = best ? py::object(trial_dict(settings, *best)) : py::object(py::none());
   d["interrupted"] = caught ? caught : py::object(py::none());
+  // The answer (tuning_baselines.hpp): baselines, the best among trials and baselines
+  // with its interval on fresh seeds, the front. The baselines run here on the spec's
+  // backend; on a lab behind a controller they are not run (None).
+  d["answer"] = py::none();
+  if (!caught && controller_address.empty()) {
+    answer_options o;
+    o.fresh_seeds = fresh_seeds;
+    o.parallelism = settings.parallelism;
+    if (!store_object.is_none()) {
+      o.db = store_object.cast<store::run_store*>();
+      o.sweep = sweep;
+    }
+    std::optional<result<tuning_answer>> answer;
+    {
+      py::gil_scoped_release release;
+      answer.emplace(answer_tuning(spec, settings, **done, o));
+    }
+    if (!answer->ok()) throw_error(answer->error());
+    d["answer"] = answer_json_text(settings, **answer);
+  }
   return d;
 }
 
@@ -191,7 +214,8 @@ void bind_tune(py::module_& m) {
   m.def("tune", &tune, py::arg("spec"), py::arg("tuning_yaml"), py::arg("source") = "<python>",
         py::arg("budget") = 0, py::arg("method") = "", py::arg("parallelism") = 0, py::arg("name") = "",
         py::arg("on_trial") = py::none(), py::arg("history") = py::list(), py::arg("controller") = "",
-        py::arg("token") = "", py::arg("connect_timeout_ms") = 5000,
+        py::arg("token") = "", py::arg("connect_timeout_ms") = 5000, py::arg("store") = py::none(),
+        py::arg("sweep") = 0, py::arg("fresh_seeds") = 5,
         "Runs a tuning sweep (the `tuning:` section in tuning_yaml) over `spec`, here on its backend or, with "
         "controller=ADDR, each trial on the lab behind that controller");
 }

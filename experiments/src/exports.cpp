@@ -1,10 +1,13 @@
 #include "rocelab/experiments/exports.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 #include "rocelab/fabric/drivers/sonic_switch_driver.hpp"
 #include "rocelab/fabric/headroom.hpp"
 #include "rocelab/fabric/twin/frames.hpp"
+#include "rocelab/traffic/soft_nic/lab_dcqcn.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -17,6 +20,75 @@ constexpr const char* rp_knobs[] = {"clamp_tgt_rate",    "clamp_tgt_rate_after_t
                                     "rpg_hai_rate",      "rpg_max_rate",                  "rpg_min_dec_fac",
                                     "rpg_min_rate",      "rpg_threshold",                 "rpg_time_reset"};
 constexpr const char* np_knobs[] = {"cnp_802p_prio", "cnp_dscp", "min_time_between_cnps"};
+
+constexpr std::int64_t uint32_max = 4294967295;
+
+// NVIDIA, "DCQCN CC Parameters" (DOCA SDK documentation, networking-docs.nvidia.com/doca/
+// archive/3-4-0/dcqcn-cc-parameters; the same table as MLNX_OFED's "DCQCN Parameters"),
+// ConnectX-4 and later: the MLNX_OFED (sysfs) name, unit and values of every knob.
+// Rates run from their minimum to the line rate in Mb/s.
+constexpr mlx5_knob_range ranges[] = {
+    {"roce_rp/clamp_tgt_rate", 0, 1, false, "0/1"},
+    {"roce_rp/clamp_tgt_rate_after_time_inc", 0, 1, false, "0/1"},
+    {"roce_rp/dce_tcp_g", 0, 1023, false, "x/1024"},
+    {"roce_rp/dce_tcp_rtt", 1, 131071, false, "us"},
+    {"roce_rp/initial_alpha_value", 0, 1023, false, "x/1024"},
+    {"roce_rp/rate_reduce_monitor_period", 1, uint32_max, false, "us"},
+    {"roce_rp/rate_to_set_on_first_cnp", 0, 0, true, "Mb/s"},
+    {"roce_rp/rpg_ai_rate", 1, 0, true, "Mb/s"},
+    {"roce_rp/rpg_byte_reset", 0, 32767, false, "bytes"},
+    {"roce_rp/rpg_hai_rate", 1, 0, true, "Mb/s"},
+    {"roce_rp/rpg_max_rate", 0, 0, true, "Mb/s"},
+    {"roce_rp/rpg_min_dec_fac", 0, 100, false, "%"},
+    {"roce_rp/rpg_min_rate", 1, 0, true, "Mb/s"},
+    {"roce_rp/rpg_threshold", 1, 31, false, "events"},
+    {"roce_rp/rpg_time_reset", 1, 131071, false, "us"},
+    {"roce_np/cnp_802p_prio", 0, 7, false, "priority"},
+    {"roce_np/cnp_dscp", 0, 63, false, "DSCP"},
+    {"roce_np/min_time_between_cnps", 0, 131071, false, "us"},
+};
+
+// The DCQCN times lab_dcqcn slows (its x250 clock) and their mlx5 names.
+struct scaled_time {
+  const char* knob;
+  std::int64_t fabric::dcqcn_config::* field;
+};
+constexpr scaled_time lab_scaled_times[] = {
+    {"dce_tcp_rtt", &fabric::dcqcn_config::dce_tcp_rtt_us},
+    {"rate_reduce_monitor_period", &fabric::dcqcn_config::rate_reduce_monitor_period_us},
+    {"rpg_time_reset", &fabric::dcqcn_config::rpg_time_reset_us},
+    {"min_time_between_cnps", &fabric::dcqcn_config::min_time_between_cnps_us},
+};
+
+std::int64_t lab_time_scale() {
+  return std::max<std::int64_t>(1, traffic::soft_nic::lab_feedback_interval_ns /
+                                       traffic::soft_nic::hardware_feedback_interval_ns);
+}
+
+bool real_port_speed(double gbps) {
+  return std::any_of(std::begin(real_port_speeds_gbps), std::end(real_port_speeds_gbps),
+                     [&](double s) { return std::abs(s - gbps) < 1e-9; });
+}
+
+std::string gbps_text(double g) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", g);
+  return b;
+}
+
+// The lab_dcqcn times the spec carries: "rpg_time_reset 75000 us (300 us x 250)".
+std::vector<std::string> lab_scaled_knobs(const experiment_spec& spec) {
+  std::vector<std::string> out;
+  const fabric::dcqcn_config hw = fabric::dcqcn_config::mlx5();
+  const std::int64_t s = lab_time_scale();
+  for (const scaled_time& t : lab_scaled_times) {
+    const std::int64_t v = spec.nic.dcqcn.*t.field, d = hw.*t.field;
+    if (d > 0 && v == d * s)
+      out.push_back(std::string(t.knob) + " " + std::to_string(v) + " us (the mlx5 " + std::to_string(d) + " us x " +
+                    std::to_string(s) + ")");
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -82,6 +154,89 @@ std::string mlx5_sysfs_settings(const experiment_spec& spec, const export_option
   const std::string base = options.sysfs_root + "/class/net/" + options.nic_interface + "/ecn/";
   std::string out;
   for (const auto& [name, value] : mlx5_knob_values(spec)) out += base + name + " " + value + "\n";
+  return out;
+}
+
+std::span<const mlx5_knob_range> mlx5_knob_ranges() { return ranges; }
+
+std::optional<std::pair<std::int64_t, std::int64_t>> mlx5_range(std::string_view knob, double link_gbps) {
+  for (const mlx5_knob_range& r : ranges)
+    if (knob == r.knob)
+      return std::pair<std::int64_t, std::int64_t>{
+          r.min, r.max_is_line_rate ? static_cast<std::int64_t>(std::floor(link_gbps * 1000)) : r.max};
+  return std::nullopt;
+}
+
+std::string export_target_text(const experiment_spec& spec) {
+  const std::string g = gbps_text(spec.topology.link_gbps);
+  return "for " + g + " Gb/s links: NVIDIA ConnectX-4 or later NICs (mlx5 driver, DCQCN on priority " +
+         std::to_string(spec.nic.data_priority) + ") and a SONiC switch with " + g +
+         " Gb/s ports (WRED_PROFILE on queue(s) of the lossless priority, PFC, lossless buffer profile)";
+}
+
+status check_hardware_export(const experiment_spec& spec) {
+  std::vector<std::string> why;
+  const double g = spec.topology.link_gbps;
+  if (!real_port_speed(g))
+    why.push_back("link_gbps " + gbps_text(g) +
+                  " is not a port speed of real hardware (10, 25, 40, 50, 100, 200, 400, 800 Gb/s); the virtual lab "
+                  "runs its links that slow");
+  const auto scaled = lab_scaled_knobs(spec);
+  if (!scaled.empty()) {
+    std::string s = "the DCQCN times are the virtual lab's (lab_dcqcn's x" + std::to_string(lab_time_scale()) +
+                    " clock): ";
+    for (std::size_t i = 0; i < scaled.size(); ++i) s += (i ? ", " : "") + scaled[i];
+    why.push_back(s);
+  }
+  for (const auto& [knob, value] : mlx5_knob_values(spec)) {
+    const auto r = mlx5_range(knob, g);
+    if (!r) continue;
+    std::int64_t v = 0;
+    try {
+      v = std::stoll(value);
+    } catch (...) {
+      why.push_back(knob + " " + value + " is not an integer");
+      continue;
+    }
+    if (v < r->first || v > r->second)
+      why.push_back(knob + " " + value + " is outside the mlx5 firmware's range " + std::to_string(r->first) + ".." +
+                    std::to_string(r->second) + " at " + gbps_text(g) + " Gb/s");
+  }
+  if (auto st = sonic_config_db_json(spec, {}); !st.ok()) why.push_back(st.error().message());
+  if (why.empty()) return status::success();
+  std::string msg = "not a hardware configuration: ";
+  for (std::size_t i = 0; i < why.size(); ++i) msg += (i ? "; " : "") + why[i];
+  return {error_code::invalid_argument, msg};
+}
+
+result<experiment_spec> hardware_equivalent(const experiment_spec& spec, double link_gbps) {
+  if (!real_port_speed(link_gbps))
+    return status(error_code::invalid_argument, "exporting for " + gbps_text(link_gbps) +
+                                                    " Gb/s: not a real port speed (10, 25, 40, 50, 100, 200, 400, 800)");
+  experiment_spec out = spec;
+  const double from = spec.topology.link_gbps;
+  const bool lab = !lab_scaled_knobs(spec).empty() || !real_port_speed(from);
+  const double time_scale = lab ? static_cast<double>(lab_time_scale()) : 1.0;
+  if (lab) {
+    // Every knob lab_dcqcn moved goes back to the firmware's default; knobs the spec
+    // set to anything else stay as set.
+    const fabric::dcqcn_config hw = fabric::dcqcn_config::mlx5();
+    const fabric::dcqcn_config scaled =
+        traffic::soft_nic::lab_dcqcn(static_cast<std::int64_t>(from * 1e9));
+    for (const mlx5_knob_range& r : ranges) {
+      const std::string name = std::string(r.knob).substr(std::string(r.knob).find('/') + 1);
+      const auto v = spec.nic.dcqcn.get(name), lab_v = scaled.get(name), hw_v = hw.get(name);
+      if (v && lab_v && hw_v && *v == *lab_v && *lab_v != *hw_v)
+        ROCELAB_RETURN_IF_ERROR(out.nic.dcqcn.set(name, *hw_v).with_context("hardware_equivalent: " + name));
+    }
+  }
+  const double bytes_factor = link_gbps / (from * time_scale);
+  auto scale = [&](std::int64_t b) { return std::max<std::int64_t>(1, std::llround(static_cast<double>(b) * bytes_factor)); };
+  out.sw.ecn.kmin_bytes = scale(spec.sw.ecn.kmin_bytes);
+  out.sw.ecn.kmax_bytes = std::max(out.sw.ecn.kmin_bytes, scale(spec.sw.ecn.kmax_bytes));
+  out.topology.link_gbps = link_gbps;
+  if (spec.topology.spine_link_gbps > 0) out.topology.spine_link_gbps = spec.topology.spine_link_gbps * link_gbps / from;
+  ROCELAB_RETURN_IF_ERROR(check_hardware_export(out).with_context("the " + gbps_text(link_gbps) + " Gb/s equivalent"));
   return out;
 }
 

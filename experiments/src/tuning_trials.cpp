@@ -1,5 +1,7 @@
 #include "rocelab/experiments/tuning_trials.hpp"
 
+#include <cstdio>
+
 #include "rocelab/experiments/runner.hpp"
 #include "rocelab/experiments/tuning_spec.hpp"
 
@@ -80,8 +82,13 @@ std::string describe_values(const tuning_settings& settings, std::span<const dou
   for (std::size_t i = 0; i < settings.parameters.size(); ++i) {
     const std::string& path = settings.parameters[i].path;
     const auto dot = path.rfind('.');
-    out += (out.empty() ? "" : " ") + path.substr(dot == std::string::npos ? 0 : dot + 1) + "=" +
-           field_text(path, v[i]);
+    std::string value = field_text(path, v[i]);
+    if (!integer_field(path)) {  // reals to 4 significant digits: readable progress lines
+      char b[32];
+      std::snprintf(b, sizeof b, "%.4g", v[i]);
+      value = b;
+    }
+    out += (out.empty() ? "" : " ") + path.substr(dot == std::string::npos ? 0 : dot + 1) + "=" + value;
   }
   return out;
 }

@@ -69,5 +69,93 @@ TEST(exports, sonic_config_db_carries_the_tuned_thresholds) {
   EXPECT_EQ(export_ports(tuned(), {}), (std::vector<std::string>{"Ethernet0", "Ethernet4", "Ethernet8"}));
 }
 
+experiment_spec load_example(const std::string& name) {
+  auto spec = load_spec_file(std::string(ROCELAB_SOURCE_DIR) + "/examples/" + name);
+  EXPECT_TRUE(spec.ok()) << spec.error().message();
+  return *spec;
+}
+
+// Every exported mlx5 value against the documented range at the spec's link speed, and
+// every knob the export writes has a row in the range table.
+void expect_every_value_in_range(const experiment_spec& spec) {
+  const auto values = mlx5_knob_values(spec);
+  ASSERT_FALSE(values.empty());
+  for (const auto& [knob, value] : values) {
+    if (knob.find("/enable/") != std::string::npos) {
+      EXPECT_TRUE(value == "0" || value == "1") << knob;
+      continue;
+    }
+    const auto range = mlx5_range(knob, spec.topology.link_gbps);
+    ASSERT_TRUE(range) << knob << " has no documented range";
+    const std::int64_t v = std::stoll(value);
+    EXPECT_GE(v, range->first) << knob << " at " << spec.topology.link_gbps << " Gb/s";
+    EXPECT_LE(v, range->second) << knob << " at " << spec.topology.link_gbps << " Gb/s";
+  }
+}
+
+TEST(exports, a_lab_scaled_configuration_is_refused_with_the_reasons) {
+  const experiment_spec lab = load_example("tune-virtual-incast.yaml");
+  const status st = check_hardware_export(lab);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), error_code::invalid_argument);
+  EXPECT_NE(st.message().find("link_gbps 0.5 is not a port speed of real hardware"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("rpg_time_reset 75000 us (the mlx5 300 us x 250)"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("min_time_between_cnps 1000 us"), std::string::npos) << st.message();
+  // The lab's DCQCN clock at a real port speed is still refused.
+  experiment_spec fast_links = lab;
+  fast_links.topology.link_gbps = 100;
+  const status clock = check_hardware_export(fast_links);
+  ASSERT_FALSE(clock.ok());
+  EXPECT_NE(clock.message().find("lab_dcqcn's x250 clock"), std::string::npos) << clock.message();
+  EXPECT_EQ(clock.message().find("link_gbps"), std::string::npos) << clock.message();
+}
+
+TEST(exports, a_value_outside_the_firmware_range_is_refused) {
+  struct test_case {
+    const char* knob;
+    const char* value;
+    const char* says;
+  };
+  const test_case cases[] = {
+      {"nic.dcqcn.initial_alpha_value", "1024", "roce_rp/initial_alpha_value 1024 is outside the mlx5 firmware's range 0..1023"},
+      {"nic.dcqcn.rpg_time_reset", "200000", "roce_rp/rpg_time_reset 200000 is outside"},
+      {"nic.dcqcn.rpg_ai_rate", "150000", "roce_rp/rpg_ai_rate 150000 is outside the mlx5 firmware's range 1..100000 at 100 Gb/s"},
+      {"nic.dcqcn.rate_reduce_monitor_period", "0", "roce_rp/rate_reduce_monitor_period 0 is outside"},
+  };
+  for (const auto& c : cases) {
+    experiment_spec s = load_example("tune-incast.yaml");
+    ASSERT_TRUE(check_hardware_export(s).ok()) << check_hardware_export(s).message();
+    ASSERT_TRUE(set_field(s, c.knob, c.value, "test").ok()) << c.knob;
+    const status st = check_hardware_export(s);
+    ASSERT_FALSE(st.ok()) << c.knob;
+    EXPECT_NE(st.message().find(c.says), std::string::npos) << st.message();
+  }
+}
+
+TEST(exports, every_exported_value_is_in_range_at_100_200_and_400_gbps) {
+  for (const double gbps : {100.0, 200.0, 400.0}) {
+    // A hardware spec at that speed: the vendor defaults and the tuned example.
+    experiment_spec hw = load_example("tune-incast.yaml");
+    hw.topology.link_gbps = gbps;
+    ASSERT_TRUE(check_hardware_export(hw).ok()) << gbps << ": " << check_hardware_export(hw).message();
+    expect_every_value_in_range(hw);
+    // The lab-scaled spec, derived for that speed: mlx5 units, in range, exportable.
+    auto derived = hardware_equivalent(load_example("tune-virtual-incast.yaml"), gbps);
+    ASSERT_TRUE(derived.ok()) << gbps << ": " << derived.error().message();
+    EXPECT_DOUBLE_EQ(derived->topology.link_gbps, gbps);
+    EXPECT_EQ(derived->nic.dcqcn.rpg_time_reset_us, 300);
+    EXPECT_EQ(derived->nic.dcqcn.min_time_between_cnps_us, 4);
+    EXPECT_EQ(derived->nic.dcqcn.dce_tcp_rtt_us, 1);
+    EXPECT_EQ(derived->nic.dcqcn.rpg_ai_rate_mbps, 5);
+    EXPECT_TRUE(check_hardware_export(*derived).ok());
+    expect_every_value_in_range(*derived);
+    // The marking delay is kept in hardware time: 1 MiB at 0.5 Gb/s x250 is 1 MiB x gbps / 125.
+    EXPECT_EQ(derived->sw.ecn.kmin_bytes, std::llround(1048576.0 * gbps / 125.0));
+    EXPECT_TRUE(sonic_config_db_json(*derived, {}).ok());
+  }
+  EXPECT_FALSE(hardware_equivalent(load_example("tune-incast.yaml"), 0.5).ok());
+  EXPECT_NE(export_target_text(load_example("tune-incast.yaml")).find("100 Gb/s"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rocelab::experiments

@@ -19,18 +19,53 @@ def test_tune_from_the_spec_file_with_callback_and_store(lab, db, capsys):
     assert len(trials) == 8
     assert {"switch.ecn.kmin_bytes", "switch.ecn.kmax_bytes", "switch.ecn.pmax", "objective"} <= set(trials.columns)
     feasible = trials[trials["feasible"]]
-    assert result.best["objective"] == pytest.approx(feasible["objective"].min())
+    # The best of the trials and the baselines (PFC only, vendor defaults).
+    lowest = min([feasible["objective"].min()] + [b["objective"] for b in result.baselines.values() if b["feasible"]])
+    assert result.best["objective"] == pytest.approx(lowest)
     assert "8/8" in capsys.readouterr().err  # the progress bar reached the budget
-    # Every trial's run and the trial itself are in the store.
+    # Every trial's run and the trial itself are in the store, beside the baselines' runs.
     store = rocelab.open_store(db)
     runs = store.runs()
-    assert len(runs) == 8 and (runs["sweep"] == result.sweep_id).all()
+    assert (runs["sweep"] == result.sweep_id).all()
+    roles = runs["parameters"].map(lambda p: p.get("tuning.role"))
+    assert (roles.isna()).sum() == 8
+    assert set(roles.dropna()) >= {"baseline pfc_only", "baseline vendor_default", "confirm pfc_only"}
     stored = store._store.trials(result.sweep_id)
     assert sorted(t["index"] for t in stored) == list(range(8))
     # The winner as overrides re-runs to the same objective's ingredients.
-    again = lab.run(EXAMPLES / "tune-incast.yaml", overrides=result.best_overrides)
-    best_run = store.load(int(trials.loc[trials["index"] == result.best["index"], "run_id"].iloc[0]))
-    assert again.summary()["slowdown"] == best_run.summary()["slowdown"]
+    if result.best["index"] is not None:
+        again = lab.run(EXAMPLES / "tune-incast.yaml", overrides=result.best_overrides)
+        best_run = store.load(int(trials.loc[trials["index"] == result.best["index"], "run_id"].iloc[0]))
+        assert again.summary()["slowdown"] == best_run.summary()["slowdown"]
+
+
+def test_tune_answers_with_baselines_an_interval_and_the_pareto_front(lab):
+    result = lab.tune(EXAMPLES / "tune-incast.yaml", budget=4, method="random", progress=False, fresh_seeds=3)
+    assert set(result.baselines) == {"pfc_only", "vendor_default"}
+    for b in result.baselines.values():
+        assert {"params", "summary", "objective"} <= set(b)
+        assert b["summary"]["flows"] == 16
+    assert result.baselines["pfc_only"]["params"]["switch.ecn.enabled"] is False
+    best = result.best
+    assert best["objective"] <= min(b["objective"] for b in result.baselines.values() if b["feasible"])
+    ci = best["ci"]
+    assert ci["n"] == 3 and ci["level"] == 0.95 and ci["low"] <= ci["mean"] <= ci["high"]
+    assert len(best["fresh"]["objectives"]) == 3
+    assert isinstance(best["at_edge"], list)
+    if best["baseline"] is not None:
+        assert best["index"] is None and set(result.best_overrides) == set(best["params"])
+    front = result.pareto
+    assert len(front) >= 1
+    assert {"label", "trial", "paused_us"} <= set(front.columns)
+    # No point of the front is dominated by any trial or baseline.
+    x = result.answer["pareto_axes"]["x"]
+    points = result.answer["pareto_points"]
+    for _, f in front.iterrows():
+        assert not any(p[x] <= f[x] and p["paused_us"] <= f["paused_us"] and
+                       (p[x] < f[x] or p["paused_us"] < f["paused_us"]) for p in points)
+    import matplotlib
+    matplotlib.use("Agg")
+    assert result.plot_pareto().get_xlabel() == x
 
 
 def test_sweep_resumes_from_stored_trials(lab):

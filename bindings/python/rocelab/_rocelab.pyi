@@ -64,7 +64,12 @@ def tuning_settings(spec: Spec, tuning_yaml: str, source: str = ..., budget: int
 def tune(spec: Spec, tuning_yaml: str, source: str = ..., budget: int = ..., method: str = ..., parallelism: int = ...,
          name: str = ..., on_trial: Optional[Callable[..., Optional[int]]] = ...,
          history: list[dict[str, Any]] = ..., controller: str = ..., token: str = ...,
-         connect_timeout_ms: int = ...) -> dict[str, Any]: ...
+         connect_timeout_ms: int = ..., store: Optional[Any] = ..., sweep: int = ...,
+         fresh_seeds: int = ...) -> dict[str, Any]:
+    """{settings, trials, best, interrupted, answer}: answer is the JSON text of the
+    baselines, the best among trials and baselines (ci, at_edge) and the Pareto front,
+    or None on a controller's lab or when interrupted."""
+    ...
 def submit_spec(controller: str, token: str, spec_yaml: str, source: str = ...,
                 connect_timeout_ms: int = ...) -> dict[str, Any]:
     """{run, status, error, summary_json, interrupted}: interrupted holds the

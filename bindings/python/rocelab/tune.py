@@ -19,6 +19,17 @@ What to search comes from the spec file's ``tuning:`` section or from the argume
                       objective={"incast.slowdown_p99": 1, "paused_us": 0.01},
                       constraints={"drops": {"max": 0}}, budget=20, method="bayes")
     lab.run(exp, overrides=result.best_overrides)
+
+After the trials, PFC only and the vendor defaults run as baselines with the trials'
+seeds (stored in the sweep, reused when it resumes), and the best of trials and baselines
+is re-run with the baselines on fresh seeds (experiments/tuning_baselines.hpp)::
+
+    result.baselines["pfc_only"]["objective"]
+    result.best["baseline"]      # "pfc_only" when leaving ECN off wins, else None
+    result.best["ci"]            # 95% interval of the objective on the fresh seeds (Student t)
+    result.best["at_edge"]       # tuned paths within 2% of their range's end
+    result.pareto                # DataFrame of the front: params, the two metrics, trial
+    result.plot_pareto()
 """
 
 import json
@@ -36,12 +47,53 @@ __all__ = ["TuningResult", "tune"]
 class TuningResult:
     """A sweep's trials: ``trials`` (DataFrame), ``best`` (dict), ``best_overrides``."""
 
-    def __init__(self, settings, trials, best, applied, sweep_id=None):
+    def __init__(self, settings, trials, best, applied, sweep_id=None, answer=None):
         self.settings = settings
         self._trials = trials
-        self.best = best
         self._applied = applied
         self.sweep_id = sweep_id
+        self.answer = answer
+        self.baselines = answer["baselines"] if answer else {}
+        self.best = best
+        if answer:
+            chosen = answer["best"]
+            if chosen.get("trial") is not None and best is not None and best["index"] == chosen["trial"]:
+                self.best = {**best, **chosen}
+            elif chosen.get("trial") is not None:
+                self.best = {**next(t for t in trials if t["index"] == chosen["trial"]), **chosen}
+            else:  # a baseline won
+                self.best = {**chosen, "index": None, "values": dict(chosen["params"])}
+
+    @property
+    def pareto(self):
+        """The Pareto front of the trade-off (victim p99 slowdown or the objective's first
+        flow metric, against paused_us) over trials and baselines, one row per point."""
+        if not self.answer:
+            return pd.DataFrame()
+        x, y = self.answer["pareto_axes"]["x"], self.answer["pareto_axes"]["y"]
+        return pd.DataFrame([{"label": p["label"], "trial": p["trial"], "baseline": p["baseline"], x: p[x], y: p[y],
+                              **p["params"]} for p in self.answer["pareto"]])
+
+    def plot_pareto(self, ax=None):
+        """Every trial and baseline on the trade-off's axes, the front highlighted. Returns the Axes."""
+        import matplotlib.pyplot as plt
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        if not self.answer:
+            return ax
+        x, y = self.answer["pareto_axes"]["x"], self.answer["pareto_axes"]["y"]
+        pts = self.answer["pareto_points"]
+        ax.scatter([p[x] for p in pts], [p[y] for p in pts], s=12, c="tab:gray", label="trial or baseline")
+        front = sorted((p[x], p[y]) for p in pts if p["on_front"])
+        ax.plot([f[0] for f in front], [f[1] for f in front], "o-", color="tab:red", label="Pareto front")
+        for p in pts:
+            if p["baseline"]:
+                ax.annotate(p["baseline"], (p[x], p[y]), fontsize=8)
+        ax.set_xlabel(x)
+        ax.set_ylabel(y)
+        ax.legend()
+        ax.grid(True, alpha=0.3)
+        return ax
 
     @property
     def trials(self):
@@ -58,6 +110,8 @@ class TuningResult:
         """The best feasible trial's values as ``overrides`` for lab.run (path -> text)."""
         if self.best is None:
             return {}
+        if self.best.get("index") is None:  # a baseline won: its fields
+            return {p: (str(v).lower() if isinstance(v, bool) else _text(v)) for p, v in self.best["params"].items()}
         return dict(self._applied.get(self.best["index"]) or
                     {p: _text(v) for p, v in self.best["values"].items()})
 
@@ -79,7 +133,12 @@ class TuningResult:
         return ax
 
     def __repr__(self):
-        best = f"best {self.best['objective']:.4g} at trial {self.best['index']}" if self.best else "no feasible trial"
+        if not self.best:
+            best = "no feasible trial"
+        elif self.best.get("index") is None:
+            best = f"best {self.best['objective']:.4g}: {self.best['label']}"
+        else:
+            best = f"best {self.best['objective']:.4g} at trial {self.best['index']}"
         return f"<rocelab.TuningResult {self.settings['method']} {len(self._trials)} trials, {best}>"
 
 
@@ -110,7 +169,8 @@ def _tuning_yaml(exp, parameters, objective, constraints, seed, require_complete
 
 
 def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=None, method=None, parallelism=None,
-         name=None, seed=None, require_complete=None, callback=None, progress=True, overrides=None, resume=True):
+         name=None, seed=None, require_complete=None, callback=None, progress=True, overrides=None, resume=True,
+         fresh_seeds=5):
     if not getattr(_rocelab, "have_tuning", False):
         raise UnavailableError("this build of rocelab has no tuning library")
     exp = lab._prepare(spec, overrides)
@@ -171,10 +231,12 @@ def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=No
     if getattr(lab, "address", None):
         remote = dict(controller=lab.address, token=lab._token, connect_timeout_ms=int(lab.connect_timeout_s * 1000))
     try:
-        out = _rocelab.tune(base, text, on_trial=on_trial, history=history, **args, **remote)
+        out = _rocelab.tune(base, text, on_trial=on_trial, history=history, **args, **remote,
+                            store=store, sweep=sweep_id or 0, fresh_seeds=fresh_seeds)
     finally:
         bar.close()
-    result = TuningResult(out["settings"], out["trials"], out["best"], applied, sweep_id)
+    answer = json.loads(out["answer"]) if out.get("answer") else None
+    result = TuningResult(out["settings"], out["trials"], out["best"], applied, sweep_id, answer)
     if out["interrupted"] is not None:
         caught = out["interrupted"]
         if isinstance(caught, KeyboardInterrupt):

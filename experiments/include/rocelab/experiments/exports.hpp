@@ -9,8 +9,19 @@
 //   agents/nic/mlx5_driver.hpp), plus enable/<priority> for the data priority. No shell
 //   syntax: a tool (or `rocelab nic set`) reads the pairs and writes each file.
 // Pure functions of the spec; no I/O.
+//
+// Exports are for hardware: a spec is exported only when its link speed is a real port
+// speed and every mlx5 value lies within the firmware's documented range for that speed
+// (mlx5_knob_ranges). The virtual lab's configurations run at a fraction of a gigabit
+// with DCQCN's clock slowed x250 (traffic/soft_nic/lab_dcqcn.hpp); check_hardware_export
+// refuses them, naming why, and hardware_equivalent derives a hardware configuration
+// from one for a named link speed.
 
+#include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,5 +53,38 @@ struct export_options {
 
 // DCQCN knobs of the spec that mlx5 sysfs has no file for (twin-only model switches).
 [[nodiscard]] std::vector<std::string> knobs_without_mlx5_file();
+
+// Ethernet port speeds (Gb/s) that switches and ConnectX NICs run at.
+inline constexpr double real_port_speeds_gbps[] = {10, 25, 40, 50, 100, 200, 400, 800};
+
+// A knob's documented range in its sysfs unit. Rates whose maximum is the line rate
+// (max_is_line_rate) are bounded by the link speed in Mb/s.
+struct mlx5_knob_range {
+  const char* knob;  // "roce_rp/rpg_time_reset"
+  std::int64_t min = 0, max = 0;
+  bool max_is_line_rate = false;
+  const char* unit = "";
+};
+// Every knob mlx5_knob_values exports (enable/<prio> aside), one row each.
+[[nodiscard]] std::span<const mlx5_knob_range> mlx5_knob_ranges();
+// The range of `knob` at `link_gbps` ({min, max}); nullopt for a knob without a row.
+[[nodiscard]] std::optional<std::pair<std::int64_t, std::int64_t>> mlx5_range(std::string_view knob, double link_gbps);
+
+// What an export is for: the link speed, the NIC and the switch, in words.
+[[nodiscard]] std::string export_target_text(const experiment_spec& spec);
+
+// Whether the spec can be applied to hardware. Errors (invalid_argument) name every
+// reason: a link speed no port runs at, DCQCN times lab_dcqcn produces (its x250 clock),
+// an mlx5 value outside its documented range at this link speed, switch values SONiC
+// refuses.
+[[nodiscard]] status check_hardware_export(const experiment_spec& spec);
+
+// The spec at `link_gbps` in hardware units: a lab-scaled spec (check_hardware_export's
+// reasons) gets the mlx5 defaults for the knobs lab_dcqcn scaled, and its ECN thresholds
+// keep their marking delay in hardware time (bytes x link_gbps / (lab_gbps x time
+// scale)); a hardware spec keeps its delays at the new speed (bytes x link_gbps /
+// lab_gbps). A starting point, not a measurement: tune on the twin at `link_gbps` to
+// confirm. Errors: link_gbps not a real port speed, or the result still not exportable.
+[[nodiscard]] result<experiment_spec> hardware_equivalent(const experiment_spec& spec, double link_gbps);
 
 }  // namespace rocelab::experiments

@@ -1,0 +1,117 @@
+#include "rocelab/experiments/exports.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "../support/text_file.hpp"
+
+// `rocelab tune SPEC --json` end to end with the built CLI on small incasts: the JSON has
+// the baselines, the best with its interval and edges, and the Pareto front; a lab-scaled
+// spec gets no hardware export but the reason, and --export-for derives one in range.
+
+namespace rocelab::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+using testing::read_text;
+
+std::string spec_text(const std::string& topology, const std::string& dcqcn) {
+  return "name: tune-cli\nbackend: twin\nseed: 2\nrepeats: 1\n"
+         "topology: {type: single_switch, hosts: 5, " + topology + "}\n"
+         "switch:\n  buffer_bytes: 512KiB\n  pfc: {enabled: true, priorities: [3]}\n"
+         "  ecn: {enabled: true, queues: [3], kmin_bytes: 100KB, kmax_bytes: 400KB, pmax: 0.2}\n"
+         "nic: {mtu_bytes: 1024, data_priority: 3, dcqcn: {enabled: true" + dcqcn + "}}\n"
+         "workload:\n  incast: {receiver: 0, senders: 4, flow_bytes: 64KiB, start_jitter_ns: 2us}\n"
+         "twin: {stop_ns: 2s}\n"
+         "tuning:\n  method: random\n  budget: 3\n  parallelism: 2\n  seed: 3\n  parameters:\n"
+         "    - {path: switch.ecn.kmin_bytes, min: 5KB, max: 200KB, log: true}\n"
+         "    - {path: switch.ecn.pmax, min: 0.01, max: 1, log: true}\n"
+         "  objective:\n    - {metric: incast.slowdown_p99, weight: 1}\n    - {metric: paused_us, weight: 0.01}\n";
+}
+
+class tune_command : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("rlt-tune-cli-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  int tune(const std::string& spec, const std::string& args) {
+    const fs::path file = dir_ / "spec.yaml";
+    std::ofstream(file) << spec;
+    const std::string cmd = std::string(ROCELAB_BINARY_DIR) + "/rocelab tune " + file.string() + " --db " +
+                            (dir_ / "runs.db").string() + " --export-dir " + (dir_ / "exp").string() + " " + args +
+                            " >" + (dir_ / "out").string() + " 2>" + (dir_ / "err").string();
+    const int rc = std::system(cmd.c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  }
+  std::string out() const { return read_text(dir_ / "out"); }
+  std::string err() const { return read_text(dir_ / "err"); }
+
+  fs::path dir_;
+};
+
+TEST_F(tune_command, json_has_baselines_best_with_ci_and_edges_and_the_front) {
+  ASSERT_EQ(tune(spec_text("link_gbps: 100", ""), "--json --fresh-seeds 5"), 0) << err();
+  const auto j = nlohmann::json::parse(out());
+  double lowest = 1e300;
+  for (const char* b : {"pfc_only", "vendor_default"}) {
+    ASSERT_TRUE(j["baselines"].contains(b)) << b;
+    const auto& row = j["baselines"][b];
+    EXPECT_TRUE(row["params"].is_object());
+    EXPECT_TRUE(row["summary"].is_object());
+    ASSERT_TRUE(row["objective"].is_number());
+    if (row["feasible"]) lowest = std::min(lowest, row["objective"].get<double>());
+  }
+  EXPECT_EQ(j["baselines"]["pfc_only"]["params"]["switch.ecn.enabled"], false);
+  const auto& best = j["best"];
+  ASSERT_TRUE(best["objective"].is_number());
+  EXPECT_LE(best["objective"].get<double>(), lowest);
+  EXPECT_EQ(best["ci"]["n"], 5);
+  EXPECT_EQ(best["ci"]["level"], 0.95);
+  EXPECT_TRUE(best["at_edge"].is_array());
+  ASSERT_TRUE(j["pareto"].is_array());
+  EXPECT_FALSE(j["pareto"].empty());
+  // At 100 Gb/s in mlx5 units: exported, and the export names its target.
+  EXPECT_TRUE(fs::exists(dir_ / "exp" / "config_db.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "exp" / "tuning.html"));
+  EXPECT_EQ(j["exports"]["target"]["link_gbps"], 100.0);
+  EXPECT_NE(read_text(dir_ / "exp" / "export.txt").find("100 Gb/s"), std::string::npos);
+}
+
+TEST_F(tune_command, a_lab_scaled_spec_is_not_exported_unless_a_hardware_speed_is_named) {
+  // The virtual lab's links and lab_dcqcn's times (x250).
+  const std::string lab = spec_text("link_gbps: 0.5", ", dce_tcp_rtt: 250, rpg_time_reset: 75000, min_time_between_cnps: 1000");
+  ASSERT_EQ(tune(lab, ""), 0) << err();
+  EXPECT_NE(err().find("no SONiC or mlx5 export"), std::string::npos) << err();
+  EXPECT_NE(err().find("link_gbps 0.5"), std::string::npos) << err();
+  EXPECT_NE(err().find("rpg_time_reset 75000 us"), std::string::npos) << err();
+  EXPECT_NE(out().find("no hardware export"), std::string::npos) << out();
+  EXPECT_FALSE(fs::exists(dir_ / "exp" / "config_db.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "exp" / "mlx5_sysfs.txt"));
+  EXPECT_TRUE(fs::exists(dir_ / "exp" / "best.yaml"));
+
+  ASSERT_EQ(tune(lab, "--export-for 100"), 0) << err();
+  const std::string sysfs = read_text(dir_ / "exp" / "mlx5_sysfs.txt");
+  EXPECT_NE(sysfs.find("roce_rp/rpg_time_reset 300\n"), std::string::npos) << sysfs;
+  EXPECT_NE(sysfs.find("roce_np/min_time_between_cnps 4\n"), std::string::npos) << sysfs;
+  EXPECT_TRUE(fs::exists(dir_ / "exp" / "hardware.yaml"));
+  auto hw = load_spec_file((dir_ / "exp" / "hardware.yaml").string());
+  ASSERT_TRUE(hw.ok()) << hw.error().message();
+  EXPECT_DOUBLE_EQ(hw->topology.link_gbps, 100);
+  EXPECT_TRUE(check_hardware_export(*hw).ok()) << check_hardware_export(*hw).message();
+}
+
+}  // namespace
+}  // namespace rocelab::experiments
