@@ -4,6 +4,7 @@
 // Exit codes: 0 written; 1 the store or the output failed; 2 usage (no such run).
 #include <cstdio>
 #include <iostream>
+#include <set>
 
 #include "command.hpp"
 #include "number_checks.hpp"
@@ -94,15 +95,24 @@ std::function<int()> setup_report(CLI::App& app) {
       }
       beside.push_back(std::move(*other));
     }
-    if (info->sweep && !info->parameters.contains("tuning.baseline")) {
+    // A tuning's baselines on this run's backend and seed: the lab's re-checks name theirs
+    // ("tuning.baseline"), the twin's runs carry a role ("baseline pfc_only").
+    const auto baseline_of = [](const store::run_info& r) -> std::string {
+      if (auto b = r.parameters.find("tuning.baseline"); b != r.parameters.end()) return b->second;
+      if (auto role = r.parameters.find("tuning.role"); role != r.parameters.end() && role->second.starts_with("baseline "))
+        return role->second.substr(9);
+      return "";
+    };
+    if (info->sweep && baseline_of(*info).empty()) {
       auto all = store->runs();
       if (!all) {
         std::cerr << "rocelab report: " << all.error().message() << "\n";
         return 1;
       }
+      std::set<std::string> seen;
       for (auto& r : *all)
-        if (r.sweep == info->sweep && r.id != info->id && r.backend == info->backend &&
-            r.status == store::run_status::completed && r.parameters.contains("tuning.baseline"))
+        if (r.sweep == info->sweep && r.id != info->id && r.backend == info->backend && r.seed == info->seed &&
+            r.status == store::run_status::completed && !baseline_of(r).empty() && seen.insert(baseline_of(r)).second)
           beside.push_back(std::move(r));
     }
     for (const auto& other : beside) {
@@ -111,10 +121,9 @@ std::function<int()> setup_report(CLI::App& app) {
         std::cerr << "rocelab report: " << json.error().message() << "\n";
         return 1;
       }
-      const auto baseline = other.parameters.find("tuning.baseline");
-      header.comparisons.emplace_back(
-          (baseline != other.parameters.end() ? baseline->second + ", run " : "run ") + std::to_string(other.id),
-          std::move(*json));
+      const std::string baseline = baseline_of(other);
+      header.comparisons.emplace_back((baseline.empty() ? "run " : baseline + ", run ") + std::to_string(other.id),
+                                      std::move(*json));
     }
     if (records->backend.empty()) records->backend = info->backend;
     const auto analysis = experiments::analyze_run_with_spec(std::move(records).value(), header, info->spec_yaml,

@@ -332,15 +332,20 @@ std::function<int()> setup(CLI::App& app) {
     for (const auto& [name, text] : files)
       if (auto st = write_text(dir + "/" + name, text); !st.ok()) return fail(st.message(), 1);
 
-    // Sim-to-real: the best configurations again on the virtual lab.
+    // Sim-to-real: the baselines and the best configurations again on the virtual lab,
+    // each beside the twin replaying what the lab ran.
     std::vector<experiments::verify_row> verified;
     if (args->verify && !interrupted) {
       experiments::virtual_backend_options vo;
       vo.lab_name = args->lab_name;
-      auto rows = experiments::verify_on_backend(*spec, *settings, *trials, args->verify, "virtual", vo, &*db,
-                                                 opened->id, [](const std::string& line) {
-                                                   std::cerr << "rocelab tune: " << line << "\n";
-                                                 });
+      // The baselines first (what the best must beat on the lab too), then the best trials.
+      std::vector<experiments::verify_config> configs;
+      for (const auto& b : answer->baselines) configs.push_back({b.name, b.baseline, b.params});
+      auto picks = experiments::best_trial_configs(*spec, *settings, *trials, args->verify);
+      if (!picks) return fail(picks.error().message(), 1);
+      configs.insert(configs.end(), picks->begin() + 1, picks->end());  // [0] is the spec as written
+      auto rows = experiments::verify_configs(*spec, configs, "virtual", vo, &*db, opened->id,
+                                              [](const std::string& line) { std::cerr << "rocelab tune: " << line << "\n"; });
       if (!rows) return fail(rows.error().message(), 1);
       verified = std::move(*rows);
       out["sim_to_real"] = nlohmann::json::parse(experiments::verify_json_text(verified));
