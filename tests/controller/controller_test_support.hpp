@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <filesystem>
 #include <sstream>
 #include <fstream>
@@ -24,6 +27,31 @@
 namespace rocelab::test {
 
 inline const std::string test_token = "rocelab-test-token-0123456789abcdef";
+
+// A controller in a child process: `child_main(to_parent)` starts it, writes its port and
+// a newline to `to_parent` and never returns (the test kills it). Returns the child's pid
+// and the port it reported; port 0 when the child reported nothing (the caller asserts).
+struct forked_controller {
+  pid_t pid = -1;
+  std::uint16_t port = 0;
+};
+inline forked_controller fork_controller(const std::function<void(int to_parent)>& child_main) {
+  int fds[2];
+  if (::pipe(fds) != 0) return {};
+  const pid_t child = ::fork();
+  if (child < 0) return {};
+  if (child == 0) {
+    ::close(fds[0]);
+    child_main(fds[1]);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  FILE* from_child = ::fdopen(fds[0], "r");
+  char line[64] = {};
+  const bool got = from_child && std::fgets(line, sizeof line, from_child);
+  if (from_child) std::fclose(from_child);
+  return {child, got ? static_cast<std::uint16_t>(std::atoi(line)) : std::uint16_t{0}};
+}
 
 // The recorded mlx5 port (tests/data/mlx5-sysfs) an agent's settings go to.
 inline const std::string mlx5_port = "enp1s0f0np0";

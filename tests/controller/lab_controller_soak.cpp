@@ -96,20 +96,10 @@ result<run_finished> tiny_run(const std::string& address) {
 
 TEST(controller_soak, garbage_and_idle_connections_and_200_runs_leave_the_controller_flat) {
   temp_dir dir("soak");
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::close(fds[0]);
-    controller_child(dir, fds[1]);
-  }
-  ::close(fds[1]);
-  FILE* from_child = ::fdopen(fds[0], "r");
-  char line[64] = {};
-  ASSERT_TRUE(std::fgets(line, sizeof line, from_child)) << "controller did not start";
-  std::fclose(from_child);
-  const auto port = static_cast<std::uint16_t>(std::atoi(line));
+  const auto forked = test::fork_controller([&](int to_parent) { controller_child(dir, to_parent); });
+  const pid_t child = forked.pid;
+  ASSERT_GT(forked.port, 0) << "controller did not start";
+  const std::uint16_t port = forked.port;
   const std::string address = "127.0.0.1:" + std::to_string(port);
 
   std::mt19937 rng(23);

@@ -141,20 +141,10 @@ double cpu_seconds(pid_t pid) {
 
 TEST(client_sessions, out_of_descriptors_the_controller_backs_off_and_still_serves_a_client) {
   temp_dir dir("emfile");
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::close(fds[0]);
-    small_fd_table_controller(dir, fds[1]);
-  }
-  ::close(fds[1]);
-  FILE* from_child = ::fdopen(fds[0], "r");
-  char line[64] = {};
-  ASSERT_TRUE(std::fgets(line, sizeof line, from_child)) << "controller did not start";
-  std::fclose(from_child);
-  const auto port = static_cast<std::uint16_t>(std::atoi(line));
+  const auto forked = test::fork_controller([&](int to_parent) { small_fd_table_controller(dir, to_parent); });
+  const pid_t child = forked.pid;
+  ASSERT_GT(forked.port, 0) << "controller did not start";
+  const std::uint16_t port = forked.port;
 
   // 60 idle connections: more than the controller's descriptors; the kernel queues the rest.
   std::vector<int> idle;
