@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "number_checks.hpp"
 #include "output_files.hpp"
 #include "stop_signal.hpp"
 #include "rocelab/controller/client.hpp"
@@ -47,6 +48,7 @@ struct run_args {
   bool no_capture_file = false;
   std::string controller;
   std::string token_file;
+  double reconnect_s = 60;
   std::string db = "rocelab.db";
   bool db_given = false;  // with --controller: the controller's store, read if it does not come back
   std::uint64_t hpcc_seed = 0;  // 0: the scenario's default
@@ -118,6 +120,7 @@ int run_remote(const run_args& args) {
   }
   controller::submit_options o;
   o.controller = args.controller;
+  o.reconnect_window = std::chrono::milliseconds(static_cast<std::int64_t>(args.reconnect_s * 1000));
   o.token = *token;
   // Ctrl-C closes our connection; the controller then stops the run and stores it
   // interrupted with what it measured.
@@ -247,6 +250,10 @@ std::function<int()> setup(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   app.add_option("--controller", args->controller, "submit to a running controller (host:port) instead of running here");
   app.add_option("--token-file", args->token_file, "the lab token for --controller (first line, mode 600)");
+  app.add_option("--reconnect-s", args->reconnect_s,
+                 "--controller: how long to keep asking for the run's outcome after the connection is lost")
+      ->capture_default_str()
+      ->check(finite_in(0, 86400, "s"));
   auto* db = app.add_option("--db", args->db,
                             "the run store of the embedded controller; with --controller, that controller's store, "
                             "read for the run's outcome if the controller does not come back")

@@ -92,7 +92,7 @@ TEST(lab_controller_crash, kill_9_mid_virtual_run_agents_stop_their_nics_and_the
   const int client_fd = ::open(client_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const pid_t client = spawn({binary, "run", std::string(ROCELAB_SOURCE_DIR) + "/examples/virtual-incast-8to1.yaml",
                               "--set", "workload.incast.flow_bytes=8MiB", "--set", "workload.incast.rounds=1",
-                              "--controller", address, "--token-file", token_file},
+                              "--controller", address, "--token-file", token_file, "--reconnect-s", "3"},
                              client_fd);
   ::close(client_fd);
   // Mid-run: every agent runs its NIC (a child of the agent) and the run is in the store.
@@ -115,7 +115,8 @@ TEST(lab_controller_crash, kill_9_mid_virtual_run_agents_stop_their_nics_and_the
         << h.name << "'s NIC still runs without a controller; agent log: " << slurp(h.agent_log);
   EXPECT_NE(slurp(up->hosts[1].agent_log).find("dead-man switch"), std::string::npos) << slurp(up->hosts[1].agent_log);
 
-  // The client learns its controller is gone and fails.
+  // The client learns its controller is gone and, when it does not come back within the
+  // client's reconnect window (3 s here), fails.
   EXPECT_TRUE(test::eventually([&] { return ::waitpid(client, &ws, WNOHANG) == client; }, 15s));
   EXPECT_TRUE(WIFEXITED(ws) && WEXITSTATUS(ws) != 0) << slurp(client_log);
 
