@@ -88,7 +88,9 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
       if (auto st = set_field(twin_spec, path, value, config.label); !st.ok())
         return st.with_context(config.label + ": " + path + "=" + value);
     twin_spec.backend = "twin";
-    auto from_spec = run_experiment(twin_spec);
+    // The twin predicts what the lab runs: the virtual lab's timeout and headroom included.
+    const experiment_spec prediction_spec = backend == "virtual" ? as_the_virtual_lab_runs_it(twin_spec) : twin_spec;
+    auto from_spec = run_experiment(prediction_spec);
     if (!from_spec) return from_spec.error().with_context(row.label + " on the twin");
     row.from_spec = summary_of(*from_spec);
     row.predicted = row.from_spec;
@@ -109,7 +111,7 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
     if (measured) {
       row.measured = summary_of(*measured);
       // The twin replays what the lab ran, when the lab ran it.
-      auto replayed = predict_measured_runs(twin_spec, measured->repeats, measured->seeds);
+      auto replayed = predict_measured_runs(prediction_spec, measured->repeats, measured->seeds);
       if (!replayed) return replayed.error().with_context(row.label + ": the twin's replay");
       row.predicted = *replayed;
       row.comparison = compare_sim_to_real(row.predicted, row.measured);

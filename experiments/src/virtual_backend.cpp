@@ -68,14 +68,29 @@ status check_spec(const experiment_spec& spec) {
 
 // The spec's headroom, but never less than the soft path needs: the switch's headroom
 // calculator with its reaction budget (lab_headroom_bytes; the switch runs at SCHED_FIFO).
-std::int64_t headroom_for(const experiment_spec& spec, const lab::lab_state& s) {
+std::int64_t headroom_for(const experiment_spec& spec, int netdev_mtu) {
   const auto rate_bps = static_cast<std::int64_t>(spec.topology.link_gbps * 1e9);
   const std::int64_t software_path =
-      fabric::soft_switch::lab_headroom_bytes(rate_bps, s.mtu, fabric::soft_switch::lab_response_budget_ns);
+      fabric::soft_switch::lab_headroom_bytes(rate_bps, netdev_mtu, fabric::soft_switch::lab_response_budget_ns);
   return std::max(spec.sw.pfc.headroom_bytes, software_path);
+}
+std::int64_t headroom_for(const experiment_spec& spec, const lab::lab_state& s) { return headroom_for(spec, s.mtu); }
+
+// Go-back-N must not time out behind a full buffer's drain at the lab's slow rate.
+std::int64_t retransmit_timeout_for(const experiment_spec& spec) {
+  const auto drain_ns = static_cast<std::int64_t>(static_cast<double>(spec.sw.buffer_bytes) * 8e9 /
+                                                  (spec.topology.link_gbps * 1e9));
+  return std::max(spec.nic.retransmit_timeout_ns, 2 * drain_ns);
 }
 
 }  // namespace
+
+experiment_spec as_the_virtual_lab_runs_it(const experiment_spec& spec) {
+  experiment_spec out = spec;
+  out.nic.retransmit_timeout_ns = retransmit_timeout_for(spec);
+  out.sw.pfc.headroom_bytes = headroom_for(spec, lab::lab_options{}.mtu);
+  return out;
+}
 
 lab::lab_options lab_options_for(const experiment_spec& spec, const std::string& lab_name,
                                  const std::string& state_root, const std::string& rocelab_binary) {
@@ -418,9 +433,7 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     fo.nic.dcqcn = spec.nic.dcqcn;
     fo.nic.pfc_enabled = spec.sw.pfc.enabled;
     fo.nic.ack_every_packets = spec.nic.ack_every_packets;
-    const auto drain_ns = static_cast<std::int64_t>(static_cast<double>(spec.sw.buffer_bytes) * 8e9 /
-                                                    (spec.topology.link_gbps * 1e9));
-    fo.nic.retransmit_timeout_ns = std::max(spec.nic.retransmit_timeout_ns, 2 * drain_ns);
+    fo.nic.retransmit_timeout_ns = retransmit_timeout_for(spec);
     fo.links = options.nic_links;
     // Capture: plain copies of every frame the switch sends (egress), so each data packet
     // is seen once, with the CE mark it left with. Kept where options.capture_file says;

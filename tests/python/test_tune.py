@@ -14,7 +14,7 @@ def test_tune_from_the_spec_file_with_callback_and_store(lab, db, capsys):
     seen = []
     result = lab.tune(EXAMPLES / "tune-incast.yaml", budget=8, callback=seen.append, progress=True)
     assert [t["index"] for t in seen] == list(range(8))
-    assert all(t["metrics"]["flows"] == 16 for t in seen if t["evaluated"])
+    assert all(t["metrics"]["by_kind"]["incast"]["flows"] == 16 for t in seen if t["evaluated"])
     trials = result.trials
     assert len(trials) == 8
     assert {"switch.ecn.kmin_bytes", "switch.ecn.kmax_bytes", "switch.ecn.pmax", "objective"} <= set(trials.columns)
@@ -44,7 +44,7 @@ def test_tune_answers_with_baselines_an_interval_and_the_pareto_front(lab):
     assert set(result.baselines) == {"pfc_only", "vendor_default"}
     for b in result.baselines.values():
         assert {"params", "summary", "objective"} <= set(b)
-        assert b["summary"]["flows"] == 16
+        assert b["summary"]["by_kind"]["incast"]["flows"] == 16
     assert result.baselines["pfc_only"]["params"]["switch.ecn.enabled"] is False
     best = result.best
     assert best["objective"] <= min(b["objective"] for b in result.baselines.values() if b["feasible"])

@@ -89,6 +89,11 @@ struct virtual_backend_options {
 // The lab a spec runs on: its hosts, link rate, buffer, an interface MTU for its RoCE
 // MTU, and the switch without PFC or ECN when the spec has them off. `rocelab_binary`
 // runs the switch (empty: this process's executable).
+// The spec as the virtual lab runs it, for the twin to predict a lab run: the NICs'
+// retransmit timeout raised to twice the buffer's drain time and the lossless headroom to
+// what the software path's reaction budget needs, as run_virtual sets them.
+[[nodiscard]] experiment_spec as_the_virtual_lab_runs_it(const experiment_spec& spec);
+
 [[nodiscard]] agents::lab::lab_options lab_options_for(const experiment_spec& spec, const std::string& lab_name,
                                                        const std::string& state_root,
                                                        const std::string& rocelab_binary);
