@@ -12,22 +12,12 @@
 #include "rocelab/traffic/composite.hpp"
 #include "rocelab/traffic/incast.hpp"
 #include "rocelab/traffic/victim.hpp"
+#include "spec_origin.hpp"
 
 namespace rocelab::experiments {
 namespace {
 
 status bad(const std::string& what) { return {error_code::invalid_argument, what}; }
-
-// "file:line" of a path, else of its nearest section, else the file, else "(default)".
-std::string origin_of(const experiment_spec& spec, std::string path) {
-  for (;;) {
-    if (auto it = spec.origins.find(path); it != spec.origins.end()) return it->second;
-    const auto dot = path.rfind('.');
-    if (dot == std::string::npos) break;
-    path.resize(dot);
-  }
-  return spec.source_file.empty() ? "(default)" : spec.source_file + " (default)";
-}
 
 status fail(const experiment_spec& spec, const std::string& path, const std::string& msg) {
   return bad(origin_of(spec, path) + ": " + path + ": " + msg);

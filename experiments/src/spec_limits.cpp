@@ -4,6 +4,8 @@
 #include <optional>
 #include <sstream>
 
+#include "spec_origin.hpp"
+
 namespace rocelab::experiments {
 namespace {
 
@@ -17,17 +19,6 @@ std::string number(double v) {
   s.precision(12);
   s << v;
   return s.str();
-}
-
-// "file:line" of a path, else of its nearest section, else the file.
-std::string origin_of(const experiment_spec& spec, std::string path) {
-  for (;;) {
-    if (auto it = spec.origins.find(path); it != spec.origins.end()) return it->second;
-    const auto dot = path.rfind('.');
-    if (dot == std::string::npos) break;
-    path.resize(dot);
-  }
-  return spec.source_file.empty() ? "(default)" : spec.source_file + " (default)";
 }
 
 bool leaf_spine(const experiment_spec& s) { return s.topology.type == "leaf_spine"; }
