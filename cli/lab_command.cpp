@@ -1,4 +1,4 @@
-// rocelab lab up|down|status: the virtual lab of issue 5 (agents/lab): one namespace per
+// rocelab lab up|down|status: the virtual lab (agents/lab): one namespace per
 // host, one for the soft switch, one for the capture host, veth links between them, and
 // the switch process. Needs root.
 // `lab up --controller ADDR --token-file F` also starts one agent per host (`rocelab

@@ -2,7 +2,7 @@
 // spec on its backend and writes the run directory (records as CSV, summary.json and the
 // resolved spec.yaml). Exit codes: 0 ran; 1 the run failed (I/O, backend); 2 usage or an
 // invalid spec (the message names file:line and the field).
-// Every spec run goes through a controller into the run store (issue 6): without
+// Every spec run goes through a controller into the run store: without
 // --controller an embedded one (store --db, default rocelab.db in the working directory);
 // with --controller ADDR --token-file F the spec is submitted to that running controller,
 // which stores it (the run directory is then not written here; the records are in its

@@ -32,3 +32,19 @@ function(rocelab_adapter name)
   add_library(rocelab::${name} ALIAS rocelab_${name})
   target_link_libraries(rocelab_${name} PRIVATE rocelab_warnings)
 endfunction()
+
+# rocelab_lto(<library>): link-time optimisation for a hot-path static library, off for
+# fuzz and sanitizer builds. The objects are fat (LTO bytecode and ordinary code): the CLI,
+# the benchmarks and the Python module optimise across them at link time, while the test
+# binaries link the ordinary code with -fno-lto (tests/CMakeLists.txt) instead of redoing
+# the library's code generation in each of a hundred links.
+include(CheckIPOSupported)
+check_ipo_supported(RESULT rocelab_ipo_supported OUTPUT rocelab_ipo_message LANGUAGES CXX)
+function(rocelab_lto target)
+  if(rocelab_ipo_supported AND NOT ROCELAB_FUZZ AND NOT ROCELAB_SANITIZE)
+    set_property(TARGET ${target} PROPERTY INTERPROCEDURAL_OPTIMIZATION ON)
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+      target_compile_options(${target} PRIVATE -ffat-lto-objects)
+    endif()
+  endif()
+endfunction()

@@ -12,18 +12,13 @@
 #include "errors.hpp"
 #include "interrupt_poll.hpp"
 
-#ifdef ROCELAB_HAVE_COMPARE
 #include "rocelab/experiments/compare.hpp"
-#ifdef ROCELAB_HAVE_STORE
 #include "rocelab/store/run_store.hpp"
-#endif
-#endif
 
 namespace py = pybind11;
 
 namespace rocelab::bindings {
 
-#ifdef ROCELAB_HAVE_COMPARE
 namespace {
 
 using namespace experiments;
@@ -65,11 +60,7 @@ py::dict compare(const experiment_spec& spec, const std::string& compare_file, c
   if (status st = load_profiles(settings); !st.ok()) throw_spec_error(st, "profiles");
 
   store::run_store* store = nullptr;
-#ifdef ROCELAB_HAVE_STORE
   if (!store_object.is_none()) store = store_object.cast<store::run_store*>();
-#else
-  if (!store_object.is_none()) throw py::value_error("this build of rocelab has no run store");
-#endif
 
   interrupt_poll poll{std::chrono::milliseconds(poll_ms)};
   settings.cancel_requested = [&] { return poll(); };
@@ -88,16 +79,10 @@ py::dict compare(const experiment_spec& spec, const std::string& compare_file, c
 }  // namespace
 
 void bind_compare(py::module_& m) {
-  m.attr("have_compare") = true;
   m.def("compare", &compare, py::arg("spec"), py::arg("compare_file") = "", py::arg("options") = py::dict(), py::arg("store") = py::none(),
         py::arg("on_progress") = py::none(), py::arg("poll_ms") = 20,
         "Runs the fabric comparison (`rocelab compare`) on a spec, with the compare: section of compare_file (if any) under the options. Returns "
         "{json: the report's data, html: the report page, interrupted: the exception that stopped it or None}");
 }
-#else
-void bind_compare(py::module_& m) {
-  m.attr("have_compare") = false;
-}
-#endif
 
 }  // namespace rocelab::bindings

@@ -8,6 +8,7 @@
 #include "rocelab/common/units.hpp"
 #include "errors.hpp"
 #include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/spec_files.hpp"
 
 namespace py = pybind11;
 
@@ -69,6 +70,13 @@ void bind_spec(py::module_& m) {
             if (auto st = experiments::validate(s); !st.ok()) throw_spec_error(st);
           },
           "Cross-field checks, as `rocelab run` does before running")
+      .def(
+          "inline_files",
+          [](experiment_spec& s) {
+            if (auto st = experiments::inline_file_references(s); !st.ok()) throw_spec_error(st);
+          },
+          "Reads the files the spec names (a background CDF) into the spec, so it carries data, not "
+          "paths: what a spec sent to a controller must do (bounded reads; errors name the field)")
       .def("to_yaml", [](const experiment_spec& s) { return experiments::to_yaml(s); },
            "The resolved spec: every field, loadable again")
       .def("copy", [](const experiment_spec& s) { return experiment_spec(s); })

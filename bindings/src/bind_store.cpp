@@ -8,15 +8,12 @@
 #include "errors.hpp"
 #include "records.hpp"
 
-#ifdef ROCELAB_HAVE_STORE
 #include "rocelab/store/run_store.hpp"
-#endif
 
 namespace py = pybind11;
 
 namespace rocelab::bindings {
 
-#ifdef ROCELAB_HAVE_STORE
 namespace {
 
 py::dict info_dict(const store::run_info& r) {
@@ -44,7 +41,6 @@ store::run_status parse_status(const std::string& text) {
 }  // namespace
 
 void bind_store(py::module_& m) {
-  m.attr("have_store") = true;
   py::class_<store::run_store>(m, "Store", "A run store (SQLite)")
       .def(py::init([](const std::string& path, bool read_only) {
              return value_or_throw(
@@ -148,10 +144,5 @@ void bind_store(py::module_& m) {
           },
           py::arg("id"));
 }
-#else
-void bind_store(py::module_& m) {
-  m.attr("have_store") = false;
-}
-#endif
 
 }  // namespace rocelab::bindings

@@ -11,22 +11,20 @@
 #include "errors.hpp"
 #include "records.hpp"
 
-#ifdef ROCELAB_HAVE_TUNING
 #ifdef ROCELAB_HAVE_CONTROLLER_CLIENT
 #include "rocelab/controller/client.hpp"
 #endif
+#include "rocelab/experiments/spec_files.hpp"
 #include "rocelab/experiments/tuning.hpp"
 #include "rocelab/experiments/tuning_baselines.hpp"
 #include "rocelab/experiments/tuning_spec.hpp"
 #include "rocelab/experiments/tuning_trials.hpp"
 #include "rocelab/store/run_store.hpp"
-#endif
 
 namespace py = pybind11;
 
 namespace rocelab::bindings {
 
-#ifdef ROCELAB_HAVE_TUNING
 namespace {
 
 using namespace experiments;
@@ -90,7 +88,10 @@ trial_runner controller_runner(const std::string& address, const std::string& to
     options.controller = address;
     options.token = token;
     options.connect_timeout = std::chrono::milliseconds(timeout_ms);
-    auto done = controller::submit_spec(options, to_yaml(spec), "<tuning trial>", {});
+    // The controller opens no path a client names: the trial's files travel inlined.
+    experiment_spec sent = spec;
+    if (auto st = experiments::inline_file_references(sent); !st.ok()) return st;
+    auto done = controller::submit_spec(options, to_yaml(sent), "<tuning trial>", {});
     if (!done.ok()) return std::move(done).error();
     if (done->status != "completed")
       return status(error_code::unavailable, "run " + std::to_string(done->run) + " on " + address + " " +
@@ -201,7 +202,6 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
 }  // namespace
 
 void bind_tune(py::module_& m) {
-  m.attr("have_tuning") = true;
   m.def(
       "tuning_settings",
       [](const experiment_spec& spec, const std::string& yaml_text, const std::string& source, std::uint32_t budget,
@@ -219,10 +219,5 @@ void bind_tune(py::module_& m) {
         "Runs a tuning sweep (the `tuning:` section in tuning_yaml) over `spec`, here on its backend or, with "
         "controller=ADDR, each trial on the lab behind that controller");
 }
-#else
-void bind_tune(py::module_& m) {
-  m.attr("have_tuning") = false;
-}
-#endif
 
 }  // namespace rocelab::bindings

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "nic_test_support.hpp"
+#include "rocelab/common/bounded_file.hpp"
 
 namespace rocelab::agents::nic {
 namespace {
@@ -93,6 +94,28 @@ TEST(soft_nic_driver, rejects_wrong_names_and_values_and_a_damaged_file) {
             error_code::not_found);
   EXPECT_EQ(soft_nic_driver::open({"../eth0", dir.path().string(), "/sys"}).error().code(),
             error_code::invalid_argument);
+}
+
+TEST(soft_nic_driver, a_settings_file_that_is_a_device_or_too_big_is_refused_unread) {
+  temp_dir dir;
+  auto d = open_in(dir);
+  ASSERT_TRUE(d.ok());
+  const std::string path = (*d)->settings_path();
+  // A device where the settings belong: refused before a byte is read, naming the path.
+  fs::create_symlink("/dev/zero", path);
+  auto device = open_in(dir);
+  ASSERT_FALSE(device.ok());
+  EXPECT_EQ(device.error().code(), error_code::invalid_argument) << device.error().message();
+  EXPECT_NE(device.error().message().find(path), std::string::npos) << device.error().message();
+  fs::remove(path);
+  // A regular file past the bound: refused by its size.
+  {
+    std::ofstream big(path);
+    big << R"({"version":1,"settings":{}, "pad":")" << std::string(max_state_file_bytes, 'x') << R"("})";
+  }
+  auto too_big = open_in(dir);
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_EQ(too_big.error().code(), error_code::resource_exhausted) << too_big.error().message();
 }
 
 TEST(soft_nic_driver, counters_are_the_netdev_statistics_and_the_nics_own) {

@@ -1,4 +1,4 @@
-// The built `rocelab` on inputs that used to crash it or print wrong numbers: a device
+// The built `rocelab` on hostile and edge-case inputs: a device
 // given as a spec or CDF is refused (exit 2, not an abort from reading without end);
 // `analyze --link-gbps` takes only finite, sane rates; analyze prints durations of
 // epoch-stamped captures to the nanosecond.

@@ -448,7 +448,7 @@ TEST(spec, lossless_incast_pauses_and_never_drops) {
 namespace rocelab {
 namespace {
 
-// The fabric section (issue 9) reaches the twin: InfiniBand with IB congestion control
+// The fabric section reaches the twin: InfiniBand with IB congestion control
 // where the NIC's congestion control is on, and nothing where it is off.
 TEST(spec, the_fabric_section_selects_the_twins_fabric) {
   experiments::experiment_spec spec;

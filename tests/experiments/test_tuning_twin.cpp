@@ -1,4 +1,4 @@
-// Issue 7's proof of tuning, on the twin with every seed fixed: Bayesian optimisation
+// The proof of tuning, on the twin with every seed fixed: Bayesian optimisation
 // with at most 30 trials finds an objective within 5% of the best point of an exhaustive
 // grid of at least 300 points. The scenario is examples/tune-incast.yaml (16-to-1
 // incast with victim flows and background, Kmin/Kmax/Pmax, victim + incast p99 slowdown

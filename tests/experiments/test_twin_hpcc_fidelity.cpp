@@ -1,5 +1,5 @@
 // The twin in HPCC ns-3 compatibility mode against that simulator's outputs for the same
-// inputs (tests/data/hpcc-ns3/, produced as its README says), issue 4's fidelity points:
+// inputs (tests/data/hpcc-ns3/, produced as its README says), the twin's fidelity points:
 // - ls64_ws50 (leaf-spine, WebSearch at 50% plus an incast): slowdown p50/p95/p99 per
 //   flow-size bucket within 10%;
 // - the incast16 cases: FCT p50/p95/p99 within 5%, PFC pause counts within 20%.

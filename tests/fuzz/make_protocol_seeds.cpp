@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     std::ostringstream yaml;
     yaml << in.rdbuf();
     const std::string name = std::filesystem::path(argv[i]).filename().string();
-    auto f = encode(submit_run{1, yaml.str(), name, {}});
+    auto f = encode(submit_run{1, yaml.str(), name, {}, "seed-" + std::to_string(n), false});
     if (!f) continue;  // over the frame limit: not a seed
     std::ofstream out(std::string(argv[1]) + "/submit_run-" + name + ".bin", std::ios::binary);
     out.write(reinterpret_cast<const char*>(f->data()), static_cast<std::streamsize>(f->size()));

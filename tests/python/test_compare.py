@@ -14,7 +14,6 @@ import pytest
 import rocelab
 from conftest import EXAMPLES, run_cli
 
-pytestmark = pytest.mark.skipif(not rocelab._rocelab.have_compare, reason="built without the fabric comparison")
 
 
 def test_compare_matches_the_cli_and_lands_in_the_store(db, tmp_path):

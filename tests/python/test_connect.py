@@ -170,3 +170,28 @@ def test_ctrl_c_of_rocelab_run_stores_the_run_interrupted(controller, tmp_path, 
     assert proc.returncode == 130, (out, err)
     assert "interrupted" in err, err
     assert wait_for_status(db, "interrupted") == ["interrupted"]
+
+
+def test_a_cdf_file_a_spec_names_travels_inlined_to_the_controller(controller, tmp_path):
+    """The controller opens no path a client names: Python reads the CDF on its own host."""
+    address, token, db = controller
+    client_dir = tmp_path / "client"
+    client_dir.mkdir()
+    (client_dir / "mine.cdf").write_text("# two sizes\n1000 0.5\n4000 1\n")
+    spec = client_dir / "spec.yaml"
+    spec.write_text("name: inline-cdf\nbackend: twin\nseed: 1\ntopology: {hosts: 4, link_gbps: 100}\n"
+                    "workload:\n  background:\n    cdf: mine.cdf\n    load: 0.2\n    duration_ns: 20us\n"
+                    "twin: {stop_ns: 10ms}\n")
+    lab = rocelab.connect(address, token_file=token, db=db)
+    run = lab.run(spec)
+    assert run.status == "completed"
+    stored = rocelab.open_store(db).runs().iloc[0]["spec_yaml"]
+    assert "4000 1" in stored and "mine.cdf\n" not in stored.replace("# mine.cdf\n", "")
+    # Tuning trials submitted through the controller carry the points too.
+    tuning = client_dir / "tune.yaml"
+    tuning.write_text((EXAMPLES / "tune-incast.yaml").read_text().replace("cdf: hadoop", "cdf: mine.cdf"))
+    seen = []
+    lab.tune(tuning, budget=1, method="random", progress=False, callback=seen.append)
+    assert seen and all(t["evaluated"] for t in seen), [t["error"] for t in seen]
+    for spec_yaml in rocelab.open_store(db).runs()["spec_yaml"]:
+        assert "4000 1" in spec_yaml

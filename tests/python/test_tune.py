@@ -7,7 +7,6 @@ import pytest
 import rocelab
 from conftest import EXAMPLES
 
-pytestmark = pytest.mark.skipif(not rocelab._rocelab.have_tuning, reason="built without the tuning library")
 
 
 def test_tune_from_the_spec_file_with_callback_and_store(lab, db, capsys):

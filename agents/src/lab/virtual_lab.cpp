@@ -25,6 +25,7 @@
 #include <sstream>
 #include <thread>
 
+#include "rocelab/common/bounded_file.hpp"
 #include "rocelab/common/unique_fd.hpp"
 #include "rocelab/common/child_fds.hpp"
 
@@ -217,10 +218,14 @@ status ping_switch(const std::string& path) {
   return status::success();
 }
 
+// The last 2,000 bytes of a log, however long the log grew.
 std::string tail_of(const std::string& path) {
-  std::ifstream f(path);
-  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  return all.size() > 2000 ? all.substr(all.size() - 2000) : all;
+  constexpr std::streamoff tail = 2000;
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) return {};
+  const std::streamoff size = f.tellg();
+  f.seekg(size > tail ? size - tail : 0);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
 std::string self_or(const std::string& binary) {
@@ -405,9 +410,13 @@ result<lab_state> lab_state_from_json(const json& j) {
 
 result<lab_state> load_lab(const std::string& root, const std::string& name) {
   const std::string path = lab_state_path(root, name);
-  std::ifstream f(path);
-  if (!f) return status(error_code::not_found, "no lab '" + name + "' (" + path + ")");
-  json j = json::parse(f, nullptr, false);
+  auto text = read_bounded_file(path, max_state_file_bytes, "lab state");
+  if (!text) {
+    if (text.error().code() == error_code::not_found)
+      return status(error_code::not_found, "no lab '" + name + "' (" + path + ")");
+    return std::move(text).error();
+  }
+  json j = json::parse(*text, nullptr, false);
   if (j.is_discarded()) return status(error_code::malformed_input, path + ": not JSON");
   return lab_state_from_json(j).with_context(path);
 }

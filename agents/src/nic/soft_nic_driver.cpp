@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "rocelab/agents/nic/sysfs_io.hpp"
+#include "rocelab/common/bounded_file.hpp"
 #include "rocelab/common/unique_fd.hpp"
 
 namespace rocelab::agents::nic {
@@ -51,11 +52,9 @@ status write_file_atomically(const std::string& path, const std::string& content
 }
 
 result<nlohmann::json> read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return status(error_code::not_found, path + ": no such file");
-  std::stringstream text;
-  text << in.rdbuf();
-  auto j = nlohmann::json::parse(text.str(), nullptr, false);
+  auto text = read_bounded_file(path, max_state_file_bytes, "soft-NIC settings");
+  if (!text) return std::move(text).error();
+  auto j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) return status(error_code::malformed_input, path + ": not JSON");
   return j;
 }

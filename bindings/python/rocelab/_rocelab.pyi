@@ -8,9 +8,6 @@ import numpy as np
 workload_kinds: tuple[str, ...]
 pause_sources: tuple[str, ...]
 event_kinds: tuple[str, ...]
-have_store: bool
-have_tuning: bool
-have_compare: bool
 have_controller_client: bool
 
 class Spec:

@@ -24,7 +24,6 @@ import pandas as pd
 
 from . import _rocelab
 from ._html_report import HtmlReport, run_reported
-from .errors import UnavailableError
 from .lab import source_dir
 from .spec import as_experiment
 from .store import DEFAULT_DB, Store
@@ -103,8 +102,6 @@ def compare(spec, fabrics=None, overrides=None, compute_ms_per_step=None, small_
     """Runs the fabric comparison of ``spec`` (a YAML path, usually with a ``compare:``
     section, an Experiment or a workload section). ``callback(line)`` gets each progress
     line. Returns a :class:`Comparison`."""
-    if not getattr(_rocelab, "have_compare", False):
-        raise UnavailableError("this build of rocelab has no fabric comparison")
     exp = as_experiment(spec, overrides)
     exp.validate()
     base = exp.build()

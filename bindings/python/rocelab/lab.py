@@ -237,6 +237,8 @@ class ControllerLab(Lab):
         base = exp.build()
         if name is not None:
             base.set("name", str(name), "python")
+        # The controller opens no path a client names: files the spec names travel inlined.
+        base.inline_files()
         done = _rocelab.submit_spec(self.address, self._token, base.to_yaml(), exp.path or "<python>",
                                     int(self.connect_timeout_s * 1000))
         if done["interrupted"] is not None:

@@ -9,7 +9,6 @@ import os
 import pandas as pd
 
 from . import _rocelab
-from .errors import UnavailableError
 
 __all__ = ["open_store", "Store", "DEFAULT_DB"]
 
@@ -20,8 +19,6 @@ class Store:
     """An open run store. ``runs()`` lists runs; ``run(id)`` / ``load(id)`` give a :class:`Run`."""
 
     def __init__(self, path=DEFAULT_DB, read_only=False):
-        if not _rocelab.have_store:
-            raise UnavailableError("this build of rocelab has no run store (store/ not built)")
         self.path = os.fspath(path)
         self.read_only = read_only
         self._store = _rocelab.Store(self.path, read_only)

@@ -38,7 +38,7 @@ import math
 import pandas as pd
 
 from . import _rocelab
-from .errors import Interrupted, UnavailableError
+from .errors import Interrupted
 from .progress import ProgressBar
 
 __all__ = ["TuningResult", "tune"]
@@ -171,8 +171,6 @@ def _tuning_yaml(exp, parameters, objective, constraints, seed, require_complete
 def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=None, method=None, parallelism=None,
          name=None, seed=None, require_complete=None, callback=None, progress=True, overrides=None, resume=True,
          fresh_seeds=5):
-    if not getattr(_rocelab, "have_tuning", False):
-        raise UnavailableError("this build of rocelab has no tuning library")
     exp = lab._prepare(spec, overrides)
     base = exp.build()
     text, source = _tuning_yaml(exp, parameters, objective, constraints, seed, require_complete)

@@ -609,7 +609,7 @@ status soft_switch::impl::run(const std::atomic<bool>& stop) {
   // Timer wake-ups as precise as the kernel allows (the default slack is 50 us).
   (void)::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   if (opt_.rt_priority > 0) {
-    // See soft_switch_options::rt_priority. Children (none today) would not inherit it.
+    // See soft_switch_options::rt_priority. Children (it has none) would not inherit it.
     sched_param sp{};
     sp.sched_priority = opt_.rt_priority;
     if (::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0) {

@@ -20,6 +20,7 @@ inline constexpr std::size_t max_scenario_file_bytes = 256u << 20;  // HPCC conf
 inline constexpr std::size_t max_inventory_file_bytes = 4u << 20;   // lab inventories
 inline constexpr std::size_t max_token_file_bytes = 4u << 10;       // lab tokens
 inline constexpr std::size_t max_report_file_bytes = 256u << 20;    // JSON results and profiles read back
+inline constexpr std::size_t max_state_file_bytes = 4u << 20;       // soft-NIC settings, lab state
 
 // The file's bytes; invalid_argument for a file that is not regular, resource_exhausted
 // for one over the bound, the errno's code otherwise. `what` starts the message

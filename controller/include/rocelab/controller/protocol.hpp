@@ -1,5 +1,5 @@
 #pragma once
-// The controller-agent-client protocol (issue 6): length-prefixed, versioned frames
+// The controller-agent-client protocol: length-prefixed, versioned frames
 // carrying one typed message each. Pure functions, no I/O: encode() builds a frame,
 // parse_header() checks the fixed header, decode_body() checks the body against the
 // message's schema. The connection layer (connection.hpp) and the fuzz target

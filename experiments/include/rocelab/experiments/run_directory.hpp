@@ -1,9 +1,10 @@
 #pragma once
-// The files a run leaves until the run store (SQLite) exists: one directory per run with
+// The files a run leaves beside the run store: one directory per run with
 //   flows.csv, pauses.csv, queues.csv, counters.csv, allreduce.csv (records of every
 //   repeat, with `repeat` and `seed` columns), summary.json and spec.yaml (the resolved
 //   spec: every field, loadable again). Each CSV starts with a header line.
-// Later issues read these; the column names are the record field names (records.hpp).
+// Reports, the CLI and Python read these; the column names are the record field names
+// (records.hpp).
 
 #include <chrono>
 #include <cstdint>

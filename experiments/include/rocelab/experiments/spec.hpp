@@ -150,7 +150,7 @@ struct workload_spec {
   victim_spec victim;
 };
 
-// The fabric the twin models (issue 9): RoCEv2 (PFC, ECN, DCQCN: the switch and nic
+// The fabric the twin models: RoCEv2 (PFC, ECN, DCQCN: the switch and nic
 // sections) or InfiniBand (credits per VL, IB headers, IB congestion control when
 // nic.dcqcn.enabled), with ECMP or adaptive routing. The labs are RoCEv2 with ECMP.
 struct fabric_spec {

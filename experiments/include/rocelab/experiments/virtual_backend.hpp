@@ -1,5 +1,5 @@
 #pragma once
-// The `virtual` backend (issue 5): the spec runs on the virtual lab (agents/lab: host
+// The `virtual` backend: the spec runs on the virtual lab (agents/lab: host
 // namespaces, veths, the soft switch) with one soft RoCEv2 NIC process per host
 // (traffic/soft_nic), the twin's workloads driven unchanged through nic_fleet.
 //

@@ -3,9 +3,9 @@
 //
 // `link_flow_control` is what the switch model calls: on the receive side after every
 // occupancy change of a lossless priority group, on the transmit side to learn which
-// priorities may start a frame. PFC (802.1Qbb) is the implementation today; InfiniBand
-// credit-based flow control (issue 9) becomes a second implementation of the same
-// interface (credits returned on ingress drain, consumed in on_transmit).
+// priorities may start a frame. PFC (802.1Qbb) is one implementation; InfiniBand
+// credit-based flow control is the other (credits returned on ingress drain, consumed in
+// on_transmit).
 //
 // `pfc_pause_state` is the transmit-side half alone (honouring received PFC frames),
 // usable by a NIC model as well as by the switch.

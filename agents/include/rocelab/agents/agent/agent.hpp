@@ -1,5 +1,5 @@
 #pragma once
-// The agent daemon (`rocelab agent`, issue 6): one per lab host. It connects to the
+// The agent daemon (`rocelab agent`): one per lab host. It connects to the
 // controller over TLS-PSK (controller/security.hpp), says hello with its name, answers
 // heartbeats and clock probes (t2/t3 from its clock_source), and executes typed
 // operations only: apply/restore NIC settings (settings_guard.hpp) and jobs

@@ -1,5 +1,5 @@
 #pragma once
-// The virtual lab (issue 5): N hosts and a soft switch on one machine.
+// The virtual lab: N hosts and a soft switch on one machine.
 //
 //   netns rl-<name>-h<i>  : eth0, 198.18.0.<i>/24, MAC 02:52:4c:00:00:<i>, static ARP
 //                           entries for every other host; soft NIC processes run here.

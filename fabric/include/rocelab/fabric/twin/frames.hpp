@@ -53,7 +53,7 @@ struct frame_sizes {
   std::uint32_t cnp = roce_cnp_frame_bytes;
 };
 
-// InfiniBand (issue 9): the same transport (BTH, RETH, AETH, ICRC) behind IB's own link
+// InfiniBand: the same transport (BTH, RETH, AETH, ICRC) behind IB's own link
 // and network headers instead of Ethernet/IPv4/UDP. IBA vol. 1 ch. 7.7-7.8: LRH 8 bytes
 // on every packet, GRH 40 bytes only when it crosses subnets (or carries a GID), VCRC 2
 // bytes recomputed per hop; no FCS. A CN (BECN) packet of IB congestion control (annex

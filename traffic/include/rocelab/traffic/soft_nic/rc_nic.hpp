@@ -1,5 +1,5 @@
 #pragma once
-// The soft RoCEv2 NIC's transport (issue 5): reliable-connection queue pairs carried in
+// The soft RoCEv2 NIC's transport: reliable-connection queue pairs carried in
 // real RoCEv2 frames (Ethernet, IPv4 with DSCP and ECT(0), UDP 4791, BTH, RETH, payload,
 // ICRC; IBTA vol. 1 annex A17), RDMA WRITE and SEND, PSNs, ACK/NAK in the AETH, go-back-N
 // retransmission on a PSN-sequence-error NAK and on timeout (IBTA 9.7), the DCQCN

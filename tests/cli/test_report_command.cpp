@@ -12,7 +12,7 @@
 
 #include "../support/text_file.hpp"
 
-#include "correlation_scenarios.hpp"
+#include "../experiments/correlation_scenarios.hpp"
 #include "rocelab/store/run_store.hpp"
 
 // `rocelab report RUN --db FILE --out DIR` end to end: a twin run stored with its resolved
