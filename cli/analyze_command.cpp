@@ -1,6 +1,9 @@
-// rocelab analyze FILE [--json] [--link-gbps G]: congestion events from a capture file.
+// rocelab analyze FILE [--json] [--flows] [--pauses] [--tables DIR] [--link-gbps G]:
+// congestion events from a capture file, as a summary a pause storm does not drown.
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -8,6 +11,7 @@
 #include "number_checks.hpp"
 #include "rocelab/captures/analyze_capture.hpp"
 #include "rocelab/captures/capture_analysis_json.hpp"
+#include "rocelab/captures/capture_summary.hpp"
 
 namespace rocelab::cli {
 namespace {
@@ -15,6 +19,9 @@ namespace {
 struct analyze_args {
   std::string file;
   bool json = false;
+  bool flows = false;   // every flow, not the ten worst
+  bool pauses = false;  // every pause interval, not the summary
+  std::string tables;   // a directory for flows.csv, pauses.csv, pause_summary.csv
   double link_gbps = 100;
 };
 
@@ -30,51 +37,124 @@ std::string duration_us_text(std::int64_t start_ns, std::int64_t end_ns) {
   return buf;
 }
 
-void print_text(const captures::capture_file_analysis& result) {
+void print_flow(std::FILE* out, const captures::roce_flow& f) {
+  std::fprintf(out, "  %s -> %s qp 0x%06x: %llu packets, %llu bytes, %s, CE %llu, CNP %llu, retransmits %llu\n",
+               captures::format_ip(f.src).c_str(), captures::format_ip(f.dst).c_str(), f.dest_qp,
+               static_cast<unsigned long long>(f.packets), static_cast<unsigned long long>(f.bytes),
+               duration_us_text(f.first_ns, f.last_ns).c_str(), static_cast<unsigned long long>(f.ce),
+               static_cast<unsigned long long>(f.cnp), static_cast<unsigned long long>(f.retransmits));
+}
+
+void print_pause(std::FILE* out, const captures::capture_analysis& a, const captures::pause_interval& p) {
+  std::fprintf(out, "  %s prio %u: %lld .. %lld (%s, %u frames)\n", captures::port_name(a, p).c_str(), p.priority,
+               static_cast<long long>(p.start_ns), static_cast<long long>(p.end_ns),
+               duration_us_text(p.start_ns, p.end_ns).c_str(), p.frames);
+}
+
+// The summary: counts, pause time per port and priority, and ten each of the longest
+// pauses and the flows with most retransmissions and CE marks. The full lists on request.
+void print_text(const captures::capture_file_analysis& result, const analyze_args& args) {
+  std::FILE* out = stdout;
   const auto& a = result.analysis;
   const auto& r = a.roce;
-  std::printf("frames      %llu (malformed %llu, truncated %llu)\n",
-              static_cast<unsigned long long>(a.frames), static_cast<unsigned long long>(a.malformed),
-              static_cast<unsigned long long>(a.truncated));
-  std::printf("roce        %llu packets, %llu bytes: data %llu, ack %llu, nak %llu, cnp %llu\n",
-              static_cast<unsigned long long>(r.packets), static_cast<unsigned long long>(r.bytes),
-              static_cast<unsigned long long>(r.data), static_cast<unsigned long long>(r.ack),
-              static_cast<unsigned long long>(r.nak), static_cast<unsigned long long>(r.cnp));
-  std::printf("ecn         not-ECT %llu, ECT(0) %llu, ECT(1) %llu, CE %llu\n",
-              static_cast<unsigned long long>(r.ecn.not_ect), static_cast<unsigned long long>(r.ecn.ect0),
-              static_cast<unsigned long long>(r.ecn.ect1), static_cast<unsigned long long>(r.ecn.ce));
-  std::printf("pfc         %llu frames\n", static_cast<unsigned long long>(a.pfc.frames));
+  std::fprintf(out, "frames      %llu (malformed %llu, truncated %llu)\n",
+               static_cast<unsigned long long>(a.frames), static_cast<unsigned long long>(a.malformed),
+               static_cast<unsigned long long>(a.truncated));
+  std::fprintf(out, "roce        %llu packets, %llu bytes: data %llu, ack %llu, nak %llu, cnp %llu\n",
+               static_cast<unsigned long long>(r.packets), static_cast<unsigned long long>(r.bytes),
+               static_cast<unsigned long long>(r.data), static_cast<unsigned long long>(r.ack),
+               static_cast<unsigned long long>(r.nak), static_cast<unsigned long long>(r.cnp));
+  std::fprintf(out, "ecn         not-ECT %llu, ECT(0) %llu, ECT(1) %llu, CE %llu\n",
+               static_cast<unsigned long long>(r.ecn.not_ect), static_cast<unsigned long long>(r.ecn.ect0),
+               static_cast<unsigned long long>(r.ecn.ect1), static_cast<unsigned long long>(r.ecn.ce));
+  std::fprintf(out, "pfc         %llu frames\n", static_cast<unsigned long long>(a.pfc.frames));
   for (int p = 0; p < 8; ++p) {
     const auto& c = a.pfc.by_priority[p];
     if (c.frames == 0) continue;
-    std::printf("  prio %d    %llu frames: %llu xoff, %llu xon, %llu quanta\n", p,
-                static_cast<unsigned long long>(c.frames), static_cast<unsigned long long>(c.xoff),
-                static_cast<unsigned long long>(c.xon), static_cast<unsigned long long>(c.quanta));
+    std::fprintf(out, "  prio %d    %llu frames: %llu xoff, %llu xon, %llu quanta\n", p,
+                 static_cast<unsigned long long>(c.frames), static_cast<unsigned long long>(c.xoff),
+                 static_cast<unsigned long long>(c.xon), static_cast<unsigned long long>(c.quanta));
   }
-  std::printf("pause       %llu frames (802.3x), %llu quanta\n",
-              static_cast<unsigned long long>(a.pause.frames), static_cast<unsigned long long>(a.pause.quanta));
-  std::printf("erspan      %llu packets\n", static_cast<unsigned long long>(a.erspan_packets));
-  std::printf("flows       %zu\n", a.flows.size());
-  for (const auto& f : a.flows) {
-    std::printf("  %s -> %s qp 0x%06x: %llu packets, %llu bytes, %s, CE %llu, CNP %llu, retransmits %llu\n",
-                captures::format_ip(f.src).c_str(), captures::format_ip(f.dst).c_str(), f.dest_qp,
-                static_cast<unsigned long long>(f.packets), static_cast<unsigned long long>(f.bytes),
-                duration_us_text(f.first_ns, f.last_ns).c_str(), static_cast<unsigned long long>(f.ce),
-                static_cast<unsigned long long>(f.cnp), static_cast<unsigned long long>(f.retransmits));
+  std::fprintf(out, "pause       %llu frames (802.3x), %llu quanta\n",
+               static_cast<unsigned long long>(a.pause.frames), static_cast<unsigned long long>(a.pause.quanta));
+  std::fprintf(out, "erspan      %llu packets\n", static_cast<unsigned long long>(a.erspan_packets));
+
+  std::fprintf(out, "flows       %zu%s\n", a.flows.size(), args.flows ? "" : " (every flow: --flows)");
+  if (args.flows) {
+    for (const auto& f : a.flows) print_flow(out, f);
+  } else {
+    if (const auto worst = captures::flows_by_retransmits(a, 10); !worst.empty()) {
+      std::fprintf(out, " most retransmissions\n");
+      for (std::size_t i : worst) print_flow(out, a.flows[i]);
+    }
+    if (const auto marked = captures::flows_by_ce(a, 10); !marked.empty()) {
+      std::fprintf(out, " most CE marks\n");
+      for (std::size_t i : marked) print_flow(out, a.flows[i]);
+    }
   }
-  std::printf("pauses      %zu intervals at %.0f Gb/s\n", a.pauses.size(), a.link_gbps);
-  for (const auto& p : a.pauses) {
-    std::printf("  %s prio %u: %lld .. %lld (%s, %u frames)\n", p.port.c_str(), p.priority,
-                static_cast<long long>(p.start_ns), static_cast<long long>(p.end_ns),
-                duration_us_text(p.start_ns, p.end_ns).c_str(), p.frames);
+
+  std::fprintf(out, "pauses      %zu intervals on %zu ports at %.0f Gb/s%s\n", a.pauses.size(), a.ports.size(),
+               a.link_gbps, args.pauses ? "" : " (every interval: --pauses)");
+  if (args.pauses) {
+    for (const auto& p : a.pauses) print_pause(out, a, p);
+    return;
   }
+  const auto summary = captures::summarize_pauses(a);
+  if (!summary.empty()) {
+    std::fprintf(out, "  %-17s %4s %10s %7s %16s %16s\n", "port", "prio", "intervals", "frames", "paused",
+                 "longest");
+    for (const auto& s : summary)
+      std::fprintf(out, "  %-17s %4u %10llu %7llu %16s %16s\n", a.ports[s.port].c_str(), s.priority,
+                   static_cast<unsigned long long>(s.intervals), static_cast<unsigned long long>(s.frames),
+                   duration_us_text(0, s.paused_ns).c_str(), duration_us_text(0, s.longest_ns).c_str());
+    std::fprintf(out, " longest\n");
+    for (std::size_t i : captures::longest_pauses(a, 10)) print_pause(out, a, a.pauses[i]);
+  }
+}
+
+// --tables DIR: flows.csv, pauses.csv and pause_summary.csv, one header line each.
+status write_tables(const std::string& dir, const captures::capture_analysis& a) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return status(error_code::io_error, "creating " + dir + ": " + ec.message());
+  const auto open = [&](const char* name, std::ofstream& f) -> status {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    f.open(path, std::ios::trunc);
+    if (!f) return status::from_errno("writing " + path);
+    return status::success();
+  };
+  std::ofstream flows, pauses, summary;
+  if (auto st = open("flows.csv", flows); !st.ok()) return st;
+  flows << "src,dst,dest_qp,packets,bytes,first_ns,last_ns,ce,cnp,retransmits,psn_rewinds\n";
+  for (const auto& f : a.flows)
+    flows << captures::format_ip(f.src) << ',' << captures::format_ip(f.dst) << ',' << f.dest_qp << ','
+          << f.packets << ',' << f.bytes << ',' << f.first_ns << ',' << f.last_ns << ',' << f.ce << ',' << f.cnp
+          << ',' << f.retransmits << ',' << f.psn_rewinds << '\n';
+  if (auto st = open("pauses.csv", pauses); !st.ok()) return st;
+  pauses << "port,priority,start_ns,end_ns,frames\n";
+  for (const auto& p : a.pauses)
+    pauses << a.ports[p.port] << ',' << unsigned{p.priority} << ',' << p.start_ns << ',' << p.end_ns << ','
+           << p.frames << '\n';
+  if (auto st = open("pause_summary.csv", summary); !st.ok()) return st;
+  summary << "port,priority,intervals,frames,paused_ns,longest_ns\n";
+  for (const auto& s : captures::summarize_pauses(a))
+    summary << a.ports[s.port] << ',' << unsigned{s.priority} << ',' << s.intervals << ',' << s.frames << ','
+            << s.paused_ns << ',' << s.longest_ns << '\n';
+  for (std::ofstream* f : {&flows, &pauses, &summary}) {
+    f->flush();
+    if (!*f) return status(error_code::io_error, "writing the tables in " + dir);
+  }
+  return status::success();
 }
 
 std::function<int()> setup(CLI::App& app) {
   auto args = std::make_shared<analyze_args>();
   app.description("Count RoCEv2 traffic, ECN marks, CNPs, PFC/PAUSE frames and pause intervals in a capture");
   app.add_option("file", args->file, "pcap or pcapng file")->required()->check(CLI::ExistingFile);
-  app.add_flag("--json", args->json, "Print one JSON object");
+  app.add_flag("--json", args->json, "Print one JSON object (the summary; with --flows/--pauses the full lists)");
+  app.add_flag("--flows", args->flows, "Every flow, not the ten with most retransmissions and CE marks");
+  app.add_flag("--pauses", args->pauses, "Every pause interval, not the per-port summary and the ten longest");
+  app.add_option("--tables", args->tables, "Write flows.csv, pauses.csv and pause_summary.csv into this directory");
   app.add_option("--link-gbps", args->link_gbps, "Link speed for pause quanta (one quantum = 512 bit times)")
       ->check(finite_in(0.001, 100000, "Gb/s"))
       ->capture_default_str();
@@ -85,13 +165,20 @@ std::function<int()> setup(CLI::App& app) {
       return 1;
     }
     if (args->json) {
-      nlohmann::ordered_json j = captures::to_json(analyzed->analysis);
+      nlohmann::ordered_json j =
+          captures::to_json(analyzed->analysis, {.flows = args->flows, .pauses = args->pauses});
       j["file"] = args->file;
       j["format"] = analyzed->format == captures::capture_format::pcapng ? "pcapng" : "pcap";
       if (!analyzed->read_status.ok()) j["error"] = analyzed->read_status.message();
       std::cout << j.dump(2) << "\n";
     } else {
-      print_text(*analyzed);
+      print_text(*analyzed, *args);
+    }
+    if (!args->tables.empty()) {
+      if (auto st = write_tables(args->tables, analyzed->analysis); !st.ok()) {
+        std::cerr << "rocelab analyze: " << st.message() << "\n";
+        return 1;
+      }
     }
     if (!analyzed->read_status.ok()) {
       std::cerr << "rocelab analyze: " << analyzed->read_status.message()

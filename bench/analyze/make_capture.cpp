@@ -5,6 +5,10 @@
 // XOFF/XON from the congested port. Packets are snapped to --snaplen, timestamps spaced
 // at 100 Gb/s line rate. Prints the ground-truth counts as JSON on stdout so the
 // benchmark can check every tool's answer, not just its speed.
+// --pfc-storm F adds, after any frame with probability F, a PFC frame from one of the
+// senders' switch ports (random source MAC among them, random priority set, each enabled
+// priority XOFF with random quanta or XON): the PFC-heavy capture of a pause storm, with
+// its many short pause intervals on many (port, priority) pairs.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -42,6 +46,7 @@ int main(int argc, char** argv) {
   std::uint32_t qps_per_sender = 4;
   std::uint32_t payload = 1024;
   double ce_fraction = 0.05;
+  double pfc_storm = 0;
   std::uint64_t seed = 1;
   std::string path;
   app.add_option("--packets", packets, "Frames to write")->capture_default_str();
@@ -50,6 +55,9 @@ int main(int argc, char** argv) {
   app.add_option("--qps-per-sender", qps_per_sender)->capture_default_str();
   app.add_option("--payload", payload, "RDMA WRITE payload bytes (the RoCE MTU)")->capture_default_str();
   app.add_option("--ce-fraction", ce_fraction)->capture_default_str();
+  app.add_option("--pfc-storm", pfc_storm, "Probability of a storm PFC frame after each frame")
+      ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
   app.add_option("--seed", seed)->capture_default_str();
   app.add_option("-o,--output", path, "pcapng file")->required();
   CLI11_PARSE(app, argc, argv);
@@ -166,6 +174,18 @@ int main(int argc, char** argv) {
         q.next_psn = (q.next_psn - 8) & 0xffffff;
         t.retransmits += 8;
       }
+    }
+
+    // A pause storm: PFC frames from many switch ports, random priorities and quanta.
+    if (pfc_storm > 0 && uniform(rng) < pfc_storm / (1 - pfc_storm) && t.frames < packets) {
+      pfc_frame_spec pfc;
+      pfc.src_mac = wire::mac_address{0x02, 0x00, 0x00, 0x00, 0x02, static_cast<std::uint8_t>(rng() % senders)};
+      pfc.class_enable = static_cast<std::uint16_t>(1 + rng() % 255);
+      for (int prio = 0; prio < 8; ++prio)
+        if (pfc.class_enable & (1u << prio))
+          pfc.quanta[prio] = rng() % 4 == 0 ? 0 : static_cast<std::uint16_t>(1 + rng() % 0xffff);
+      emit(build_pfc_frame(pfc, frame));
+      ++t.pfc;
     }
 
     // The congested port pauses its upstream now and then: XOFF, later XON, priority 3.

@@ -163,7 +163,8 @@ struct congestion_analyzer::state {
     return interface_id < interfaces.size() ? interfaces[interface_id].link : link_type::ethernet;
   }
 
-  port_pause& port_for(const packet_view& packet, const dissected_frame& f) {
+  // The port's index in `ports`, created on first sight.
+  std::uint32_t port_for(const packet_view& packet, const dissected_frame& f) {
     const bool by_interface = interfaces.size() > 1;
     const std::uint64_t key = by_interface ? (1ull << 63) | packet.interface_id : mac_key(f.src_mac);
     auto [it, inserted] = port_index.try_emplace(key, ports.size());
@@ -177,10 +178,10 @@ struct congestion_analyzer::state {
       }
       ports.push_back(std::move(p));
     }
-    return ports[it->second];
+    return static_cast<std::uint32_t>(it->second);
   }
 
-  void close(const std::string& port, std::uint8_t prio, priority_pause& p, std::int64_t end_ns) {
+  void close(std::uint32_t port, std::uint8_t prio, priority_pause& p, std::int64_t end_ns) {
     out.pauses.push_back({port, prio, p.start_ns, std::max(end_ns, p.start_ns), p.frames});
     p = {};
   }
@@ -189,7 +190,8 @@ struct congestion_analyzer::state {
     auto& pfc = out.pfc;
     ++pfc.frames;
     const std::int64_t t = packet.timestamp_ns;
-    port_pause* port = nullptr;
+    std::uint32_t port = 0;
+    port_pause* pp = nullptr;
     for (std::uint8_t prio = 0; prio < 8; ++prio) {
       if (!(f.pfc_class_enable & (1u << prio))) continue;
       const std::uint16_t quanta = f.pfc_quanta[prio];
@@ -198,18 +200,21 @@ struct congestion_analyzer::state {
       counts.quanta += quanta;
       if (quanta) ++counts.xoff; else ++counts.xon;
 
-      if (!port) port = &port_for(packet, f);
-      priority_pause& p = port->priority[prio];
+      if (!pp) {
+        port = port_for(packet, f);
+        pp = &ports[port];
+      }
+      priority_pause& p = pp->priority[prio];
       if (quanta == 0) {
         // XON (802.1Qbb 36.1.3.3: zero quanta resumes at once).
-        if (p.open) close(port->name, prio, p, std::min(t, p.expiry_ns));
+        if (p.open) close(port, prio, p, std::min(t, p.expiry_ns));
         continue;
       }
       // Saturating: a hostile or clamped timestamp near the end of int64 must not wrap.
       std::int64_t expiry;
       if (__builtin_add_overflow(t, std::llround(quanta * quantum_ns), &expiry))
         expiry = std::numeric_limits<std::int64_t>::max();
-      if (p.open && t > p.expiry_ns) close(port->name, prio, p, p.expiry_ns);
+      if (p.open && t > p.expiry_ns) close(port, prio, p, p.expiry_ns);
       if (!p.open) {
         p.open = true;
         p.start_ns = t;
@@ -329,10 +334,10 @@ void congestion_analyzer::state::count(const packet_view& packet, const dissecte
 
 capture_analysis congestion_analyzer::finish() {
   state& s = *state_;
-  for (auto& port : s.ports)
+  for (std::uint32_t i = 0; i < s.ports.size(); ++i)
     for (std::uint8_t prio = 0; prio < 8; ++prio)
-      if (port.priority[prio].open)
-        s.close(port.name, prio, port.priority[prio], port.priority[prio].expiry_ns);
+      if (s.ports[i].priority[prio].open)
+        s.close(i, prio, s.ports[i].priority[prio], s.ports[i].priority[prio].expiry_ns);
 
   s.out.flows.clear();
   s.out.flows.reserve(s.flows.size());
@@ -340,10 +345,21 @@ capture_analysis congestion_analyzer::finish() {
   std::sort(s.out.flows.begin(), s.out.flows.end(), [](const roce_flow& a, const roce_flow& b) {
     return std::tie(a.first_ns, a.src, a.dst, a.dest_qp) < std::tie(b.first_ns, b.src, b.dst, b.dest_qp);
   });
-  std::sort(s.out.pauses.begin(), s.out.pauses.end(),
-            [](const pause_interval& a, const pause_interval& b) {
-              return std::tie(a.start_ns, a.port, a.priority) < std::tie(b.start_ns, b.port, b.priority);
-            });
+  // Ports renumbered in name order, so intervals sort on integers (a storm has millions).
+  std::vector<std::uint32_t> by_name(s.ports.size());
+  for (std::uint32_t i = 0; i < by_name.size(); ++i) by_name[i] = i;
+  std::sort(by_name.begin(), by_name.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return s.ports[a].name < s.ports[b].name; });
+  std::vector<std::uint32_t> rank(s.ports.size());
+  s.out.ports.clear();
+  for (std::uint32_t r = 0; r < by_name.size(); ++r) {
+    rank[by_name[r]] = r;
+    s.out.ports.push_back(s.ports[by_name[r]].name);
+  }
+  for (pause_interval& p : s.out.pauses) p.port = rank[p.port];
+  std::sort(s.out.pauses.begin(), s.out.pauses.end(), [](const pause_interval& a, const pause_interval& b) {
+    return std::tie(a.start_ns, a.port, a.priority) < std::tie(b.start_ns, b.port, b.priority);
+  });
   capture_analysis result = std::move(s.out);
   s.out = {};
   s.out.link_gbps = s.options.link_gbps;

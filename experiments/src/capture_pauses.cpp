@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
 #include "rocelab/captures/congestion_analyzer.hpp"
 
@@ -27,29 +28,32 @@ std::int64_t index_of(const std::vector<std::string>& macs, const std::string& m
 
 }  // namespace
 
-std::vector<pause_interval> attribute_capture_pauses(const std::vector<captures::pause_interval>& captured,
+std::vector<pause_interval> attribute_capture_pauses(const captures::capture_analysis& captured,
                                                      const lab_port_macs& macs, const pause_devices& devices,
                                                      std::int64_t t0_ns) {
   const std::vector<std::string> switch_ports = lower_all(macs.switch_port_mac), hosts = lower_all(macs.host_mac);
+  // The hop each captured port (a source MAC) paused, worked out once per port.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> hop;  // (device, port) by captured port
+  hop.reserve(captured.ports.size());
+  for (const std::string& name : captured.ports) {
+    const std::string mac = lower(name);
+    if (const auto sw_port = index_of(switch_ports, mac); sw_port >= 0) {
+      hop.emplace_back(devices.first_host + static_cast<std::uint32_t>(sw_port), 0);
+    } else if (const auto host = index_of(hosts, mac); host >= 0) {
+      hop.emplace_back(devices.switch_device, static_cast<std::uint32_t>(host));
+    } else {
+      hop.emplace_back(devices.capture_device, 0);
+    }
+  }
   std::vector<pause_interval> out;
-  out.reserve(captured.size());
-  for (const auto& c : captured) {
+  out.reserve(captured.pauses.size());
+  for (const auto& c : captured.pauses) {
     pause_interval p;
     p.priority = c.priority;
     p.start_ns = c.start_ns - t0_ns;
     p.end_ns = c.end_ns - t0_ns;
     p.source = pause_source::capture;
-    const std::string mac = lower(c.port);
-    if (const auto sw_port = index_of(switch_ports, mac); sw_port >= 0) {
-      p.device = devices.first_host + static_cast<std::uint32_t>(sw_port);
-      p.port = 0;
-    } else if (const auto host = index_of(hosts, mac); host >= 0) {
-      p.device = devices.switch_device;
-      p.port = static_cast<std::uint32_t>(host);
-    } else {
-      p.device = devices.capture_device;
-      p.port = 0;
-    }
+    std::tie(p.device, p.port) = hop.at(c.port);
     out.push_back(p);
   }
   return out;

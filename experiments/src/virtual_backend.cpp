@@ -367,7 +367,7 @@ void add_capture(const captures::capture_file_analysis& a, const std::string& su
     macs.host_mac.push_back(h.mac);
     macs.switch_port_mac.push_back(h.switch_port_mac);
   }
-  const auto paused = attribute_capture_pauses(c.pauses, macs, {0, switch_device, device}, t0_realtime_ns);
+  const auto paused = attribute_capture_pauses(c, macs, {0, switch_device, device}, t0_realtime_ns);
   out.pauses.insert(out.pauses.end(), paused.begin(), paused.end());
   out.totals.paused_ns += paused_ns_total(paused);
 }

@@ -1,4 +1,5 @@
 #include "rocelab/captures/congestion_analyzer.hpp"
+#include "rocelab/captures/capture_summary.hpp"
 
 #include <gtest/gtest.h>
 
@@ -54,7 +55,7 @@ TEST(pause_intervals, xoff_then_xon_closes_at_the_xon) {
   a.add(at(5000), pfc(1u << 3, {}));
   const auto r = a.finish();
   ASSERT_EQ(r.pauses.size(), 1u);
-  EXPECT_EQ(r.pauses[0].port, "02:00:00:00:00:aa");
+  EXPECT_EQ(port_name(r, r.pauses[0]), "02:00:00:00:00:aa");
   EXPECT_EQ(r.pauses[0].priority, 3);
   EXPECT_EQ(r.pauses[0].start_ns, 1000);
   EXPECT_EQ(r.pauses[0].end_ns, 5000);
@@ -117,7 +118,7 @@ TEST(pause_intervals, ports_and_priorities_are_independent) {
   EXPECT_EQ(r.pauses[0].end_ns, 200);
   EXPECT_EQ(r.pauses[1].priority, 4);
   EXPECT_EQ(r.pauses[1].end_ns, 5120);
-  EXPECT_EQ(r.pauses[2].port, "02:00:00:00:00:bb");
+  EXPECT_EQ(port_name(r, r.pauses[2]), "02:00:00:00:00:bb");
 }
 
 TEST(pause_intervals, several_interfaces_key_by_interface_name) {
@@ -129,8 +130,9 @@ TEST(pause_intervals, several_interfaces_key_by_interface_name) {
   a.add(at(0, 64, 1), pfc(1u << 3, {0, 0, 0, 10, 0, 0, 0, 0}, mac_a));
   const auto r = a.finish();
   ASSERT_EQ(r.pauses.size(), 2u);
-  EXPECT_EQ(r.pauses[0].port, "Ethernet0");
-  EXPECT_EQ(r.pauses[1].port, "if1");
+  EXPECT_EQ(port_name(r, r.pauses[0]), "Ethernet0");
+  EXPECT_EQ(port_name(r, r.pauses[1]), "if1");
+  EXPECT_EQ(r.ports, (std::vector<std::string>{"Ethernet0", "if1"}));
 }
 
 TEST(pause_intervals, expiry_saturates_at_the_end_of_time) {
@@ -238,6 +240,41 @@ TEST(format, ip_addresses) {
   EXPECT_EQ(format_ip(v6), "2001:db8::1");
   std::array<std::uint8_t, 16> v6b{0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0x11, 0, 0, 0, 0, 0, 0};
   EXPECT_EQ(format_ip(v6b), "fe80::211:0:0:0");
+}
+
+}  // namespace
+}  // namespace rocelab::captures
+
+namespace rocelab::captures {
+namespace {
+
+// A storm's summary: per (port, priority) the intervals and time paused, the longest
+// first among the ten, and the flows with most retransmissions.
+TEST(capture_summary, aggregates_per_port_and_priority_and_ranks_the_worst) {
+  capture_analysis a;
+  a.ports = {"02:00:00:00:00:aa", "02:00:00:00:00:bb"};
+  a.pauses = {{0, 3, 0, 100, 1}, {1, 3, 50, 60, 2}, {0, 3, 200, 500, 1}, {0, 4, 300, 310, 1}};
+  const auto s = summarize_pauses(a);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].port, 0u);
+  EXPECT_EQ(s[0].priority, 3);
+  EXPECT_EQ(s[0].intervals, 2u);
+  EXPECT_EQ(s[0].paused_ns, 400);
+  EXPECT_EQ(s[0].longest_ns, 300);
+  EXPECT_EQ(s[1].priority, 4);
+  EXPECT_EQ(s[2].port, 1u);
+  EXPECT_EQ(s[2].frames, 2u);
+  EXPECT_EQ(longest_pauses(a, 2), (std::vector<std::size_t>{2, 0}));
+  EXPECT_EQ(longest_pauses(a, 10).size(), 4u);
+
+  a.flows.resize(4);
+  a.flows[0].retransmits = 5;
+  a.flows[2].retransmits = 9;
+  a.flows[3].retransmits = 5;
+  a.flows[1].ce = 7;
+  EXPECT_EQ(flows_by_retransmits(a, 10), (std::vector<std::size_t>{2, 0, 3})) << "ties keep the flows' order";
+  EXPECT_EQ(flows_by_retransmits(a, 1), (std::vector<std::size_t>{2}));
+  EXPECT_EQ(flows_by_ce(a, 10), (std::vector<std::size_t>{1}));
 }
 
 }  // namespace

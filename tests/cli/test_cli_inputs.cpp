@@ -118,7 +118,7 @@ TEST_F(cli_inputs, analyze_prints_epoch_scale_durations_to_the_nanosecond) {
                                    {t0 + 10'000'000, pfc(0xffff)},     // expires 335,539 ns later at 100G
                                    {t0 + 20'000'000, roce(1)},
                                    {t0 + 20'335'539, roce(2)}});
-  const ran r = rocelab("analyze epoch.pcap");
+  const ran r = rocelab("analyze epoch.pcap --flows");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("1704067203000000000 .. 1704067203000001311 (1.311 us, 1 frames)"), std::string::npos)
       << r.output;
@@ -126,6 +126,51 @@ TEST_F(cli_inputs, analyze_prints_epoch_scale_durations_to_the_nanosecond) {
       << r.output;
   EXPECT_NE(r.output.find("2 packets, "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(", 335.539 us, CE"), std::string::npos) << r.output;
+}
+
+// A pause storm: the text and JSON are a summary (per port and priority, ten longest);
+// every interval comes with --pauses, and --tables writes them all as CSV.
+TEST_F(cli_inputs, analyze_summarises_a_pause_storm_and_lists_everything_on_request) {
+  std::vector<std::pair<std::int64_t, std::vector<std::uint8_t>>> frames;
+  for (std::int64_t i = 0; i < 30; ++i) {
+    frames.push_back({1'000'000 * i, pfc(0xffff)});
+    frames.push_back({1'000'000 * i + 1'000 + 10 * i, pfc(0)});  // interval i: 1,000 + 10 i ns
+  }
+  write_pcap(dir_ / "storm.pcap", frames);
+  const auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  const ran summary = rocelab("analyze storm.pcap");
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("pauses      30 intervals on 1 ports"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("(every interval: --pauses)"), std::string::npos) << summary.output;
+  EXPECT_EQ(count(summary.output, " frames)\n"), 10u) << "the ten longest only:\n" << summary.output;
+  EXPECT_NE(summary.output.find("(1.290 us, 1 frames)"), std::string::npos) << "the longest first\n" << summary.output;
+  EXPECT_NE(summary.output.find("02:00:00:00:00:aa    3         30      30"), std::string::npos) << summary.output;
+
+  const ran all = rocelab("analyze storm.pcap --pauses");
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_EQ(count(all.output, " frames)\n"), 30u) << all.output;
+
+  const ran json = rocelab("analyze storm.pcap --json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_EQ(json.output.find("\"pauses\""), std::string::npos) << "no full list unless asked";
+  EXPECT_NE(json.output.find("\"pause_summary\""), std::string::npos);
+  EXPECT_NE(json.output.find("\"pause_intervals\": 30"), std::string::npos) << json.output;
+  const ran json_all = rocelab("analyze storm.pcap --json --pauses");
+  EXPECT_NE(json_all.output.find("\"pauses\""), std::string::npos);
+
+  const ran tables = rocelab("analyze storm.pcap --tables tables");
+  ASSERT_EQ(tables.exit_code, 0) << tables.output;
+  std::ifstream csv(dir_ / "tables" / "pauses.csv");
+  std::string line;
+  std::size_t lines = 0;
+  while (std::getline(csv, line)) ++lines;
+  EXPECT_EQ(lines, 31u) << "a header and every interval";
+  EXPECT_TRUE(fs::exists(dir_ / "tables" / "flows.csv"));
+  EXPECT_TRUE(fs::exists(dir_ / "tables" / "pause_summary.csv"));
 }
 
 TEST_F(cli_inputs, analyze_refuses_a_link_speed_that_is_not_a_sane_rate) {

@@ -1,6 +1,8 @@
 // Captured PFC frames to the hop they paused (experiments/capture_pauses.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "rocelab/captures/congestion_analyzer.hpp"
 #include "rocelab/experiments/capture_pauses.hpp"
 
@@ -11,19 +13,31 @@ namespace {
 const lab_port_macs macs{{"02:00:00:00:00:01", "02:00:00:00:00:02"}, {"02:AA:00:00:00:01", "02:aa:00:00:00:02"}};
 const pause_devices devices{0, 2, 3};  // h1, h2, sw, capture
 
-captures::pause_interval captured(const std::string& mac, std::int64_t start, std::int64_t end) {
-  captures::pause_interval p;
-  p.port = mac;
-  p.priority = 3;
-  p.start_ns = start;
-  p.end_ns = end;
-  return p;
+struct captured_pause {
+  std::string mac;
+  std::int64_t start, end;
+};
+
+// An analysis holding these intervals, each on the port its MAC names.
+captures::capture_analysis captured(const std::vector<captured_pause>& pauses) {
+  captures::capture_analysis a;
+  for (const auto& c : pauses) {
+    captures::pause_interval p;
+    const auto known = std::find(a.ports.begin(), a.ports.end(), c.mac);
+    p.port = static_cast<std::uint32_t>(known - a.ports.begin());
+    if (known == a.ports.end()) a.ports.push_back(c.mac);
+    p.priority = 3;
+    p.start_ns = c.start;
+    p.end_ns = c.end;
+    a.pauses.push_back(p);
+  }
+  return a;
 }
 
 TEST(capture_pauses, a_switch_frame_pauses_the_host_nic_a_host_frame_pauses_the_switch_port) {
-  const auto out = attribute_capture_pauses({captured("02:aa:00:00:00:02", 1'000, 3'000),   // switch port 1 -> h2
-                                             captured("02:00:00:00:00:01", 2'000, 2'500),   // h1 -> switch port 0
-                                             captured("02:bb:00:00:00:09", 4'000, 4'100)},  // unknown
+  const auto out = attribute_capture_pauses(captured({{"02:aa:00:00:00:02", 1'000, 3'000},   // switch port 1 -> h2
+                                                      {"02:00:00:00:00:01", 2'000, 2'500},   // h1 -> switch port 0
+                                                      {"02:bb:00:00:00:09", 4'000, 4'100}}),  // unknown
                                             macs, devices, 500);
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].device, 1u);  // h2's NIC could not transmit
@@ -41,7 +55,7 @@ TEST(capture_pauses, a_switch_frame_pauses_the_host_nic_a_host_frame_pauses_the_
 }
 
 TEST(capture_pauses, mac_case_does_not_matter) {
-  const auto out = attribute_capture_pauses({captured("02:AA:00:00:00:01", 0, 10)}, macs, devices, 0);
+  const auto out = attribute_capture_pauses(captured({{"02:AA:00:00:00:01", 0, 10}}), macs, devices, 0);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].device, 0u);
 }

@@ -1,7 +1,11 @@
 #pragma once
 // The JSON shape of a capture analysis, as `rocelab analyze --json` prints it. Field names
-// are a contract with scripts and tests: frames, malformed, roce{...}, pfc{...},
-// pause{...}, erspan{packets}, flows[...], pauses[...].
+// are a contract with scripts and tests: frames, malformed, truncated, roce{...},
+// pfc{...}, pause{...}, erspan{packets}, link_gbps, ports[...], and the summary a storm
+// does not drown: pause_summary[...] (per port and priority: intervals, frames,
+// paused_ns, longest_ns), longest_pauses[...] (ten), flow_count, most_retransmits[...]
+// and most_ce[...] (ten flows each). The full lists flows[...] and pauses[...] are there
+// only when asked for.
 
 #include <nlohmann/json.hpp>
 
@@ -9,6 +13,11 @@
 
 namespace rocelab::captures {
 
-nlohmann::ordered_json to_json(const capture_analysis& analysis);
+struct json_lists {
+  bool flows = false;   // every flow
+  bool pauses = false;  // every pause interval
+};
+
+nlohmann::ordered_json to_json(const capture_analysis& analysis, json_lists lists = {});
 
 }  // namespace rocelab::captures

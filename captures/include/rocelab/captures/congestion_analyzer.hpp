@@ -20,7 +20,8 @@
 // - pauses: per (port, priority), the intervals during which the link was paused: from an
 //   XOFF to the XON or to the quanta's expiry (quanta x 512 bit times at link_gbps),
 //   refreshes merged. The port is the capture interface when the capture has several, or
-//   the PFC frame's source MAC when it has one.
+//   the PFC frame's source MAC when it has one; intervals name it by index into `ports`,
+//   so a storm of millions of intervals carries no strings.
 
 #include <array>
 #include <cstdint>
@@ -66,7 +67,7 @@ struct roce_flow {
 };
 
 struct pause_interval {
-  std::string port;
+  std::uint32_t port = 0;  // index into capture_analysis::ports
   std::uint8_t priority = 0;
   std::int64_t start_ns = 0, end_ns = 0;
   std::uint32_t frames = 0;  // XOFF frames (first and refreshes) merged into the interval
@@ -82,6 +83,7 @@ struct capture_analysis {
   pause_counts pause;
   std::uint64_t erspan_packets = 0;
   std::vector<roce_flow> flows;        // ordered by first_ns, then key
+  std::vector<std::string> ports;      // the ports pauses were seen on, sorted by name
   std::vector<pause_interval> pauses;  // ordered by start_ns, then port, priority
   double link_gbps = 100;
 };
@@ -113,6 +115,11 @@ class congestion_analyzer {
   struct state;
   std::unique_ptr<state> state_;
 };
+
+// The name of the port an interval is on ("02:00:00:00:00:aa", "eth3").
+[[nodiscard]] inline const std::string& port_name(const capture_analysis& a, const pause_interval& p) {
+  return a.ports.at(p.port);
+}
 
 // "198.18.0.1" for IPv4-mapped addresses, RFC 5952 text for IPv6.
 std::string format_ip(const std::array<std::uint8_t, 16>& address);

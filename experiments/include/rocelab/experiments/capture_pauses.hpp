@@ -16,7 +16,7 @@
 #include "rocelab/common/records.hpp"
 
 namespace rocelab::captures {
-struct pause_interval;
+struct capture_analysis;
 }
 
 namespace rocelab::experiments {
@@ -33,7 +33,7 @@ struct pause_devices {
 };
 
 // Intervals on the run's timeline (capture time minus t0_ns), one per captured interval.
-[[nodiscard]] std::vector<pause_interval> attribute_capture_pauses(const std::vector<captures::pause_interval>& captured,
+[[nodiscard]] std::vector<pause_interval> attribute_capture_pauses(const captures::capture_analysis& captured,
                                                                    const lab_port_macs& macs,
                                                                    const pause_devices& devices, std::int64_t t0_ns);
 
