@@ -2,8 +2,8 @@
 //                 [--compute-ms X] [--scale 64,128,...] [--out DIR] [--db FILE] [--json]:
 // the fabric decision report. Runs the spec's workloads on the twin once per fabric
 // (experiments/compare.hpp), writes report.html and report.json into DIR (default
-// runs/compare-<time>), stores every run in the run store (--db, default rocelab.db;
-// --no-store to skip) and prints a table, or the JSON with --json.
+// runs/compare-<time>), stores every run in the run store (--db; by default DIR/rocelab.db
+// with --out, else rocelab.db; --no-store to skip) and prints a table, or the JSON with --json.
 // Exit codes: 0 done; 1 a run or the store failed; 2 usage, spec or profile errors.
 #include <chrono>
 #include <cstdio>
@@ -29,7 +29,7 @@ struct compare_args {
   std::optional<double> compute_ms;
   std::string scale;
   std::string out;
-  std::string db = "rocelab.db";
+  std::string db;  // empty: rocelab.db, or DIR/rocelab.db with --out DIR
   bool no_store = false;
   bool json = false;
 };
@@ -92,7 +92,8 @@ std::function<int()> setup(CLI::App& app) {
       ->check(finite_in(0, 1e9, "ms"));
   app.add_option("--scale", a->scale, "scale sweep host counts, comma-separated (e.g. 64,128,256)");
   app.add_option("--out", a->out, "report directory (default runs/compare-<time>)");
-  app.add_option("--db", a->db, "run store the runs are written to");
+  app.add_option("--db", a->db,
+                 "run store the runs are written to (default rocelab.db; with --out, DIR/rocelab.db beside the report)");
   app.add_flag("--no-store", a->no_store, "do not write the runs to the run store");
   app.add_flag("--json", a->json, "print the report's JSON");
   return [a]() -> int {
@@ -127,6 +128,15 @@ std::function<int()> setup(CLI::App& app) {
     }
     std::optional<store::run_store> db;
     if (!a->no_store) {
+      // A comparison given its own directory keeps its runs there too.
+      if (a->db.empty()) {
+        a->db = "rocelab.db";
+        if (!a->out.empty()) {
+          std::error_code ec;
+          std::filesystem::create_directories(a->out, ec);
+          a->db = (std::filesystem::path(a->out) / "rocelab.db").string();
+        }
+      }
       auto opened = store::run_store::open(a->db);
       if (!opened.ok()) {
         std::cerr << "rocelab compare: " << opened.error().message() << "\n";

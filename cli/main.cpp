@@ -29,9 +29,13 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help and --version print and succeed; every usage error exits 2, whatever
-    // CLI11's internal code for it.
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    // CLI11's internal code for it, and names the command it is about.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::string command = "rocelab";
+    for (const auto& [sub, run] : runners)
+      if (sub->parsed()) command += " " + sub->get_name();
+    std::cerr << command << ": " << e.what() << "\nRun " << command << " --help for more information.\n";
+    return 2;
   }
   for (const auto& [sub, run] : runners)
     if (sub->parsed()) return run();

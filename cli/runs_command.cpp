@@ -1,20 +1,36 @@
-// rocelab runs [--db rocelab.db] [--json]: lists the runs in a run store (read-only, so it
-// works while a run is being written), newest last, with their status.
+// rocelab runs [--db rocelab.db] [--json]: the runs in a run store (read-only, so it works
+// while a run is being written), newest last: status, what each run changed from its spec
+// (the --set overrides it was run with) and its key results.
+//   rocelab runs show ID     one run: settings, overrides, results by traffic class
+//   rocelab runs diff A B    two runs: the spec fields that differ and the results side by
+//                            side with their change
+// Results come from the stored flows and totals through the same summary as `rocelab run`
+// prints (experiments/run/summary.hpp), so the numbers agree with it.
+#include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "rocelab/common/units.hpp"
+#include "rocelab/experiments/run/summary.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace rocelab::cli {
 namespace {
 
+using json = nlohmann::ordered_json;
+
 struct runs_args {
   std::string db = "rocelab.db";
   bool json = false;
+  std::int64_t show = 0;
+  std::vector<std::int64_t> diff;
 };
 
 std::string format_utc(std::int64_t unix_ns) {
@@ -27,51 +43,266 @@ std::string format_utc(std::int64_t unix_ns) {
   return text;
 }
 
-nlohmann::json to_json(const store::run_info& r) {
-  nlohmann::json j = {{"id", r.id},
-                      {"name", r.name},
-                      {"backend", r.backend},
-                      {"seed", r.seed},
-                      {"status", store::to_string(r.status)},
-                      {"error", r.error},
-                      {"started_unix_ns", r.started_unix_ns},
-                      {"ended_unix_ns", r.ended_unix_ns},
-                      {"parameters", r.parameters}};
-  j["sweep"] = r.sweep ? nlohmann::json(*r.sweep) : nlohmann::json(nullptr);
+// Parameters that name a spec field are the overrides the run was started with; the
+// others are notes the controller and the tuner keep (capture file, tuning role, ...).
+bool is_spec_field(const std::string& path) {
+  static const std::set<std::string> fields = [] {
+    std::set<std::string> s;
+    for (const auto& f : experiments::field_table()) s.insert(f.path);
+    return s;
+  }();
+  return fields.contains(path);
+}
+
+std::string overrides_text(const store::run_info& r) {
+  std::string out;
+  for (const auto& [path, value] : r.parameters)
+    if (is_spec_field(path)) out += (out.empty() ? "" : " ") + path + "=" + value;
+  return out;
+}
+
+// The run's pooled summary from its flows and totals (the large tables stay unread).
+result<experiments::run_summary> summary_of(const store::run_store& store, const store::run_info& r) {
+  auto records = store.load(r.id, store::load_parts::summary());
+  if (!records) return std::move(records).error();
+  return experiments::summarize({&*records}, {r.seed});
+}
+
+json summary_json(const experiments::run_summary& s) {
+  auto stats = [](const experiments::flow_stats& f) {
+    return json{{"flows", f.flows},           {"completed", f.completed},       {"fct_p50_ns", f.fct_p50_ns},
+                {"fct_p99_ns", f.fct_p99_ns}, {"fct_max_ns", f.fct_max_ns},     {"slowdown_p50", f.slowdown_p50},
+                {"slowdown_p99", f.slowdown_p99}};
+  };
+  json by_kind = json::object();
+  for (const auto& [kind, f] : s.by_kind) by_kind[kind] = stats(f);
+  return {{"all", stats(s.all)},         {"by_kind", by_kind},       {"pause_frames", s.pause_frames},
+          {"paused_ns", s.paused_ns},    {"ce_marked", s.ce_marked}, {"cnp", s.cnp},
+          {"drops", s.drops},            {"retransmits", s.retransmits}};
+}
+
+json run_json(const store::run_info& r, const experiments::run_summary* s) {
+  json overrides = json::object(), notes = json::object();
+  for (const auto& [path, value] : r.parameters) (is_spec_field(path) ? overrides : notes)[path] = value;
+  json j = {{"id", r.id},
+            {"name", r.name},
+            {"backend", r.backend},
+            {"seed", r.seed},
+            {"status", store::to_string(r.status)},
+            {"error", r.error},
+            {"started_unix_ns", r.started_unix_ns},
+            {"ended_unix_ns", r.ended_unix_ns},
+            {"sweep", r.sweep ? json(*r.sweep) : json(nullptr)},
+            {"overrides", overrides},
+            {"notes", notes}};
+  if (s != nullptr) j["results"] = summary_json(*s);
   return j;
+}
+
+// One metric of a run, for tables and diffs: its name, value and how to print it.
+struct metric {
+  std::string name;
+  double value;
+  bool duration;  // nanoseconds
+};
+
+std::vector<metric> metrics_of(const experiments::run_summary& s) {
+  std::vector<metric> m = {
+      {"flows", static_cast<double>(s.all.flows), false},
+      {"completed", static_cast<double>(s.all.completed), false},
+      {"fct p50", static_cast<double>(s.all.fct_p50_ns), true},
+      {"fct p99", static_cast<double>(s.all.fct_p99_ns), true},
+      {"fct max", static_cast<double>(s.all.fct_max_ns), true},
+      {"slowdown p50", s.all.slowdown_p50, false},
+      {"slowdown p99", s.all.slowdown_p99, false},
+  };
+  for (const auto& [kind, f] : s.by_kind) {
+    m.push_back({kind + " fct p99", static_cast<double>(f.fct_p99_ns), true});
+    m.push_back({kind + " slowdown p99", f.slowdown_p99, false});
+  }
+  m.push_back({"pause frames", static_cast<double>(s.pause_frames), false});
+  m.push_back({"paused", static_cast<double>(s.paused_ns), true});
+  m.push_back({"CE marked", static_cast<double>(s.ce_marked), false});
+  m.push_back({"CNPs", static_cast<double>(s.cnp), false});
+  m.push_back({"drops", static_cast<double>(s.drops), false});
+  m.push_back({"retransmits", static_cast<double>(s.retransmits), false});
+  return m;
+}
+
+std::string value_text(const metric& m) {
+  if (m.duration) return readable_duration(m.value);
+  char text[32];
+  if (m.value == std::floor(m.value) && std::abs(m.value) < 1e15)
+    std::snprintf(text, sizeof text, "%.0f", m.value);
+  else
+    std::snprintf(text, sizeof text, "%.2f", m.value);
+  return text;
+}
+
+int list_runs(const store::run_store& store, const runs_args& a) {
+  auto runs = store.runs();
+  if (!runs) {
+    std::cerr << "rocelab runs: " << runs.error().message() << "\n";
+    return 1;
+  }
+  json out = json::array();
+  if (!a.json)
+    std::printf("%6s  %-11s  %-8s  %-19s  %-24s %12s %9s %8s %8s %7s  %s\n", "id", "status", "backend",
+                "started (UTC)", "name", "fct p99", "slowdn99", "pauses", "CE", "drops", "overrides");
+  for (const auto& r : *runs) {
+    auto s = summary_of(store, r);
+    if (a.json) {
+      out.push_back(run_json(r, s ? &*s : nullptr));
+      continue;
+    }
+    const std::string fct = s ? readable_duration(static_cast<double>(s->all.fct_p99_ns)) : "-";
+    char slowdown[16] = "-", pauses[24] = "-", ce[24] = "-", drops[24] = "-";
+    if (s) {
+      std::snprintf(slowdown, sizeof slowdown, "%.2f", s->all.slowdown_p99);
+      std::snprintf(pauses, sizeof pauses, "%" PRIu64, s->pause_frames);
+      std::snprintf(ce, sizeof ce, "%" PRIu64, s->ce_marked);
+      std::snprintf(drops, sizeof drops, "%" PRIu64, s->drops);
+    }
+    std::printf("%6lld  %-11s  %-8s  %-19s  %-24s %12s %9s %8s %8s %7s  %s%s%s\n", static_cast<long long>(r.id),
+                store::to_string(r.status), r.backend.c_str(), format_utc(r.started_unix_ns).c_str(), r.name.c_str(),
+                fct.c_str(), slowdown, pauses, ce, drops, overrides_text(r).c_str(), r.error.empty() ? "" : "  -- ",
+                r.error.c_str());
+  }
+  if (a.json) std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+int show_run(const store::run_store& store, const runs_args& a) {
+  auto r = store.run(a.show);
+  if (!r) {
+    std::cerr << "rocelab runs show: " << r.error().message() << "\n";
+    return 1;
+  }
+  auto s = summary_of(store, *r);
+  if (!s) {
+    std::cerr << "rocelab runs show: " << s.error().message() << "\n";
+    return 1;
+  }
+  if (a.json) {
+    json j = run_json(*r, &*s);
+    j["spec_yaml"] = r->spec_yaml;
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("run         %lld  %s (%s, seed %llu)\n", static_cast<long long>(r->id), r->name.c_str(),
+              r->backend.c_str(), static_cast<unsigned long long>(r->seed));
+  std::printf("status      %s%s%s\n", store::to_string(r->status), r->error.empty() ? "" : ": ", r->error.c_str());
+  std::printf("started     %s UTC, ended %s UTC\n", format_utc(r->started_unix_ns).c_str(),
+              format_utc(r->ended_unix_ns).c_str());
+  if (r->sweep) std::printf("sweep       %lld\n", static_cast<long long>(*r->sweep));
+  std::printf("overrides   %s\n", r->parameters.empty() ? "(none: the spec as written)" : "");
+  for (const auto& [path, value] : r->parameters)
+    if (is_spec_field(path)) std::printf("  %s = %s\n", path.c_str(), value.c_str());
+  for (const auto& [path, value] : r->parameters)
+    if (!is_spec_field(path)) std::printf("  (%s = %s)\n", path.c_str(), value.c_str());
+  std::printf("results\n");
+  for (const metric& m : metrics_of(*s)) std::printf("  %-28s %s\n", m.name.c_str(), value_text(m).c_str());
+  std::printf("spec        rocelab runs show %lld --json (spec_yaml), or Python: open_store().run(%lld)\n",
+              static_cast<long long>(r->id), static_cast<long long>(r->id));
+  return 0;
+}
+
+int diff_runs(const store::run_store& store, const runs_args& a) {
+  std::vector<store::run_info> info;
+  std::vector<experiments::run_summary> summaries;
+  std::vector<experiments::experiment_spec> specs;
+  for (std::int64_t id : a.diff) {
+    auto r = store.run(id);
+    if (!r) {
+      std::cerr << "rocelab runs diff: " << r.error().message() << "\n";
+      return 1;
+    }
+    auto s = summary_of(store, *r);
+    if (!s) {
+      std::cerr << "rocelab runs diff: " << s.error().message() << "\n";
+      return 1;
+    }
+    auto spec = experiments::load_spec(r->spec_yaml, "run " + std::to_string(id));
+    if (!spec) {
+      std::cerr << "rocelab runs diff: the stored spec of " << spec.error().message() << "\n";
+      return 1;
+    }
+    info.push_back(std::move(*r));
+    summaries.push_back(std::move(*s));
+    specs.push_back(std::move(*spec));
+  }
+  json settings = json::array();
+  for (const auto& f : experiments::field_table()) {
+    auto va = experiments::get_field(specs[0], f.path), vb = experiments::get_field(specs[1], f.path);
+    const std::string ta = va ? *va : "-", tb = vb ? *vb : "-";
+    if (ta != tb) settings.push_back({{"field", f.path}, {"a", ta}, {"b", tb}});
+  }
+  const auto ma = metrics_of(summaries[0]), mb = metrics_of(summaries[1]);
+  json results = json::array();
+  for (const metric& m : ma) {
+    const auto other = std::find_if(mb.begin(), mb.end(), [&](const metric& x) { return x.name == m.name; });
+    if (other == mb.end()) continue;
+    json row = {{"metric", m.name}, {"a", m.value}, {"b", other->value}, {"change", other->value - m.value}};
+    row["change_percent"] = m.value != 0 ? json(100.0 * (other->value - m.value) / std::abs(m.value)) : json(nullptr);
+    results.push_back(row);
+  }
+  if (a.json) {
+    std::cout << json{{"a", run_json(info[0], &summaries[0])},
+                      {"b", run_json(info[1], &summaries[1])},
+                      {"settings", settings},
+                      {"results", results}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::printf("a           run %lld  %s (%s, %s)\n", static_cast<long long>(info[0].id), info[0].name.c_str(),
+              info[0].backend.c_str(), store::to_string(info[0].status));
+  std::printf("b           run %lld  %s (%s, %s)\n", static_cast<long long>(info[1].id), info[1].name.c_str(),
+              info[1].backend.c_str(), store::to_string(info[1].status));
+  if (settings.empty())
+    std::printf("settings    the same spec: no field differs\n");
+  else
+    std::printf("settings    %zu field%s differ%s\n", settings.size(), settings.size() == 1 ? "" : "s",
+                settings.size() == 1 ? "s" : "");
+  for (const auto& row : settings)
+    std::printf("  %-40s %-22s -> %s\n", row["field"].get<std::string>().c_str(), row["a"].get<std::string>().c_str(),
+                row["b"].get<std::string>().c_str());
+  std::printf("results     %-28s %14s %14s %10s\n", "", "a", "b", "change");
+  for (const metric& m : ma) {
+    const auto other = std::find_if(mb.begin(), mb.end(), [&](const metric& x) { return x.name == m.name; });
+    if (other == mb.end()) continue;
+    char change[24] = "";
+    if (m.value != 0) std::snprintf(change, sizeof change, "%+.1f%%", 100.0 * (other->value - m.value) / std::abs(m.value));
+    else if (other->value != 0) std::snprintf(change, sizeof change, "new");
+    std::printf("  %-38s %14s %14s %10s\n", m.name.c_str(), value_text(m).c_str(), value_text(*other).c_str(), change);
+  }
+  return 0;
 }
 
 std::function<int()> setup_runs(CLI::App& app) {
   auto a = std::make_shared<runs_args>();
-  app.description("List the runs in a run store (SQLite) with their status: running, completed, partial, "
-                  "interrupted, failed");
+  app.description("List the runs in a run store (SQLite) with their status, overrides and key results; "
+                  "`runs show ID` for one run, `runs diff A B` for two side by side");
   app.add_option("--db", a->db, "The run store")->capture_default_str();
-  app.add_flag("--json", a->json, "Print a JSON array");
-  return [a] {
+  app.add_flag("--json", a->json, "Print JSON");
+  app.require_subcommand(0, 1);
+  CLI::App* show = app.add_subcommand("show", "One run: settings, overrides and results by traffic class");
+  show->add_option("id", a->show, "Run id")->required();
+  show->add_option("--db", a->db, "The run store")->capture_default_str();
+  show->add_flag("--json", a->json, "Print one JSON object (with the resolved spec)");
+  CLI::App* diff = app.add_subcommand("diff", "Two runs: spec fields that differ, results side by side");
+  diff->add_option("runs", a->diff, "Run ids A B")->required()->expected(2);
+  diff->add_option("--db", a->db, "The run store")->capture_default_str();
+  diff->add_flag("--json", a->json, "Print one JSON object");
+  return [a, show, diff] {
     auto store = store::run_store::open(a->db, store::open_mode::read_only);
     if (!store.ok()) {
       std::cerr << "rocelab runs: " << store.error().message() << "\n";
       return 1;
     }
-    auto runs = store->runs();
-    if (!runs.ok()) {
-      std::cerr << "rocelab runs: " << runs.error().message() << "\n";
-      return 1;
-    }
-    if (a->json) {
-      nlohmann::json out = nlohmann::json::array();
-      for (const auto& r : *runs) out.push_back(to_json(r));
-      std::cout << out.dump(2) << "\n";
-      return 0;
-    }
-    std::printf("%6s  %-11s  %-8s  %-19s  %-19s  %s\n", "id", "status", "backend", "started (UTC)", "ended (UTC)",
-                "name");
-    for (const auto& r : *runs) {
-      std::printf("%6lld  %-11s  %-8s  %-19s  %-19s  %s%s%s\n", static_cast<long long>(r.id), store::to_string(r.status),
-                  r.backend.c_str(), format_utc(r.started_unix_ns).c_str(), format_utc(r.ended_unix_ns).c_str(),
-                  r.name.c_str(), r.error.empty() ? "" : "  -- ", r.error.c_str());
-    }
-    return 0;
+    if (show->parsed()) return show_run(*store, *a);
+    if (diff->parsed()) return diff_runs(*store, *a);
+    return list_runs(*store, *a);
   };
 }
 

@@ -326,6 +326,8 @@ run_store::~run_store() = default;
 const std::string& run_store::path() const noexcept { return impl_->path; }
 
 result<run_store> run_store::open(const std::string& path, open_mode mode) {
+  // SQLite takes "" for a private temporary database: nothing would be kept.
+  if (path.empty()) return status(error_code::invalid_argument, "the run store needs a file name; the one given is empty");
   auto p = std::make_unique<impl>();
   p->path = path;
   p->mode = mode;

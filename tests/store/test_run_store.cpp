@@ -201,6 +201,15 @@ TEST(run_store, a_bad_record_rolls_back_the_whole_append) {
   EXPECT_EQ(out->counters[0].name, "fresh_counter_name");
 }
 
+TEST(run_store, an_empty_file_name_is_refused_not_opened_as_a_temporary_database) {
+  for (auto mode : {open_mode::read_write, open_mode::read_only}) {
+    auto store = run_store::open("", mode);
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.error().code(), error_code::invalid_argument);
+    EXPECT_NE(store.error().message().find("file name"), std::string::npos) << store.error().message();
+  }
+}
+
 TEST(run_store, appending_to_a_missing_run_is_not_found) {
   temp_dir dir;
   auto store = run_store::open(dir.file("runs.db"));

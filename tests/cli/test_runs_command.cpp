@@ -1,0 +1,113 @@
+// `rocelab runs`, `runs show` and `runs diff` with the built CLI on a real store: two twin
+// runs of one spec, the second with a lower ECN threshold; the list tells them apart by
+// their overrides and results, show gives one run's settings and results, diff names the
+// differing fields and the change of each result.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "../support/text_file.hpp"
+
+namespace rocelab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using rocelab::testing::read_text;
+
+constexpr const char* spec =
+    "name: runs-cli\nbackend: twin\nseed: 2\n"
+    "topology: {type: single_switch, hosts: 5, link_gbps: 100}\n"
+    "switch:\n  buffer_bytes: 512KiB\n  pfc: {enabled: true, priorities: [3]}\n"
+    "  ecn: {enabled: true, queues: [3], kmin_bytes: 100KB, kmax_bytes: 400KB, pmax: 0.2}\n"
+    "nic: {data_priority: 3, dcqcn: {enabled: true}}\n"
+    "workload:\n  incast: {receiver: 0, senders: 4, flow_bytes: 256KiB}\n";
+
+class runs_command : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("rlr-runs-cli-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "spec.yaml") << spec;
+    ASSERT_EQ(rocelab("run spec.yaml --db runs.db"), 0) << out();
+    ASSERT_EQ(rocelab("run spec.yaml --db runs.db --set switch.ecn.kmin_bytes=5KB --set switch.ecn.kmax_bytes=20KB"), 0)
+        << out();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  int rocelab(const std::string& args) {
+    const std::string cmd = "cd " + dir_.string() + " && " + std::string(ROCELAB_BINARY_DIR) + "/rocelab " + args +
+                            " >out 2>&1";
+    const int rc = std::system(cmd.c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  }
+  std::string out() const { return read_text(dir_ / "out"); }
+
+  fs::path dir_;
+};
+
+TEST_F(runs_command, the_list_shows_each_runs_overrides_and_results) {
+  ASSERT_EQ(rocelab("runs --db runs.db"), 0) << out();
+  const std::string text = out();
+  EXPECT_NE(text.find("fct p99"), std::string::npos) << text;
+  EXPECT_NE(text.find("switch.ecn.kmin_bytes=5KB switch.ecn.kmax_bytes=20KB"), std::string::npos) << text;
+
+  ASSERT_EQ(rocelab("runs --db runs.db --json"), 0) << out();
+  const auto j = nlohmann::json::parse(out());
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_TRUE(j[0]["overrides"].empty());
+  EXPECT_EQ(j[1]["overrides"]["switch.ecn.kmin_bytes"], "5KB");
+  EXPECT_EQ(j[0]["results"]["all"]["flows"], 4);
+  EXPECT_EQ(j[1]["results"]["all"]["completed"], 4);
+  // The lower thresholds mark more: the results tell the runs apart.
+  EXPECT_GT(j[1]["results"]["ce_marked"].get<std::uint64_t>(), j[0]["results"]["ce_marked"].get<std::uint64_t>());
+}
+
+TEST_F(runs_command, show_gives_one_runs_settings_and_results) {
+  ASSERT_EQ(rocelab("runs show 2 --db runs.db"), 0) << out();
+  const std::string text = out();
+  EXPECT_NE(text.find("runs-cli (twin, seed 2)"), std::string::npos) << text;
+  EXPECT_NE(text.find("switch.ecn.kmin_bytes = 5KB"), std::string::npos) << text;
+  EXPECT_NE(text.find("incast slowdown p99"), std::string::npos) << text;
+
+  ASSERT_EQ(rocelab("runs show 2 --db runs.db --json"), 0) << out();
+  const auto j = nlohmann::json::parse(out());
+  EXPECT_EQ(j["id"], 2);
+  EXPECT_NE(j["spec_yaml"].get<std::string>().find("kmin_bytes"), std::string::npos);
+  EXPECT_EQ(j["results"]["by_kind"]["incast"]["flows"], 4);
+
+  EXPECT_NE(rocelab("runs show 7 --db runs.db"), 0);
+  EXPECT_NE(out().find("7"), std::string::npos) << "the error names the run: " << out();
+}
+
+TEST_F(runs_command, diff_names_the_fields_that_differ_and_the_change_of_each_result) {
+  ASSERT_EQ(rocelab("runs diff 1 2 --db runs.db --json"), 0) << out();
+  const auto j = nlohmann::json::parse(out());
+  std::vector<std::string> fields;
+  for (const auto& row : j["settings"]) fields.push_back(row["field"]);
+  EXPECT_EQ(fields, (std::vector<std::string>{"switch.ecn.kmin_bytes", "switch.ecn.kmax_bytes"}));
+  bool saw_ce = false;
+  for (const auto& row : j["results"]) {
+    EXPECT_DOUBLE_EQ(row["change"].get<double>(), row["b"].get<double>() - row["a"].get<double>());
+    if (row["metric"] == "CE marked") saw_ce = row["b"].get<double>() > row["a"].get<double>();
+  }
+  EXPECT_TRUE(saw_ce) << j["results"].dump();
+
+  ASSERT_EQ(rocelab("runs diff 1 2 --db runs.db"), 0) << out();
+  const std::string text = out();
+  EXPECT_NE(text.find("2 fields differ"), std::string::npos) << text;
+  EXPECT_NE(text.find("switch.ecn.kmin_bytes"), std::string::npos) << text;
+  EXPECT_NE(text.find("%"), std::string::npos) << text;
+
+  ASSERT_EQ(rocelab("runs diff 1 1 --db runs.db"), 0) << out();
+  EXPECT_NE(out().find("the same spec: no field differs"), std::string::npos) << out();
+}
+
+}  // namespace
+}  // namespace rocelab::cli
