@@ -23,6 +23,7 @@
 
 #include "command.hpp"
 #include "number_checks.hpp"
+#include "progress_line.hpp"
 #include "rocelab/captures/capture_file.hpp"
 #include "rocelab/captures/capture_source.hpp"
 #include "rocelab/captures/dpdk_source.hpp"
@@ -60,6 +61,7 @@ struct capture_options {
   std::vector<std::uint16_t> dpdk_ports;
   std::uint32_t snaplen = 65535;
   double duration_s = 0;  // 0: no limit
+  bool quiet = false;     // no progress line
   std::uint64_t count = 0;  // 0: no limit
   std::string output;
 };
@@ -144,10 +146,28 @@ int run_capture(const capture_options& o) {
   };
 
   status run_error;
+  // On a terminal, once a second: frames, their rate and the drops so far.
+  progress_line progress(o.quiet, std::chrono::seconds(1));
+  std::uint64_t shown_frames = 0;
+  auto shown_at = start;
   while (stop_requested == 0 && write_error.ok()) {
     if (o.count > 0 && written >= o.count) break;
     const auto now = clock::now();
     if (now >= deadline) break;
+    if (progress.due()) {
+      const cap::capture_stats so_far = source->stats();
+      const double seconds = std::chrono::duration<double>(now - shown_at).count();
+      char text[256];
+      std::snprintf(text, sizeof text, "%llu frames, %.0f frames/s, drops %llu, %.0f s",
+                    static_cast<unsigned long long>(written),
+                    seconds > 0 ? static_cast<double>(written - shown_frames) / seconds : 0.0,
+                    static_cast<unsigned long long>(so_far.kernel_dropped + so_far.if_dropped + so_far.imissed +
+                                                    so_far.rx_nombuf),
+                    std::chrono::duration<double>(now - start).count());
+      progress.update(text);
+      shown_frames = written;
+      shown_at = now;
+    }
     const auto wait = std::min<clock::duration>(poll_interval, deadline - now);
     auto polled = source->poll(std::chrono::duration_cast<std::chrono::milliseconds>(wait), sink);
     if (!polled) {
@@ -156,6 +176,7 @@ int run_capture(const capture_options& o) {
     }
   }
 
+  progress.finish();
   // Statistics and the file's end are written even after an error, so what was captured
   // stays readable.
   const cap::capture_stats total = source->stats();
@@ -202,6 +223,7 @@ std::function<int()> setup_capture(CLI::App& app) {
   app.add_option("--ports", o->dpdk_ports, "DPDK port ids to capture on (default: all)")
       ->delimiter(',');
   app.add_option("--snaplen", o->snaplen, "Bytes kept per packet")->capture_default_str();
+  app.add_flag("--quiet", o->quiet, "No progress line on a terminal");
   app.add_option("--duration", o->duration_s, "Stop after this many seconds (0: no limit)")
       ->check(finite_in(0, 1e9, "s"));
   app.add_option("--count,-c", o->count, "Stop after this many packets (0: no limit)");

@@ -27,6 +27,7 @@
 
 #include "command.hpp"
 #include "output_files.hpp"
+#include "progress_line.hpp"
 #include "rocelab/experiments/exports.hpp"
 #include "rocelab/experiments/runner.hpp"
 #include "rocelab/experiments/sweep.hpp"
@@ -48,6 +49,7 @@ struct tune_args {
   std::uint32_t budget = 0;
   std::string method;
   bool json = false;
+  bool quiet = false;  // no progress line
   std::string db = "rocelab.db";
   std::uint32_t jobs = 0;
   std::vector<std::string> sets;
@@ -67,12 +69,12 @@ int fail(const std::string& message, int code) {
   return code;
 }
 
-// One line on stderr per trial, redrawn in place on a terminal: a bar, the count and the
-// best so far with its values.
+// One line on stderr, redrawn in place on a terminal after each trial: a bar, the count
+// and the best so far with its values (nothing in a pipe or with --quiet).
 class progress_bar {
  public:
-  progress_bar(std::uint32_t total, const experiments::tuning_settings& s)
-      : total_(total), settings_(s), tty_(::isatty(STDERR_FILENO) != 0) {}
+  progress_bar(std::uint32_t total, const experiments::tuning_settings& s, bool quiet)
+      : total_(total), settings_(s), line_(quiet) {}
   void update(const std::vector<experiments::trial>& done, const experiments::trial& last) {
     const experiments::trial* best = experiments::best_trial(done);
     constexpr int width = 24;
@@ -90,17 +92,14 @@ class progress_bar {
     } else {
       text += "  no feasible trial yet";
     }
-    if (tty_) std::cerr << "\r\033[K" << text << std::flush;
-    else std::cerr << text << "\n";
+    line_.update(text, true);
   }
-  void finish() {
-    if (tty_) std::cerr << "\n";
-  }
+  void finish() { line_.finish(); }
 
  private:
   std::uint32_t total_;
   const experiments::tuning_settings& settings_;
-  bool tty_;
+  progress_line line_;
 };
 
 nlohmann::json params_json(const experiments::tuning_settings& s, const std::vector<double>& values) {
@@ -119,6 +118,7 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--budget", args->budget, "trials (default: the spec's tuning.budget)");
   app.add_option("--method", args->method, "bayes | grid | random (default: the spec's tuning.method)");
   app.add_flag("--json", args->json, "print one JSON object: best {params, objective}, trials, exports");
+  app.add_flag("--quiet", args->quiet, "no progress line on a terminal");
   app.add_option("--db", args->db, "run store (SQLite) the sweep and its trials go to (default rocelab.db)");
   app.add_option("--jobs", args->jobs, "trials at once (default: the spec's tuning.parallelism)");
   app.add_option("--set", args->sets, "override a spec field: path=value; repeatable")->allow_extra_args(false);
@@ -182,7 +182,7 @@ std::function<int()> setup(CLI::App& app) {
     ::sigaction(SIGTERM, &sa, &old_term);
     const std::size_t resumed_trials = opened->trials.size();
     std::vector<experiments::trial> done = opened->trials;
-    progress_bar bar(total, *settings);
+    progress_bar bar(total, *settings, args->quiet);
     auto store_hook = experiments::store_trials(*db, opened->id, *spec, *settings);
     experiments::sweep_hooks hooks;
     hooks.stop = &tune_stop;
