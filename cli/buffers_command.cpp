@@ -8,6 +8,7 @@
 
 #include "command.hpp"
 #include "output_files.hpp"
+#include "progress_line.hpp"
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/buffers.hpp"
 
@@ -23,6 +24,7 @@ struct buffers_args {
   std::uint32_t max_degree = 0;
   std::string out;
   bool json = false;
+  bool quiet = false;  // no progress line
 };
 
 std::string size_text(std::int64_t bytes) {
@@ -76,6 +78,7 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--max-degree", a->max_degree, "largest incast degree searched (default: radix - 1)");
   app.add_option("--out", a->out, "report directory (default runs/buffers-<time>)");
   app.add_flag("--json", a->json, "print the result's JSON");
+  app.add_flag("--quiet", a->quiet, "no progress line on a terminal");
   return [a]() -> int {
     auto spec = experiments::load_spec_file(a->spec);
     if (!spec.ok()) {
@@ -114,9 +117,12 @@ std::function<int()> setup(CLI::App& app) {
         return 2;
       }
     }
+    // Each step on a terminal's status line; nothing in a pipe.
+    progress_line progress(a->quiet || a->json);
     auto result = experiments::validate_buffers(*spec, profiles, settings, [&](const std::string& line) {
-      if (!a->json) std::cerr << "rocelab buffers: " << line << "\n";
+      progress.update(line, true);
     });
+    progress.finish();
     if (!result.ok()) {
       std::cerr << "rocelab buffers: " << result.error().message() << "\n";
       return result.error().code() == error_code::invalid_argument ? 2 : 1;

@@ -16,6 +16,7 @@
 #include "command.hpp"
 #include "number_checks.hpp"
 #include "output_files.hpp"
+#include "progress_line.hpp"
 #include "rocelab/experiments/compare.hpp"
 #include "rocelab/store/run_store.hpp"
 
@@ -32,6 +33,7 @@ struct compare_args {
   std::string db;  // empty: rocelab.db, or DIR/rocelab.db with --out DIR
   bool no_store = false;
   bool json = false;
+  bool quiet = false;  // no progress line
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -96,6 +98,7 @@ std::function<int()> setup(CLI::App& app) {
                  "run store the runs are written to (default rocelab.db; with --out, DIR/rocelab.db beside the report)");
   app.add_flag("--no-store", a->no_store, "do not write the runs to the run store");
   app.add_flag("--json", a->json, "print the report's JSON");
+  app.add_flag("--quiet", a->quiet, "no progress line on a terminal");
   return [a]() -> int {
     experiments::compare_settings settings;
     auto spec = experiments::load_compare_spec(a->spec, settings);
@@ -144,9 +147,12 @@ std::function<int()> setup(CLI::App& app) {
       }
       db.emplace(std::move(opened).value());
     }
+    // Each step on a terminal's status line; nothing in a pipe.
+    progress_line progress(a->quiet || a->json);
     auto result = experiments::run_compare(*spec, settings, db ? &*db : nullptr, [&](const std::string& line) {
-      if (!a->json) std::cerr << "rocelab compare: " << line << "\n";
+      progress.update(line, true);
     });
+    progress.finish();
     if (!result.ok()) {
       std::cerr << "rocelab compare: " << result.error().message() << "\n";
       return result.error().code() == error_code::invalid_argument ? 2 : 1;
