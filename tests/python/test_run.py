@@ -177,3 +177,25 @@ def test_report_is_html_or_says_it_is_missing(lab, small_incast):
     else:
         with pytest.raises(rocelab.UnavailableError):
             run.report(display=False)
+
+
+def test_stored_runs_compare_side_by_side_as_runs_diff_does(lab, db, tmp_path):
+    exp = rocelab.load_spec(EXAMPLES / "incast-16to1.yaml")
+    lab.run(exp, name="cmp-a")
+    lab.run(exp, overrides={"switch.ecn.kmin_bytes": "5KB", "switch.ecn.kmax_bytes": "20KB"}, name="cmp-b")
+    store = rocelab.open_store(db)
+    ids = store.runs()["id"].tolist()[-2:]
+    cmp = store.compare(ids)
+    assert {"switch.ecn.kmin_bytes", "switch.ecn.kmax_bytes", "name"} <= set(cmp.settings.index)
+    assert cmp.results.loc["flows", ids[0]] == 16
+    assert cmp.results.loc["CE marked", f"change {ids[1]}"] == \
+        cmp.results.loc["CE marked", ids[1]] - cmp.results.loc["CE marked", ids[0]]
+    # The CLI's diff of the same runs reports the same fields and the same CE change.
+    done = run_cli("runs", "diff", str(ids[0]), str(ids[1]), "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    cli = json.loads(done.stdout)
+    assert sorted(r["field"] for r in cli["settings"]) == sorted(cmp.settings.index)
+    ce = next(r for r in cli["results"] if r["metric"] == "CE marked")
+    assert ce["change"] == cmp.results.loc["CE marked", f"change {ids[1]}"]
+    with pytest.raises(ValueError):
+        store.compare(ids[:1])
