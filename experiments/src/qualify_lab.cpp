@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rocelab/captures/frame_builder.hpp"
+#include "rocelab/common/monotonic_clock.hpp"
 #include "rocelab/experiments/virtual_backend.hpp"
 #include "rocelab/fabric/soft_switch/control_client.hpp"
 #include "rocelab/fabric/soft_switch/packet_port.hpp"
@@ -28,12 +29,6 @@ namespace wire = captures::wire;
 
 constexpr std::int64_t refresh_ns = 2'000'000;  // XOFF repeats; a 0xffff pause lasts 33 ms at 1 Gb/s
 constexpr std::array<std::uint8_t, 4> unassigned_ip = {198, 18, 0, 250};  // no lab host has it
-
-std::int64_t monotonic_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 // SCHED_FIFO for the calling thread while it lives (the previous policy after): the
 // XON/XOFF pair of release() must not be split by the scheduler, or the port sends for

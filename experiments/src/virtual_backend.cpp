@@ -4,9 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,7 +30,7 @@
 #include "rocelab/fabric/soft_switch/switch_settings.hpp"
 #include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 #include "rocelab/traffic/soft_nic/nic_process.hpp"
-#include "rocelab/common/child_fds.hpp"
+#include "rocelab/common/spawn.hpp"
 
 namespace rocelab::experiments {
 
@@ -208,9 +206,6 @@ class capture_process {
     int err[2];
     if (::pipe2(err, O_CLOEXEC) != 0) return status::from_errno("pipe");
     unique_fd rd(err[0]), wr(err[1]);
-    const std::string ns_path = "/run/netns/" + s.capture_netns;
-    unique_fd ns(::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!ns.valid()) return status::from_errno("opening " + ns_path);
     // EAL as tests/captures/lab_dpdk_capture.cpp: no hugepages, no PCI, one lcore, a
     // private file prefix so parallel runs do not share DPDK runtime state.
     const std::string prefix = "rlrun" + std::to_string(::getpid());
@@ -228,23 +223,20 @@ class capture_process {
                             " --vdev=net_af_packet0,iface=" + s.capture_ifname + ",qpairs=1,framesz=" +
                             std::to_string(frame) + ",blocksz=" + std::to_string(frame * 8) + ",framecnt=16384";
     unique_fd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
-    const pid_t pid = ::fork();
-    if (pid < 0) return status::from_errno("fork");
-    if (pid == 0) {
-      ::dup2(devnull.get(), 0);
-      ::dup2(wr.get(), 1);
-      ::dup2(wr.get(), 2);
-      if (::setns(ns.get(), CLONE_NEWNET) != 0) ::_exit(126);
-      close_inherited_fds();
-      // The capture ends with the run's thread, also when the controller is killed.
-      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-      const char* dpdk_argv[] = {binary.c_str(), "capture", "--dpdk", eal.c_str(), "-w", file.c_str(), nullptr};
-      const char* pcap_argv[] = {binary.c_str(), "capture", "--iface", s.capture_ifname.c_str(), "-w", file.c_str(),
-                                 nullptr};
-      const char* const* argv = use_dpdk ? dpdk_argv : pcap_argv;
-      ::execv(argv[0], const_cast<char* const*>(argv));
-      ::_exit(127);
-    }
+    spawn_options child;
+    if (use_dpdk)
+      child.argv = {binary, "capture", "--dpdk", eal, "-w", file};
+    else
+      child.argv = {binary, "capture", "--iface", s.capture_ifname, "-w", file};
+    child.netns = s.capture_netns;
+    child.stdin_fd = devnull.get();
+    child.stdout_fd = wr.get();
+    child.stderr_fd = wr.get();
+    // The capture ends with the run's thread, also when the controller is killed.
+    child.death_signal = SIGTERM;
+    auto spawned = spawn(child);
+    if (!spawned) return spawned.error();
+    const pid_t pid = *spawned;
     capture_process c;
     c.pid_ = pid;
     c.err_ = std::move(rd);

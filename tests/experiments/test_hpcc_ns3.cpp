@@ -115,7 +115,7 @@ TEST(hpcc_ns3_scenario, lone_flows_end_at_the_simulators_nanosecond) {
     ASSERT_TRUE(records.ok()) << records.error().message();
     ASSERT_EQ(records->flows.size(), 1u);
     EXPECT_EQ(records->flows[0].fct_ns, l.ns3_fct_ns);
-    // Alone, a flow is ideal: pins the ideal FCT's steady-state shortcut (engine.cpp
+    // Alone, a flow is ideal: pins the ideal FCT's steady-state shortcut (twin topology.cpp
     // ideal_fct skips the full frames once each moves every link by the same whole ns)
     // against the simulation of every frame.
     EXPECT_EQ(records->flows[0].ideal_fct_ns, l.ns3_fct_ns);

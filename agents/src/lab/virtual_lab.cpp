@@ -26,8 +26,8 @@
 #include <thread>
 
 #include "rocelab/common/bounded_file.hpp"
+#include "rocelab/common/spawn.hpp"
 #include "rocelab/common/unique_fd.hpp"
-#include "rocelab/common/child_fds.hpp"
 
 namespace rocelab::agents::lab {
 namespace {
@@ -239,44 +239,17 @@ std::string self_or(const std::string& binary) {
 // double fork) in namespace `netns` (empty: this one) and returns its pid.
 result<pid_t> start_daemon(std::vector<std::string> args, const std::string& netns, const std::string& log_path) {
   if (args.empty() || args[0].empty()) return status(error_code::invalid_argument, "no rocelab binary");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  unique_fd ns;
-  if (!netns.empty()) {
-    ns = unique_fd(::open((std::string(netns_dir) + "/" + netns).c_str(), O_RDONLY | O_CLOEXEC));
-    if (!ns.valid()) return status::from_errno("opening namespace " + netns);
-  }
   const unique_fd log(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640));
   if (!log.valid()) return status::from_errno("opening " + log_path);
   const unique_fd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) return status::from_errno("pipe");
-  unique_fd rd(pipefd[0]), wr(pipefd[1]);
-  const pid_t child = ::fork();
-  if (child < 0) return status::from_errno("fork");
-  if (child == 0) {
-    // Only async-signal-safe calls from here on.
-    ::setsid();
-    const pid_t grandchild = ::fork();
-    if (grandchild != 0) {
-      (void)!::write(wr.get(), &grandchild, sizeof grandchild);
-      ::_exit(grandchild > 0 ? 0 : 1);
-    }
-    if (ns.valid() && ::setns(ns.get(), CLONE_NEWNET) != 0) ::_exit(126);
-    ::dup2(devnull.get(), STDIN_FILENO);
-    ::dup2(log.get(), STDOUT_FILENO);
-    ::dup2(log.get(), STDERR_FILENO);
-    close_inherited_fds();
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  wr.reset();
-  pid_t pid = -1;
-  const ssize_t n = ::read(rd.get(), &pid, sizeof pid);
-  (void)::waitpid(child, nullptr, 0);
-  if (n != sizeof pid || pid <= 0) return status(error_code::io_error, "starting " + args[1] + ": fork failed");
-  return pid;
+  spawn_options daemon;
+  daemon.argv = std::move(args);
+  daemon.netns = netns;
+  daemon.stdin_fd = devnull.get();
+  daemon.stdout_fd = log.get();
+  daemon.stderr_fd = log.get();
+  daemon.detach = true;
+  return spawn(daemon);
 }
 
 // `rocelab switch --lab <name>` in the switch namespace.
@@ -306,22 +279,17 @@ status start_agents(const lab_options& o, lab_state& s) {
 status run_program(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
   std::string shown;
   for (const auto& a : args) shown += (shown.empty() ? "" : " ") + a;
-  std::vector<std::string> copy = args;
-  std::vector<char*> argv;
-  for (auto& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return status::from_errno("pipe");
   unique_fd rd(fds[0]), wr(fds[1]);
-  const pid_t pid = ::fork();
-  if (pid < 0) return status::from_errno("fork for " + shown);
-  if (pid == 0) {
-    ::dup2(wr.get(), STDOUT_FILENO);
-    ::dup2(wr.get(), STDERR_FILENO);
-    close_inherited_fds();
-    ::execvp(argv[0], argv.data());
-    ::_exit(127);
-  }
+  spawn_options child;
+  child.argv = args;
+  child.search_path = true;
+  child.stdout_fd = wr.get();
+  child.stderr_fd = wr.get();
+  auto spawned = spawn(child);
+  if (!spawned) return spawned.error();
+  const pid_t pid = *spawned;
   wr.reset();
   std::string output;
   const auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -11,8 +11,6 @@ std::int64_t read(clockid_t id) noexcept {
 }
 }  // namespace
 
-std::int64_t monotonic_ns() noexcept { return read(CLOCK_MONOTONIC); }
-
 std::int64_t realtime_offset_ns() noexcept {
   // Bracket the realtime read with two monotonic reads and take the midpoint.
   const std::int64_t a = read(CLOCK_MONOTONIC);

@@ -10,8 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "rocelab/common/spawn.hpp"
 #include "rocelab/common/unique_fd.hpp"
-#include "rocelab/common/child_fds.hpp"
 
 namespace rocelab::fabric::drivers {
 namespace {
@@ -46,23 +46,19 @@ result<process_output> run_process(const std::vector<std::string>& argv, const s
   }
   ROCELAB_RETURN_IF_ERROR(make_pipe(out_r, out_w));
   ROCELAB_RETURN_IF_ERROR(make_pipe(err_r, err_w));
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-
-  const pid_t pid = ::fork();
-  if (pid < 0) return status::from_errno("fork for " + argv[0]);
-  if (pid == 0) {
-    // The child: only async-signal-safe calls until exec.
-    ::dup2(in_r.get(), STDIN_FILENO);
-    ::dup2(out_w.get(), STDOUT_FILENO);
-    ::dup2(err_w.get(), STDERR_FILENO);
-    close_inherited_fds();
-    ::execvp(cargv[0], cargv.data());
-    const char msg[] = "exec failed\n";
-    (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);
-    ::_exit(127);
+  spawn_options child;
+  child.argv = argv;
+  child.search_path = true;
+  child.stdin_fd = in_r.get();
+  child.stdout_fd = out_w.get();
+  child.stderr_fd = err_w.get();
+  auto spawned = spawn(child);
+  if (!spawned) {
+    if (spawned.error().code() == error_code::not_found)
+      return status(error_code::not_found, "cannot run " + argv[0] + " (not on PATH?)", spawned.error().sys_errno());
+    return spawned.error();
   }
+  const pid_t pid = *spawned;
   in_r.reset();
   out_w.reset();
   err_w.reset();
@@ -120,8 +116,6 @@ result<process_output> run_process(const std::vector<std::string>& argv, const s
   if (timed_out)
     return status(error_code::cancelled, describe(argv) + ": no answer within " + std::to_string(timeout.count()) + " ms");
   result_out.exit_code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
-  if (result_out.exit_code == 127 && result_out.err == "exec failed\n")
-    return status(error_code::not_found, "cannot run " + argv[0] + " (not on PATH?)");
   return result_out;
 }
 

@@ -1,9 +1,8 @@
 // The child-process carrier of a fleet's NICs (nic_links.hpp): fork + setns + exec of
-// `rocelab nic-run`, lines over pipes.
+// `rocelab nic-run` (common/spawn.hpp), lines over pipes.
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,7 +12,7 @@
 
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
 #include "rocelab/traffic/soft_nic/nic_fleet.hpp"
-#include "rocelab/common/child_fds.hpp"
+#include "rocelab/common/spawn.hpp"
 
 namespace rocelab::traffic::soft_nic {
 
@@ -53,25 +52,15 @@ result<nic_child> spawn_nic_process(const std::string& rocelab_binary, const std
   unique_fd child_in(in[0]), child_out(out[1]);
   const std::string log = log_path.empty() ? "/dev/null" : log_path;
   unique_fd log_fd(::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  unique_fd ns_fd;
-  if (!netns.empty()) {
-    const std::string ns_path = "/run/netns/" + netns;
-    ns_fd = unique_fd(::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!ns_fd.valid()) return status::from_errno("opening " + ns_path);
-  }
-  const pid_t pid = ::fork();
-  if (pid < 0) return status::from_errno("fork");
-  if (pid == 0) {
-    // Only async-signal-safe calls until exec.
-    ::dup2(child_in.get(), 0);
-    ::dup2(child_out.get(), 1);
-    if (log_fd.valid()) ::dup2(log_fd.get(), 2);
-    if (ns_fd.valid() && ::setns(ns_fd.get(), CLONE_NEWNET) != 0) ::_exit(126);
-    close_inherited_fds();
-    const char* argv[] = {rocelab_binary.c_str(), "nic-run", nullptr};
-    ::execv(argv[0], const_cast<char* const*>(argv));
-    ::_exit(127);
-  }
+  spawn_options child;
+  child.argv = {rocelab_binary, "nic-run"};
+  child.netns = netns;
+  child.stdin_fd = child_in.get();
+  child.stdout_fd = child_out.get();
+  child.stderr_fd = log_fd.get();  // -1 (the log could not be opened): ours
+  auto spawned = spawn(child);
+  if (!spawned) return spawned.error();
+  const pid_t pid = *spawned;
   c.pid = pid;
   const int fl = ::fcntl(c.from_child.get(), F_GETFL);
   (void)::fcntl(c.from_child.get(), F_SETFL, fl | O_NONBLOCK);

@@ -1,13 +1,9 @@
 #pragma once
-// fabric::clock in real time, for the soft switch (and later the soft NIC).
+// fabric::clock in real time, for the soft switch and the soft NICs.
 //
-// now_ns() reads CLOCK_MONOTONIC. Why not CLOCK_REALTIME: the model turns time
-// differences into line-rate serialization and pause expiry, so an NTP step or slew of
-// the wall clock would stretch or cut pauses and bursts; CLOCK_MONOTONIC never steps.
-// It is also one timeline for every process of the lab: network namespaces do not
-// virtualise it (only time namespaces would, and the lab makes none), so the switch and
-// the soft NICs in the host namespaces stamp on the same axis. realtime_offset_ns()
-// maps it onto wall-clock time for records (capture timestamps are CLOCK_REALTIME).
+// now_ns() reads CLOCK_MONOTONIC (common/monotonic_clock.hpp says why that clock).
+// realtime_offset_ns() maps it onto wall-clock time for records (capture timestamps are
+// CLOCK_REALTIME).
 //
 // Timers live in a heap (the virtual clock's, which is tested and allocation-free in
 // steady state) and fire only when the owner's event loop calls run_due(); they never
@@ -18,12 +14,13 @@
 
 #include <cstdint>
 
+#include "rocelab/common/monotonic_clock.hpp"
 #include "rocelab/fabric/clock.hpp"
 
 namespace rocelab::fabric::soft_switch {
 
-// CLOCK_MONOTONIC in nanoseconds.
-[[nodiscard]] std::int64_t monotonic_ns() noexcept;
+// CLOCK_MONOTONIC in nanoseconds (common/monotonic_clock.hpp).
+using rocelab::monotonic_ns;
 // CLOCK_REALTIME - CLOCK_MONOTONIC now, in nanoseconds.
 [[nodiscard]] std::int64_t realtime_offset_ns() noexcept;
 

@@ -1,0 +1,326 @@
+// The twin engine's fabric: the engine's construction from a twin_config, its switches
+// (switch_model configured per port rate, ECN by rate, HPCC ns-3 compat buffers), its
+// hosts and links for a single switch or a leaf-spine, the path between two hosts and a
+// message's ideal FCT on that path. Runs once per run, before the first event.
+
+#include "engine.hpp"
+
+namespace rocelab::fabric::twin::engine_impl {
+
+engine::engine(const twin_config& cfg, workload& load) : cfg_(cfg), load_(load), layout_(cfg.topology) {
+  compat_ = cfg.hpcc_ns3_compat;
+  sizes_ = frame_sizes_for(compat_);
+  dcqcn_ = cfg.nic.dcqcn;
+  ib_ = cfg.fabric.link == link_layer::infiniband;
+  adaptive_ = cfg.fabric.routing == routing_mode::adaptive;
+  cc_ = cfg.nic.dcqcn_enabled ? cfg.fabric.congestion : congestion_control_kind::none;
+  cfg_.nic.dcqcn_enabled = cc_ != congestion_control_kind::none;  // data ECT, CNPs/BECNs honoured
+  if (ib_) sizes_ = frame_sizes_for_ib(cfg.fabric.ib_grh);
+  // IB CC: the destination returns a BECN for every FECN (annex A10.2.2), unspaced.
+  if (cc_ == congestion_control_kind::ib_cc) dcqcn_.min_time_between_cnps_us = 0;
+  if (compat_) {
+    // HPCC ns-3: every marked packet's ACK carries the congestion flag (no CNP spacing
+    // at the NP; the RP's rate_reduce_monitor_period still spaces the cuts), and the
+    // rate increases by timer only (no byte counter in RdmaHw's *Mlx functions).
+    dcqcn_.min_time_between_cnps_us = 0;
+    dcqcn_.byte_counter_enabled = false;
+    dcqcn_.first_cut_after_monitor_period = true;  // cnp_received_mlx defers the first cut
+    cfg_.nic.ack_every_packets = 1;
+  }
+}
+
+
+switch_config engine::switch_config_for(const std::vector<std::int64_t>& rates, bool /*unused*/,
+                                        std::uint32_t /*host_ports*/) const {
+  switch_config sc = cfg_.switch_template;
+  const port_config tmpl = sc.ports.empty() ? port_config{} : sc.ports.front();
+  sc.ports.clear();
+  if (compat_) {
+    // shared/scenarios/hpcc-ns3/README.md: byte accounting, no preamble/IFG, ECN at
+    // dequeue, pause held until resume, ACK queue 0 first, one lossless data class.
+    sc.cell_bytes = 1;
+    sc.wire_overhead_bytes = 0;
+    sc.ecn_mark_on_dequeue = true;
+    sc.pfc.pause_until_resume = true;
+    sc.pfc.send_xon = true;
+    sc.strict_low_index_first = true;
+    sc.frame_time_whole_ns = true;
+    sc.lossless_priorities = static_cast<std::uint8_t>(1u << cfg_.nic.data_priority);
+  }
+  const double cable_m = static_cast<double>(cfg_.topology.link_delay_ns) / propagation_ns_per_m;
+  const std::int64_t max_frame = max_frame_bytes();
+  for (const std::int64_t rate : rates) {
+    port_config pc = tmpl;
+    pc.rate_bps = rate;
+    pc.cable_m = cable_m;
+    for (const auto& e : cfg_.ecn_by_rate)
+      if (rate_of(e.gbps) == rate)
+        for (auto& qc : pc.queues) qc.ecn = e.ecn;
+    for (int p = 0; p < num_priorities; ++p) {
+      auto& pg = pc.pgs[static_cast<std::size_t>(p)];
+      const bool lossless = ((sc.lossless_priorities >> p) & 1u) != 0;
+      if (compat_) {
+        auto& qc = pc.queues[static_cast<std::size_t>(p)];
+        qc.reserve_bytes = 0;
+        qc.shared = buffer_threshold::unlimited();  // ns-3: egress queues are unbounded
+        qc.dwrr_weight = 0;
+        if (lossless) {
+          // ns-3 third.cc: headroom = rate x delay / 8 x 3; pfc_a_shift starts at 3
+          // (alpha 1/8) and drops by one per doubling of the port rate over the NIC rate.
+          // SwitchMmu: reserve 4 KB per queue, resume offset 3 KB.
+          pg.headroom_bytes = rate / 8 * cfg_.topology.link_delay_ns / 1'000'000'000 * 3;
+          int shift = 3;
+          for (std::int64_t r = rate; r > host_rate_bps_ && shift > 0; r /= 2) --shift;
+          pg.shared = buffer_threshold::dynamic(-shift);
+          pg.reserve_bytes = 4 * 1024;
+          pg.xon_bytes = -1;
+          pg.xon_offset_bytes = 3 * 1024;
+        } else {
+          pg.reserve_bytes = 0;
+          pg.headroom_bytes = 0;
+          pg.shared = buffer_threshold::unlimited();  // ns-3 admits ACK-queue packets unchecked
+        }
+      } else if (lossless && pg.headroom_bytes == 0) {
+        // No headroom given: size it for this link (headroom_calculator: two cable
+        // delays, two maximum frames, the PFC frame), in whole cells. ACKs share the
+        // lossless class by default and a 66-byte ACK still takes a whole cell, so the
+        // in-flight bytes are counted at the worse of the two frame sizes' cell
+        // efficiency (a host port receives its host's data and ACKs interleaved).
+        headroom_inputs in;
+        in.rate_bps = rate;
+        in.cable_m = cable_m;
+        in.mtu_bytes = max_frame;
+        in.wire_overhead_bytes = sc.wire_overhead_bytes;
+        std::int64_t cells = headroom_cells(in, sc.cell_bytes);
+        in.mtu_bytes = sizes_.ack;
+        cells = std::max(cells, headroom_cells(in, sc.cell_bytes));
+        pg.headroom_bytes = cells * sc.cell_bytes;
+      }
+    }
+    sc.ports.push_back(pc);
+  }
+  if (ib_) return infiniband_switch_config(std::move(sc), vl_mask_, cfg_.fabric, ib_framing_bytes);
+  return sc;
+}
+
+status engine::build_switches() {
+  const auto& t = cfg_.topology;
+  std::vector<std::vector<std::int64_t>> rates;
+  std::vector<switch_node::role> roles;
+  if (t.type == topology_config::kind::single_switch) {
+    rates.emplace_back(t.hosts, host_rate_bps_);
+    roles.push_back(switch_node::role::single);
+  } else {
+    for (std::uint32_t l = 0; l < t.leaves; ++l) {
+      std::vector<std::int64_t> r(hosts_per_leaf_, host_rate_bps_);
+      r.insert(r.end(), t.spines, uplink_rate_bps_);
+      rates.push_back(std::move(r));
+      roles.push_back(switch_node::role::leaf);
+    }
+    for (std::uint32_t s = 0; s < t.spines; ++s) {
+      rates.emplace_back(t.leaves, uplink_rate_bps_);
+      roles.push_back(switch_node::role::spine);
+    }
+  }
+  switches_.resize(rates.size());
+  std::uint32_t gport = 0;
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    switch_node& s = switches_[i];
+    s.kind = roles[i];
+    s.index = s.kind == switch_node::role::spine ? static_cast<std::uint32_t>(i - t.leaves) : static_cast<std::uint32_t>(i);
+    s.clk = std::make_unique<node_clock>(*this, -1);
+    s.sink = std::make_unique<switch_sink>(*this, static_cast<std::uint32_t>(i));
+    switch_config sc = switch_config_for(rates[i], false, 0);
+    sc.ecn_seed = mix64(cfg_.seed ^ (0x5157ull + i));
+    std::unique_ptr<link_flow_control> fc;
+    if (ib_) {
+      s.credit_out = std::make_unique<switch_credit_link>(*this, static_cast<std::uint32_t>(i));
+      auto c = credit_flow_control::create(sc, *s.clk, *s.credit_out,
+                                           credit_config{max_frame_bytes(), cfg_.fabric.credit_update_interval_ns});
+      if (!c.ok()) return c.error().with_context(layout_.device_name(static_cast<std::uint32_t>(i)));
+      s.credits = c->get();
+      fc = std::move(c).value();
+    }
+    auto m = switch_model::create(sc, *s.clk, s.sink.get(), std::move(fc));
+    if (!m.ok()) return m.error().with_context(layout_.device_name(static_cast<std::uint32_t>(i)));
+    s.model = std::move(m).value();
+    s.port_base = gport;
+    for (std::size_t p = 0; p < rates[i].size(); ++p)
+      port_owner_.emplace_back(static_cast<std::uint32_t>(i), static_cast<std::uint16_t>(p));
+    gport += static_cast<std::uint32_t>(rates[i].size());
+    out_.devices.push_back(layout_.device_name(static_cast<std::uint32_t>(i)));
+  }
+  port_pending_.assign(gport, never_ns);
+  return status::success();
+}
+
+status engine::build() {
+  ROCELAB_RETURN_IF_ERROR(validate(cfg_).with_context("twin config"));
+  const auto& t = cfg_.topology;
+  host_rate_bps_ = rate_of(t.link_gbps);
+  if (t.type == topology_config::kind::leaf_spine) {
+    hosts_per_leaf_ = t.hosts / t.leaves;
+    const double up = t.spine_link_gbps > 0
+                          ? t.spine_link_gbps
+                          : hosts_per_leaf_ * t.link_gbps / (t.oversubscription * t.spines);
+    uplink_rate_bps_ = rate_of(up);
+  }
+  overhead_ = compat_ ? 0 : cfg_.switch_template.wire_overhead_bytes;
+  ack_prio_ = cfg_.nic.ack_priority;
+  cnp_prio_ = dcqcn_.cnp_802p_prio;
+  if (ib_) {
+    overhead_ = ib_framing_bytes;
+    // VLs in use: data, ACKs, CN packets (SL to VL one to one).
+    vl_mask_ = static_cast<std::uint8_t>((1u << cfg_.nic.data_priority) | (1u << cnp_prio_) |
+                                         (cfg_.nic.ack_priority >= 0 ? 1u << cfg_.nic.ack_priority : 0u));
+  }
+  ROCELAB_RETURN_IF_ERROR(build_switches());
+
+  // Channels: every switch port's egress link, then every host's uplink.
+  const std::uint32_t nsw = static_cast<std::uint32_t>(switches_.size());
+  for (std::uint32_t h = 0; h < t.hosts; ++h) out_.hosts.push_back("h" + std::to_string(h + 1));
+  for (std::uint32_t h = 0; h < t.hosts; ++h) out_.devices.push_back(layout_.device_name(layout_.host_device(h)));
+  channels_.resize(port_owner_.size() + t.hosts);
+  for (std::uint32_t s = 0; s < nsw; ++s) {
+    switch_node& sw = switches_[s];
+    sw.channel_base = sw.port_base;
+    const auto nports = static_cast<std::uint32_t>(sw.model->num_ports());
+    for (std::uint32_t p = 0; p < nports; ++p) {
+      channel& c = channels_[sw.port_base + p];
+      c.delay_ns = t.link_delay_ns + cfg_.fabric.switch_latency_ns;
+      if (sw.kind == switch_node::role::single) {
+        c.to_switch = -1, c.to_index = p, c.to_device = nsw + p;
+      } else if (sw.kind == switch_node::role::leaf) {
+        if (p < hosts_per_leaf_) {
+          const std::uint32_t h = sw.index * hosts_per_leaf_ + p;
+          c.to_switch = -1, c.to_index = h, c.to_device = nsw + h;
+        } else {
+          const std::uint32_t spine = t.leaves + (p - hosts_per_leaf_);
+          c.to_switch = static_cast<std::int32_t>(spine), c.to_index = spine, c.to_device = spine;
+          c.to_port = static_cast<std::uint16_t>(sw.index);
+        }
+      } else {
+        c.to_switch = static_cast<std::int32_t>(p), c.to_index = p, c.to_device = p;  // leaf p
+        c.to_port = static_cast<std::uint16_t>(hosts_per_leaf_ + sw.index);
+      }
+    }
+  }
+  hosts_.resize(t.hosts);
+  const bool until_resume = compat_ || cfg_.switch_template.pfc.pause_until_resume;
+  for (std::uint32_t h = 0; h < t.hosts; ++h) {
+    host_node& hn = hosts_[h];
+    hn.rate_bps = host_rate_bps_;
+    if (8'000'000'000'000 % hn.rate_bps == 0) hn.ps_per_byte = 8'000'000'000'000 / hn.rate_bps;
+    hn.pause = pfc_pause_state(host_rate_bps_, until_resume);
+    hn.channel = static_cast<std::uint32_t>(port_owner_.size()) + h;
+    hn.clk = std::make_unique<node_clock>(*this, static_cast<std::int32_t>(h));
+    channel& c = channels_[hn.channel];
+    c.delay_ns = t.link_delay_ns;
+    if (t.type == topology_config::kind::single_switch) {
+      c.to_switch = 0, c.to_index = 0, c.to_port = static_cast<std::uint16_t>(h), c.to_device = 0;
+    } else {
+      const std::uint32_t leaf = h / hosts_per_leaf_;
+      c.to_switch = static_cast<std::int32_t>(leaf), c.to_index = leaf, c.to_device = leaf;
+      c.to_port = static_cast<std::uint16_t>(h % hosts_per_leaf_);
+    }
+  }
+  if (ib_) init_credits();
+  pauses_.resize(channels_.size() * num_priorities);
+  std::size_t queues = 0;
+  for (const auto& s : switches_) queues += s.model->num_ports() * num_priorities;
+  sampled_nonzero_.assign(queues, 0);
+  // The wheel's horizon (event_queue.hpp): a frame's arrival is pushed at most a link
+  // delay plus two frame times ahead (its own, and for a PFC frame the data frame it
+  // waits behind); twice that leaves room. Timers, pause expiries and the paced sends of
+  // slow flows beyond it go to the heap.
+  std::int64_t max_delay_ns = 0, min_rate_bps = host_rate_bps_;
+  for (const channel& c : channels_) max_delay_ns = std::max(max_delay_ns, c.delay_ns);
+  for (const switch_node& sw : switches_)
+    for (const port_config& pc : sw.model->config().ports) min_rate_bps = std::min(min_rate_bps, pc.rate_bps);
+  const std::int64_t frame_ns = ceil_div(ser_ps(max_frame_bytes(), overhead_, min_rate_bps), 1000);
+  assert(q_.empty());
+  q_ = event_queue(2 * (max_delay_ns + 2 * frame_ns));
+  q_.reserve(4096);
+  out_.backend = "twin";
+  return status::success();
+}
+
+// Links (rate_bps, delay_ns) from src to dst.
+void engine::path_of(std::uint32_t src, std::uint32_t dst,
+                     std::vector<std::pair<std::int64_t, std::int64_t>>& links) const {
+  links.clear();
+  const std::int64_t d = cfg_.topology.link_delay_ns;
+  const std::int64_t sw = d + cfg_.fabric.switch_latency_ns;  // links out of a switch
+  links.emplace_back(host_rate_bps_, d);
+  if (cfg_.topology.type == topology_config::kind::leaf_spine && src / hosts_per_leaf_ != dst / hosts_per_leaf_) {
+    links.emplace_back(uplink_rate_bps_, sw);
+    links.emplace_back(uplink_rate_bps_, sw);
+  }
+  links.emplace_back(host_rate_bps_, sw);
+}
+
+// Ideal FCT: the message alone on an idle path, from its start to the arrival of the
+// last ACK. Computed by replaying the store-and-forward pipeline with the engine's own
+// rounding (a frame occupies a link for ser_ps, back-to-back frames continue at the
+// exact picosecond, arrivals are rounded up to the ns). For n packets of equal frame
+// size s (wire bytes w = s + preamble/IFG) over links j = 1..L of rate r_j and
+// propagation d_j, with bottleneck rate r_b, this is
+//   ideal = sum_j d_j + n w 8 / r_b + sum_{j != b} w 8 / r_j        (data pipeline)
+//         + sum_j (d_j + (ack + overhead) 8 / r_j)                    (the last ACK back)
+// i.e. propagation of every hop, serialization of all packets at the bottleneck and the
+// store-and-forward of one packet per extra hop; the replay also handles the larger
+// first packet (RETH) and the shorter last one exactly.
+std::int64_t engine::ideal_fct(const flow_state& f, std::uint64_t /*bytes*/) const {
+  std::vector<std::pair<std::int64_t, std::int64_t>> links;
+  path_of(f.src, f.dst, links);
+  const std::size_t L = links.size();
+  assert(L <= 8);
+  std::array<std::int64_t, 8> busy{};
+  busy.fill(std::numeric_limits<std::int64_t>::min() / 2);
+  // Every frame but the first and the last is a full one: its time per link once.
+  std::array<std::int64_t, 8> full_ps{};
+  for (std::size_t j = 0; j < L; ++j)
+    full_ps[j] = frame_ps(cfg_.nic.mtu_bytes + sizes_.data_overhead, links[j].first);
+  std::int64_t last_arrival_ns = 0;
+  std::array<std::int64_t, 8> prev_busy{};
+  for (std::uint32_t i = 0; i < f.npkts; ++i) {
+    bool full = i > 0 && i + 1 < f.npkts;
+    if (full && i >= 3) {
+      // Steady state: when the last full frame moved every link's end by the same whole
+      // number of ns, every further full frame does too (a full frame's step is a
+      // function of `busy` that commutes with adding whole ns once busy[0] > -1 ns), so
+      // the rest of the full frames are skipped in one step. Exact; a 30 MB flow is
+      // 30,000 frames otherwise.
+      const std::int64_t d = busy[0] - prev_busy[0];
+      bool steady = d > 0 && d % 1000 == 0;
+      for (std::size_t j = 1; j < L && steady; ++j) steady = busy[j] - prev_busy[j] == d;
+      if (steady) {
+        const std::uint32_t skip = f.npkts - 1 - i;  // full frames i .. npkts - 2
+        for (std::size_t j = 0; j < L; ++j) busy[j] += static_cast<std::int64_t>(skip) * d;
+        i = f.npkts - 1;
+        full = false;
+      }
+    }
+    prev_busy = busy;
+    const std::int64_t frame = (i + 1 < f.npkts ? cfg_.nic.mtu_bytes : f.last_payload) + sizes_.data_overhead +
+                               (i == 0 ? sizes_.first_extra : 0);
+    std::int64_t ready_ps = 0;  // relative to the start
+    for (std::size_t j = 0; j < L; ++j) {
+      // A link starts a frame when it arrives, or back to back at the exact end of the
+      // previous one when that ended less than 1 ns before (engine: nic_try, dequeue).
+      const std::int64_t s = ready_ps - busy[j] >= 1000 ? ready_ps : busy[j];
+      const std::int64_t end = s + (full ? full_ps[j] : frame_ps(frame, links[j].first));
+      busy[j] = end;
+      ready_ps = (ceil_div(end, 1000) + links[j].second) * 1000;
+    }
+    last_arrival_ns = ready_ps / 1000;
+  }
+  std::int64_t t_ps = last_arrival_ns * 1000;
+  for (std::size_t j = L; j-- > 0;) {
+    const std::int64_t end = t_ps + frame_ps(sizes_.ack, links[j].first);
+    t_ps = (ceil_div(end, 1000) + links[j].second) * 1000;
+  }
+  return t_ps / 1000;
+}
+
+}  // namespace rocelab::fabric::twin::engine_impl
