@@ -201,6 +201,27 @@ TEST(run_store, a_bad_record_rolls_back_the_whole_append) {
   EXPECT_EQ(out->counters[0].name, "fresh_counter_name");
 }
 
+TEST(run_store, load_parts_reads_only_the_tables_asked_for) {
+  temp_dir dir;
+  auto store = run_store::open(dir.file("runs.db"));
+  ASSERT_TRUE(store.ok());
+  auto id = store->begin_run({"parts", "twin", 1, "name: parts\n", {}, std::nullopt});
+  ASSERT_TRUE(id.ok());
+  const run_records in = sample_records();
+  ASSERT_TRUE(store->append(*id, in).ok());
+  auto out = store->load(*id, load_parts::summary());
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_flows_equal(out->flows, in.flows);
+  EXPECT_EQ(out->allreduce.size(), in.allreduce.size());
+  EXPECT_TRUE(out->queues.empty());
+  EXPECT_TRUE(out->counters.empty());
+  EXPECT_TRUE(out->pauses.empty());
+  EXPECT_TRUE(out->events.empty());
+  EXPECT_EQ(out->totals.paused_ns, in.totals.paused_ns) << "totals come with every load";
+  EXPECT_EQ(out->hosts, in.hosts);
+  EXPECT_EQ(store->load(*id + 1, load_parts::summary()).error().code(), error_code::not_found);
+}
+
 TEST(run_store, an_empty_file_name_is_refused_not_opened_as_a_temporary_database) {
   for (auto mode : {open_mode::read_write, open_mode::read_only}) {
     auto store = run_store::open("", mode);

@@ -91,6 +91,14 @@ struct agent_record {  // agents that took part in a run (controller)
 
 enum class open_mode : std::uint8_t { read_write, read_only };
 
+// Which record tables load() reads.
+struct load_parts {
+  bool flows = true, pauses = true, events = true, counters = true, queues = true, allreduce = true;
+  // What a run's summary needs (summary.hpp): flows and all-reduce results; the totals
+  // come with every load.
+  [[nodiscard]] static load_parts summary() noexcept { return {true, false, false, false, false, true}; }
+};
+
 // How a large append is split: transactions of at most `batch_rows` rows (flows, pauses,
 // events, counters, queue samples, all-reduce results, in that order), with
 // `cancel_requested` asked before every batch after the first and every 1024 rows within
@@ -132,6 +140,9 @@ class run_store {
   [[nodiscard]] result<std::vector<run_info>> runs() const;
   [[nodiscard]] result<run_info> run(std::int64_t id) const;
   [[nodiscard]] result<run_records> load(std::int64_t run) const;
+  // Only the parts asked for (names, totals and the capture note always): a listing of
+  // many runs reads their flows without their queue samples.
+  [[nodiscard]] result<run_records> load(std::int64_t run, const load_parts& parts) const;
   [[nodiscard]] result<std::vector<agent_record>> agents(std::int64_t run) const;
 
   [[nodiscard]] result<std::int64_t> begin_sweep(const sweep_info& sweep);
