@@ -13,6 +13,7 @@
 
 #include "command.hpp"
 #include "rocelab/agents/agent/agent.hpp"
+#include "rocelab/protocol/security.hpp"
 
 namespace rocelab::cli {
 namespace {
@@ -40,7 +41,7 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--netns", a->netns, "run soft jobs' NICs in this network namespace (/run/netns/NS)");
   app.add_option("--log-dir", a->log_dir, "write each soft NIC's log here");
   return [a] {
-    auto token = controller::read_token_file(a->token_file);
+    auto token = protocol::read_token_file(a->token_file);
     if (!token) {
       std::cerr << "rocelab agent: " << token.error().message() << "\n";
       return 2;

@@ -11,8 +11,9 @@
 #include <thread>
 
 #include "command.hpp"
+#include "rocelab/cli/in_process_agents.hpp"
 #include "rocelab/controller/controller.hpp"
-#include "rocelab/controller/security.hpp"
+#include "rocelab/protocol/security.hpp"
 
 namespace rocelab::cli {
 namespace {
@@ -46,7 +47,7 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--deadman-ms", a->deadman_ms, "agents restore their settings after this long without us")
       ->capture_default_str();
   return [a] {
-    auto token = controller::read_token_file(a->token_file);
+    auto token = protocol::read_token_file(a->token_file);
     if (!token) {
       std::cerr << "rocelab controller: " << token.error().message() << "\n";
       return 2;
@@ -60,6 +61,7 @@ std::function<int()> setup(CLI::App& app) {
     o.deadman = std::chrono::milliseconds(a->deadman_ms);
     o.virtual_options.lab_name = a->lab;
     o.virtual_options.log_dir = a->log_dir;
+    o.launcher = std::make_shared<in_process_agents>();
     if (!a->inventory.empty()) {
       auto inv = controller::load_inventory_file(a->inventory);
       if (!inv) {

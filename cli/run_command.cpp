@@ -25,15 +25,16 @@
 #include "number_checks.hpp"
 #include "output_files.hpp"
 #include "stop_signal.hpp"
+#include "rocelab/cli/in_process_agents.hpp"
 #include "rocelab/controller/client.hpp"
 #include "rocelab/controller/controller.hpp"
-#include "rocelab/controller/security.hpp"
 #include "rocelab/experiments/hpcc_ns3.hpp"
 #include "rocelab/experiments/run_directory.hpp"
 #include "rocelab/experiments/runner.hpp"
 #include "rocelab/experiments/spec.hpp"
 #include "rocelab/experiments/spec_files.hpp"
 #include "rocelab/experiments/summary.hpp"
+#include "rocelab/protocol/security.hpp"
 
 namespace rocelab::cli {
 namespace {
@@ -81,7 +82,7 @@ std::string random_token() {
 }
 
 int run_remote(const run_args& args) {
-  auto token = controller::read_token_file(args.token_file);
+  auto token = protocol::read_token_file(args.token_file);
   if (!token) {
     std::cerr << "rocelab run: " << token.error().message() << "\n";
     return 2;
@@ -315,6 +316,7 @@ std::function<int()> setup(CLI::App& app) {
     co.token = random_token();
     co.log = false;
     co.virtual_options.keep_lab = args->keep_lab;
+    co.launcher = std::make_shared<in_process_agents>();
     const std::string dir = args->out.empty() ? "runs/" + run_id : args->out;
     if (spec->backend == "virtual" && !args->no_capture_file) {
       // The capture is written there while the run goes; the rest of the directory after it.

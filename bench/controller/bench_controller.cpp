@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
     std::vector<rocelab::controller::job_plan> plans(static_cast<std::size_t>(agents));
     for (int i = 0; i < agents; ++i) {
       plans[static_cast<std::size_t>(i)].agent = names[static_cast<std::size_t>(i)];
-      plans[static_cast<std::size_t>(i)].job.kind = rocelab::controller::job_kind::timer;
+      plans[static_cast<std::size_t>(i)].job.kind = rocelab::protocol::job_kind::timer;
       plans[static_cast<std::size_t>(i)].job.timeout_ms = 30000;
     }
     const auto t_job = std::chrono::steady_clock::now();

@@ -14,7 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "rocelab/controller/client.hpp"
-#include "rocelab/controller/security.hpp"
+#include "rocelab/protocol/security.hpp"
 
 namespace {
 
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   app.add_option("--runs", runs, "remote runs")->capture_default_str();
   app.add_option("--every", every, "print the footprint every this many runs")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
-  auto token = rocelab::controller::read_token_file(token_file);
+  auto token = rocelab::protocol::read_token_file(token_file);
   if (!token) {
     std::cerr << "controller_soak_client: " << token.error().message() << "\n";
     return 2;

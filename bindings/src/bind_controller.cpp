@@ -30,7 +30,7 @@ void bind_controller(py::module_& m) {
         // interrupted with what it measured (controller/client.hpp).
         interrupt_poll poll{std::chrono::milliseconds(50)};
         options.cancel_requested = [&poll] { return poll(); };
-        std::optional<result<controller::run_finished>> done;
+        std::optional<result<protocol::run_finished>> done;
         {
           py::gil_scoped_release release;
           done.emplace(controller::submit_spec(options, spec_yaml, source, {}));

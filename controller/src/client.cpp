@@ -10,11 +10,14 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "rocelab/controller/connection.hpp"
-#include "rocelab/controller/security.hpp"
 #include "rocelab/controller/stored_outcome.hpp"
+#include "rocelab/protocol/connection.hpp"
+#include "rocelab/protocol/security.hpp"
 
 namespace rocelab::controller {
+
+using namespace rocelab::protocol;
+
 namespace {
 
 using clock_type = std::chrono::steady_clock;

@@ -22,6 +22,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "rocelab/agents/agent/agent.hpp"
+#include "rocelab/cli/in_process_agents.hpp"
 #include "rocelab/controller/controller.hpp"
 
 namespace rocelab::test {
@@ -94,6 +95,7 @@ inline controller::controller_options quick_controller_options(const temp_dir& d
   o.deadman = std::chrono::milliseconds(5000);
   o.start_lead = std::chrono::milliseconds(150);
   o.log = std::getenv("ROCELAB_TEST_LOG") != nullptr;
+  o.launcher = std::make_shared<cli::in_process_agents>();
   return o;
 }
 

@@ -16,7 +16,7 @@
 
 #include "controller_test_support.hpp"
 #include "rocelab/controller/client.hpp"
-#include "rocelab/controller/protocol.hpp"
+#include "rocelab/protocol/messages.hpp"
 
 namespace rocelab::controller {
 namespace {
@@ -66,7 +66,7 @@ int connect_loopback(std::uint16_t port) {
 std::vector<std::uint8_t> garbage(std::mt19937& rng, int i) {
   std::vector<std::uint8_t> b;
   switch (i % 4) {
-    case 0: b = {0xff, 0xff, 0xff, 0xff, 0, protocol_version, 0, 1}; break;
+    case 0: b = {0xff, 0xff, 0xff, 0xff, 0, protocol::protocol_version, 0, 1}; break;
     case 1: b = {0x16, 0x03, 0x01, 0xff, 0xff}; break;
     case 2: for (char c : std::string("GET / HTTP/1.0\r\n\r\n")) b.push_back(static_cast<std::uint8_t>(c)); break;
     default: break;
@@ -76,7 +76,7 @@ std::vector<std::uint8_t> garbage(std::mt19937& rng, int i) {
   return b;
 }
 
-result<run_finished> tiny_run(const std::string& address) {
+result<protocol::run_finished> tiny_run(const std::string& address) {
   submit_options o;
   o.controller = address;
   o.token = test::test_token;

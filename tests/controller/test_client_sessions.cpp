@@ -57,7 +57,7 @@ bool closed_by_peer(int fd) {
   return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
 }
 
-result<run_finished> tiny_run(const std::string& address) {
+result<protocol::run_finished> tiny_run(const std::string& address) {
   submit_options o;
   o.controller = address;
   o.token = test::test_token;

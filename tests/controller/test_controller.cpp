@@ -69,7 +69,7 @@ TEST(controller, jobs_start_at_one_instant_across_offset_clocks) {
   for (const auto& n : names) {
     job_plan p;
     p.agent = n;
-    p.job.kind = job_kind::timer;
+    p.job.kind = protocol::job_kind::timer;
     p.job.timeout_ms = 5000;
     plans.push_back(p);
   }
@@ -143,6 +143,7 @@ TEST(controller, settings_outside_the_knob_tree_are_refused) {
   agent_pool pool;
   pool.add(c->address(), "h1", 0, test::test_token, 5000ms, (dir.path / "sys").string());
   ASSERT_TRUE(c->wait_for_agents({"h1"}, 10s, 1));
+  using protocol::setting;
   for (const setting& s : {setting{test::mlx5_port, "../../../../etc/passwd", "x"}, setting{"..", "roce_np/x", "1"},
                            setting{test::mlx5_port, "roce_np/../../x", "1"}, setting{test::mlx5_port, "roce_xx/knob", "1"}}) {
     auto r = c->apply_settings("h1", "mlx5", {s}, 5s);
@@ -316,7 +317,7 @@ TEST(controller, verbs_jobs_say_they_are_unavailable) {
   ASSERT_TRUE(c->wait_for_agents({"h1"}, 10s, 4));
   job_plan p;
   p.agent = "h1";
-  p.job.kind = job_kind::verbs;
+  p.job.kind = protocol::job_kind::verbs;
   p.job.timeout_ms = 1000;
   auto r = c->run_jobs({p}, 5s);
   ASSERT_TRUE(r.ok());

@@ -1,6 +1,6 @@
 // Unauthenticated and malformed peers: nothing in the clear, nothing without the token,
 // and a malformed frame from an authenticated peer closes that connection only.
-#include "rocelab/controller/security.hpp"
+#include "rocelab/protocol/security.hpp"
 
 #include <gtest/gtest.h>
 #include <openssl/ec.h>
@@ -17,12 +17,13 @@
 #include <boost/asio/write.hpp>
 
 #include "controller_test_support.hpp"
-#include "rocelab/controller/protocol.hpp"
+#include "rocelab/protocol/messages.hpp"
 
 namespace rocelab::controller {
 namespace {
 
 using namespace std::chrono_literals;
+using namespace rocelab::protocol;
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using test::agent_pool;

@@ -1,13 +1,13 @@
-// Any bytes as a controller protocol frame: decode_frame must return a message or an
+// Any bytes as a protocol frame: decode_frame must return a message or an
 // error, never crash, read out of bounds (ASan), hit undefined behaviour (UBSan) or
 // throw; and whatever it accepts must encode again and decode to the same frame bytes.
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
-#include "rocelab/controller/protocol.hpp"
+#include "rocelab/protocol/messages.hpp"
 
-using namespace rocelab::controller;
+using namespace rocelab::protocol;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::uint8_t> bytes(data, size);

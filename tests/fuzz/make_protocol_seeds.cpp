@@ -8,9 +8,9 @@
 #include <sstream>
 #include <string>
 
-#include "rocelab/controller/protocol.hpp"
+#include "rocelab/protocol/messages.hpp"
 
-using namespace rocelab::controller;
+using namespace rocelab::protocol;
 
 int main(int argc, char** argv) {
   if (argc < 2) {

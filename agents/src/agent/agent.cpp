@@ -15,7 +15,6 @@
 
 namespace rocelab::agents::agent {
 
-namespace ctl = rocelab::controller;
 using asio::use_awaitable;
 
 namespace {
@@ -26,12 +25,12 @@ constexpr std::chrono::milliseconds welcome_timeout{5000};
 result<std::shared_ptr<agent>> agent::make(agent_options options) {
   if (options.name.empty()) return status(error_code::invalid_argument, "agent: a name is required");
   if (options.deadman.count() <= 0) return status(error_code::invalid_argument, "agent: dead-man time must be positive");
-  auto tls = ctl::tls_context::make(ctl::tls_role::client, options.token);
+  auto tls = protocol::tls_context::make(protocol::tls_role::client, options.token);
   if (!tls) return tls.error().with_context("agent " + options.name);
   return std::shared_ptr<agent>(new agent(std::move(options), std::move(*tls)));
 }
 
-agent::agent(agent_options options, std::unique_ptr<ctl::tls_context> tls)
+agent::agent(agent_options options, std::unique_ptr<protocol::tls_context> tls)
     : options_(std::move(options)),
       tls_(std::move(tls)),
       settings_(options_.sysfs_root),
@@ -50,7 +49,7 @@ agent_stats agent::stats() const {
 
 void agent::start(asio::any_io_executor executor) {
   executor_ = executor;
-  last_heard_ns_ = ctl::monotonic_ns();
+  last_heard_ns_ = protocol::monotonic_ns();
   asio::co_spawn(executor_, [self = shared_from_this()] { return self->run_loop(); }, asio::detached);
   asio::co_spawn(executor_, [self = shared_from_this()] { return self->watchdog(); }, asio::detached);
 }
@@ -67,7 +66,7 @@ void agent::stop() {
 asio::awaitable<void> agent::run_loop() {
   auto self = shared_from_this();
   while (!stopping_) {
-    auto conn = co_await ctl::connect_to(executor_, tls_->native(), options_.controller, options_.connect_timeout);
+    auto conn = co_await protocol::connect_to(executor_, tls_->native(), options_.controller, options_.connect_timeout);
     if (stopping_) break;
     if (conn) {
       co_await session(*conn);
@@ -82,31 +81,31 @@ asio::awaitable<void> agent::run_loop() {
   }
 }
 
-asio::awaitable<void> agent::session(std::shared_ptr<ctl::connection> conn) {
+asio::awaitable<void> agent::session(std::shared_ptr<protocol::connection> conn) {
   conn->start_writer();
-  ctl::hello h;
-  h.role = ctl::peer_role::agent;
+  protocol::hello h;
+  h.role = protocol::peer_role::agent;
   h.name = options_.name;
   h.transports = available_transports();
   h.pid = ::getpid();
   conn->send(h);
   auto first = co_await conn->read(welcome_timeout);
-  if (!first || !std::holds_alternative<ctl::welcome>(*first)) {
+  if (!first || !std::holds_alternative<protocol::welcome>(*first)) {
     const std::string why = !first ? first.error().message()
-                                   : std::string("expected welcome, got ") + ctl::to_string(ctl::type_of(*first));
-    if (auto* e = first ? std::get_if<ctl::error_message>(&*first) : nullptr) log("refused: " + e->message);
+                                   : std::string("expected welcome, got ") + protocol::to_string(protocol::type_of(*first));
+    if (auto* e = first ? std::get_if<protocol::error_message>(&*first) : nullptr) log("refused: " + e->message);
     else log("session: " + why);
     conn->close();
     co_return;
   }
-  const auto& w = std::get<ctl::welcome>(*first);
+  const auto& w = std::get<protocol::welcome>(*first);
   // The controller may ask for a shorter dead-man time (it knows the run's pace), never a
   // longer one than the operator configured here.
   deadman_ = options_.deadman;
   if (w.deadman_ms > 0) deadman_ = std::min(deadman_, std::chrono::milliseconds(w.deadman_ms));
   const auto interval = std::chrono::milliseconds(std::max<std::int64_t>(w.heartbeat_interval_ms, 10));
   current_ = conn;
-  last_heard_ns_ = ctl::monotonic_ns();
+  last_heard_ns_ = protocol::monotonic_ns();
   {
     std::lock_guard lock(stats_mutex_);
     ++stats_.connects;
@@ -122,7 +121,7 @@ asio::awaitable<void> agent::session(std::shared_ptr<ctl::connection> conn) {
       if (!stopping_) log("connection lost: " + m.error().message());
       break;
     }
-    last_heard_ns_ = ctl::monotonic_ns();
+    last_heard_ns_ = protocol::monotonic_ns();
     handle(conn, *m);
   }
   conn->close();
@@ -131,11 +130,11 @@ asio::awaitable<void> agent::session(std::shared_ptr<ctl::connection> conn) {
   stats_.connected = false;
 }
 
-asio::awaitable<void> agent::heartbeats(std::shared_ptr<ctl::connection> conn, std::chrono::milliseconds interval) {
+asio::awaitable<void> agent::heartbeats(std::shared_ptr<protocol::connection> conn, std::chrono::milliseconds interval) {
   std::uint64_t seq = 0;
   asio::steady_timer t(executor_);
   while (conn->is_open()) {
-    conn->send(ctl::heartbeat{++seq});
+    conn->send(protocol::heartbeat{++seq});
     t.expires_after(interval);
     co_await t.async_wait(nothrow);
   }
@@ -148,7 +147,7 @@ asio::awaitable<void> agent::watchdog() {
     t.expires_after(std::max(std::chrono::milliseconds(10), deadman_ / 8));
     co_await t.async_wait(nothrow);
     if (stopping_) break;
-    const auto silent = std::chrono::nanoseconds(ctl::monotonic_ns() - last_heard_ns_);
+    const auto silent = std::chrono::nanoseconds(protocol::monotonic_ns() - last_heard_ns_);
     if (silent > deadman_ && (settings_.has_changes() || !jobs_.empty())) deadman_fire();
   }
 }
@@ -169,62 +168,62 @@ void agent::deadman_fire() {
   }
 }
 
-void agent::handle(const std::shared_ptr<ctl::connection>& conn, const ctl::message& m) {
+void agent::handle(const std::shared_ptr<protocol::connection>& conn, const protocol::message& m) {
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, ctl::heartbeat>) {
+        if constexpr (std::is_same_v<T, protocol::heartbeat>) {
           // Liveness only (last_heard_ns_ is already updated).
-        } else if constexpr (std::is_same_v<T, ctl::clock_probe>) {
-          ctl::clock_reply r{x.seq, x.t1_ns, options_.clock.now_ns(), 0};
+        } else if constexpr (std::is_same_v<T, protocol::clock_probe>) {
+          protocol::clock_reply r{x.seq, x.t1_ns, options_.clock.now_ns(), 0};
           r.t3_ns = options_.clock.now_ns();
           conn->send(r);
           std::lock_guard lock(stats_mutex_);
           ++stats_.probes_answered;
-        } else if constexpr (std::is_same_v<T, ctl::apply_settings>) {
+        } else if constexpr (std::is_same_v<T, protocol::apply_settings>) {
           auto previous = settings_.apply(x.driver, x.settings);
           if (previous)
-            conn->send(ctl::settings_applied{x.request, std::move(*previous)});
+            conn->send(protocol::settings_applied{x.request, std::move(*previous)});
           else
-            conn->send(ctl::error_message{x.request, std::string(to_string(previous.error().code())),
+            conn->send(protocol::error_message{x.request, std::string(to_string(previous.error().code())),
                                           previous.error().message()});
-        } else if constexpr (std::is_same_v<T, ctl::restore_settings>) {
+        } else if constexpr (std::is_same_v<T, protocol::restore_settings>) {
           auto restored = settings_.restore();
           if (restored) {
-            conn->send(ctl::settings_restored{x.request, *restored});
+            conn->send(protocol::settings_restored{x.request, *restored});
           } else {
-            conn->send(ctl::error_message{x.request, std::string(to_string(restored.error().code())),
+            conn->send(protocol::error_message{x.request, std::string(to_string(restored.error().code())),
                                           restored.error().message()});
           }
-        } else if constexpr (std::is_same_v<T, ctl::start_job>) {
+        } else if constexpr (std::is_same_v<T, protocol::start_job>) {
           start_job(conn, x);
-        } else if constexpr (std::is_same_v<T, ctl::stop_job>) {
+        } else if constexpr (std::is_same_v<T, protocol::stop_job>) {
           if (auto it = jobs_.find(x.job); it != jobs_.end()) it->second->cancel();
-        } else if constexpr (std::is_same_v<T, ctl::nic_command>) {
+        } else if constexpr (std::is_same_v<T, protocol::nic_command>) {
           if (auto it = jobs_.find(x.job); it != jobs_.end()) it->second->command(x.lines);
         } else {
           // A message an agent never receives: answer, keep the session (it was well-formed).
-          conn->send(ctl::error_message{0, "invalid argument",
-                                        std::string("agent does not take ") + ctl::to_string(ctl::type_of(m))});
+          conn->send(protocol::error_message{0, "invalid argument",
+                                        std::string("agent does not take ") + protocol::to_string(protocol::type_of(m))});
         }
       },
       m);
 }
 
-void agent::start_job(const std::shared_ptr<ctl::connection>& conn, const ctl::start_job& j) {
+void agent::start_job(const std::shared_ptr<protocol::connection>& conn, const protocol::start_job& j) {
   if (jobs_.contains(j.job)) {
-    conn->send(ctl::error_message{j.job, "invalid argument", "job " + std::to_string(j.job) + " is already running"});
+    conn->send(protocol::error_message{j.job, "invalid argument", "job " + std::to_string(j.job) + " is already running"});
     return;
   }
   {
     std::lock_guard lock(stats_mutex_);
     ++stats_.jobs_started;
   }
-  std::weak_ptr<ctl::connection> weak = conn;
+  std::weak_ptr<protocol::connection> weak = conn;
   auto self = shared_from_this();
   // The job reports through the connection it came on; if that one is gone, the
   // controller has already marked the run partial and the report has nowhere to go.
-  auto report = [self, weak, id = j.job](ctl::job_report r) {
+  auto report = [self, weak, id = j.job](protocol::job_report r) {
     r.job = id;
     const bool done = r.done;
     if (auto c = weak.lock()) c->send(r);
@@ -243,11 +242,11 @@ void agent::start_job(const std::shared_ptr<ctl::connection>& conn, const ctl::s
   context.agent_name = options_.name;
   context.report = report;
   context.events = [weak, id = j.job](std::vector<std::string> lines) {
-    if (auto c = weak.lock()) c->send(ctl::nic_event{id, std::move(lines)});
+    if (auto c = weak.lock()) c->send(protocol::nic_event{id, std::move(lines)});
   };
   auto runner = make_job(j, std::move(context));
   if (!runner) {
-    ctl::job_report r;
+    protocol::job_report r;
     r.done = true;
     r.error = runner.error().message();
     report(std::move(r));

@@ -14,7 +14,6 @@
 
 namespace rocelab::agents::agent {
 
-namespace ctl = rocelab::controller;
 
 namespace {
 
@@ -22,7 +21,7 @@ namespace {
 // the clock tests measure start skew with it.
 class timer_job final : public agent::job, public std::enable_shared_from_this<timer_job> {
  public:
-  timer_job(asio::any_io_executor ex, ctl::start_job spec, ctl::clock_source clock, job_report_fn report)
+  timer_job(asio::any_io_executor ex, protocol::start_job spec, protocol::clock_source clock, job_report_fn report)
       : timer_(ex), spec_(std::move(spec)), clock_(clock), report_(std::move(report)) {}
 
   void start() override {
@@ -40,7 +39,7 @@ class timer_job final : public agent::job, public std::enable_shared_from_this<t
       timer_.expires_after(std::chrono::nanoseconds(wait_ns));
       co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
     }
-    ctl::job_report r;
+    protocol::job_report r;
     r.started_ns = clock_.now_ns();
     r.done = true;
     if (cancelled_) r.error = "stopped before its start instant";
@@ -48,8 +47,8 @@ class timer_job final : public agent::job, public std::enable_shared_from_this<t
   }
 
   asio::steady_timer timer_;
-  ctl::start_job spec_;
-  ctl::clock_source clock_;
+  protocol::start_job spec_;
+  protocol::clock_source clock_;
   job_report_fn report_;
   bool cancelled_ = false;
 };
@@ -65,14 +64,14 @@ std::vector<std::string> available_transports() {
   return out;
 }
 
-result<std::shared_ptr<agent::job>> make_job(const ctl::start_job& spec, job_context context) {
+result<std::shared_ptr<agent::job>> make_job(const protocol::start_job& spec, job_context context) {
   switch (spec.kind) {
-    case ctl::job_kind::timer:
+    case protocol::job_kind::timer:
       return std::shared_ptr<agent::job>(
           std::make_shared<timer_job>(context.executor, spec, context.clock, std::move(context.report)));
-    case ctl::job_kind::soft:
+    case protocol::job_kind::soft:
       return make_soft_job(spec, std::move(context));
-    case ctl::job_kind::verbs:
+    case protocol::job_kind::verbs:
 #if ROCELAB_HAVE_VERBS
       return make_verbs_job(spec, std::move(context));
 #else

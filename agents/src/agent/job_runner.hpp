@@ -10,18 +10,18 @@
 #include <boost/asio/any_io_executor.hpp>
 
 #include "rocelab/agents/agent/agent.hpp"
-#include "rocelab/controller/protocol.hpp"
+#include "rocelab/protocol/messages.hpp"
 
 namespace rocelab::agents::agent {
 
-using job_report_fn = std::function<void(controller::job_report)>;
+using job_report_fn = std::function<void(protocol::job_report)>;
 // Lines a job's NIC wrote (soft jobs), for the controller (nic_event).
 using job_event_fn = std::function<void(std::vector<std::string>)>;
 
 // What a job gets from its agent.
 struct job_context {
   asio::any_io_executor executor;
-  controller::clock_source clock;
+  protocol::clock_source clock;
   std::string rocelab_binary;  // runs `nic-run`
   std::string netns;           // soft NICs run here; empty: the agent's own namespace
   std::string log_dir;         // the NIC's stderr: <log_dir>/nic-<agent>-<job>.log; empty: none
@@ -43,6 +43,6 @@ class agent::job {
 // Job kinds this build can run (said in hello).
 [[nodiscard]] std::vector<std::string> available_transports();
 
-[[nodiscard]] result<std::shared_ptr<agent::job>> make_job(const controller::start_job& spec, job_context context);
+[[nodiscard]] result<std::shared_ptr<agent::job>> make_job(const protocol::start_job& spec, job_context context);
 
 }  // namespace rocelab::agents::agent

@@ -33,8 +33,8 @@ std::string previous_value(const nic::nic_settings& before, const std::string& n
 
 }  // namespace
 
-result<std::vector<controller::setting>> settings_guard::apply(const std::string& driver,
-                                                               const std::vector<controller::setting>& settings) {
+result<std::vector<protocol::setting>> settings_guard::apply(const std::string& driver,
+                                                               const std::vector<protocol::setting>& settings) {
   // Devices in the order they first appear, each with its settings in order.
   std::vector<std::pair<std::string, nic::nic_settings>> by_device;
   for (const auto& s : settings) {
@@ -42,7 +42,7 @@ result<std::vector<controller::setting>> settings_guard::apply(const std::string
     if (it == by_device.end()) it = by_device.insert(by_device.end(), {s.device, {}});
     it->second[s.name] = s.value;
   }
-  std::vector<controller::setting> previous;
+  std::vector<protocol::setting> previous;
   for (const auto& [device, wanted] : by_device) {
     auto d = driver_for(driver, device);
     if (!d) return d.error().with_context("applying settings on " + device);

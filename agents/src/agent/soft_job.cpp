@@ -15,7 +15,6 @@
 
 namespace rocelab::agents::agent {
 
-namespace ctl = rocelab::controller;
 namespace nic = rocelab::traffic::soft_nic;
 using json = nlohmann::json;
 
@@ -28,7 +27,7 @@ constexpr std::chrono::milliseconds stop_grace{2000};
 
 class soft_job final : public agent::job, public std::enable_shared_from_this<soft_job> {
  public:
-  soft_job(ctl::start_job spec, job_context context, nic::nic_child child)
+  soft_job(protocol::start_job spec, job_context context, nic::nic_child child)
       : spec_(std::move(spec)),
         context_(std::move(context)),
         pid_(child.pid),
@@ -104,7 +103,7 @@ class soft_job final : public agent::job, public std::enable_shared_from_this<so
       while ((nl = buffer.find('\n')) != std::string::npos) {
         lines.push_back(to_agent_clock(buffer.substr(0, nl)));
         buffer.erase(0, nl + 1);
-        if (lines.size() == ctl::max_lines_per_relay) {
+        if (lines.size() == protocol::max_lines_per_relay) {
           context_.events(std::move(lines));
           lines.clear();
         }
@@ -117,7 +116,7 @@ class soft_job final : public agent::job, public std::enable_shared_from_this<so
     pid_ = -1;
     kill_timer_.cancel();
     to_nic_.reset();
-    ctl::job_report r;
+    protocol::job_report r;
     r.started_ns = started_ns_;
     r.done = true;
     if (!error_.empty())
@@ -127,7 +126,7 @@ class soft_job final : public agent::job, public std::enable_shared_from_this<so
     context_.report(std::move(r));
   }
 
-  ctl::start_job spec_;
+  protocol::start_job spec_;
   job_context context_;
   pid_t pid_ = -1;
   unique_fd to_nic_;
@@ -141,7 +140,7 @@ class soft_job final : public agent::job, public std::enable_shared_from_this<so
 
 }  // namespace
 
-result<std::shared_ptr<agent::job>> make_soft_job(const ctl::start_job& spec, job_context context) {
+result<std::shared_ptr<agent::job>> make_soft_job(const protocol::start_job& spec, job_context context) {
   const json config = json::parse(spec.transport_config, nullptr, false);
   if (!config.is_object())
     return status(error_code::invalid_argument, "soft job " + std::to_string(spec.job) + ": transport_config is not a JSON object");

@@ -17,6 +17,6 @@
 
 namespace rocelab::agents::agent {
 
-[[nodiscard]] result<std::shared_ptr<agent::job>> make_soft_job(const controller::start_job& spec, job_context context);
+[[nodiscard]] result<std::shared_ptr<agent::job>> make_soft_job(const protocol::start_job& spec, job_context context);
 
 }  // namespace rocelab::agents::agent

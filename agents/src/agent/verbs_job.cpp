@@ -15,7 +15,6 @@
 
 namespace rocelab::agents::agent {
 
-namespace ctl = rocelab::controller;
 namespace verbs = rocelab::traffic::verbs;
 using json = nlohmann::json;
 
@@ -56,7 +55,7 @@ result<verbs_config> parse_config(const std::string& text) {
 
 class verbs_job final : public agent::job, public std::enable_shared_from_this<verbs_job> {
  public:
-  verbs_job(ctl::start_job spec, job_context context, verbs_config config,
+  verbs_job(protocol::start_job spec, job_context context, verbs_config config,
             std::map<std::uint32_t, std::unique_ptr<verbs::rc_endpoint>> endpoints)
       : spec_(std::move(spec)), context_(std::move(context)), config_(std::move(config)), endpoints_(std::move(endpoints)) {}
 
@@ -100,7 +99,7 @@ class verbs_job final : public agent::job, public std::enable_shared_from_this<v
 
   void finish(const std::string& error) {
     emit({{"ev", "counters"}});
-    ctl::job_report r;
+    protocol::job_report r;
     r.started_ns = started_ns_;
     r.done = true;
     r.error = error;
@@ -125,7 +124,7 @@ class verbs_job final : public agent::job, public std::enable_shared_from_this<v
     // A send completion carries no length: the writes of one QP complete in order.
     std::deque<std::uint32_t> in_flight;
     std::array<ibv_wc, 32> wcs{};
-    const std::int64_t deadline = ctl::monotonic_ns() + 600'000'000'000;
+    const std::int64_t deadline = protocol::monotonic_ns() + 600'000'000'000;
     while (completed < bytes) {
       while (posted < bytes && in_flight.size() < config_.tx_depth) {
         const auto len = static_cast<std::uint32_t>(std::min(chunk, bytes - posted));
@@ -139,7 +138,7 @@ class verbs_job final : public agent::job, public std::enable_shared_from_this<v
         completed += in_flight.front();
         in_flight.pop_front();
       }
-      if (ctl::monotonic_ns() > deadline) return status(error_code::cancelled, "a write did not complete in 600 s");
+      if (protocol::monotonic_ns() > deadline) return status(error_code::cancelled, "a write did not complete in 600 s");
       std::unique_lock lock(mutex_);
       if (stopping_) return status(error_code::cancelled, "stopped");
     }
@@ -193,7 +192,7 @@ class verbs_job final : public agent::job, public std::enable_shared_from_this<v
     finish(error);
   }
 
-  ctl::start_job spec_;
+  protocol::start_job spec_;
   job_context context_;
   verbs_config config_;
   std::map<std::uint32_t, std::unique_ptr<verbs::rc_endpoint>> endpoints_;  // by peer host
@@ -207,7 +206,7 @@ class verbs_job final : public agent::job, public std::enable_shared_from_this<v
 
 }  // namespace
 
-result<std::shared_ptr<agent::job>> make_verbs_job(const ctl::start_job& spec, job_context context) {
+result<std::shared_ptr<agent::job>> make_verbs_job(const protocol::start_job& spec, job_context context) {
   auto config = parse_config(spec.transport_config);
   if (!config) return config.error();
   // Fails first, and clearly, where there is no RDMA device.

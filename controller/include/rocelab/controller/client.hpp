@@ -3,7 +3,7 @@
 // rocelab.connect later): connects over TLS-PSK, says hello as a client, submits a spec
 // and waits for the run to finish, heartbeating meanwhile.
 //
-// Submission is idempotent (protocol.hpp, submit_run): the spec goes with a submission id
+// Submission is idempotent (protocol/messages.hpp, submit_run): the spec goes with a submission id
 // drawn once. A connection lost while waiting (the controller died or restarted) is not
 // the run's outcome: the client connects again and retries with the same id for up to
 // reconnect_window, and the controller answers with the run's stored outcome (or attaches
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "rocelab/common/result.hpp"
-#include "rocelab/controller/protocol.hpp"
+#include "rocelab/protocol/messages.hpp"
 
 namespace rocelab::controller {
 
@@ -44,7 +44,7 @@ struct submit_options {
 
 // The controller's answer; a run that failed is a run_finished with status "failed", an
 // unreachable or refusing controller an error.
-[[nodiscard]] result<run_finished> submit_spec(const submit_options& options, const std::string& spec_yaml,
+[[nodiscard]] result<protocol::run_finished> submit_spec(const submit_options& options, const std::string& spec_yaml,
                                                const std::string& source_name, const std::vector<std::string>& sets);
 
 }  // namespace rocelab::controller

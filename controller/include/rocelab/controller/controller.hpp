@@ -13,9 +13,10 @@
 // its own clock through its offset); collect reports as they arrive (each appended to the
 // store at once, so an agent that dies later leaves what it sent); restore every setting;
 // finish the run completed, partial (an agent was lost: the error names it) or failed.
-// backend twin runs in-process (experiments::run_experiment). If this process dies, the
-// store marks the run interrupted at its next open and the agents restore their settings
-// through their dead-man switch.
+// backend twin runs in-process (experiments::run_experiment). The hosts of a virtual-lab
+// run that have no agent registered get one from `launcher` (agent_launcher.hpp). If this
+// process dies, the store marks the run interrupted at its next open and the agents
+// restore their settings through their dead-man switch.
 //
 // Threading: one io_context thread owned by the controller serves every connection;
 // run_spec() and run_jobs() block the calling thread (never call them from a handler).
@@ -26,7 +27,7 @@
 // max_hello_bytes. An accept that fails for want of file descriptors or kernel memory sheds
 // the oldest of them and otherwise waits (10 ms doubling to 1 s) before accepting again.
 // A submitted run with a submission id already in flight is attached to that run, not run
-// twice; a retry also finds it in the store (protocol.hpp, submit_run).
+// twice; a retry also finds it in the store (protocol/messages.hpp, submit_run).
 
 #include <chrono>
 #include <cstdint>
@@ -38,8 +39,9 @@
 
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
+#include "rocelab/controller/agent_launcher.hpp"
 #include "rocelab/controller/inventory.hpp"
-#include "rocelab/controller/protocol.hpp"
+#include "rocelab/protocol/messages.hpp"
 #include "rocelab/experiments/runner.hpp"
 #include "rocelab/experiments/spec.hpp"
 
@@ -62,6 +64,9 @@ struct controller_options {
   // Fault injection for tests: called on a submitted run's thread once its outcome is
   // stored, before the answer is sent (a test ends the process here).
   std::function<void(std::int64_t run)> after_run_stored;
+  // Starts agents in this process for a virtual-lab run's hosts that have none; empty:
+  // such a run fails, naming the hosts without an agent.
+  std::shared_ptr<agent_launcher> launcher;
 };
 
 inline constexpr std::uint32_t max_hello_bytes = 64u << 10;
@@ -80,7 +85,7 @@ struct agent_view {
 // One agent's part in run_jobs.
 struct job_plan {
   std::string agent;
-  start_job job;  // job, run, kind, timeout_ms, host, hosts, messages, transport_config; start_at_ns is set
+  protocol::start_job job;  // job, run, kind, timeout_ms, host, hosts, messages, transport_config; start_at_ns is set
 };
 
 struct job_outcome {
@@ -107,7 +112,7 @@ struct run_request {
   // submitted run answers true once that client's connection has closed (Ctrl-C in
   // Python, a killed `rocelab run --controller`), so nobody waits on a run nobody reads.
   std::function<bool()> cancel_requested;
-  // The client's submission id (protocol.hpp), stored as the run's parameter
+  // The client's submission id (protocol/messages.hpp), stored as the run's parameter
   // submission_parameter so a retry finds the run; empty for none.
   std::string submission;
 };
@@ -140,8 +145,9 @@ class controller {
   [[nodiscard]] bool wait_for_agent_count(std::size_t count, std::chrono::milliseconds timeout) const;
 
   // Sends apply_settings to an agent and waits for its answer (the snapshot).
-  [[nodiscard]] result<std::vector<setting>> apply_settings(const std::string& agent, const std::string& driver,
-                                                            const std::vector<setting>& settings,
+  [[nodiscard]] result<std::vector<protocol::setting>> apply_settings(const std::string& agent,
+                                                                      const std::string& driver,
+                                                                      const std::vector<protocol::setting>& settings,
                                                             std::chrono::milliseconds timeout);
   [[nodiscard]] result<std::uint32_t> restore_settings(const std::string& agent, std::chrono::milliseconds timeout);
 

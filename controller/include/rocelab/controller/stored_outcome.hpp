@@ -1,6 +1,6 @@
 #pragma once
 // A submitted run's outcome as its store has it, found by the client's submission id
-// (protocol.hpp, submit_run): what a controller answers a retry with, and what a client
+// (protocol/messages.hpp, submit_run): what a controller answers a retry with, and what a client
 // reads itself when the controller does not come back.
 //
 // Cost: one pass over the store's runs, newest first (retries are rare).
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "rocelab/common/result.hpp"
-#include "rocelab/controller/protocol.hpp"
+#include "rocelab/protocol/messages.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace rocelab::controller {
@@ -19,7 +19,7 @@ inline constexpr const char* submission_parameter = "controller.submission";
 
 // The newest run stored for `submission` as a run_finished (request 0; status as stored;
 // summary_json from its stored records), or nullopt when the store has none.
-[[nodiscard]] result<std::optional<run_finished>> stored_outcome(const store::run_store& store,
+[[nodiscard]] result<std::optional<protocol::run_finished>> stored_outcome(const store::run_store& store,
                                                                  const std::string& submission);
 
 }  // namespace rocelab::controller

@@ -1,6 +1,6 @@
 #pragma once
 // The agent daemon (`rocelab agent`): one per lab host. It connects to the
-// controller over TLS-PSK (controller/security.hpp), says hello with its name, answers
+// controller over TLS-PSK (protocol/security.hpp), says hello with its name, answers
 // heartbeats and clock probes (t2/t3 from its clock_source), and executes typed
 // operations only: apply/restore NIC settings (settings_guard.hpp) and jobs
 // (start_job: timer, soft, verbs). It never runs a shell command.
@@ -34,9 +34,9 @@
 
 #include "rocelab/agents/agent/settings_guard.hpp"
 #include "rocelab/common/result.hpp"
-#include "rocelab/controller/connection.hpp"
-#include "rocelab/controller/security.hpp"
-#include "rocelab/controller/timebase.hpp"
+#include "rocelab/protocol/connection.hpp"
+#include "rocelab/protocol/security.hpp"
+#include "rocelab/protocol/timebase.hpp"
 
 namespace rocelab::agents::agent {
 
@@ -49,7 +49,7 @@ struct agent_options {
   std::chrono::milliseconds deadman{10000};
   std::chrono::milliseconds reconnect_interval{500};
   std::chrono::milliseconds connect_timeout{5000};
-  controller::clock_source clock;  // timestamps for probes and jobs
+  protocol::clock_source clock;  // timestamps for probes and jobs
   std::string sysfs_root = "/sys";  // mlx5 ports (class/net/IF/ecn, class/infiniband)
   std::string netns;           // soft jobs' NICs run in this namespace (/run/netns/<netns>); empty: ours
   std::string rocelab_binary;  // runs `nic-run` for soft jobs; empty: /proc/self/exe
@@ -85,21 +85,21 @@ class agent : public std::enable_shared_from_this<agent> {
   class job;
 
  private:
-  explicit agent(agent_options options, std::unique_ptr<controller::tls_context> tls);
+  explicit agent(agent_options options, std::unique_ptr<protocol::tls_context> tls);
   asio::awaitable<void> run_loop();
-  asio::awaitable<void> session(std::shared_ptr<controller::connection> conn);
-  asio::awaitable<void> heartbeats(std::shared_ptr<controller::connection> conn, std::chrono::milliseconds interval);
+  asio::awaitable<void> session(std::shared_ptr<protocol::connection> conn);
+  asio::awaitable<void> heartbeats(std::shared_ptr<protocol::connection> conn, std::chrono::milliseconds interval);
   asio::awaitable<void> watchdog();
-  void handle(const std::shared_ptr<controller::connection>& conn, const controller::message& m);
-  void start_job(const std::shared_ptr<controller::connection>& conn, const controller::start_job& j);
+  void handle(const std::shared_ptr<protocol::connection>& conn, const protocol::message& m);
+  void start_job(const std::shared_ptr<protocol::connection>& conn, const protocol::start_job& j);
   void deadman_fire();
   void log(const std::string& line) const;
 
   agent_options options_;
-  std::unique_ptr<controller::tls_context> tls_;
+  std::unique_ptr<protocol::tls_context> tls_;
   settings_guard settings_;
   asio::any_io_executor executor_;
-  std::shared_ptr<controller::connection> current_;
+  std::shared_ptr<protocol::connection> current_;
   std::map<std::uint64_t, std::shared_ptr<job>> jobs_;
   std::int64_t last_heard_ns_ = 0;
   std::chrono::milliseconds deadman_;

@@ -27,7 +27,7 @@
 
 #include "rocelab/agents/nic/nic_driver.hpp"
 #include "rocelab/common/result.hpp"
-#include "rocelab/controller/protocol.hpp"
+#include "rocelab/protocol/messages.hpp"
 
 namespace rocelab::agents::agent {
 
@@ -37,8 +37,8 @@ class settings_guard {
 
   // Validates every setting of a device, snapshots, then sets them (device by device, in
   // the order given). Returns the previous values.
-  [[nodiscard]] result<std::vector<controller::setting>> apply(const std::string& driver,
-                                                               const std::vector<controller::setting>& settings);
+  [[nodiscard]] result<std::vector<protocol::setting>> apply(const std::string& driver,
+                                                               const std::vector<protocol::setting>& settings);
   // Writes back every snapshot, the device changed last first, and forgets them; returns
   // how many settings were restored, or the first error (it still tries the others).
   [[nodiscard]] result<std::uint32_t> restore();

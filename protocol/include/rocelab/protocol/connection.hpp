@@ -1,6 +1,6 @@
 #pragma once
 // One authenticated, framed connection (controller side or agent/client side): a TLS
-// stream (security.hpp), frames read with a deadline and decoded by protocol.hpp, and one
+// stream (security.hpp), frames read with a deadline and decoded by messages.hpp, and one
 // writer coroutine that drains a queue, so any coroutine of the session can send without
 // interleaving frames (Asio's chat_server pattern).
 //
@@ -27,9 +27,9 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "rocelab/common/result.hpp"
-#include "rocelab/controller/protocol.hpp"
+#include "rocelab/protocol/messages.hpp"
 
-namespace rocelab::controller {
+namespace rocelab::protocol {
 
 namespace asio = boost::asio;
 
@@ -81,4 +81,4 @@ asio::awaitable<result<std::shared_ptr<connection>>> connect_to(asio::any_io_exe
 // "host:port" -> (host, port); "[v6]:port" accepted.
 [[nodiscard]] result<std::pair<std::string, std::string>> split_address(const std::string& address);
 
-}  // namespace rocelab::controller
+}  // namespace rocelab::protocol

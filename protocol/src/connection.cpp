@@ -1,4 +1,4 @@
-#include "rocelab/controller/connection.hpp"
+#include "rocelab/protocol/connection.hpp"
 
 #include <array>
 
@@ -12,7 +12,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
-namespace rocelab::controller {
+namespace rocelab::protocol {
 
 using namespace asio::experimental::awaitable_operators;
 using asio::use_awaitable;
@@ -186,4 +186,4 @@ asio::awaitable<result<std::shared_ptr<connection>>> connect_to(asio::any_io_exe
   co_return conn;
 }
 
-}  // namespace rocelab::controller
+}  // namespace rocelab::protocol

@@ -1,9 +1,9 @@
-#include "rocelab/controller/clock_offset.hpp"
+#include "rocelab/protocol/clock_offset.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace rocelab::controller {
+namespace rocelab::protocol {
 
 bool clock_offset_estimator::add(std::int64_t t1, std::int64_t t2, std::int64_t t3, std::int64_t t4) {
   const std::int64_t hold = t3 - t2;
@@ -38,4 +38,4 @@ std::int64_t clock_offset_estimator::to_agent(std::int64_t controller_ns) const 
   return e ? controller_ns + static_cast<std::int64_t>(std::llround(e->offset_ns)) : controller_ns;
 }
 
-}  // namespace rocelab::controller
+}  // namespace rocelab::protocol

@@ -1,8 +1,8 @@
-// Frame and message codec (protocol.hpp). The body is JSON because the messages are few,
+// Frame and message codec (messages.hpp). The body is JSON because the messages are few,
 // small and mostly control; the schema check below is what makes it a contract: each
 // message is read through a field_reader that requires every field, checks its type and
 // range, and refuses fields it did not ask for.
-#include "rocelab/controller/protocol.hpp"
+#include "rocelab/protocol/messages.hpp"
 
 #include <cstring>
 #include <limits>
@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace rocelab::controller {
+namespace rocelab::protocol {
 namespace {
 
 using json = nlohmann::json;
@@ -573,4 +573,4 @@ result<std::vector<std::uint8_t>> encode(const message& m) {
   return out;
 }
 
-}  // namespace rocelab::controller
+}  // namespace rocelab::protocol

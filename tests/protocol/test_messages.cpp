@@ -1,11 +1,11 @@
-#include "rocelab/controller/protocol.hpp"
+#include "rocelab/protocol/messages.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 
-namespace rocelab::controller {
+namespace rocelab::protocol {
 namespace {
 
 std::vector<std::uint8_t> frame_of(std::uint16_t version, std::uint16_t type, const std::string& body,
@@ -212,4 +212,4 @@ TEST(protocol, a_report_of_max_flows_fits_in_one_frame) {
 }
 
 }  // namespace
-}  // namespace rocelab::controller
+}  // namespace rocelab::protocol

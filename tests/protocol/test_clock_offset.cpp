@@ -1,8 +1,8 @@
-#include "rocelab/controller/clock_offset.hpp"
+#include "rocelab/protocol/clock_offset.hpp"
 
 #include <gtest/gtest.h>
 
-namespace rocelab::controller {
+namespace rocelab::protocol {
 namespace {
 
 // A symmetric path of one-way delay d and an agent clock ahead by `offset`.
@@ -64,4 +64,4 @@ TEST(clock_offset, wall_clock_magnitudes_do_not_overflow) {
 }
 
 }  // namespace
-}  // namespace rocelab::controller
+}  // namespace rocelab::protocol

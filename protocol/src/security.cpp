@@ -1,4 +1,4 @@
-#include "rocelab/controller/security.hpp"
+#include "rocelab/protocol/security.hpp"
 
 #include <sys/stat.h>
 
@@ -13,7 +13,7 @@
 
 #include "rocelab/common/bounded_file.hpp"
 
-namespace rocelab::controller {
+namespace rocelab::protocol {
 namespace {
 
 constexpr const char* psk_identity = "rocelab-v1";
@@ -114,4 +114,4 @@ result<std::unique_ptr<tls_context>> tls_context::make(tls_role role, const std:
   return c;
 }
 
-}  // namespace rocelab::controller
+}  // namespace rocelab::protocol

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-namespace rocelab::controller {
+namespace rocelab::protocol {
 
 [[nodiscard]] inline std::int64_t monotonic_ns() noexcept {
   timespec ts{};
@@ -23,4 +23,4 @@ struct clock_source {
   [[nodiscard]] std::int64_t now_ns() const noexcept { return monotonic_ns() + offset_ns; }
 };
 
-}  // namespace rocelab::controller
+}  // namespace rocelab::protocol

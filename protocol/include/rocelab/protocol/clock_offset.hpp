@@ -16,7 +16,7 @@
 #include <deque>
 #include <optional>
 
-namespace rocelab::controller {
+namespace rocelab::protocol {
 
 struct clock_sample {
   std::int64_t offset_ns = 0;
@@ -47,4 +47,4 @@ class clock_offset_estimator {
   std::deque<clock_sample> samples_;
 };
 
-}  // namespace rocelab::controller
+}  // namespace rocelab::protocol

@@ -32,7 +32,7 @@
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
 
-namespace rocelab::controller {
+namespace rocelab::protocol {
 
 // 2: nic_command / nic_event (the soft NIC's lines relayed through the agent).
 // 3: submit_run carries the client's submission id and whether it is a retry.
@@ -243,4 +243,4 @@ struct frame_header {
 // The frame for `m`; fails (resource_exhausted) when its body would exceed the limit.
 [[nodiscard]] result<std::vector<std::uint8_t>> encode(const message& m);
 
-}  // namespace rocelab::controller
+}  // namespace rocelab::protocol

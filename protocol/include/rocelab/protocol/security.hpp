@@ -26,7 +26,7 @@
 
 #include "rocelab/common/result.hpp"
 
-namespace rocelab::controller {
+namespace rocelab::protocol {
 
 inline constexpr std::size_t min_token_bytes = 16;
 
@@ -52,4 +52,4 @@ class tls_context {
   boost::asio::ssl::context context_;
 };
 
-}  // namespace rocelab::controller
+}  // namespace rocelab::protocol

@@ -1,0 +1,204 @@
+#pragma once
+// The controller's state and the pieces that share it, private to controller/src. One
+// io thread owns every connection and the maps below; run threads reach them through
+// run_on() or asio::post. Each concept has its own source file:
+//   controller.cpp     listening, TLS accept, first-frame dispatch, start and stop
+//   registry.cpp       agents and their sessions: hello, heartbeats, clock probes, requests
+//   jobs.cpp           jobs started at one instant on several agents, their reports
+//   nic_relay.cpp      soft and verbs NICs driven through their agents; in-process agents
+//   run_lifecycle.cpp  client submissions, storing a run, its outcome
+//   lab_backend.cpp    backend lab (lab_backend.hpp)
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "rocelab/controller/controller.hpp"
+#include "rocelab/protocol/clock_offset.hpp"
+#include "rocelab/protocol/connection.hpp"
+#include "rocelab/protocol/security.hpp"
+#include "rocelab/store/run_store.hpp"
+#include "rocelab/traffic/soft_nic/nic_fleet.hpp"
+
+namespace rocelab::controller {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+// Awaitable completions that yield (error_code, ...) instead of throwing.
+inline constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
+
+// Runs `make()` (an awaitable) on `io` and blocks the calling thread for its value.
+// (co_spawn needs a default-constructible value type; result<T> is not, so it travels in
+// an optional.)
+template <typename T, typename F>
+T run_on(asio::io_context& io, F make) {
+  std::promise<std::optional<T>> p;
+  auto f = p.get_future();
+  asio::co_spawn(
+      io, [make]() -> asio::awaitable<std::optional<T>> { co_return co_await make(); },
+      [&p](std::exception_ptr e, std::optional<T> v) {
+        if (e)
+          p.set_exception(e);
+        else
+          p.set_value(std::move(v));
+      });
+  return std::move(*f.get());
+}
+
+// The connections waiting on one submitted run (several when a client retried while it
+// ran). Added to on the io thread; read by the run's thread through any_open().
+struct submission_state {
+  using waiter = std::pair<std::shared_ptr<protocol::connection>, std::uint64_t>;  // connection, its request id
+
+  std::mutex mutex;
+  std::vector<waiter> waiters;
+
+  void attach(std::shared_ptr<protocol::connection> conn, std::uint64_t request);
+  [[nodiscard]] bool any_open();
+  [[nodiscard]] std::vector<waiter> take();
+};
+
+// One registered agent (io thread only).
+struct agent_entry {
+  std::string name;
+  std::string address;
+  std::vector<std::string> transports;
+  std::shared_ptr<protocol::connection> conn;
+  protocol::clock_offset_estimator clock{16};
+  std::int64_t registered_ns = 0;
+  std::int64_t last_heard_ns = 0;
+  bool alive = true;
+  std::uint64_t probe_seq = 0;
+  // Requests waiting for an answer (settings), by request id.
+  std::map<std::uint64_t, std::function<void(result<protocol::message>)>> pending;
+};
+
+[[nodiscard]] agent_view view_of(const agent_entry& e);
+
+class controller::impl {
+ public:
+  explicit impl(controller_options o) : options_(std::move(o)), acceptor_(io_) {}
+  // Cancels the runs in flight and waits for them (their threads need the io thread to
+  // finish: run_on, their answers), lets their answers drain (final_flush at most), then stops.
+  ~impl();
+
+  // ---- listening (controller.cpp) ----
+
+  // Opens the store, binds, and starts the io thread.
+  status open();
+  asio::awaitable<void> accept_loop();
+  // TLS handshake, then the first frame (a hello) says whether an agent or a client speaks.
+  asio::awaitable<void> session(std::shared_ptr<protocol::connection> conn);
+  // Closes the oldest connections that have not said hello until at most `keep` remain;
+  // true when it closed one.
+  bool shed_unauthenticated(std::size_t keep);
+  // Closes every client once its queue is written, or at final_flush at the latest.
+  asio::awaitable<void> close_clients_once_flushed();
+
+  void log(const std::string& line) const;
+
+  // ---- registry (registry.cpp) ----
+
+  asio::awaitable<void> agent_session(std::shared_ptr<protocol::connection> conn, protocol::hello h);
+  // The clock probes, which are the heartbeats: a burst at registration, then one per
+  // heartbeat_interval.
+  asio::awaitable<void> prober(std::shared_ptr<agent_entry> e);
+  void on_agent_message(agent_entry& e, const protocol::message& m);
+  // Hands an answer to the request waiting for it; false when none waits.
+  bool resolve(agent_entry& e, std::uint64_t request, const protocol::message& m);
+  std::vector<agent_view> agents();
+  // Sends make(request id) to one agent and waits up to `timeout` for the answer to it.
+  asio::awaitable<result<protocol::message>> request(std::string agent,
+                                                     std::function<protocol::message(std::uint64_t)> make,
+                                                     std::chrono::milliseconds timeout);
+
+  // ---- jobs (jobs.cpp) ----
+
+  asio::awaitable<result<jobs_result>> co_run_jobs(std::vector<job_plan> plans, std::chrono::milliseconds timeout,
+                                                  std::function<void(const job_outcome&)> on_report);
+
+  // ---- soft NICs on the agents (nic_relay.cpp) ----
+
+  // The fleet's carrier: one soft job per host on the agent of that name (started in this
+  // process for hosts without one, see start_in_process_agents). Called on the run's thread.
+  // kind soft: each job's transport_config is its host's nic_process_config. kind verbs:
+  // the jobs first report their QPs' connection data ("endpoints"), which the carrier
+  // hands to their peers ("connect") before they say ready (agents/src/agent/verbs_job.hpp).
+  result<std::unique_ptr<traffic::soft_nic::nic_links>> open_agent_links(
+      const std::vector<traffic::soft_nic::fleet_host>& hosts, protocol::job_kind kind,
+      const std::vector<std::string>& transport_configs, std::int64_t run, std::chrono::milliseconds job_timeout);
+  // Agents for `hosts` that are not registered: started through options_.launcher, each
+  // putting its NIC into its host's namespace. Returns their names (stopped after the run).
+  result<std::vector<std::string>> start_in_process_agents(const std::vector<traffic::soft_nic::fleet_host>& hosts);
+  void stop_in_process_agents(const std::vector<std::string>& names);
+
+  // ---- client runs (run_lifecycle.cpp) ----
+
+  asio::awaitable<void> client_session(std::shared_ptr<protocol::connection> conn);
+  // A submit_run from a client (io thread): refused while stopping or over the
+  // connection's limit; attached to the run of the same submission id when one is in
+  // flight; otherwise started.
+  void submit(const std::shared_ptr<protocol::connection>& conn, protocol::submit_run s,
+              const std::shared_ptr<std::size_t>& runs);
+  void start_client_run(const std::shared_ptr<protocol::connection>& conn, protocol::submit_run s,
+                        std::shared_ptr<std::size_t> runs);
+  // The answer to one submission (its run's thread): the stored outcome for a retry the
+  // store already has, else the run.
+  protocol::run_finished answer(const protocol::submit_run& s, const std::shared_ptr<submission_state>& state);
+  // Joins every client run thread still in client_threads_ (each takes its own out and
+  // joins itself through reap_client_run once it has answered).
+  void join_client_runs();
+  // On the io thread, from the run's last handler: the thread has nothing left but to
+  // return, so the join is short.
+  void reap_client_run(std::uint64_t id);
+
+  // Members the io thread's coroutines touch as they end come before io_, so they outlive
+  // any coroutine frame io_'s destructor may still destroy.
+  controller_options options_;
+  std::map<std::uint64_t, std::weak_ptr<protocol::connection>> unauthenticated_;  // by accept order
+  std::map<std::uint64_t, std::weak_ptr<protocol::connection>> clients_;
+  std::map<std::string, std::shared_ptr<submission_state>> in_flight_;  // by submission id
+  std::uint64_t next_connection_ = 0;
+  std::atomic<bool> stopping_{false};
+
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
+  std::unique_ptr<protocol::tls_context> tls_;
+  tcp::acceptor acceptor_;
+  std::thread thread_;
+  std::mutex store_mutex_;
+  std::optional<store::run_store> store_;
+  std::map<std::string, std::shared_ptr<agent_entry>> agents_;
+  std::map<std::uint64_t, std::function<void(agent_entry&, const protocol::job_report&)>> job_listeners_;
+  std::map<std::uint64_t, std::function<void(const std::string&, const std::string&)>> loss_listeners_;
+  std::map<std::uint64_t, std::function<void(agent_entry&, const protocol::nic_event&)>> nic_listeners_;
+  // Agents options_.launcher started for hosts that had none, by name.
+  std::mutex in_process_mutex_;
+  std::set<std::string> in_process_;
+  std::uint64_t next_request_ = 0, next_listener_ = 0, next_job_ = 0, sessions_ = 0;
+  std::uint64_t rejected_ = 0;
+  std::mutex client_threads_mutex_;
+  std::map<std::uint64_t, std::thread> client_threads_;  // by client run
+  std::uint64_t next_client_run_ = 0;
+  controller* owner_ = nullptr;
+};
+
+}  // namespace rocelab::controller

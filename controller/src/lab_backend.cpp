@@ -1,0 +1,101 @@
+#include "lab_backend.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "rocelab/experiments/build.hpp"
+#include "rocelab/experiments/exports.hpp"
+#include "rocelab/experiments/virtual_backend.hpp"
+
+namespace rocelab::controller {
+
+result<experiments::experiment_result> run_lab(const experiments::experiment_spec& spec, const run_request& request,
+                                               std::int64_t run, const lab_backend_context& lab) {
+  namespace nic = traffic::soft_nic;
+  const lab_inventory& inv = lab.inventory;
+  std::vector<nic::fleet_host> hosts;
+  std::vector<std::string> names;
+  for (std::uint32_t i = 0; i < spec.topology.hosts; ++i) {
+    const auto& h = inv.hosts[i];
+    nic::fleet_host f;
+    f.name = h.name;
+    f.ifname = h.nic_device;
+    auto ip = nic::parse_ipv4(h.nic_ip);
+    if (!ip) return ip.error().with_context("inventory host " + h.name);
+    f.address.ip = *ip;
+    hosts.push_back(f);
+    names.push_back(h.name);
+  }
+  if (!lab.registry.wait_for_agents(names, std::chrono::seconds(10), 1))
+    return status(error_code::unavailable, "backend lab: not every host's agent is registered (" +
+                                               std::to_string(names.size()) + " hosts: " + names.front() + "...)");
+  // Snapshot and set the NICs' DCQCN knobs; restored whatever happens below.
+  std::vector<std::string> applied;
+  // Newest first, as every snapshot is undone.
+  const auto restore_all = [&] {
+    for (auto a = applied.rbegin(); a != applied.rend(); ++a)
+      if (auto r = lab.registry.restore_settings(*a, std::chrono::seconds(10)); !r)
+        lab.log("restoring the NIC settings of " + *a + ": " + r.error().message());
+  };
+  for (std::uint32_t i = 0; i < hosts.size(); ++i) {
+    if (inv.hosts[i].nic_driver != "mlx5") continue;
+    std::vector<protocol::setting> settings;
+    for (const auto& [name, value] : experiments::mlx5_knob_values(spec))
+      settings.push_back({inv.hosts[i].nic_device, name, value});
+    auto prev = lab.registry.apply_settings(names[i], "mlx5", settings, std::chrono::seconds(10));
+    applied.push_back(names[i]);  // a failed apply may have changed some: restore it too
+    if (!prev) {
+      restore_all();
+      return prev.error().with_context("backend lab: NIC settings of " + names[i]);
+    }
+  }
+  experiments::experiment_result out;
+  status failure;
+  for (std::uint32_t r = 0; r < spec.repeats && failure.ok(); ++r) {
+    if (r > 0 && request.cancel_requested && request.cancel_requested()) break;
+    const std::uint64_t seed = spec.seed + r;
+    if (request.on_repeat) request.on_repeat(r, seed);
+    auto load = experiments::make_workload(spec, seed);
+    if (!load) {
+      failure = load.error();
+      break;
+    }
+    nic::fleet_options fo;
+    fo.nic.line_rate_bps = static_cast<std::int64_t>(spec.topology.link_gbps * 1e9);
+    fo.nic.mtu_bytes = spec.nic.mtu_bytes;
+    fo.nic.data_priority = static_cast<std::uint8_t>(spec.nic.data_priority);
+    const auto limit = experiments::virtual_run_limit(spec);
+    fo.links = [&](const std::vector<nic::fleet_host>& fh, const std::vector<nic::nic_process_config>&) {
+      std::vector<std::string> configs;
+      for (std::uint32_t i = 0; i < fh.size(); ++i)
+        configs.push_back(nlohmann::json{{"host", i},
+                                         {"hosts", fh.size()},
+                                         {"netdev", fh[i].ifname},
+                                         {"local_ip", inv.hosts[i].nic_ip},
+                                         {"mtu", spec.nic.mtu_bytes},
+                                         {"buffer_bytes", 1 << 20},
+                                         {"tx_depth", 64}}
+                              .dump());
+      return lab.open_links(fh, protocol::job_kind::verbs, configs, run, 2 * limit + std::chrono::milliseconds(60'000));
+    };
+    auto fleet = nic::nic_fleet::start(hosts, fo);
+    if (!fleet) {
+      failure = fleet.error().with_context("backend lab: starting the verbs jobs");
+      break;
+    }
+    auto ran = (*fleet)->run(**load, limit, request.cancel_requested);
+    if (!ran) {
+      failure = ran.error();
+      break;
+    }
+    run_records rec = std::move(ran->records);
+    rec.backend = "lab";
+    rec.lost_hosts = ran->lost_hosts;
+    out.seeds.push_back(seed);
+    out.repeats.push_back(std::move(rec));
+  }
+  restore_all();
+  if (!failure.ok()) return failure;
+  return out;
+}
+
+}  // namespace rocelab::controller

@@ -1,0 +1,201 @@
+// The registry: agents, their sessions (hello, heartbeats, clock probes) and the requests
+// the controller sends one agent at a time (NIC settings).
+
+#include <thread>
+
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "controller_impl.hpp"
+#include "rocelab/protocol/timebase.hpp"
+
+namespace rocelab::controller {
+
+using namespace rocelab::protocol;
+
+namespace {
+
+constexpr std::size_t probe_burst = 8;
+constexpr std::chrono::milliseconds probe_burst_gap{20};
+
+}  // namespace
+
+agent_view view_of(const agent_entry& e) {
+  agent_view v;
+  v.name = e.name;
+  v.address = e.address;
+  v.transports = e.transports;
+  v.alive = e.alive;
+  v.registered_ns = e.registered_ns;
+  if (auto est = e.clock.estimate()) {
+    v.clock_offset_ns = est->offset_ns;
+    v.clock_uncertainty_ns = est->uncertainty_ns;
+    v.clock_samples = est->samples;
+  }
+  return v;
+}
+
+asio::awaitable<void> controller::impl::agent_session(std::shared_ptr<connection> conn, hello h) {
+  auto e = std::make_shared<agent_entry>();
+  e->name = h.name;
+  e->address = conn->peer();
+  e->transports = h.transports;
+  e->conn = conn;
+  e->registered_ns = e->last_heard_ns = monotonic_ns();
+  if (auto it = agents_.find(h.name); it != agents_.end() && it->second->alive) {
+    log("agent " + h.name + " registered again from " + conn->peer() + "; closing the old session");
+    it->second->conn->close();
+  }
+  agents_[h.name] = e;
+  const std::string session_id = h.name + "-" + std::to_string(++sessions_);
+  conn->send(welcome{session_id, options_.heartbeat_interval.count(), options_.deadman.count()});
+  log("agent " + h.name + " registered from " + conn->peer());
+  asio::co_spawn(io_, prober(e), asio::detached);
+
+  std::string why = "closed";
+  while (conn->is_open()) {
+    auto m = co_await conn->read(options_.agent_timeout);
+    if (!m) {
+      why = m.error().message();
+      break;
+    }
+    e->last_heard_ns = monotonic_ns();
+    on_agent_message(*e, *m);
+  }
+  conn->close();
+  e->alive = false;
+  for (auto& [id, done] : e->pending) done(status(error_code::cancelled, "agent " + e->name + " lost: " + why));
+  e->pending.clear();
+  if (agents_.contains(e->name) && agents_[e->name] == e) {
+    log("agent " + e->name + " lost: " + why);
+    for (auto& [id, l] : loss_listeners_) l(e->name, why);
+  }
+}
+
+asio::awaitable<void> controller::impl::prober(std::shared_ptr<agent_entry> e) {
+  asio::steady_timer t(io_);
+  for (std::size_t n = 0; e->alive && e->conn->is_open(); ++n) {
+    e->conn->send(clock_probe{++e->probe_seq, monotonic_ns()});
+    t.expires_after(n < probe_burst ? std::chrono::duration_cast<std::chrono::nanoseconds>(probe_burst_gap)
+                                    : std::chrono::duration_cast<std::chrono::nanoseconds>(options_.heartbeat_interval));
+    co_await t.async_wait(nothrow);
+  }
+}
+
+void controller::impl::on_agent_message(agent_entry& e, const message& m) {
+  if (auto* r = std::get_if<clock_reply>(&m)) {
+    // t4 is taken here, before any other work on the reply.
+    (void)e.clock.add(r->t1_ns, r->t2_ns, r->t3_ns, monotonic_ns());
+  } else if (std::holds_alternative<heartbeat>(m)) {
+  } else if (auto* a = std::get_if<settings_applied>(&m)) {
+    resolve(e, a->request, m);
+  } else if (auto* s = std::get_if<settings_restored>(&m)) {
+    resolve(e, s->request, m);
+  } else if (auto* err = std::get_if<error_message>(&m)) {
+    if (!resolve(e, err->request, m)) log("agent " + e.name + ": " + err->message);
+  } else if (auto* n = std::get_if<nic_event>(&m)) {
+    if (auto it = nic_listeners_.find(n->job); it != nic_listeners_.end()) it->second(e, *n);
+  } else if (auto* j = std::get_if<job_report>(&m)) {
+    if (auto it = job_listeners_.find(j->job); it != job_listeners_.end())
+      it->second(e, *j);
+    else
+      log("agent " + e.name + ": report for unknown job " + std::to_string(j->job));
+  } else {
+    e.conn->send(error_message{0, "invalid argument",
+                               std::string("controller does not take ") + to_string(type_of(m)) + " from agents"});
+  }
+}
+
+bool controller::impl::resolve(agent_entry& e, std::uint64_t request, const message& m) {
+  auto it = e.pending.find(request);
+  if (it == e.pending.end()) return false;
+  auto done = std::move(it->second);
+  e.pending.erase(it);
+  done(m);
+  return true;
+}
+
+std::vector<agent_view> controller::impl::agents() {
+  return run_on<std::vector<agent_view>>(io_, [this]() -> asio::awaitable<std::vector<agent_view>> {
+    std::vector<agent_view> out;
+    for (const auto& [n, e] : agents_) out.push_back(view_of(*e));
+    co_return out;
+  });
+}
+
+asio::awaitable<result<message>> controller::impl::request(std::string agent,
+                                                           std::function<message(std::uint64_t)> make,
+                                                           std::chrono::milliseconds timeout) {
+  auto it = agents_.find(agent);
+  if (it == agents_.end() || !it->second->alive)
+    co_return status(error_code::not_found, "agent " + agent + " is not registered");
+  auto e = it->second;
+  const std::uint64_t id = ++next_request_;
+  auto answer = std::make_shared<std::optional<result<message>>>();
+  auto wake = std::make_shared<asio::steady_timer>(io_, timeout);
+  e->pending[id] = [answer, wake](result<message> r) {
+    *answer = std::move(r);
+    wake->cancel();
+  };
+  e->conn->send(make(id));
+  co_await wake->async_wait(nothrow);
+  if (!*answer) {
+    e->pending.erase(id);
+    co_return status(error_code::cancelled, "agent " + agent + ": no answer within " + std::to_string(timeout.count()) + " ms");
+  }
+  co_return std::move(**answer);
+}
+
+std::vector<agent_view> controller::agents() const { return impl_->agents(); }
+
+bool controller::wait_for_agents(const std::vector<std::string>& names, std::chrono::milliseconds timeout,
+                                 std::size_t min_clock_samples) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    const auto all = agents();
+    std::size_t ready = 0;
+    for (const auto& n : names)
+      for (const auto& a : all)
+        if (a.name == n && a.alive && a.clock_samples >= min_clock_samples) ++ready;
+    if (ready == names.size()) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+bool controller::wait_for_agent_count(std::size_t count, std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    std::size_t alive = 0;
+    for (const auto& a : agents()) alive += a.alive ? 1 : 0;
+    if (alive >= count) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+result<std::vector<setting>> controller::apply_settings(const std::string& agent, const std::string& driver,
+                                                        const std::vector<setting>& settings,
+                                                        std::chrono::milliseconds timeout) {
+  auto r = run_on<result<message>>(impl_->io_, [&] {
+    return impl_->request(agent, [&](std::uint64_t id) -> message { return protocol::apply_settings{id, driver, settings}; },
+                          timeout);
+  });
+  if (!r) return r.error();
+  if (auto* e = std::get_if<error_message>(&*r)) return status(error_code::invalid_argument, "agent " + agent + ": " + e->message);
+  if (auto* a = std::get_if<settings_applied>(&*r)) return a->previous;
+  return status(error_code::internal, "agent " + agent + ": unexpected answer");
+}
+
+result<std::uint32_t> controller::restore_settings(const std::string& agent, std::chrono::milliseconds timeout) {
+  auto r = run_on<result<message>>(impl_->io_, [&] {
+    return impl_->request(agent, [](std::uint64_t id) -> message { return protocol::restore_settings{id}; },
+                          timeout);
+  });
+  if (!r) return r.error();
+  if (auto* e = std::get_if<error_message>(&*r)) return status(error_code::io_error, "agent " + agent + ": " + e->message);
+  if (auto* a = std::get_if<settings_restored>(&*r)) return a->restored;
+  return status(error_code::internal, "agent " + agent + ": unexpected answer");
+}
+
+}  // namespace rocelab::controller

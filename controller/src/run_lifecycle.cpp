@@ -1,0 +1,307 @@
+// A run's lifecycle: a client's submission (attached to the run of the same submission id
+// when one is in flight, answered from the store for a retry it already has), the run
+// stored `running`, its backend, its records stored in bounded batches, and its outcome
+// (completed, partial, interrupted, failed) stored and sent to every waiting connection.
+
+#include <algorithm>
+#include <filesystem>
+
+#include <boost/asio/post.hpp>
+
+#include "controller_impl.hpp"
+#include "lab_backend.hpp"
+#include "rocelab/controller/stored_outcome.hpp"
+#include "rocelab/experiments/spec_files.hpp"
+#include "rocelab/experiments/summary.hpp"
+#include "rocelab/experiments/virtual_backend.hpp"
+
+namespace rocelab::controller {
+
+using namespace rocelab::protocol;
+
+void submission_state::attach(std::shared_ptr<connection> conn, std::uint64_t request) {
+  std::lock_guard lock(mutex);
+  waiters.emplace_back(std::move(conn), request);
+}
+
+bool submission_state::any_open() {
+  std::lock_guard lock(mutex);
+  return std::any_of(waiters.begin(), waiters.end(), [](const auto& w) { return w.first->is_open(); });
+}
+
+std::vector<submission_state::waiter> submission_state::take() {
+  std::lock_guard lock(mutex);
+  return std::move(waiters);
+}
+
+asio::awaitable<void> controller::impl::client_session(std::shared_ptr<connection> conn) {
+  const std::uint64_t id = ++next_connection_;
+  clients_.emplace(id, conn);
+  struct client_entry {
+    impl* self;
+    std::uint64_t id;
+    ~client_entry() { self->clients_.erase(id); }
+  } entry{this, id};
+  auto runs = std::make_shared<std::size_t>(0);  // this connection's runs in flight (io thread)
+  conn->send(welcome{"client-" + std::to_string(++sessions_), options_.heartbeat_interval.count(), 0});
+  while (conn->is_open()) {
+    // Clients may wait long for a run; they heartbeat meanwhile.
+    auto m = co_await conn->read(std::max(options_.agent_timeout * 4, std::chrono::milliseconds(30000)));
+    if (!m) break;
+    if (std::holds_alternative<heartbeat>(*m)) {
+      conn->send(heartbeat{0});
+    } else if (auto* s = std::get_if<submit_run>(&*m)) {
+      submit(conn, std::move(*s), runs);
+    } else {
+      conn->send(error_message{0, "invalid argument",
+                               std::string("controller does not take ") + to_string(type_of(*m)) + " from clients"});
+    }
+  }
+  conn->close();
+}
+
+void controller::impl::submit(const std::shared_ptr<connection>& conn, submit_run s,
+                              const std::shared_ptr<std::size_t>& runs) {
+  if (stopping_) {
+    conn->send(error_message{s.request, "unavailable", "the controller is stopping"});
+    return;
+  }
+  if (!s.submission.empty())
+    if (auto it = in_flight_.find(s.submission); it != in_flight_.end()) {
+      it->second->attach(conn, s.request);
+      return;
+    }
+  if (*runs >= options_.max_runs_per_client) {
+    conn->send(error_message{s.request, "resource exhausted",
+                             "this connection has " + std::to_string(*runs) + " runs in flight (limit " +
+                                 std::to_string(options_.max_runs_per_client) + ")"});
+    return;
+  }
+  start_client_run(conn, std::move(s), runs);
+}
+
+void controller::impl::start_client_run(const std::shared_ptr<connection>& conn, submit_run s,
+                                        std::shared_ptr<std::size_t> runs) {
+  auto state = std::make_shared<submission_state>();
+  state->attach(conn, s.request);
+  if (!s.submission.empty()) in_flight_[s.submission] = state;
+  ++*runs;
+  std::lock_guard lock(client_threads_mutex_);
+  const std::uint64_t id = ++next_client_run_;
+  client_threads_.emplace(id, std::thread([this, id, state, runs = std::move(runs), s = std::move(s)] {
+    run_finished done = answer(s, state);
+    asio::post(io_, [this, id, state, runs, done = std::move(done), submission = s.submission] {
+      --*runs;
+      if (auto it = in_flight_.find(submission); it != in_flight_.end() && it->second == state) in_flight_.erase(it);
+      for (auto& [c, request] : state->take()) {
+        run_finished mine = done;
+        mine.request = request;
+        c->send(mine);
+      }
+      reap_client_run(id);
+    });
+  }));
+}
+
+run_finished controller::impl::answer(const submit_run& s, const std::shared_ptr<submission_state>& state) {
+  run_finished done;
+  done.request = s.request;
+  if (s.retry && !s.submission.empty()) {
+    std::lock_guard lock(store_mutex_);
+    auto stored = stored_outcome(*store_, s.submission);
+    if (!stored) log(stored.error().message());
+    if (stored && *stored) {
+      done = std::move(**stored);
+      done.request = s.request;
+      return done;
+    }
+  }
+  auto spec = experiments::load_spec(s.spec_yaml, s.source_name.empty() ? "submitted spec" : s.source_name);
+  status bad = spec ? status::success() : spec.error();
+  if (bad.ok())
+    for (const auto& set : s.sets)
+      if (bad = experiments::apply_override(*spec, set); !bad.ok()) break;
+  // A received spec carries data: the controller opens no path a client names.
+  if (bad.ok()) bad = experiments::refuse_file_references(*spec);
+  if (bad.ok()) bad = experiments::validate(*spec);
+  if (!bad.ok()) {
+    done.status = "failed";
+    done.error = bad.message();
+    return done;
+  }
+  run_request request{s.source_name, s.sets, {}, [state] { return !state->any_open(); }, s.submission};
+  auto out = owner_->run_spec(*spec, request);
+  if (!out) {
+    done.status = "failed";
+    done.error = out.error().message();
+    return done;
+  }
+  if (options_.after_run_stored) options_.after_run_stored(out->run);
+  done.run = out->run;
+  done.status = out->status;
+  done.error = out->error;
+  std::vector<const run_records*> all;
+  std::vector<experiments::run_summary> each;
+  for (std::size_t i = 0; i < out->result.repeats.size(); ++i) {
+    all.push_back(&out->result.repeats[i]);
+    each.push_back(experiments::summarize({&out->result.repeats[i]}, {out->result.seeds[i]}));
+  }
+  done.summary_json = experiments::summary_json({std::to_string(out->run), spec->backend, spec->name},
+                                                experiments::summarize(all, out->result.seeds), each);
+  return done;
+}
+
+void controller::impl::join_client_runs() {
+  while (true) {
+    std::map<std::uint64_t, std::thread> all;
+    {
+      std::lock_guard lock(client_threads_mutex_);
+      all.swap(client_threads_);
+    }
+    if (all.empty()) return;
+    for (auto& [id, t] : all)
+      if (t.joinable()) t.join();
+  }
+}
+
+void controller::impl::reap_client_run(std::uint64_t id) {
+  std::thread t;
+  {
+    std::lock_guard lock(client_threads_mutex_);
+    auto it = client_threads_.find(id);
+    if (it == client_threads_.end()) return;  // the destructor took it
+    t = std::move(it->second);
+    client_threads_.erase(it);
+  }
+  if (t.joinable()) t.join();
+}
+
+result<run_outcome> controller::run_spec(const experiments::experiment_spec& spec, const run_request& request) {
+  ROCELAB_RETURN_IF_ERROR(experiments::validate(spec));
+  if (spec.backend == "lab") {
+    if (!impl_->options_.inventory)
+      return status(error_code::invalid_argument, "backend lab: the controller has no lab inventory (--inventory)");
+    ROCELAB_RETURN_IF_ERROR(validate_against(spec, *impl_->options_.inventory));
+  }
+  store::new_run nr;
+  nr.name = spec.name;
+  nr.backend = spec.backend;
+  nr.seed = spec.seed;
+  nr.spec_yaml = experiments::to_yaml(spec);
+  for (const auto& set : request.sets)
+    if (const auto eq = set.find('='); eq != std::string::npos) nr.parameters[set.substr(0, eq)] = set.substr(eq + 1);
+  if (!request.submission.empty()) nr.parameters[submission_parameter] = request.submission;
+  // Where the virtual lab keeps the run's capture, for its report to link.
+  if (const auto& file = impl_->options_.virtual_options.capture_file; spec.backend == "virtual" && !file.empty()) {
+    std::error_code ec;
+    const auto absolute = std::filesystem::absolute(file, ec);
+    nr.parameters["capture_file"] = ec ? file : absolute.string();
+  }
+  // The requester's cancel, or the controller stopping (cancel_runs).
+  run_request req = request;
+  req.cancel_requested = [this, theirs = request.cancel_requested] {
+    return impl_->stopping_.load() || (theirs && theirs());
+  };
+  run_outcome out;
+  {
+    std::lock_guard lock(impl_->store_mutex_);
+    auto id = impl_->store_->begin_run(nr);
+    if (!id) return id.error().with_context("storing the run");
+    out.run = *id;
+  }
+  out.agents = agents();
+  {
+    std::lock_guard lock(impl_->store_mutex_);
+    for (const auto& a : out.agents)
+      (void)impl_->store_->add_agent(out.run, {a.name, a.address, a.clock_offset_ns, a.clock_uncertainty_ns,
+                                               a.alive ? "ok" : "lost"});
+  }
+  const auto fail = [&](const status& st) -> result<run_outcome> {
+    std::lock_guard lock(impl_->store_mutex_);
+    (void)impl_->store_->finish(out.run, store::run_status::failed, st.message());
+    out.status = "failed";
+    out.error = st.message();
+    return out;
+  };
+  // twin runs in this process; virtual runs its NICs on the agents of the lab's hosts.
+  auto virtual_options = impl_->options_.virtual_options;
+  if (spec.backend == "virtual")
+    // The agents end their NICs by themselves if the run outlives its limit by far (the
+    // fleet stops them first, at the limit).
+    virtual_options.nic_links = [this, run = out.run, timeout = 2 * experiments::virtual_run_limit(spec) +
+                                                                 std::chrono::milliseconds(60'000)](
+                                    const std::vector<traffic::soft_nic::fleet_host>& hosts,
+                                    const std::vector<traffic::soft_nic::nic_process_config>& configs) {
+      std::vector<std::string> transport_configs;
+      for (const auto& c : configs) transport_configs.push_back(traffic::soft_nic::to_json(c).dump());
+      return impl_->open_agent_links(hosts, job_kind::soft, transport_configs, run, timeout);
+    };
+  const auto run_on_the_lab = [&] {
+    const lab_backend_context lab{
+        *impl_->options_.inventory, *this,
+        [this](const std::vector<traffic::soft_nic::fleet_host>& hosts, job_kind kind,
+               const std::vector<std::string>& configs, std::int64_t run, std::chrono::milliseconds timeout) {
+          return impl_->open_agent_links(hosts, kind, configs, run, timeout);
+        },
+        [this](const std::string& line) { impl_->log(line); }};
+    return run_lab(spec, req, out.run, lab);
+  };
+  auto ran = spec.backend == "lab"
+                 ? run_on_the_lab()
+                 : experiments::run_experiment(spec, req.on_repeat, virtual_options, req.cancel_requested);
+  if (!ran) {
+    if (ran.error().code() == error_code::invalid_argument) {
+      std::lock_guard lock(impl_->store_mutex_);
+      (void)impl_->store_->finish(out.run, store::run_status::failed, ran.error().message());
+      return ran.error();
+    }
+    return fail(ran.error());
+  }
+  const bool interrupted = req.cancel_requested();
+  {
+    std::lock_guard lock(impl_->store_mutex_);
+    // In bounded batches that stop at a cancel: storing millions of queue samples must not
+    // outlast a Ctrl-C. A cancelled store keeps the batches it committed; the run is then
+    // interrupted.
+    store::append_options batches;
+    batches.cancel_requested = request.cancel_requested;
+    bool store_cancelled = false;
+    for (const auto& r : ran->repeats) {
+      if (store_cancelled) break;
+      if (auto st = impl_->store_->append(out.run, r, batches); !st.ok()) {
+        if (st.code() == error_code::cancelled) {
+          store_cancelled = true;
+          continue;
+        }
+        (void)impl_->store_->finish(out.run, store::run_status::failed, st.message());
+        return st.with_context("storing records of run " + std::to_string(out.run));
+      }
+    }
+    std::vector<std::string> lost;
+    for (const auto& r : ran->repeats) lost.insert(lost.end(), r.lost_hosts.begin(), r.lost_hosts.end());
+    if (interrupted || store_cancelled) {
+      out.status = "interrupted";
+      out.error = "cancelled by its requester (Ctrl-C, or the submitting client closed its connection) or by the "
+                  "controller stopping; the records so far are kept";
+      if (auto st = impl_->store_->finish(out.run, store::run_status::interrupted, out.error); !st.ok()) return st;
+    } else if (!lost.empty()) {
+      out.status = "partial";
+      out.error = "lost during the run: ";
+      for (std::size_t i = 0; i < lost.size(); ++i) out.error += (i ? "; " : "") + lost[i];
+      out.error += " (the flows of the others and every record so far are kept)";
+      if (auto st = impl_->store_->finish(out.run, store::run_status::partial, out.error); !st.ok()) return st;
+    } else {
+      // A degraded run (virtual lab: a switch that overran its reaction budget) completes
+      // with its reasons as the store's note.
+      std::string degraded;
+      for (const auto& r : ran->repeats)
+        for (const auto& d : r.degraded) degraded += (degraded.empty() ? "degraded: " : "; ") + d;
+      if (auto st = impl_->store_->finish(out.run, store::run_status::completed, degraded); !st.ok()) return st;
+      out.status = "completed";
+    }
+  }
+  out.result = std::move(*ran);
+  return out;
+}
+
+}  // namespace rocelab::controller
