@@ -6,17 +6,13 @@
 // `offset_ns` lets tests give an agent a deliberately wrong clock without touching the
 // machine's time.
 
-#include <time.h>
-
 #include <cstdint>
+
+#include "rocelab/common/monotonic_clock.hpp"
 
 namespace rocelab::protocol {
 
-[[nodiscard]] inline std::int64_t monotonic_ns() noexcept {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+using rocelab::monotonic_ns;
 
 struct clock_source {
   std::int64_t offset_ns = 0;
