@@ -61,6 +61,7 @@
 #include "rocelab/fabric/twin/frames.hpp"
 #include "rocelab/fabric/twin/routing.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
+
 namespace rocelab::fabric::twin::engine_impl {
 
 // ---- packet cookie: psn 0..31 | type 32..35 | flag 36 | ecmp 40..47 | dst host 48..63 ----
