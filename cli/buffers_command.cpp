@@ -1,5 +1,5 @@
 // `rocelab buffers`: switch buffer validation for a workload across switch profiles
-// (experiments/buffers.hpp), on the twin.
+// (experiments/buffers/buffers.hpp), on the twin.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -9,7 +9,7 @@
 #include "command.hpp"
 #include "output_files.hpp"
 #include "rocelab/common/units.hpp"
-#include "rocelab/experiments/buffers.hpp"
+#include "rocelab/experiments/buffers/buffers.hpp"
 
 namespace rocelab::cli {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "command.hpp"
 #include "number_checks.hpp"
-#include "rocelab/experiments/report.hpp"
-#include "rocelab/experiments/summary.hpp"
+#include "rocelab/experiments/report/report.hpp"
+#include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace rocelab::cli {

@@ -40,8 +40,9 @@
 #include "rocelab/common/result.hpp"
 #include "rocelab/controller/inventory.hpp"
 #include "rocelab/controller/protocol.hpp"
-#include "rocelab/experiments/runner.hpp"
-#include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/lab/local_backends.hpp"
+#include "rocelab/experiments/run/runner.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 
 namespace rocelab::controller {
 
