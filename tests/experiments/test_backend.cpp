@@ -108,6 +108,7 @@ TEST(twin_backend, runs_each_repeat_with_its_seed_and_says_so_first) {
   ASSERT_EQ(announced.size(), 3u);
   for (std::uint32_t i = 0; i < 3; ++i) EXPECT_EQ(announced[i], std::make_pair(i, spec.seed + i));
   ASSERT_EQ(ran->repeats.size(), 3u);
+  ASSERT_EQ(ran->repeats[0].flows.size(), 4u);  // one per sender
   // The backend through the registry and run_experiment make the same records.
   auto again = run_experiment(spec);
   ASSERT_TRUE(again.ok());
