@@ -45,7 +45,7 @@ class backend {
  public:
   virtual ~backend() = default;
 
-  // Runs every repeat of `spec` (validated here). Errors name the repeat and its seed.
+  // Runs every repeat of `spec` (validated first). A repeat that fails names its index and seed.
   [[nodiscard]] virtual result<experiment_result> run(const experiment_spec& spec, const run_hooks& hooks) const = 0;
 
   // The spec as this backend runs it (limits the backend raises, e.g. the virtual lab's
