@@ -1,5 +1,5 @@
 // `rocelab buffers`: switch buffer validation for a workload across switch profiles
-// (experiments/buffers.hpp), on the twin.
+// (experiments/buffers/buffers.hpp), on the twin.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -10,7 +10,7 @@
 #include "output_files.hpp"
 #include "progress_line.hpp"
 #include "rocelab/common/units.hpp"
-#include "rocelab/experiments/buffers.hpp"
+#include "rocelab/experiments/buffers/buffers.hpp"
 
 namespace rocelab::cli {
 namespace {

@@ -1,7 +1,7 @@
 // rocelab compare SPEC [--fabrics ib,roce-tuned,roce-default] [--set path=value]...
 //                 [--compute-ms X] [--scale 64,128,...] [--out DIR] [--db FILE] [--json]:
 // the fabric decision report. Runs the spec's workloads on the twin once per fabric
-// (experiments/compare.hpp), writes report.html and report.json into DIR (default
+// (experiments/compare/compare.hpp), writes report.html and report.json into DIR (default
 // runs/compare-<time>), stores every run in the run store (--db; by default DIR/rocelab.db
 // with --out, else rocelab.db; --no-store to skip) and prints a table, or the JSON with --json.
 // Exit codes: 0 done; 1 a run or the store failed; 2 usage, spec or profile errors.
@@ -17,7 +17,7 @@
 #include "number_checks.hpp"
 #include "output_files.hpp"
 #include "progress_line.hpp"
-#include "rocelab/experiments/compare.hpp"
+#include "rocelab/experiments/compare/compare.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace rocelab::cli {

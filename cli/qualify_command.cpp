@@ -1,4 +1,4 @@
-// `rocelab qualify SPEC.yaml`: switch qualification (experiments/qualify.hpp) of the
+// `rocelab qualify SPEC.yaml`: switch qualification (experiments/qualify/qualify.hpp) of the
 // spec's switch against the spec's own settings: PFC XOFF/XON and headroom, the lossy
 // shared-buffer limit, the ECN marking curve (repeated fills per depth), a PFC storm
 // with the watchdog's reaction; with --nic-check, a run of the spec with a capture and
@@ -13,12 +13,13 @@
 #include "command.hpp"
 #include "output_files.hpp"
 #include "stop_signal.hpp"
-#include "rocelab/experiments/build.hpp"
-#include "rocelab/experiments/qualify.hpp"
-#include "rocelab/experiments/qualify_lab.hpp"
-#include "rocelab/experiments/qualify_model.hpp"
-#include "rocelab/experiments/runner.hpp"
-#include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/spec/build.hpp"
+#include "rocelab/experiments/qualify/qualify.hpp"
+#include "rocelab/experiments/lab/local_backends.hpp"
+#include "rocelab/experiments/lab/qualify_lab.hpp"
+#include "rocelab/experiments/qualify/qualify_model.hpp"
+#include "rocelab/experiments/run/runner.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/fabric/twin/frames.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
 

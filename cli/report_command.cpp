@@ -1,6 +1,8 @@
 // rocelab report RUN [--db rocelab.db] [--out DIR]: correlates one run of the run store
 // (pauses per hop of every flow, victims of PFC, attribution of the slowest flows, PFC
 // storms) and writes its self-contained HTML report with the same tables as CSV and JSON.
+// rocelab report A B [C ...]: the runs side by side instead (report/multi_run_report.hpp):
+// FCT CDFs and slowdown by size overlaid, pause time, key results with their changes.
 // Exit codes: 0 written; 1 the store or the output failed; 2 usage (no such run).
 #include <cstdio>
 #include <iostream>
@@ -8,14 +10,18 @@
 
 #include "command.hpp"
 #include "number_checks.hpp"
-#include "rocelab/experiments/report.hpp"
-#include "rocelab/experiments/summary.hpp"
+#include "run_overrides.hpp"
+#include "rocelab/common/units.hpp"
+#include "rocelab/experiments/report/multi_run_report.hpp"
+#include "rocelab/experiments/report/report.hpp"
+#include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace rocelab::cli {
 namespace {
 
 struct report_args {
+  std::vector<std::int64_t> runs;
   std::int64_t run = 0;
   std::string db = "rocelab.db";
   std::string out;
@@ -33,11 +39,51 @@ result<std::string> stored_summary_json(const store::run_store& store, const sto
   return experiments::summary_json({std::to_string(info.id), info.backend, info.name}, s, {});
 }
 
+// rocelab report A B [C ...]: the runs' flows and summaries side by side.
+int side_by_side(const store::run_store& store, const report_args& a) {
+  std::vector<experiments::report_run> runs;
+  std::string dir = a.out;
+  for (const std::int64_t id : a.runs) {
+    auto info = store.run(id);
+    if (!info) {
+      std::cerr << "rocelab report: run " << id << ": " << info.error().message() << "\n";
+      return info.error().code() == error_code::not_found ? 2 : 1;
+    }
+    auto records = store.load(id, store::load_parts::summary());
+    if (!records) {
+      std::cerr << "rocelab report: loading run " << id << ": " << records.error().message() << "\n";
+      return 1;
+    }
+    experiments::report_run r;
+    r.id = std::to_string(id);
+    r.name = info->name;
+    r.backend = info->backend;
+    r.status = store::to_string(info->status);
+    r.overrides = overrides_of(*info);
+    r.summary = experiments::summarize({&*records}, {info->seed});
+    r.flows = std::move(records->flows);
+    runs.push_back(std::move(r));
+    if (a.out.empty()) dir += (dir.empty() ? "report-" : "-") + std::to_string(id);
+  }
+  if (auto st = experiments::write_multi_run_report(dir, runs); !st.ok()) {
+    std::cerr << "rocelab report: " << st.message() << "\n";
+    return 1;
+  }
+  for (const auto& r : runs)
+    std::printf("run         %s (%s, %s, %s), fct p99 %s, slowdown p99 %.2f\n", r.id.c_str(), r.name.c_str(),
+                r.backend.c_str(), r.status.c_str(),
+                readable_duration(static_cast<double>(r.summary.all.fct_p99_ns)).c_str(), r.summary.all.slowdown_p99);
+  std::printf("report      %s/report.html (side by side), report.json, results.csv\n", dir.c_str());
+  return 0;
+}
+
 std::function<int()> setup_report(CLI::App& app) {
   auto a = std::make_shared<report_args>();
   app.description("Correlate a stored run's pauses, marks and queues with its flows and write the HTML report "
                   "(inline SVG, no external assets) plus CSV and JSON tables");
-  app.add_option("RUN", a->run, "The run's id in the store (rocelab runs lists them)")->required();
+  app.add_option("RUN", a->runs,
+                 "The run's id in the store (rocelab runs lists them); several ids: those runs side by side")
+      ->required();
   app.add_option("--db", a->db, "The run store")->capture_default_str();
   app.add_option("--out", a->out, "Directory for report.html and the tables (default: report-RUN)");
   app.add_option("--storm-ms", a->storm_ms,
@@ -60,6 +106,8 @@ std::function<int()> setup_report(CLI::App& app) {
       std::cerr << "rocelab report: " << store.error().message() << "\n";
       return 1;
     }
+    if (a->runs.size() > 1) return side_by_side(*store, *a);
+    a->run = a->runs.front();
     auto info = store->run(a->run);
     if (!info.ok()) {
       std::cerr << "rocelab report: run " << a->run << ": " << info.error().message() << "\n";

@@ -28,12 +28,12 @@
 #include "rocelab/cli/in_process_agents.hpp"
 #include "rocelab/controller/client.hpp"
 #include "rocelab/controller/controller.hpp"
-#include "rocelab/experiments/hpcc_ns3.hpp"
-#include "rocelab/experiments/run_directory.hpp"
-#include "rocelab/experiments/runner.hpp"
-#include "rocelab/experiments/spec.hpp"
-#include "rocelab/experiments/spec_files.hpp"
-#include "rocelab/experiments/summary.hpp"
+#include "rocelab/experiments/run/run_directory.hpp"
+#include "rocelab/experiments/run/runner.hpp"
+#include "rocelab/experiments/run/summary.hpp"
+#include "rocelab/experiments/spec/hpcc_ns3.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
+#include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/protocol/security.hpp"
 
 namespace rocelab::cli {

@@ -11,13 +11,14 @@
 #include <cstdio>
 #include <ctime>
 #include <iostream>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "run_overrides.hpp"
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/run/summary.hpp"
+#include "rocelab/experiments/run/summary_metrics.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/store/run_store.hpp"
 
@@ -25,6 +26,7 @@ namespace rocelab::cli {
 namespace {
 
 using json = nlohmann::ordered_json;
+using experiments::summary_metric;
 
 struct runs_args {
   std::string db = "rocelab.db";
@@ -43,21 +45,9 @@ std::string format_utc(std::int64_t unix_ns) {
   return text;
 }
 
-// Parameters that name a spec field are the overrides the run was started with; the
-// others are notes the controller and the tuner keep (capture file, tuning role, ...).
-bool is_spec_field(const std::string& path) {
-  static const std::set<std::string> fields = [] {
-    std::set<std::string> s;
-    for (const auto& f : experiments::field_table()) s.insert(f.path);
-    return s;
-  }();
-  return fields.contains(path);
-}
-
 std::string overrides_text(const store::run_info& r) {
   std::string out;
-  for (const auto& [path, value] : r.parameters)
-    if (is_spec_field(path)) out += (out.empty() ? "" : " ") + path + "=" + value;
+  for (const auto& [path, value] : overrides_of(r)) out += (out.empty() ? "" : " ") + path + "=" + value;
   return out;
 }
 
@@ -99,45 +89,6 @@ json run_json(const store::run_info& r, const experiments::run_summary* s) {
   return j;
 }
 
-// One metric of a run, for tables and diffs: its name, value and how to print it.
-struct metric {
-  std::string name;
-  double value;
-  bool duration;  // nanoseconds
-};
-
-std::vector<metric> metrics_of(const experiments::run_summary& s) {
-  std::vector<metric> m = {
-      {"flows", static_cast<double>(s.all.flows), false},
-      {"completed", static_cast<double>(s.all.completed), false},
-      {"fct p50", static_cast<double>(s.all.fct_p50_ns), true},
-      {"fct p99", static_cast<double>(s.all.fct_p99_ns), true},
-      {"fct max", static_cast<double>(s.all.fct_max_ns), true},
-      {"slowdown p50", s.all.slowdown_p50, false},
-      {"slowdown p99", s.all.slowdown_p99, false},
-  };
-  for (const auto& [kind, f] : s.by_kind) {
-    m.push_back({kind + " fct p99", static_cast<double>(f.fct_p99_ns), true});
-    m.push_back({kind + " slowdown p99", f.slowdown_p99, false});
-  }
-  m.push_back({"pause frames", static_cast<double>(s.pause_frames), false});
-  m.push_back({"paused", static_cast<double>(s.paused_ns), true});
-  m.push_back({"CE marked", static_cast<double>(s.ce_marked), false});
-  m.push_back({"CNPs", static_cast<double>(s.cnp), false});
-  m.push_back({"drops", static_cast<double>(s.drops), false});
-  m.push_back({"retransmits", static_cast<double>(s.retransmits), false});
-  return m;
-}
-
-std::string value_text(const metric& m) {
-  if (m.duration) return readable_duration(m.value);
-  char text[32];
-  if (m.value == std::floor(m.value) && std::abs(m.value) < 1e15)
-    std::snprintf(text, sizeof text, "%.0f", m.value);
-  else
-    std::snprintf(text, sizeof text, "%.2f", m.value);
-  return text;
-}
 
 int list_runs(const store::run_store& store, const runs_args& a) {
   auto runs = store.runs();
@@ -201,7 +152,8 @@ int show_run(const store::run_store& store, const runs_args& a) {
   for (const auto& [path, value] : r->parameters)
     if (!is_spec_field(path)) std::printf("  (%s = %s)\n", path.c_str(), value.c_str());
   std::printf("results\n");
-  for (const metric& m : metrics_of(*s)) std::printf("  %-28s %s\n", m.name.c_str(), value_text(m).c_str());
+  for (const summary_metric& m : experiments::key_metrics(*s))
+    std::printf("  %-28s %s\n", m.name.c_str(), experiments::metric_text(m).c_str());
   std::printf("spec        rocelab runs show %lld --json (spec_yaml), or Python: open_store().run(%lld)\n",
               static_cast<long long>(r->id), static_cast<long long>(r->id));
   return 0;
@@ -237,10 +189,11 @@ int diff_runs(const store::run_store& store, const runs_args& a) {
     const std::string ta = va ? *va : "-", tb = vb ? *vb : "-";
     if (ta != tb) settings.push_back({{"field", f.path}, {"a", ta}, {"b", tb}});
   }
-  const auto ma = metrics_of(summaries[0]), mb = metrics_of(summaries[1]);
+  const auto ma = experiments::key_metrics(summaries[0]), mb = experiments::key_metrics(summaries[1]);
   json results = json::array();
-  for (const metric& m : ma) {
-    const auto other = std::find_if(mb.begin(), mb.end(), [&](const metric& x) { return x.name == m.name; });
+  for (const summary_metric& m : ma) {
+    const auto other =
+        std::find_if(mb.begin(), mb.end(), [&](const summary_metric& x) { return x.name == m.name; });
     if (other == mb.end()) continue;
     json row = {{"metric", m.name}, {"a", m.value}, {"b", other->value}, {"change", other->value - m.value}};
     row["change_percent"] = m.value != 0 ? json(100.0 * (other->value - m.value) / std::abs(m.value)) : json(nullptr);
@@ -268,13 +221,16 @@ int diff_runs(const store::run_store& store, const runs_args& a) {
     std::printf("  %-40s %-22s -> %s\n", row["field"].get<std::string>().c_str(), row["a"].get<std::string>().c_str(),
                 row["b"].get<std::string>().c_str());
   std::printf("results     %-28s %14s %14s %10s\n", "", "a", "b", "change");
-  for (const metric& m : ma) {
-    const auto other = std::find_if(mb.begin(), mb.end(), [&](const metric& x) { return x.name == m.name; });
+  for (const summary_metric& m : ma) {
+    const auto other =
+        std::find_if(mb.begin(), mb.end(), [&](const summary_metric& x) { return x.name == m.name; });
     if (other == mb.end()) continue;
     char change[24] = "";
-    if (m.value != 0) std::snprintf(change, sizeof change, "%+.1f%%", 100.0 * (other->value - m.value) / std::abs(m.value));
+    if (m.value != 0)
+      std::snprintf(change, sizeof change, "%+.1f%%", 100.0 * (other->value - m.value) / std::abs(m.value));
     else if (other->value != 0) std::snprintf(change, sizeof change, "new");
-    std::printf("  %-38s %14s %14s %10s\n", m.name.c_str(), value_text(m).c_str(), value_text(*other).c_str(), change);
+    std::printf("  %-38s %14s %14s %10s\n", m.name.c_str(), experiments::metric_text(m).c_str(),
+                experiments::metric_text(*other).c_str(), change);
   }
   return 0;
 }

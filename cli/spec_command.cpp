@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "command.hpp"
-#include "rocelab/experiments/spec_reference.hpp"
+#include "rocelab/experiments/spec/spec_reference.hpp"
 
 namespace rocelab::cli {
 namespace {

@@ -2,11 +2,11 @@
 //                   [--set path=value]... [--resume SWEEP] [--name NAME] [--export-dir DIR]
 //                   [--verify N] [--lab-name NAME] [--ports P,...] [--nic-if IF]
 //                   [--fresh-seeds N] [--export-for GBPS]
-// Searches the parameters of the spec's `tuning:` section (experiments/tuning_spec.hpp) on
+// Searches the parameters of the spec's `tuning:` section (experiments/tuning/tuning_spec.hpp) on
 // the twin, trials in parallel, each stored in the run store (sweeps, trials, runs); an
 // interrupted sweep (Ctrl-C, kill, crash) resumes with --resume or by running the same
 // command again. PFC only and the vendor defaults run beside the trials as candidates
-// (experiments/tuning_baselines.hpp); the best of all is re-run with the baselines on
+// (experiments/tuning/tuning_baselines.hpp); the best of all is re-run with the baselines on
 // fresh seeds for a 95% confidence interval. Writes the best configuration as a spec,
 // the tuning's HTML page and, when it is a hardware configuration (or --export-for
 // derives one), SONiC config_db JSON and mlx5 sysfs settings; with --verify N re-runs the
@@ -28,15 +28,15 @@
 #include "command.hpp"
 #include "output_files.hpp"
 #include "progress_line.hpp"
-#include "rocelab/experiments/exports.hpp"
-#include "rocelab/experiments/runner.hpp"
-#include "rocelab/experiments/sweep.hpp"
-#include "rocelab/experiments/tuning_answer.hpp"
-#include "rocelab/experiments/tuning_baselines.hpp"
-#include "rocelab/experiments/tuning_report.hpp"
-#include "rocelab/experiments/tuning_spec.hpp"
-#include "rocelab/experiments/tuning_trials.hpp"
-#include "rocelab/experiments/tuning_verify.hpp"
+#include "rocelab/experiments/lab/local_backends.hpp"
+#include "rocelab/experiments/tuning/exports.hpp"
+#include "rocelab/experiments/tuning/sweep.hpp"
+#include "rocelab/experiments/tuning/tuning_answer.hpp"
+#include "rocelab/experiments/tuning/tuning_baselines.hpp"
+#include "rocelab/experiments/tuning/tuning_report.hpp"
+#include "rocelab/experiments/tuning/tuning_spec.hpp"
+#include "rocelab/experiments/tuning/tuning_trials.hpp"
+#include "rocelab/experiments/tuning/tuning_verify.hpp"
 
 namespace rocelab::cli {
 namespace {
@@ -192,7 +192,8 @@ std::function<int()> setup(CLI::App& app) {
       bar.update(done, t);
       return status::success();
     };
-    auto trials = experiments::run_sweep(*settings, experiments::spec_evaluator(*spec, *settings), opened->trials, hooks);
+    auto trials = experiments::run_sweep(
+        *settings, experiments::spec_evaluator(*spec, *settings, experiments::local_backends()), opened->trials, hooks);
     bar.finish();
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGTERM, &old_term, nullptr);
@@ -235,7 +236,8 @@ std::function<int()> setup(CLI::App& app) {
     ao.db = &*db;
     ao.sweep = opened->id;
     ao.log = [](const std::string& line) { std::cerr << "rocelab tune: " << line << "\n"; };
-    auto answer = experiments::answer_tuning(*spec, *settings, *trials, ao);
+    auto answer = experiments::answer_tuning(*spec, *settings, *trials, ao,
+                                             experiments::local_config_runner(experiments::local_backends()));
     if (!answer) {
       out["best"] = nullptr;
       if (args->json) std::cout << out.dump(2) << "\n";
@@ -344,7 +346,7 @@ std::function<int()> setup(CLI::App& app) {
       auto picks = experiments::best_trial_configs(*spec, *settings, *trials, args->verify);
       if (!picks) return fail(picks.error().message(), 1);
       configs.insert(configs.end(), picks->begin() + 1, picks->end());  // [0] is the spec as written
-      auto rows = experiments::verify_configs(*spec, configs, "virtual", vo, &*db, opened->id,
+      auto rows = experiments::verify_configs(*spec, configs, "virtual", experiments::local_backends(vo), &*db, opened->id,
                                               [](const std::string& line) { std::cerr << "rocelab tune: " << line << "\n"; });
       if (!rows) return fail(rows.error().message(), 1);
       verified = std::move(*rows);

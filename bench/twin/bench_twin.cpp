@@ -37,7 +37,7 @@
 #include <thread>
 #include <vector>
 
-#include "rocelab/experiments/hpcc_ns3.hpp"
+#include "rocelab/experiments/spec/hpcc_ns3.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
 #include "rocelab/traffic/message_list.hpp"
 

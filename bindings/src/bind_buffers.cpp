@@ -1,4 +1,4 @@
-// Buffer validation from Python (experiments/buffers.hpp): what `rocelab buffers` runs,
+// Buffer validation from Python (experiments/buffers/buffers.hpp): what `rocelab buffers` runs,
 // returned as its JSON (rocelab/buffers.py makes DataFrames of it) and its HTML page.
 // Twin runs with the GIL released; progress lines call back into Python; Ctrl-C stops it
 // at the next poll.
@@ -10,7 +10,7 @@
 #include "bindings.hpp"
 #include "errors.hpp"
 #include "interrupt_poll.hpp"
-#include "rocelab/experiments/buffers.hpp"
+#include "rocelab/experiments/buffers/buffers.hpp"
 
 namespace py = pybind11;
 

@@ -1,4 +1,4 @@
-// The fabric decision report from Python (experiments/compare.hpp): the comparison
+// The fabric decision report from Python (experiments/compare/compare.hpp): the comparison
 // `rocelab compare` runs, with its data returned as the report's JSON (rocelab/compare.py
 // turns it into DataFrames) and its HTML page. The comparison runs with the GIL released;
 // progress lines call back into Python; Ctrl-C stops it at the next poll (the runs it
@@ -12,7 +12,7 @@
 #include "errors.hpp"
 #include "interrupt_poll.hpp"
 
-#include "rocelab/experiments/compare.hpp"
+#include "rocelab/experiments/compare/compare.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace py = pybind11;

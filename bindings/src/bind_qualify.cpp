@@ -1,4 +1,4 @@
-// Switch qualification from Python (experiments/qualify.hpp): what `rocelab qualify`
+// Switch qualification from Python (experiments/qualify/qualify.hpp): what `rocelab qualify`
 // runs -- the twin's switch model for backend twin, the virtual lab's soft switch for
 // backend virtual (root) -- returned as its JSON (rocelab/qualify.py makes DataFrames of
 // it) and its HTML page. Runs with the GIL released; Ctrl-C stops it at the next step.
@@ -10,10 +10,10 @@
 #include "bindings.hpp"
 #include "errors.hpp"
 #include "interrupt_poll.hpp"
-#include "rocelab/experiments/build.hpp"
-#include "rocelab/experiments/qualify.hpp"
-#include "rocelab/experiments/qualify_lab.hpp"
-#include "rocelab/experiments/qualify_model.hpp"
+#include "rocelab/experiments/spec/build.hpp"
+#include "rocelab/experiments/qualify/qualify.hpp"
+#include "rocelab/experiments/lab/qualify_lab.hpp"
+#include "rocelab/experiments/qualify/qualify_model.hpp"
 #include "rocelab/fabric/twin/frames.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
 

@@ -1,10 +1,10 @@
-// The run report (experiments/report.hpp) as HTML text, for Run.report() to show inline
+// The run report (experiments/report/report.hpp) as HTML text, for Run.report() to show inline
 // in a notebook: the same page `rocelab report RUN` writes.
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
 #include "records.hpp"
-#include "rocelab/experiments/report.hpp"
+#include "rocelab/experiments/report/report.hpp"
 
 namespace py = pybind11;
 

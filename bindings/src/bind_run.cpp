@@ -11,8 +11,9 @@
 #include "errors.hpp"
 #include "interrupt_poll.hpp"
 #include "records.hpp"
-#include "rocelab/experiments/runner.hpp"
-#include "rocelab/experiments/summary.hpp"
+#include "rocelab/experiments/lab/local_backends.hpp"
+#include "rocelab/experiments/run/runner.hpp"
+#include "rocelab/experiments/run/summary.hpp"
 
 namespace py = pybind11;
 

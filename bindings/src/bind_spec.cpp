@@ -7,8 +7,8 @@
 #include "bindings.hpp"
 #include "rocelab/common/units.hpp"
 #include "errors.hpp"
-#include "rocelab/experiments/spec.hpp"
-#include "rocelab/experiments/spec_files.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
+#include "rocelab/experiments/spec/spec_files.hpp"
 
 namespace py = pybind11;
 

@@ -14,11 +14,12 @@
 #ifdef ROCELAB_HAVE_CONTROLLER_CLIENT
 #include "rocelab/controller/client.hpp"
 #endif
-#include "rocelab/experiments/spec_files.hpp"
-#include "rocelab/experiments/tuning.hpp"
-#include "rocelab/experiments/tuning_baselines.hpp"
-#include "rocelab/experiments/tuning_spec.hpp"
-#include "rocelab/experiments/tuning_trials.hpp"
+#include "rocelab/experiments/lab/local_backends.hpp"
+#include "rocelab/experiments/spec/spec_files.hpp"
+#include "rocelab/experiments/tuning/tuning.hpp"
+#include "rocelab/experiments/tuning/tuning_baselines.hpp"
+#include "rocelab/experiments/tuning/tuning_spec.hpp"
+#include "rocelab/experiments/tuning/tuning_trials.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace py = pybind11;
@@ -161,7 +162,7 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
     py::gil_scoped_release release;
     done.emplace(run_sweep(settings,
                            controller_address.empty()
-                               ? spec_evaluator(spec, settings)
+                               ? spec_evaluator(spec, settings, local_backends())
                                : spec_evaluator(spec, settings,
                                                 controller_runner(controller_address, controller_token,
                                                                   connect_timeout_ms)),
@@ -191,7 +192,7 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
     std::optional<result<tuning_answer>> answer;
     {
       py::gil_scoped_release release;
-      answer.emplace(answer_tuning(spec, settings, **done, o));
+      answer.emplace(answer_tuning(spec, settings, **done, o, local_config_runner(local_backends())));
     }
     if (!answer->ok()) throw_error(answer->error());
     d["answer"] = answer_json_text(settings, **answer);

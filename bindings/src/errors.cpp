@@ -3,7 +3,7 @@
 #include <cctype>
 #include <string_view>
 
-#include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 
 namespace py = pybind11;
 

@@ -2,9 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rocelab/experiments/build.hpp"
-#include "rocelab/experiments/exports.hpp"
-#include "rocelab/experiments/virtual_backend.hpp"
+#include "rocelab/experiments/spec/build.hpp"
+#include "rocelab/experiments/tuning/exports.hpp"
+#include "rocelab/experiments/lab/virtual_backend.hpp"
 
 namespace rocelab::controller {
 

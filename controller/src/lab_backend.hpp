@@ -26,8 +26,9 @@
 #include "rocelab/common/result.hpp"
 #include "rocelab/controller/controller.hpp"
 #include "rocelab/controller/inventory.hpp"
-#include "rocelab/experiments/runner.hpp"
-#include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/run/backend.hpp"
+#include "rocelab/experiments/run/runner.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/protocol/messages.hpp"
 #include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 
@@ -52,5 +53,23 @@ struct lab_backend_context {
 [[nodiscard]] result<experiments::experiment_result> run_lab(const experiments::experiment_spec& spec,
                                                              const run_request& request, std::int64_t run,
                                                              const lab_backend_context& lab);
+
+// run_lab behind the backend seam, registered as "lab" in the registry of one run (its
+// store id and the controller's context are the run's own). The context must outlive it.
+class lab_backend final : public experiments::backend {
+ public:
+  lab_backend(const lab_backend_context& lab, std::int64_t run) : lab_(lab), run_(run) {}
+  [[nodiscard]] result<experiments::experiment_result> run(const experiments::experiment_spec& spec,
+                                                           const experiments::run_hooks& hooks) const override {
+    run_request request;
+    request.on_repeat = hooks.on_repeat;
+    request.cancel_requested = hooks.cancel_requested;
+    return run_lab(spec, request, run_, lab_);
+  }
+
+ private:
+  const lab_backend_context& lab_;
+  std::int64_t run_;
+};
 
 }  // namespace rocelab::controller

@@ -5,15 +5,16 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include <boost/asio/post.hpp>
 
 #include "controller_impl.hpp"
 #include "lab_backend.hpp"
 #include "rocelab/controller/stored_outcome.hpp"
-#include "rocelab/experiments/spec_files.hpp"
-#include "rocelab/experiments/summary.hpp"
-#include "rocelab/experiments/virtual_backend.hpp"
+#include "rocelab/experiments/spec/spec_files.hpp"
+#include "rocelab/experiments/run/summary.hpp"
+#include "rocelab/experiments/lab/virtual_backend.hpp"
 
 namespace rocelab::controller {
 
@@ -236,19 +237,21 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
       for (const auto& c : configs) transport_configs.push_back(traffic::soft_nic::to_json(c).dump());
       return impl_->open_agent_links(hosts, job_kind::soft, transport_configs, run, timeout);
     };
-  const auto run_on_the_lab = [&] {
-    const lab_backend_context lab{
+  // The backends this run may use: twin and virtual (local_backends), and with a lab
+  // inventory the real lab through this controller's agents.
+  experiments::backend_registry backends = experiments::local_backends(virtual_options);
+  std::optional<lab_backend_context> lab;
+  if (impl_->options_.inventory) {
+    lab.emplace(lab_backend_context{
         *impl_->options_.inventory, *this,
         [this](const std::vector<traffic::soft_nic::fleet_host>& hosts, job_kind kind,
                const std::vector<std::string>& configs, std::int64_t run, std::chrono::milliseconds timeout) {
           return impl_->open_agent_links(hosts, kind, configs, run, timeout);
         },
-        [this](const std::string& line) { impl_->log(line); }};
-    return run_lab(spec, req, out.run, lab);
-  };
-  auto ran = spec.backend == "lab"
-                 ? run_on_the_lab()
-                 : experiments::run_experiment(spec, req.on_repeat, virtual_options, req.cancel_requested);
+        [this](const std::string& line) { impl_->log(line); }});
+    if (auto st = backends.add("lab", std::make_shared<lab_backend>(*lab, out.run)); !st.ok()) return fail(st);
+  }
+  auto ran = backends.run(spec, {req.on_repeat, req.cancel_requested});
   if (!ran) {
     if (ran.error().code() == error_code::invalid_argument) {
       std::lock_guard lock(impl_->store_mutex_);

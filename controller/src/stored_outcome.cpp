@@ -1,6 +1,6 @@
 #include "rocelab/controller/stored_outcome.hpp"
 
-#include "rocelab/experiments/summary.hpp"
+#include "rocelab/experiments/run/summary.hpp"
 
 namespace rocelab::controller {
 

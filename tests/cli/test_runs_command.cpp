@@ -109,5 +109,16 @@ TEST_F(runs_command, diff_names_the_fields_that_differ_and_the_change_of_each_re
   EXPECT_NE(out().find("the same spec: no field differs"), std::string::npos) << out();
 }
 
+TEST_F(runs_command, report_of_two_runs_puts_them_side_by_side) {
+  ASSERT_EQ(rocelab("report 1 2 --db runs.db"), 0) << out();
+  EXPECT_NE(out().find("report-1-2/report.html (side by side)"), std::string::npos) << out();
+  const std::string html = read_text(dir_ / "report-1-2" / "report.html");
+  EXPECT_NE(html.find("2 runs side by side"), std::string::npos);
+  EXPECT_NE(html.find("switch.ecn.kmin_bytes = 5KB"), std::string::npos) << "the overrides name the runs apart";
+  const auto j = nlohmann::json::parse(read_text(dir_ / "report-1-2" / "report.json"));
+  EXPECT_EQ(j["runs"][1]["overrides"]["switch.ecn.kmax_bytes"], "20KB");
+  EXPECT_NE(rocelab("report 1 9 --db runs.db"), 0) << "a run that is not there";
+}
+
 }  // namespace
 }  // namespace rocelab::cli

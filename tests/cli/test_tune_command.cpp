@@ -1,4 +1,4 @@
-#include "rocelab/experiments/exports.hpp"
+#include "rocelab/experiments/tuning/exports.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

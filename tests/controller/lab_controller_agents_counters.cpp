@@ -12,8 +12,8 @@
 #include "controller_test_support.hpp"
 #include "rocelab/agents/lab/virtual_lab.hpp"
 #include "rocelab/captures/analyze_capture.hpp"
-#include "rocelab/experiments/spec.hpp"
-#include "rocelab/experiments/virtual_backend.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
+#include "rocelab/experiments/lab/virtual_backend.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace rocelab::controller {

@@ -8,7 +8,7 @@
 
 #include "controller_test_support.hpp"
 #include "rocelab/agents/lab/virtual_lab.hpp"
-#include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace rocelab::controller {

@@ -7,8 +7,8 @@
 
 #include "controller_test_support.hpp"
 #include "rocelab/controller/client.hpp"
-#include "rocelab/experiments/spec.hpp"
-#include "rocelab/experiments/spec_files.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
+#include "rocelab/experiments/spec/spec_files.hpp"
 
 namespace rocelab::controller {
 namespace {

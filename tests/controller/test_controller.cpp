@@ -6,7 +6,7 @@
 
 #include "controller_test_support.hpp"
 #include "rocelab/controller/client.hpp"
-#include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace rocelab::controller {

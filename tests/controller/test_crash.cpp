@@ -11,7 +11,7 @@
 #include <fstream>
 
 #include "controller_test_support.hpp"
-#include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace rocelab::controller {

@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "rocelab/experiments/build.hpp"
-#include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/spec/build.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
 #include "rocelab/traffic/message_list.hpp"
 

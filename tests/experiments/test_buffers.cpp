@@ -1,4 +1,4 @@
-// Buffer validation (experiments/buffers.hpp): profile fields and their errors, the
+// Buffer validation (experiments/buffers/buffers.hpp): profile fields and their errors, the
 // headroom arithmetic against a hand calculation, and the two twin searches' properties.
 #include <fstream>
 #include <iostream>
@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "../support/temp_dir.hpp"
-#include "rocelab/experiments/buffers.hpp"
+#include "rocelab/experiments/buffers/buffers.hpp"
 
 namespace rocelab::experiments {
 namespace {

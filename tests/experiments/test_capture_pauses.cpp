@@ -1,10 +1,10 @@
-// Captured PFC frames to the hop they paused (experiments/capture_pauses.hpp).
+// Captured PFC frames to the hop they paused (experiments/run/capture_pauses.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "rocelab/captures/congestion_analyzer.hpp"
-#include "rocelab/experiments/capture_pauses.hpp"
+#include "rocelab/experiments/run/capture_pauses.hpp"
 
 namespace rocelab::experiments {
 namespace {

@@ -1,6 +1,6 @@
 // The fabric decision report: examples/compare-fabrics.yaml at its small scale on the
 // twin, the cost model, profile and compare-section parsing, and the stored runs.
-#include "rocelab/experiments/compare.hpp"
+#include "rocelab/experiments/compare/compare.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

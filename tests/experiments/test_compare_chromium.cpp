@@ -1,7 +1,7 @@
 // The decision report rendered by a browser: headless Chromium (Debian's chromium) loads
 // report.html of the compare example, and the parsed DOM holds the table and every plot.
 // Skipped, saying so, when chromium is not installed.
-#include "rocelab/experiments/compare.hpp"
+#include "rocelab/experiments/compare/compare.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,12 +1,12 @@
-#include "rocelab/experiments/correlation.hpp"
+#include "rocelab/experiments/analysis/correlation.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "rocelab/experiments/attribution.hpp"
-#include "rocelab/experiments/victims.hpp"
+#include "rocelab/experiments/analysis/attribution.hpp"
+#include "rocelab/experiments/analysis/victims.hpp"
 
 // Correlation, victims, attribution and storms on hand-built records whose answers are
 // known; the twin-driven proofs are in test_correlation_twin.cpp.

@@ -1,4 +1,4 @@
-#include "rocelab/experiments/correlation.hpp"
+#include "rocelab/experiments/analysis/correlation.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "correlation_scenarios.hpp"
-#include "rocelab/experiments/attribution.hpp"
-#include "rocelab/experiments/victims.hpp"
+#include "rocelab/experiments/analysis/attribution.hpp"
+#include "rocelab/experiments/analysis/victims.hpp"
 #include "rocelab/fabric/twin/routing.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
 

@@ -1,4 +1,4 @@
-#include "rocelab/experiments/gaussian_process.hpp"
+#include "rocelab/experiments/tuning/gaussian_process.hpp"
 
 #include <gtest/gtest.h>
 

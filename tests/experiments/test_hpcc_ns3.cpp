@@ -1,6 +1,6 @@
 // Reading the HPCC project's ns-3 scenarios and writing its output formats, checked on
 // the scenarios in shared/scenarios/hpcc-ns3 and on hand-made texts for the errors.
-#include "rocelab/experiments/hpcc_ns3.hpp"
+#include "rocelab/experiments/spec/hpcc_ns3.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // its configuration says passes every check, with measured values where the hand
 // calculation puts them; a switch that deviates from its configuration fails exactly the
 // checks that cover the deviation.
-#include "rocelab/experiments/qualify.hpp"
+#include "rocelab/experiments/qualify/qualify.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include "../support/chromium.hpp"
 #include "../support/forwarding_switch.hpp"
 #include "../support/temp_dir.hpp"
-#include "rocelab/experiments/qualify_model.hpp"
+#include "rocelab/experiments/qualify/qualify_model.hpp"
 
 namespace rocelab::experiments {
 namespace {

@@ -1,4 +1,4 @@
-#include "rocelab/experiments/report.hpp"
+#include "rocelab/experiments/report/report.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

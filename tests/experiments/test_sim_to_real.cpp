@@ -1,12 +1,12 @@
-#include "rocelab/experiments/sim_to_real.hpp"
+#include "rocelab/experiments/analysis/sim_to_real.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "rocelab/experiments/build.hpp"
-#include "rocelab/experiments/runner.hpp"
+#include "rocelab/experiments/spec/build.hpp"
+#include "rocelab/experiments/run/runner.hpp"
 #include "rocelab/traffic/message_list.hpp"
 
 namespace rocelab::experiments {

@@ -1,4 +1,4 @@
-#include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <fstream>
 #include <string>
 
-#include "rocelab/experiments/build.hpp"
-#include "rocelab/experiments/runner.hpp"
+#include "rocelab/experiments/spec/build.hpp"
+#include "rocelab/experiments/run/runner.hpp"
 
 namespace rocelab::experiments {
 namespace {

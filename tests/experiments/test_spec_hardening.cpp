@@ -5,7 +5,7 @@
 #include <ostream>
 #include <string>
 
-#include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/traffic/flow_size_cdf.hpp"
 
 namespace rocelab::experiments {

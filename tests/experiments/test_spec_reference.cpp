@@ -1,4 +1,4 @@
-#include "rocelab/experiments/spec_reference.hpp"
+#include "rocelab/experiments/spec/spec_reference.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 
 namespace rocelab::experiments {
 namespace {

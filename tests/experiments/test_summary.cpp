@@ -1,4 +1,4 @@
-#include "rocelab/experiments/summary.hpp"
+#include "rocelab/experiments/run/summary.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -8,8 +8,8 @@
 #include <fstream>
 #include <vector>
 
-#include "rocelab/experiments/objective.hpp"
-#include "rocelab/experiments/run_directory.hpp"
+#include "rocelab/experiments/tuning/objective.hpp"
+#include "rocelab/experiments/run/run_directory.hpp"
 
 namespace rocelab::experiments {
 namespace {

@@ -1,4 +1,4 @@
-#include "rocelab/experiments/svg.hpp"
+#include "rocelab/experiments/report/svg.hpp"
 
 #include <gtest/gtest.h>
 

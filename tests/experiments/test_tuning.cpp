@@ -1,4 +1,4 @@
-#include "rocelab/experiments/tuning.hpp"
+#include "rocelab/experiments/tuning/tuning.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The pure parts of a tuning's answer: Student's t intervals against tabulated values,
 // the Pareto front on a table of points, range edges on the search scale, the choice
 // among trials and baselines, the baselines' fields.
-#include "rocelab/experiments/tuning_answer.hpp"
+#include "rocelab/experiments/tuning/tuning_answer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // the trials on the search seeds, the recommendation never worse than a baseline (PFC
 // only wins and says so when the objective favours it), the confirmation on fresh seeds
 // with its interval, the runs kept in a real store and reused when the sweep resumes.
-#include "rocelab/experiments/tuning_baselines.hpp"
+#include "rocelab/experiments/tuning/tuning_baselines.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "rocelab/experiments/sweep.hpp"
-#include "rocelab/experiments/tuning_report.hpp"
-#include "rocelab/experiments/tuning_spec.hpp"
-#include "rocelab/experiments/tuning_trials.hpp"
+#include "rocelab/experiments/tuning/sweep.hpp"
+#include "rocelab/experiments/tuning/tuning_report.hpp"
+#include "rocelab/experiments/tuning/tuning_spec.hpp"
+#include "rocelab/experiments/tuning/tuning_trials.hpp"
 
 namespace rocelab::experiments {
 namespace {

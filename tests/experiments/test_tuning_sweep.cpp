@@ -1,13 +1,13 @@
 // A sweep kept in a real SQLite run store: every trial stored with its run, an interrupted
 // sweep found again and resumed to the same proposals as an uninterrupted one.
-#include "rocelab/experiments/sweep.hpp"
+#include "rocelab/experiments/tuning/sweep.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "rocelab/experiments/tuning_spec.hpp"
-#include "rocelab/experiments/tuning_trials.hpp"
+#include "rocelab/experiments/tuning/tuning_spec.hpp"
+#include "rocelab/experiments/tuning/tuning_trials.hpp"
 
 namespace rocelab::experiments {
 namespace {

@@ -3,11 +3,11 @@
 // grid of at least 300 points. The scenario is examples/tune-incast.yaml (16-to-1
 // incast with victim flows and background, Kmin/Kmax/Pmax, victim + incast p99 slowdown
 // + 0.01 x paused us, no drops), so the example users run is the one proven here.
-#include "rocelab/experiments/tuning_trials.hpp"
+#include "rocelab/experiments/tuning/tuning_trials.hpp"
 
 #include <gtest/gtest.h>
 
-#include "rocelab/experiments/tuning_spec.hpp"
+#include "rocelab/experiments/tuning/tuning_spec.hpp"
 
 namespace rocelab::experiments {
 namespace {

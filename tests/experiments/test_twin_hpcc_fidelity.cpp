@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "rocelab/experiments/hpcc_ns3.hpp"
+#include "rocelab/experiments/spec/hpcc_ns3.hpp"
 
 namespace rocelab::experiments {
 namespace {

@@ -3,7 +3,7 @@
 // links and the victim flows wait with the incast (find_victims names them, at the
 // senders' NICs); with ECN/DCQCN the incast's QPs slow down before XOFF and the victims'
 // p99 slowdown falls below PFC only's.
-#include "rocelab/experiments/victims.hpp"
+#include "rocelab/experiments/analysis/victims.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "rocelab/experiments/build.hpp"
-#include "rocelab/experiments/runner.hpp"
-#include "rocelab/experiments/spec.hpp"
-#include "rocelab/experiments/summary.hpp"
+#include "rocelab/experiments/spec/build.hpp"
+#include "rocelab/experiments/run/runner.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
+#include "rocelab/experiments/run/summary.hpp"
 
 namespace rocelab::experiments {
 namespace {

@@ -1,4 +1,4 @@
-#include "rocelab/experiments/virtual_accounting.hpp"
+#include "rocelab/experiments/run/virtual_accounting.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "rocelab/experiments/summary.hpp"
+#include "rocelab/experiments/run/summary.hpp"
 
 namespace rocelab::experiments {
 namespace {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "rocelab/experiments/hpcc_ns3.hpp"
+#include "rocelab/experiments/spec/hpcc_ns3.hpp"
 
 using namespace rocelab::experiments;
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "rocelab/experiments/spec.hpp"
-#include "rocelab/experiments/spec_files.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
+#include "rocelab/experiments/spec/spec_files.hpp"
 
 using namespace rocelab::experiments;
 

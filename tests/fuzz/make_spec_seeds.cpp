@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 
 namespace fs = std::filesystem;
 using namespace rocelab::experiments;

@@ -2,7 +2,7 @@
 // A switch_under_test that passes every call to another one, for qualification tests
 // that make a switch deviate from what it is told (override configure()).
 
-#include "rocelab/experiments/qualify.hpp"
+#include "rocelab/experiments/qualify/qualify.hpp"
 
 namespace rocelab::testing {
 

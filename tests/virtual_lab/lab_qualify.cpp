@@ -2,7 +2,7 @@
 // from the lab's host namespaces fill a port the peer holds with PFC; the switch's XOFF,
 // headroom, XON, lossy shared limit, ECN curve (200 fills per depth) and PFC watchdog are
 // where its configuration says. A switch told one thing and running another fails.
-#include "rocelab/experiments/qualify_lab.hpp"
+#include "rocelab/experiments/lab/qualify_lab.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 
 #include "../support/forwarding_switch.hpp"
 #include "rocelab/agents/lab/virtual_lab.hpp"
-#include "rocelab/experiments/virtual_backend.hpp"
+#include "rocelab/experiments/lab/virtual_backend.hpp"
 
 namespace rocelab::experiments {
 namespace {

@@ -3,7 +3,8 @@
 // (kept with keep_lab), the records carry the flows, the switch's counters and the
 // capture's, and the capture is complete: the frames the analysis counts equal the
 // switch's mirror counter (its own PFC frames included), and DPDK reports no drops.
-#include "rocelab/experiments/virtual_backend.hpp"
+#include "rocelab/experiments/lab/local_backends.hpp"
+#include "rocelab/experiments/lab/virtual_backend.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +14,7 @@
 #include <map>
 
 #include "rocelab/agents/lab/virtual_lab.hpp"
-#include "rocelab/experiments/runner.hpp"
+#include "rocelab/experiments/run/runner.hpp"
 
 namespace rocelab::experiments {
 namespace {

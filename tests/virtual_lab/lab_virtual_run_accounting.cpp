@@ -8,7 +8,8 @@
 //   queues.csv with samples.
 // Cost on the 2-core CI VM: about 25 s for the three runs (one lab up and down), 15 s for
 // the CLI run.
-#include "rocelab/experiments/virtual_backend.hpp"
+#include "rocelab/experiments/lab/local_backends.hpp"
+#include "rocelab/experiments/lab/virtual_backend.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -25,8 +26,8 @@
 #include "rocelab/captures/capture_file.hpp"
 #include "rocelab/captures/dissect.hpp"
 #include "rocelab/captures/icrc.hpp"
-#include "rocelab/experiments/runner.hpp"
-#include "rocelab/experiments/summary.hpp"
+#include "rocelab/experiments/run/runner.hpp"
+#include "rocelab/experiments/run/summary.hpp"
 
 namespace rocelab::experiments {
 namespace {

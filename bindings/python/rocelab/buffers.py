@@ -2,7 +2,7 @@
 
 ``rocelab.buffers(spec, profiles=[...])`` takes a workload with an incast and switch
 profiles (examples/fabric-profiles/*.yaml, or a profile's name there) and answers, per
-profile, on the twin (experiments/buffers.hpp): the PFC headroom per port and what its
+profile, on the twin (experiments/buffers/buffers.hpp): the PFC headroom per port and what its
 reserve leaves of the buffer, the largest loss-free incast degree with and without PFC,
 and, given ``p99_target``, the smallest buffer that keeps the workload's p99 FCT under it::
 

@@ -1,7 +1,7 @@
 """RoCE or InfiniBand: the fabric decision report from Python.
 
 ``rocelab.compare(spec, fabrics=[...])`` runs what ``rocelab compare`` runs
-(experiments/compare.hpp): the spec's all-reduce, incast and background workloads on the
+(experiments/compare/compare.hpp): the spec's all-reduce, incast and background workloads on the
 twin once per fabric (InfiniBand with credits, RoCEv2 with thresholds tuned by rocelab
 tune's search first, RoCEv2 as configured), the cost of each fabric from its profile's
 price table, and optionally a scale sweep with the crossover points::

@@ -1,7 +1,7 @@
 """Switch qualification from Python: what ``rocelab qualify`` runs.
 
 ``rocelab.qualify(spec)`` measures the spec's switch against its own settings, in the
-manner of SONiC's QoS tests (experiments/qualify.hpp): the XOFF and XON points, the
+manner of SONiC's QoS tests (experiments/qualify/qualify.hpp): the XOFF and XON points, the
 headroom absorbed before a drop, the lossy shared-buffer limit, the ECN marking curve
 (200 fills per depth against Kmin, Kmax and Pmax) and a PFC storm with the watchdog's
 reaction. ``backend: twin`` qualifies the twin's switch model in virtual time;

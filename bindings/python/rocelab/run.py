@@ -244,7 +244,7 @@ class Run:
     # --- report -----------------------------------------------------------------------
 
     def report(self, display=True):
-        """The HTML report of the run's first repeat (experiments/report.hpp, the page
+        """The HTML report of the run's first repeat (experiments/report/report.hpp, the page
         ``rocelab report`` writes), shown inline in a notebook when ``display``; returns
         the HTML text."""
         if not hasattr(_rocelab, "report_html"):

@@ -1,7 +1,7 @@
 """Experiment specs in Python.
 
 A spec is the same object ``rocelab run`` reads: every field has a dotted path in one
-C++ field table (experiments/spec.hpp), values are text with units (``"20KiB"``,
+C++ field table (experiments/spec/spec.hpp), values are text with units (``"20KiB"``,
 ``"10us"``, ``"100Gbps"``), and errors are the CLI's, raised as :class:`SpecError` with
 ``field`` set. The classes here only turn keyword arguments into dotted assignments::
 

@@ -1,6 +1,6 @@
 """Tuning switch ECN/PFC thresholds and DCQCN knobs from Python.
 
-``lab.tune(spec, ...)`` runs the sweep ``rocelab tune`` runs (experiments/tuning.hpp:
+``lab.tune(spec, ...)`` runs the sweep ``rocelab tune`` runs (experiments/tuning/tuning.hpp:
 Bayesian optimisation with a Gaussian process, or grid / random search) on the twin,
 trials in parallel threads with the GIL released; on a lab from :func:`rocelab.connect`,
 each trial runs on the lab behind the controller, one at a time, and is stored there. After every trial, on the calling
@@ -22,7 +22,7 @@ What to search comes from the spec file's ``tuning:`` section or from the argume
 
 After the trials, PFC only and the vendor defaults run as baselines with the trials'
 seeds (stored in the sweep, reused when it resumes), and the best of trials and baselines
-is re-run with the baselines on fresh seeds (experiments/tuning_baselines.hpp)::
+is re-run with the baselines on fresh seeds (experiments/tuning/tuning_baselines.hpp)::
 
     result.baselines["pfc_only"]["objective"]
     result.best["baseline"]      # "pfc_only" when leaving ECN off wins, else None

@@ -41,9 +41,10 @@
 #include "rocelab/common/result.hpp"
 #include "rocelab/controller/agent_launcher.hpp"
 #include "rocelab/controller/inventory.hpp"
+#include "rocelab/experiments/lab/local_backends.hpp"
+#include "rocelab/experiments/run/runner.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/protocol/messages.hpp"
-#include "rocelab/experiments/runner.hpp"
-#include "rocelab/experiments/spec.hpp"
 
 namespace rocelab::controller {
 

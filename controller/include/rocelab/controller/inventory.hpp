@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "rocelab/common/result.hpp"
-#include "rocelab/experiments/spec.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 
 namespace rocelab::controller {
 

@@ -1,0 +1,112 @@
+#pragma once
+// Buffer validation (`rocelab buffers`): is this switch's packet buffer enough for this
+// workload? Per switch profile (examples/fabric-profiles/*.yaml: total buffer, cell,
+// ports and speed, alpha, headroom policy) and the spec's workload, on the twin:
+//
+// - PFC headroom per port and lossless priority group (headroom.hpp: two cable delays,
+//   two MTUs, the PFC frame, the peer's response time, PHY delays), and what reserving it
+//   costs: per_port reserves it on every port, shared pools it with an oversubscription
+//   factor (one port's worst case rarely meets all the others'); what is left is the
+//   shared buffer.
+// - The largest incast degree that stays loss-free, with PFC and without: the spec's
+//   incast (flow size, rounds) with N senders into one port of a switch of this profile,
+//   N searched by bisection up to the radix minus one (loss grows with N: a larger fan-in
+//   brings more bytes at once into the same buffer).
+// - The buffer needed to keep the spec's p99 FCT under a target: bisection on the buffer
+//   size (log scale) from `min_buffer_bytes` to `max_buffer_factor` x the profile's buffer,
+//   with every other setting from the profile and the spec.
+//
+// The switch of each twin run is the profile's: port speed, cell, alpha, port-to-port
+// latency, cable (as the links' propagation delay), and the buffer left after the
+// headroom the profile's other ports hold (the run only has spec.topology.hosts ports;
+// the others exist and keep their reserve). Pure library over the twin; no files.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "rocelab/common/result.hpp"
+#include "rocelab/experiments/compare/compare_profiles.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
+
+namespace rocelab::experiments {
+
+struct buffers_settings {
+  std::int64_t p99_target_ns = 0;          // 0: no buffer-for-target search
+  std::int64_t min_buffer_bytes = 256 * 1024;
+  double max_buffer_factor = 8;            // search up to this x the profile's buffer
+  double buffer_tolerance = 0.05;          // bisection stops when hi/lo - 1 is below this
+  std::uint32_t max_degree = 0;            // 0: the radix minus one
+  std::function<bool()> cancel_requested;  // polled between twin runs (and inside them)
+};
+
+struct headroom_figures {
+  std::int64_t per_pg_bytes = 0;       // one lossless PG on one port
+  std::int64_t cable_bytes = 0, mtu_bytes = 0, response_bytes = 0, phy_bytes = 0, pfc_frame_bytes = 0;
+  std::uint32_t lossless_pgs = 0;      // per port (the spec's PFC priorities)
+  std::int64_t reserved_bytes = 0;     // the whole switch, after the policy
+  double reserved_share = 0;           // of the buffer
+  std::int64_t shared_bytes = 0;       // buffer - reserved
+};
+
+// One twin run of the searches: what was tried and what it gave.
+struct buffer_probe {
+  std::string search;   // "degree_pfc", "degree_no_pfc", "buffer_for_target"
+  std::uint32_t degree = 0;
+  std::int64_t buffer_bytes = 0;
+  std::uint64_t drops = 0, pause_frames = 0;
+  std::int64_t fct_p99_ns = 0;
+  bool complete = true;  // every flow finished
+};
+
+struct profile_buffers {
+  std::string profile;  // its name
+  std::string path;
+  double port_gbps = 0;
+  std::uint32_t ports = 0;
+  std::int64_t buffer_bytes = 0;
+  std::int64_t buffer_per_port_bytes = 0;
+  headroom_figures headroom;
+  std::uint32_t max_degree_searched = 0;
+  std::uint32_t lossless_degree_pfc = 0;     // largest N with zero drops, PFC on
+  std::uint32_t lossless_degree_no_pfc = 0;  // the same with PFC off (ECN as the spec says)
+  std::uint64_t pauses_at_max_degree = 0;    // PFC frames at the largest degree with PFC
+  // Buffer for the p99 target (when one was given).
+  bool target_searched = false;
+  bool target_met_by_profile = false;        // the profile's own buffer meets it
+  bool target_reachable = false;             // some buffer up to the search's top meets it
+  std::int64_t buffer_for_target_bytes = 0;  // the smallest found (within the tolerance)
+  bool target_at_search_floor = false;       // the search's smallest buffer already met it: "at most"
+  std::int64_t p99_at_profile_ns = 0;        // the spec's workload on the profile as is
+  std::vector<buffer_probe> probes;
+};
+
+struct buffers_result {
+  std::string spec_name;
+  std::uint32_t incast_flow_bytes = 0;
+  std::int64_t p99_target_ns = 0;
+  std::vector<profile_buffers> profiles;
+};
+
+// The headroom of `profile` for the spec's MTU and lossless priorities (no twin runs).
+[[nodiscard]] headroom_figures profile_headroom(const fabric_profile_file& profile, const experiment_spec& spec);
+
+// The spec as it runs on a switch of `profile`: topology.link_gbps, switch buffer, cell,
+// dynamic threshold, latency and link delay from the profile.
+[[nodiscard]] result<experiment_spec> spec_on_profile(const experiment_spec& spec, const fabric_profile_file& profile);
+
+// Runs the validation. The spec needs an incast workload (for the degree search); the
+// p99 target applies to the spec's whole workload. Errors: invalid spec or profile,
+// a twin failure (naming profile and probe), error_code::cancelled.
+[[nodiscard]] result<buffers_result> validate_buffers(const experiment_spec& spec,
+                                                      const std::vector<fabric_profile_file>& profiles,
+                                                      const buffers_settings& settings,
+                                                      const std::function<void(const std::string&)>& progress = {});
+
+[[nodiscard]] std::string buffers_json(const buffers_result& r);
+// A self-contained page: the side-by-side table and SVG plots (lossless degree per
+// profile, headroom reserve against the buffer, p99 FCT against buffer size).
+[[nodiscard]] std::string buffers_html(const buffers_result& r);
+
+}  // namespace rocelab::experiments

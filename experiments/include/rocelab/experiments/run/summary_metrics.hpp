@@ -1,0 +1,28 @@
+#pragma once
+// The key results of a run summary as named rows, for every view that puts runs side by
+// side (`rocelab runs show/diff`, the multi-run report): one list, so they all name and
+// order the numbers alike.
+
+#include <string>
+#include <vector>
+
+#include "rocelab/experiments/run/summary.hpp"
+
+namespace rocelab::experiments {
+
+struct summary_metric {
+  std::string name;            // "fct p99", "incast slowdown p99", "paused", ...
+  double value = 0;
+  bool duration_ns = false;    // a time in nanoseconds (print it in us/ms)
+  bool lower_is_better = true; // fewer pauses, drops, shorter times, lower slowdown
+};
+
+// flows, completed, fct p50/p99/max, slowdown p50/p99, per traffic class fct p99 and
+// slowdown p99, pause frames, paused, CE marked, CNPs, drops, retransmits.
+[[nodiscard]] std::vector<summary_metric> key_metrics(const run_summary& summary);
+
+// The value as a reader wants it: times in us/ms/s (readable_duration), counts whole,
+// ratios to three significant digits.
+[[nodiscard]] std::string metric_text(const summary_metric& metric);
+
+}  // namespace rocelab::experiments

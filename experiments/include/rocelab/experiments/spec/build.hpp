@@ -1,0 +1,28 @@
+#pragma once
+// From the spec to the objects a backend runs: the twin's config and the workload.
+
+#include <cstdint>
+#include <memory>
+
+#include "rocelab/common/result.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
+#include "rocelab/fabric/twin/twin.hpp"
+
+namespace rocelab::experiments {
+
+// The twin config for one run with `seed` (repeat i: spec.seed + i). The switch template
+// is the SONiC-style lossless profile the spec describes: PFC priorities lossless with
+// dynamic_th and headroom, ECN (WRED profile) on switch.ecn.queues, lossless egress queues
+// unlimited (the ingress PG does the accounting, as SONiC's egress_lossless_profile).
+// The most ports any switch of the topology uses (hosts on a single switch; a leaf's hosts
+// plus its uplinks, or a spine's leaves).
+[[nodiscard]] std::uint32_t max_ports_per_switch(const topology_spec& t);
+
+[[nodiscard]] result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, std::uint64_t seed);
+
+// The spec's workloads (one, or a composite of several) for one run with `seed`.
+// Reads a user CDF file (relative to spec.base_dir).
+[[nodiscard]] result<std::unique_ptr<fabric::twin::workload>> make_workload(const experiment_spec& spec,
+                                                                            std::uint64_t seed);
+
+}  // namespace rocelab::experiments

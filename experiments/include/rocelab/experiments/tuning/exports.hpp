@@ -1,0 +1,90 @@
+#pragma once
+// A tuned configuration, exported for the real fabric:
+// - the switch side as SONiC config_db JSON (WRED_PROFILE/QUEUE for ECN, PORT_QOS_MAP for
+//   PFC, BUFFER_PROFILE/BUFFER_PG for the lossless PG), produced by the SONiC driver's
+//   emitter (fabric/drivers/sonic_switch_driver.hpp: to_config_db), so what is exported is
+//   exactly what `rocelab` would apply over SSH;
+// - the NIC side as mlx5 sysfs settings: one "path value" line per DCQCN knob under
+//   /sys/class/net/IF/ecn/roce_rp|roce_np (the knob names of the mlx5 driver,
+//   agents/nic/mlx5_driver.hpp), plus enable/<priority> for the data priority. No shell
+//   syntax: a tool (or `rocelab nic set`) reads the pairs and writes each file.
+// Pure functions of the spec; no I/O.
+//
+// Exports are for hardware: a spec is exported only when its link speed is a real port
+// speed and every mlx5 value lies within the firmware's documented range for that speed
+// (mlx5_knob_ranges). The virtual lab's configurations run at a fraction of a gigabit
+// with DCQCN's clock slowed x250 (traffic/soft_nic/lab_dcqcn.hpp); check_hardware_export
+// refuses them, naming why, and hardware_equivalent derives a hardware configuration
+// from one for a named link speed.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "rocelab/common/result.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
+
+namespace rocelab::experiments {
+
+struct export_options {
+  std::vector<std::string> switch_ports;  // empty: Ethernet0, Ethernet4, ... one per host of the spec
+  std::string nic_interface = "IF";       // the RoCE netdev the sysfs paths name
+  std::string sysfs_root = "/sys";
+};
+
+// The switch ports the export covers (the option's, or SONiC's default names).
+[[nodiscard]] std::vector<std::string> export_ports(const experiment_spec& spec, const export_options& options);
+
+// config_db JSON ({"WRED_PROFILE": {...}, "QUEUE": {...}, ...}), pretty-printed.
+// Errors: the spec's values out of the driver's ranges.
+[[nodiscard]] result<std::string> sonic_config_db_json(const experiment_spec& spec, const export_options& options);
+
+// mlx5 sysfs "path value" lines (newline-terminated), knobs in the driver's order:
+// roce_rp then roce_np, then enable/<data priority> on both (1 when DCQCN is on, else 0).
+[[nodiscard]] std::string mlx5_sysfs_settings(const experiment_spec& spec, const export_options& options);
+
+// The same settings as (mlx5 setting name, value) pairs, "roce_rp/rpg_time_reset" style:
+// what the controller applies on a lab's agents (agents/nic/mlx5_driver.hpp names them so).
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> mlx5_knob_values(const experiment_spec& spec);
+
+// DCQCN knobs of the spec that mlx5 sysfs has no file for (twin-only model switches).
+[[nodiscard]] std::vector<std::string> knobs_without_mlx5_file();
+
+// Ethernet port speeds (Gb/s) that switches and ConnectX NICs run at.
+inline constexpr double real_port_speeds_gbps[] = {10, 25, 40, 50, 100, 200, 400, 800};
+
+// A knob's documented range in its sysfs unit. Rates whose maximum is the line rate
+// (max_is_line_rate) are bounded by the link speed in Mb/s.
+struct mlx5_knob_range {
+  const char* knob;  // "roce_rp/rpg_time_reset"
+  std::int64_t min = 0, max = 0;
+  bool max_is_line_rate = false;
+  const char* unit = "";
+};
+// Every knob mlx5_knob_values exports (enable/<prio> aside), one row each.
+[[nodiscard]] std::span<const mlx5_knob_range> mlx5_knob_ranges();
+// The range of `knob` at `link_gbps` ({min, max}); nullopt for a knob without a row.
+[[nodiscard]] std::optional<std::pair<std::int64_t, std::int64_t>> mlx5_range(std::string_view knob, double link_gbps);
+
+// What an export is for: the link speed, the NIC and the switch, in words.
+[[nodiscard]] std::string export_target_text(const experiment_spec& spec);
+
+// Whether the spec can be applied to hardware. Errors (invalid_argument) name every
+// reason: a link speed no port runs at, DCQCN times lab_dcqcn produces (its x250 clock),
+// an mlx5 value outside its documented range at this link speed, switch values SONiC
+// refuses.
+[[nodiscard]] status check_hardware_export(const experiment_spec& spec);
+
+// The spec at `link_gbps` in hardware units: a lab-scaled spec (check_hardware_export's
+// reasons) gets the mlx5 defaults for the knobs lab_dcqcn scaled, and its ECN thresholds
+// keep their marking delay in hardware time (bytes x link_gbps / (lab_gbps x time
+// scale)); a hardware spec keeps its delays at the new speed (bytes x link_gbps /
+// lab_gbps). A starting point, not a measurement: tune on the twin at `link_gbps` to
+// confirm. Errors: link_gbps not a real port speed, or the result still not exportable.
+[[nodiscard]] result<experiment_spec> hardware_equivalent(const experiment_spec& spec, double link_gbps);
+
+}  // namespace rocelab::experiments

@@ -1,0 +1,153 @@
+// The twin's prediction of a measured run and the comparison (see sim_to_real.hpp).
+#include "rocelab/experiments/analysis/sim_to_real.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "rocelab/common/units.hpp"
+#include "rocelab/experiments/spec/build.hpp"
+#include "rocelab/traffic/message_list.hpp"
+
+namespace rocelab::experiments {
+
+std::vector<fabric::twin::message> replay_messages(const run_records& measured) {
+  std::int64_t first = std::numeric_limits<std::int64_t>::max();
+  for (const flow_record& f : measured.flows) first = std::min(first, std::max<std::int64_t>(f.start_ns, 0));
+  std::vector<fabric::twin::message> out;
+  out.reserve(measured.flows.size());
+  for (std::size_t i = 0; i < measured.flows.size(); ++i) {
+    const flow_record& f = measured.flows[i];
+    fabric::twin::message m;
+    m.src = f.src;
+    m.dst = f.dst;
+    m.bytes = f.bytes;
+    m.start_ns = std::max<std::int64_t>(f.start_ns, 0) - first;
+    m.kind = f.kind;
+    m.priority = static_cast<std::int16_t>(f.priority);
+    m.tag = i;
+    out.push_back(m);
+  }
+  return out;
+}
+
+result<run_records> predict_measured_run(const experiment_spec& spec, const run_records& measured,
+                                         std::uint64_t seed) {
+  for (std::size_t i = 0; i < measured.flows.size(); ++i) {
+    const flow_record& f = measured.flows[i];
+    if (f.src >= spec.topology.hosts || f.dst >= spec.topology.hosts)
+      return status(error_code::invalid_argument,
+                    "flow " + std::to_string(i) + " of the measured run goes from host " + std::to_string(f.src) +
+                        " to host " + std::to_string(f.dst) + ", but the spec has " +
+                        std::to_string(spec.topology.hosts) + " hosts");
+  }
+  auto config = to_twin_config(spec, seed);
+  if (!config) return config.error().with_context("the twin's config for the prediction");
+  traffic::message_list_workload load(replay_messages(measured));
+  auto records = fabric::twin::run_twin(*config, load);
+  if (!records) return records.error().with_context("predicting the measured run on the twin");
+  return records;
+}
+
+result<run_summary> predict_measured_runs(const experiment_spec& spec, const std::vector<run_records>& measured,
+                                          const std::vector<std::uint64_t>& seeds) {
+  std::vector<run_records> predicted;
+  predicted.reserve(measured.size());
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    auto r = predict_measured_run(spec, measured[i], i < seeds.size() ? seeds[i] : spec.seed + i);
+    if (!r) return r.error().with_context("repeat " + std::to_string(i));
+    predicted.push_back(std::move(*r));
+  }
+  std::vector<const run_records*> runs;
+  for (const auto& r : predicted) runs.push_back(&r);
+  return summarize(runs, seeds);
+}
+
+namespace {
+
+double relative(double predicted, double measured) {
+  if (predicted == measured) return 0;
+  if (predicted == 0) return std::numeric_limits<double>::infinity();
+  return (measured - predicted) / predicted;
+}
+
+std::string percent(double d) {
+  if (!std::isfinite(d)) return "from none";
+  char b[32];
+  std::snprintf(b, sizeof b, "%+.0f%%", d * 100);
+  return b;
+}
+
+struct term {
+  const char* name;
+  double predicted, measured;
+  bool is_time;
+};
+
+std::string value_text(const term& t, double v) {
+  if (t.is_time) return readable_duration(v);
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f", v);
+  return b;
+}
+
+}  // namespace
+
+sim_to_real_comparison compare_sim_to_real(const run_summary& predicted, const run_summary& measured, double tolerance,
+                                           std::int64_t pause_floor_ns) {
+  sim_to_real_comparison out;
+  out.tolerance = tolerance;
+  auto add = [&](const char* metric, double p, double m, double floor) {
+    sim_to_real_cell c;
+    c.metric = metric;
+    c.predicted = p;
+    c.measured = m;
+    c.difference = relative(p, m);
+    c.within = (p < floor && m < floor) || std::fabs(c.difference) <= tolerance;
+    out.within = out.within && c.within;
+    out.cells.push_back(c);
+  };
+  add("FCT p50", static_cast<double>(predicted.all.fct_p50_ns), static_cast<double>(measured.all.fct_p50_ns), 0);
+  add("FCT p99", static_cast<double>(predicted.all.fct_p99_ns), static_cast<double>(measured.all.fct_p99_ns), 0);
+  add("paused time", static_cast<double>(predicted.paused_ns), static_cast<double>(measured.paused_ns),
+      static_cast<double>(pause_floor_ns));
+  if (out.within) return out;
+
+  // The congestion terms, largest relative difference first: where the two runs parted.
+  std::vector<term> terms{
+      {"paused time", static_cast<double>(predicted.paused_ns), static_cast<double>(measured.paused_ns), true},
+      {"PFC pause frames", static_cast<double>(predicted.pause_frames), static_cast<double>(measured.pause_frames), false},
+      {"CE marks", static_cast<double>(predicted.ce_marked), static_cast<double>(measured.ce_marked), false},
+      {"CNPs", static_cast<double>(predicted.cnp), static_cast<double>(measured.cnp), false},
+      {"retransmissions", static_cast<double>(predicted.retransmits), static_cast<double>(measured.retransmits), false},
+      {"drops", static_cast<double>(predicted.drops), static_cast<double>(measured.drops), false},
+      {"incomplete flows", static_cast<double>(predicted.all.flows - predicted.all.completed),
+       static_cast<double>(measured.all.flows - measured.all.completed), false}};
+  std::erase_if(terms, [&](const term& t) {
+    const double d = relative(t.predicted, t.measured);
+    if (t.is_time && t.predicted < static_cast<double>(pause_floor_ns) && t.measured < static_cast<double>(pause_floor_ns))
+      return true;
+    return std::fabs(d) <= tolerance;
+  });
+  std::stable_sort(terms.begin(), terms.end(), [](const term& a, const term& b) {
+    return std::fabs(relative(a.predicted, a.measured)) > std::fabs(relative(b.predicted, b.measured));
+  });
+  std::string differing;
+  for (std::size_t i = 0; i < terms.size() && i < 3; ++i)
+    differing += (i ? "; " : "") + std::string(terms[i].name) + " " + value_text(terms[i], terms[i].predicted) +
+                 " (twin) against " + value_text(terms[i], terms[i].measured) + " (measured)";
+  for (const sim_to_real_cell& c : out.cells) {
+    if (c.within) continue;
+    std::string s = c.metric + " differs by " + percent(c.difference) + " (twin " + readable_duration(c.predicted) +
+                    ", measured " + readable_duration(c.measured) + "): ";
+    s += differing.empty() ? "no congestion term differs by more than " + percent(tolerance).substr(1) +
+                                 ", so the difference lies in what the twin does not model (the hosts' "
+                                 "processing and pacing, the software path's latency)"
+                           : "the terms that differ most are " + differing;
+    out.explanation.push_back(s + ".");
+  }
+  return out;
+}
+
+}  // namespace rocelab::experiments

@@ -1,0 +1,468 @@
+// The fabric comparison (compare.hpp): scenarios per fabric on the twin, metrics, cost,
+// the scale sweep.
+
+#include <atomic>
+#include "rocelab/experiments/compare/compare.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <cstdio>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rocelab/common/units.hpp"
+#include "rocelab/experiments/spec/build.hpp"
+#include "rocelab/experiments/tuning/objective.hpp"
+#include "rocelab/experiments/run/summary.hpp"
+#include "rocelab/experiments/tuning/tuning.hpp"
+#include "rocelab/fabric/twin/twin.hpp"
+#include "rocelab/store/run_store.hpp"
+
+namespace rocelab::experiments {
+namespace {
+
+// mix: incast and background together (what roce-tuned is tuned on).
+enum class scenario { allreduce, incast, background, mix };
+const char* name_of(scenario s) {
+  switch (s) {
+    case scenario::allreduce: return "allreduce";
+    case scenario::incast: return "incast";
+    case scenario::background: return "background";
+    case scenario::mix: return "incast+background";
+  }
+  return "allreduce";
+}
+
+// The spec with one workload section on.
+experiment_spec only(const experiment_spec& spec, scenario s) {
+  experiment_spec v = spec;
+  v.workload.allreduce.enabled = s == scenario::allreduce && spec.workload.allreduce.enabled;
+  v.workload.incast.enabled = (s == scenario::incast || s == scenario::mix) && spec.workload.incast.enabled;
+  v.workload.background.enabled = (s == scenario::background || s == scenario::mix) && spec.workload.background.enabled;
+  return v;
+}
+
+bool has(const experiment_spec& spec, scenario s) {
+  switch (s) {
+    case scenario::allreduce: return spec.workload.allreduce.enabled;
+    case scenario::incast: return spec.workload.incast.enabled;
+    case scenario::background: return spec.workload.background.enabled;
+    case scenario::mix: return spec.workload.incast.enabled || spec.workload.background.enabled;
+  }
+  return false;
+}
+
+
+// A fabric to run: its profile and, for roce-tuned, the tuned spec values.
+struct fabric_plan {
+  std::string name;
+  fabric_profile_file profile;
+  std::map<std::string, std::string> overrides;  // spec path -> value
+  std::string tuning_note;
+};
+
+// The spec and twin config of `plan` for `spec` with `seed`.
+result<fabric::twin::twin_config> config_for(const experiment_spec& base, const fabric_plan& plan, std::uint64_t seed,
+                                             experiment_spec* resolved) {
+  experiment_spec spec = base;
+  const auto& p = plan.profile;
+  // The profile's buffer per port, times the ports of the largest switch of this topology:
+  // a switch of the class with as many ports in use as the topology gives it.
+  spec.sw.buffer_bytes = std::max<std::int64_t>(
+      p.sw.buffer_bytes / std::max<std::uint32_t>(1, p.sw.ports) * max_ports_per_switch(spec.topology), 64 * 1024);
+  spec.sw.cell_bytes = p.sw.cell_bytes;
+  spec.fabric.link = fabric::to_string(p.sw.link);
+  spec.fabric.routing = fabric::to_string(p.routing);
+  spec.fabric.switch_latency_ns = p.sw.port_to_port_latency_ns;
+  spec.fabric.ib_vl_buffer_bytes = p.ib_vl_buffer_bytes;
+  for (const auto& [path, value] : plan.overrides)
+    ROCELAB_RETURN_IF_ERROR(set_field(spec, path, value, "compare " + plan.name).with_context(plan.name + ": " + path));
+  auto c = to_twin_config(spec, seed);
+  if (!c.ok()) return std::move(c).error().with_context(plan.name);
+  fabric::twin::twin_config cfg = std::move(c).value();
+  if (resolved != nullptr) *resolved = std::move(spec);
+  return cfg;
+}
+
+struct scenario_run {
+  std::vector<run_records> repeats;
+  std::vector<std::uint64_t> seeds;
+  double rate_bps = 0;  // host links
+  fabric::twin::twin_config config;
+};
+
+status cancelled_status() { return status(error_code::cancelled, "compare: cancelled"); }
+
+result<scenario_run> run_scenario(const experiment_spec& spec, const fabric_plan& plan, scenario s,
+                                  store::run_store* store, std::vector<std::int64_t>& run_ids,
+                                  const std::function<bool()>& cancel, std::optional<std::int64_t> sweep = std::nullopt) {
+  scenario_run out;
+  const experiment_spec variant = only(spec, s);
+  for (std::uint32_t i = 0; i < std::max<std::uint32_t>(1, spec.repeats); ++i) {
+    const std::uint64_t seed = spec.seed + i;
+    experiment_spec resolved;
+    auto cfg = config_for(variant, plan, seed, &resolved);
+    if (!cfg.ok()) return std::move(cfg).error();
+    auto load = make_workload(resolved, seed);
+    if (!load.ok()) return std::move(load).error().with_context(plan.name);
+    if (cancel && cancel()) return cancelled_status();
+    cfg->cancel_requested = cancel;
+    auto rec = fabric::twin::run_twin(*cfg, **load);
+    if (!rec.ok()) return std::move(rec).error().with_context(plan.name + " " + name_of(s));
+    // A cancelled twin run returns its records so far: not a result to compare or store.
+    if (cancel && cancel()) return cancelled_status();
+    if (store != nullptr) {
+      store::new_run nr;
+      nr.name = "compare/" + plan.name + "/" + name_of(s);
+      nr.backend = "twin";
+      nr.seed = seed;
+      nr.spec_yaml = to_yaml(resolved);
+      nr.parameters = plan.overrides;
+      nr.sweep = sweep;
+      nr.parameters["compare.fabric"] = plan.name;
+      nr.parameters["compare.profile"] = plan.profile.sw.name;
+      nr.parameters["compare.scenario"] = name_of(s);
+      nr.parameters["fabric.link"] = fabric::to_string(cfg->fabric.link);
+      nr.parameters["fabric.routing"] = fabric::to_string(cfg->fabric.routing);
+      nr.parameters["fabric.congestion"] = fabric::to_string(cfg->fabric.congestion);
+      auto id = store->begin_run(nr);
+      if (!id.ok()) return std::move(id).error().with_context("storing " + nr.name);
+      ROCELAB_RETURN_IF_ERROR(store->append(*id, *rec).with_context("storing " + nr.name));
+      ROCELAB_RETURN_IF_ERROR(store->finish(*id, store::run_status::completed).with_context("storing " + nr.name));
+      run_ids.push_back(*id);
+    }
+    out.config = *cfg;
+    out.rate_bps = cfg->topology.link_gbps * 1e9;
+    out.repeats.push_back(std::move(rec).value());
+    out.seeds.push_back(seed);
+  }
+  return out;
+}
+
+std::vector<const run_records*> pointers(const scenario_run& r) {
+  std::vector<const run_records*> v;
+  for (const auto& x : r.repeats) v.push_back(&x);
+  return v;
+}
+
+// Utilisation of the switch ports that carried traffic: tx bytes over the run against
+// the port's rate (host links at link_gbps; leaf uplinks and spine ports at the uplink rate).
+void link_utilisation(const scenario_run& r, double& mean, double& max) {
+  const auto& t = r.config.topology;
+  const bool ls = t.type == fabric::twin::topology_config::kind::leaf_spine;
+  const std::uint32_t hpl = ls ? t.hosts / t.leaves : t.hosts;
+  const double host_bps = t.link_gbps * 1e9;
+  const double up_bps =
+      ls ? (t.spine_link_gbps > 0 ? t.spine_link_gbps : hpl * t.link_gbps / (t.oversubscription * t.spines)) * 1e9 : 0;
+  const std::uint32_t switches = ls ? t.leaves + t.spines : 1;
+  double sum = 0;
+  int n = 0;
+  max = 0;
+  for (const auto& rec : r.repeats) {
+    if (rec.simulated_ns <= 0) continue;
+    for (const auto& c : rec.counters) {
+      if (c.name != "tx_bytes" || c.device >= switches || c.value == 0) continue;
+      const bool uplink = ls && (c.device >= t.leaves || c.port >= hpl);
+      const double bps = uplink ? up_bps : host_bps;
+      const double u = static_cast<double>(c.value) * 8 / (bps * static_cast<double>(rec.simulated_ns) / 1e9);
+      sum += u;
+      ++n;
+      max = std::max(max, u);
+    }
+  }
+  mean = n > 0 ? sum / n : 0;
+}
+
+void add_totals(fabric_metrics& m, const scenario_run& r) {
+  for (const auto& rec : r.repeats) {
+    m.pause_frames += rec.totals.pfc_pause_frames;
+    m.paused_ns += rec.totals.paused_ns;
+    m.pause_intervals += rec.pauses.size();
+    m.drops += rec.totals.drops;
+    m.retransmits += rec.totals.retransmits;
+    m.ce_marked += rec.totals.ce_marked;
+    m.cnps += rec.totals.cnps;
+    for (const auto& f : rec.flows) m.incomplete_flows += f.completed() ? 0 : 1;
+  }
+}
+
+// roce-tuned: `rocelab tune`'s sweep (tuning.hpp) over the ECN thresholds, Kmin and Kmax
+// (log scale, 5 KB .. 1.28 MB per 100 Gb/s of link, Kmax at least Kmin) and Pmax (0.01 ..
+// 1, log), on the incast and background workloads together (what ECN thresholds trade
+// off: queueing delay of small messages against an incast's throughput). Objective: p99
+// slowdown over all their flows, subject to no drops and every flow completing.
+result<std::map<std::string, std::string>> tune_roce(const experiment_spec& spec, const fabric_plan& base,
+                                                     const compare_settings& cs, store::run_store* store,
+                                                     std::vector<std::int64_t>& run_ids, std::string& note,
+                                                     const compare_progress& progress) {
+  if (!has(spec, scenario::mix)) {
+    note = "not tuned: the spec has neither an incast nor a background workload to tune for";
+    return std::map<std::string, std::string>{};
+  }
+  const double per100 = spec.topology.link_gbps / 100.0;
+  tuning_settings ts;
+  ts.name = "compare/" + base.name;
+  ts.parameters = {
+      {"switch.ecn.kmin_bytes", 5'000 * per100, 1'280'000 * per100, true, true, "", 0},
+      {"switch.ecn.kmax_bytes", 20'000 * per100, 5'120'000 * per100, true, true, "switch.ecn.kmin_bytes", 0},
+      {"switch.ecn.pmax", 0.01, 1.0, true, false, "", 0},
+  };
+  ts.objective.terms = {{"slowdown_p99", 1.0}};
+  ts.objective.constraints = {{"drops", std::nullopt, 0.0}};
+  ts.method = cs.tune_method;
+  ts.budget = std::max<std::uint32_t>(1, cs.tune_budget);
+  ts.seed = spec.seed;
+  ROCELAB_RETURN_IF_ERROR(validate(ts).with_context("roce-tuned"));
+  auto overrides_of = [&](const std::vector<double>& values) {
+    const std::vector<double> applied = applied_values(ts, values);
+    std::map<std::string, std::string> o{{"switch.ecn.enabled", "true"}};
+    for (std::size_t i = 0; i < ts.parameters.size(); ++i) {
+      char text[32];
+      if (ts.parameters[i].integer)
+        std::snprintf(text, sizeof text, "%lld", static_cast<long long>(std::llround(applied[i])));
+      else
+        std::snprintf(text, sizeof text, "%.4g", applied[i]);
+      o[ts.parameters[i].path] = text;
+    }
+    return o;
+  };
+  // The sweep and its trials go to the store as `rocelab tune` keeps them.
+  std::optional<std::int64_t> sweep;
+  if (store != nullptr) {
+    store::sweep_info si;
+    si.name = ts.name;
+    si.method = to_string(ts.method);
+    si.spec_yaml = to_yaml(spec);
+    si.budget = ts.budget;
+    si.started_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+    auto id = store->begin_sweep(si);
+    if (!id.ok()) return std::move(id).error().with_context("storing the roce-tuned sweep");
+    sweep = *id;
+  }
+  const trial_evaluator evaluate = [&](std::uint32_t index, const std::vector<double>& values, trial_payload&) {
+    trial t;
+    t.index = index;
+    t.values = values;
+    fabric_plan plan = base;
+    plan.overrides = overrides_of(values);
+    plan.name = base.name + "-trial" + std::to_string(index);
+    auto r = run_scenario(spec, plan, scenario::mix, store, run_ids, cs.cancel_requested, sweep);
+    if (!r.ok()) {
+      t.error = r.error().message();
+      return t;
+    }
+    if (store != nullptr && !run_ids.empty()) t.run_id = run_ids.back();
+    std::vector<run_summary> each;
+    for (std::size_t i = 0; i < r->repeats.size(); ++i) each.push_back(summarize({&r->repeats[i]}, {r->seeds[i]}));
+    auto sc = score(ts.objective, each);
+    if (!sc.ok()) {
+      t.error = sc.error().message();
+      return t;
+    }
+    t.evaluated = true;
+    t.objective = sc->objective;
+    t.feasible = sc->feasible;
+    t.margins = sc->margins;
+    t.violated = sc->violated;
+    return t;
+  };
+  std::atomic<bool> stop{false};
+  sweep_hooks hooks;
+  hooks.stop = &stop;
+  hooks.on_trial = [&](trial& t, trial_payload&) {
+    if (cs.cancel_requested && cs.cancel_requested()) stop = true;
+    if (sweep) {
+      store::trial_record tr;
+      tr.sweep = *sweep;
+      tr.index = t.index;
+      const std::vector<double> applied = applied_values(ts, t.values);
+      for (std::size_t i = 0; i < ts.parameters.size(); ++i) tr.params[ts.parameters[i].path] = applied[i];
+      tr.objective = t.objective;
+      tr.feasible = t.evaluated && t.feasible;
+      if (t.run_id != 0) tr.run = t.run_id;
+      ROCELAB_RETURN_IF_ERROR(store->add_trial(tr).with_context("storing a roce-tuned trial"));
+    }
+    if (progress) {
+      const auto o = overrides_of(t.values);
+      char line[200];
+      std::snprintf(line, sizeof line, "roce-tuned: trial %u/%u kmin %s B, kmax %s B, pmax %s: p99 slowdown %.3f%s",
+                    t.index + 1, ts.budget, o.at("switch.ecn.kmin_bytes").c_str(),
+                    o.at("switch.ecn.kmax_bytes").c_str(), o.at("switch.ecn.pmax").c_str(), t.objective,
+                    !t.evaluated ? " (failed)" : t.feasible ? "" : " (infeasible)");
+      progress(line);
+    }
+    return status::success();
+  };
+  auto trials = run_sweep(ts, evaluate, {}, hooks);
+  if (!trials.ok()) return std::move(trials).error().with_context("roce-tuned");
+  if (stop) return cancelled_status();
+  const trial* best = best_trial(*trials);
+  note = std::string("rocelab tune's ") + to_string(ts.method) + " search, " + std::to_string(ts.budget) +
+         " trials over switch.ecn.kmin_bytes, kmax_bytes, pmax on the incast and background workloads together, "
+         "objective " + describe(ts.objective);
+  if (best == nullptr) {
+    note += "; no trial was feasible, so the spec's thresholds are kept";
+    return std::map<std::string, std::string>{};
+  }
+  char obj[48];
+  std::snprintf(obj, sizeof obj, "%.3f", best->objective);
+  note += "; best trial " + std::to_string(best->index + 1) + " (objective " + obj + ")";
+  return overrides_of(best->values);
+}
+
+result<fabric_plan> plan_for(const std::string& fabric, const compare_settings& settings) {
+  const auto it = settings.profiles.find(fabric);
+  if (it == settings.profiles.end())
+    return status(error_code::invalid_argument,
+                  "fabric '" + fabric + "': no profile (ib, roce-tuned, roce-default, or a name under compare.profiles)");
+  fabric_plan p;
+  p.name = fabric;
+  p.profile = it->second;
+  return p;
+}
+
+}  // namespace
+
+result<compare_result> run_compare(const experiment_spec& spec, const compare_settings& settings,
+                                   store::run_store* store, const compare_progress& progress) {
+  ROCELAB_RETURN_IF_ERROR(validate(spec));
+  if (settings.fabrics.empty()) return status(error_code::invalid_argument, "compare: no fabrics");
+  if (!(settings.compute_ms_per_step >= 0)) return status(error_code::invalid_argument, "compare: compute_ms_per_step must be >= 0");
+  compare_result out;
+  out.name = spec.name;
+  out.hosts = spec.topology.hosts;
+  out.link_gbps = spec.topology.link_gbps;
+  out.settings = settings;
+  std::vector<fabric_plan> plans;
+  for (const std::string& f : settings.fabrics) {
+    auto plan = plan_for(f, settings);
+    if (!plan.ok()) return std::move(plan).error();
+    fabric_metrics m;
+    m.fabric = f;
+    if (f == "roce-tuned") {
+      if (plan->profile.sw.link != fabric::link_layer::roce)
+        return status(error_code::invalid_argument, "roce-tuned: its profile must be a RoCE switch");
+      auto tuned = tune_roce(spec, *plan, settings, store, m.run_ids, plan->tuning_note, progress);
+      if (!tuned.ok()) return std::move(tuned).error();
+      plan->overrides = std::move(tuned).value();
+    }
+    plans.push_back(*plan);
+    const fabric_plan& p = plans.back();
+    m.profile = p.profile.sw.name;
+    m.link = fabric::to_string(p.profile.sw.link);
+    m.routing = fabric::to_string(p.profile.routing);
+    m.settings = p.overrides;
+    m.tuning_note = p.tuning_note;
+    for (const scenario s : {scenario::allreduce, scenario::incast, scenario::background}) {
+      if (!has(spec, s)) continue;
+      if (progress) progress(f + ": " + name_of(s));
+      auto r = run_scenario(spec, p, s, store, m.run_ids, settings.cancel_requested);
+      if (!r.ok()) return std::move(r).error();
+      m.congestion = fabric::to_string(r->config.fabric.congestion);
+      add_totals(m, *r);
+      if (s == scenario::allreduce) {
+        const run_summary sum = summarize(pointers(*r), r->seeds);
+        if (sum.allreduce) {
+          m.has_allreduce = true;
+          m.algbw_gbps = sum.allreduce->algbw_gbps;
+          m.busbw_gbps = sum.allreduce->busbw_gbps;
+          m.allreduce_time_ns = sum.allreduce->time_mean_ns;
+          const double comm_ms = m.allreduce_time_ns / 1e6;
+          m.step_ms = settings.compute_ms_per_step + comm_ms;
+          m.comm_share = m.step_ms > 0 ? comm_ms / m.step_ms : 0;
+          m.mfu_factor = m.step_ms > 0 ? settings.compute_ms_per_step / m.step_ms : 0;
+        }
+        link_utilisation(*r, m.link_util_mean, m.link_util_max);
+      } else if (s == scenario::incast) {
+        std::vector<flow_record> flows;
+        for (const auto& rec : r->repeats)
+          for (const auto& fl : rec.flows)
+            if (fl.kind == workload_kind::incast) flows.push_back(fl);
+        const flow_stats st = flow_statistics(flows);
+        m.has_incast = true;
+        for (const auto& fl : flows)
+          if (fl.completed()) m.incast_fct_us.push_back(static_cast<double>(fl.fct_ns) / 1e3);
+        std::sort(m.incast_fct_us.begin(), m.incast_fct_us.end());
+        m.incast_fct_p50_ns = st.fct_p50_ns;
+        m.incast_fct_p99_ns = st.fct_p99_ns;
+      } else {
+        std::vector<flow_record> flows;
+        for (const auto& rec : r->repeats)
+          for (const auto& fl : rec.flows)
+            if (fl.bytes <= static_cast<std::uint64_t>(settings.small_message_bytes)) flows.push_back(fl);
+        const flow_stats st = flow_statistics(flows);
+        m.has_background = true;
+        for (const auto& fl : flows)
+          if (fl.completed()) m.small_fct_us.push_back(static_cast<double>(fl.fct_ns) / 1e3);
+        std::sort(m.small_fct_us.begin(), m.small_fct_us.end());
+        m.small_messages = st.flows;
+        m.small_fct_p50_ns = st.fct_p50_ns;
+        m.small_fct_p99_ns = st.fct_p99_ns;
+      }
+    }
+    m.cost = fabric_cost(p.profile, spec.topology.hosts,
+                         spec.topology.type == "leaf_spine" ? spec.topology.oversubscription : 1.0);
+    m.usd_per_busbw_gbps = m.busbw_gbps > 0 ? m.cost.per_gpu_usd / m.busbw_gbps : 0;
+    out.fabrics.push_back(std::move(m));
+  }
+
+  // Scale sweep: the all-reduce alone on a leaf-spine of each size.
+  if (!settings.scale_hosts.empty()) {
+    if (!spec.workload.allreduce.enabled)
+      return status(error_code::invalid_argument, "compare.scale_hosts: the sweep runs the spec's all-reduce, which it lacks");
+    for (const std::uint32_t hosts : settings.scale_hosts) {
+      const std::uint32_t hpl = settings.scale_hosts_per_leaf;
+      if (hpl == 0 || hosts < 2 * hpl || hosts % hpl != 0)
+        return status(error_code::invalid_argument, "compare.scale_hosts: " + std::to_string(hosts) +
+                                                        " is not a multiple (>= 2x) of scale_hosts_per_leaf " +
+                                                        std::to_string(hpl));
+      experiment_spec s = only(spec, scenario::allreduce);
+      s.repeats = 1;
+      s.topology.type = "leaf_spine";
+      s.topology.hosts = hosts;
+      s.topology.leaves = hosts / hpl;
+      s.topology.spines = std::max<std::uint32_t>(
+          1, static_cast<std::uint32_t>(std::lround(hpl / std::max(settings.scale_oversubscription, 1e-9))));
+      s.topology.spine_link_gbps = 0;
+      s.topology.oversubscription = static_cast<double>(hpl) / s.topology.spines;
+      s.workload.allreduce.ranks = hosts;
+      s.workload.allreduce.rank_hosts.clear();
+      s.workload.allreduce.iterations = 1;
+      if (settings.scale_allreduce_bytes > 0) s.workload.allreduce.bytes = settings.scale_allreduce_bytes;
+      scale_point pt;
+      pt.hosts = hosts;
+      double best = 0;
+      for (std::size_t i = 0; i < plans.size(); ++i) {
+        if (progress) progress(plans[i].name + ": scale " + std::to_string(hosts) + " hosts");
+        auto r = run_scenario(s, plans[i], scenario::allreduce, store, out.fabrics[i].run_ids, settings.cancel_requested);
+        if (!r.ok()) return std::move(r).error().with_context("scale " + std::to_string(hosts));
+        const run_summary sum = summarize(pointers(*r), r->seeds);
+        const double bw = sum.allreduce ? sum.allreduce->busbw_gbps : 0;
+        const cluster_cost c = fabric_cost(plans[i].profile, hosts, s.topology.oversubscription);
+        pt.busbw_gbps[plans[i].name] = bw;
+        pt.cost_per_gpu_usd[plans[i].name] = c.per_gpu_usd;
+        const double per = bw > 0 ? c.per_gpu_usd / bw : 0;
+        pt.usd_per_busbw_gbps[plans[i].name] = per;
+        if (per > 0 && (pt.cheapest.empty() || per < best)) {
+          best = per;
+          pt.cheapest = plans[i].name;
+        }
+      }
+      if (!out.scale.empty() && !pt.cheapest.empty() && !out.scale.back().cheapest.empty() &&
+          out.scale.back().cheapest != pt.cheapest)
+        out.crossovers.push_back("between " + std::to_string(out.scale.back().hosts) + " and " +
+                                 std::to_string(hosts) + " hosts, " + pt.cheapest + " becomes cheaper per delivered Gb/s of " +
+                                 "bus bandwidth than " + out.scale.back().cheapest);
+      out.scale.push_back(std::move(pt));
+    }
+  }
+  return out;
+}
+
+}  // namespace rocelab::experiments

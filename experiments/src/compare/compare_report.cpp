@@ -1,0 +1,417 @@
+// The decision report's outputs (JSON, HTML) and the compare spec file (compare.hpp).
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "rocelab/common/bounded_file.hpp"
+#include "rocelab/common/units.hpp"
+#include "report/html_page.hpp"
+#include "rocelab/experiments/compare/compare.hpp"
+#include "rocelab/experiments/report/svg.hpp"
+
+namespace rocelab::experiments {
+namespace {
+
+nlohmann::json cost_json(const cluster_cost& c) {
+  return {{"hosts", c.hosts},        {"tiers", c.tiers},         {"switch_ports", c.switch_ports},
+          {"switches", c.switches},  {"optics", c.optics},       {"nic_usd", c.nic_usd},
+          {"switch_usd", c.switch_usd}, {"optics_usd", c.optics_usd}, {"total_usd", c.total_usd},
+          {"per_gpu_usd", c.per_gpu_usd}};
+}
+
+std::string esc(const std::string& s) {
+  std::string o;
+  for (const char c : s) {
+    switch (c) {
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '&': o += "&amp;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string us(std::int64_t ns) { return fmt("%.2f", static_cast<double>(ns) / 1e3); }
+
+// One row of the table: a metric per fabric, with a bar relative to the best (lower or
+// higher is better) so the eye finds the winner.
+std::string row(const std::string& label, const std::vector<double>& v, const std::vector<std::string>& text,
+                bool higher_better) {
+  double best = 0;
+  bool any = false;
+  for (const double x : v)
+    if (x > 0 && (!any || (higher_better ? x > best : x < best))) best = x, any = true;
+  double top = 0;
+  for (const double x : v) top = std::max(top, x);
+  std::string r = "<tr><th>" + esc(label) + "</th>";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const bool win = any && v[i] == best && v.size() > 1;
+    const int width = top > 0 ? static_cast<int>(std::lround(100 * v[i] / top)) : 0;
+    r += std::string("<td") + (win ? " class=best" : "") + ">" + esc(text[i]) + "<div class=bar style=\"width:" +
+         std::to_string(width) + "%\"></div></td>";
+  }
+  return r + "</tr>\n";
+}
+
+}  // namespace
+
+std::string compare_json(const compare_result& r) {
+  nlohmann::json j;
+  j["name"] = r.name;
+  j["hosts"] = r.hosts;
+  j["link_gbps"] = r.link_gbps;
+  j["compute_ms_per_step"] = r.settings.compute_ms_per_step;
+  j["small_message_bytes"] = r.settings.small_message_bytes;
+  j["fabrics"] = nlohmann::json::array();
+  for (const auto& m : r.fabrics) {
+    nlohmann::json f;
+    f["fabric"] = m.fabric;
+    f["profile"] = m.profile;
+    f["link"] = m.link;
+    f["routing"] = m.routing;
+    f["congestion"] = m.congestion;
+    f["settings"] = m.settings;
+    if (!m.tuning_note.empty()) f["tuning"] = m.tuning_note;
+    if (m.has_allreduce)
+      f["allreduce"] = {{"algbw_gbps", m.algbw_gbps},      {"busbw_gbps", m.busbw_gbps},
+                        {"time_ns", m.allreduce_time_ns},  {"link_util_mean", m.link_util_mean},
+                        {"link_util_max", m.link_util_max}, {"step_ms", m.step_ms},
+                        {"comm_share", m.comm_share},      {"mfu_factor", m.mfu_factor}};
+    if (m.has_incast) f["incast"] = {{"fct_p50_ns", m.incast_fct_p50_ns}, {"fct_p99_ns", m.incast_fct_p99_ns}};
+    if (m.has_background)
+      f["small_messages"] = {
+          {"count", m.small_messages}, {"fct_p50_ns", m.small_fct_p50_ns}, {"fct_p99_ns", m.small_fct_p99_ns}};
+    f["pauses"] = {{"kind", m.link == "infiniband" ? "credit_stalls" : "pfc"},
+                   {"frames", m.pause_frames},
+                   {"intervals", m.pause_intervals},
+                   {"paused_ns", m.paused_ns}};
+    f["drops"] = m.drops;
+    f["retransmits"] = m.retransmits;
+    f["ce_marked"] = m.ce_marked;
+    f["cnps"] = m.cnps;
+    f["incomplete_flows"] = m.incomplete_flows;
+    f["cost"] = cost_json(m.cost);
+    f["usd_per_busbw_gbps"] = m.usd_per_busbw_gbps;
+    f["run_ids"] = m.run_ids;
+    j["fabrics"].push_back(std::move(f));
+  }
+  j["scale"] = nlohmann::json::array();
+  for (const auto& p : r.scale)
+    j["scale"].push_back({{"hosts", p.hosts},
+                          {"busbw_gbps", p.busbw_gbps},
+                          {"cost_per_gpu_usd", p.cost_per_gpu_usd},
+                          {"usd_per_busbw_gbps", p.usd_per_busbw_gbps},
+                          {"cheapest", p.cheapest}});
+  j["crossovers"] = r.crossovers;
+  return j.dump(2);
+}
+
+std::string compare_html(const compare_result& r) {
+  std::ostringstream h;
+  h << html_page_head("rocelab compare: " + r.name,
+                      "td.best{background:#e6f4e6;font-weight:bold}.bar{height:4px;background:#4a7fb5;margin-top:2px}");
+  h << "<h1>RoCE or InfiniBand: " << esc(r.name.empty() ? "fabric comparison" : r.name) << "</h1>\n";
+  h << "<p>" << r.hosts << " hosts at " << fmt("%g", r.link_gbps) << " Gb/s, simulated on the rocelab twin with each "
+    << "fabric's switch profile; " << fmt("%g", r.settings.compute_ms_per_step)
+    << " ms of compute per training step. Best value per row in green.</p>\n";
+  // Verdict.
+  const fabric_metrics* fastest = nullptr;
+  const fabric_metrics* cheapest = nullptr;
+  for (const auto& m : r.fabrics) {
+    if (m.has_allreduce && (fastest == nullptr || m.busbw_gbps > fastest->busbw_gbps)) fastest = &m;
+    if (m.usd_per_busbw_gbps > 0 && (cheapest == nullptr || m.usd_per_busbw_gbps < cheapest->usd_per_busbw_gbps))
+      cheapest = &m;
+  }
+  h << "<h2>Verdict</h2><ul>";
+  if (fastest != nullptr) {
+    h << "<li>Highest all-reduce bus bandwidth: <b>" << esc(fastest->fabric) << "</b> (" << fmt("%.1f", fastest->busbw_gbps)
+      << " Gb/s).";
+    for (const auto& m : r.fabrics)
+      if (&m != fastest && m.has_allreduce && fastest->busbw_gbps > 0)
+        h << " " << esc(m.fabric) << " reaches " << fmt("%.0f", 100 * m.busbw_gbps / fastest->busbw_gbps) << "% of it.";
+    h << "</li>";
+  }
+  if (cheapest != nullptr)
+    h << "<li>Lowest cost per delivered Gb/s of bus bandwidth: <b>" << esc(cheapest->fabric) << "</b> ($"
+      << fmt("%.2f", cheapest->usd_per_busbw_gbps) << " per GPU per Gb/s).</li>";
+  for (const auto& c : r.crossovers) h << "<li>Crossover: " << esc(c) << ".</li>";
+  if (!r.scale.empty() && r.crossovers.empty())
+    h << "<li>No crossover in the scale sweep: the cheapest fabric per delivered bandwidth stays the same.</li>";
+  h << "</ul>\n";
+
+  std::vector<std::string> names;
+  for (const auto& m : r.fabrics) names.push_back(m.fabric);
+  auto series = [&](auto get, auto text, const std::string& label, bool higher) {
+    std::vector<double> v;
+    std::vector<std::string> t;
+    for (const auto& m : r.fabrics) {
+      v.push_back(get(m));
+      t.push_back(text(m));
+    }
+    return row(label, v, t, higher);
+  };
+  h << "<h2>Per fabric</h2><table><tr><th></th>";
+  for (const auto& m : r.fabrics)
+    h << "<th>" << esc(m.fabric) << "<br><span class=note>" << esc(m.profile) << ", " << esc(m.routing) << ", "
+      << esc(m.congestion) << "</span></th>";
+  h << "</tr>\n";
+  const bool ar = std::any_of(r.fabrics.begin(), r.fabrics.end(), [](const auto& m) { return m.has_allreduce; });
+  const bool inc = std::any_of(r.fabrics.begin(), r.fabrics.end(), [](const auto& m) { return m.has_incast; });
+  const bool bg = std::any_of(r.fabrics.begin(), r.fabrics.end(), [](const auto& m) { return m.has_background; });
+  if (ar) {
+    h << series([](const auto& m) { return m.busbw_gbps; }, [](const auto& m) { return fmt("%.1f", m.busbw_gbps); },
+                "all-reduce busbw (Gb/s)", true);
+    h << series([](const auto& m) { return m.algbw_gbps; }, [](const auto& m) { return fmt("%.1f", m.algbw_gbps); },
+                "all-reduce algbw (Gb/s)", true);
+    h << series([](const auto& m) { return m.allreduce_time_ns; },
+                [](const auto& m) { return fmt("%.1f", m.allreduce_time_ns / 1e3); }, "all-reduce time (us)", false);
+    h << series([](const auto& m) { return m.link_util_mean; },
+                [](const auto& m) { return fmt("%.0f%%", 100 * m.link_util_mean) + " (max " + fmt("%.0f%%", 100 * m.link_util_max) + ")"; },
+                "link utilisation, mean of used switch ports", true);
+    h << series([](const auto& m) { return m.comm_share; }, [](const auto& m) { return fmt("%.2f%%", 100 * m.comm_share); },
+                "step time communicating", false);
+    h << series([](const auto& m) { return m.mfu_factor; }, [](const auto& m) { return fmt("%.4f", m.mfu_factor); },
+                "MFU factor (compute / step)", true);
+  }
+  if (inc) {
+    h << series([](const auto& m) { return static_cast<double>(m.incast_fct_p50_ns); },
+                [](const auto& m) { return us(m.incast_fct_p50_ns); }, "incast FCT p50 (us)", false);
+    h << series([](const auto& m) { return static_cast<double>(m.incast_fct_p99_ns); },
+                [](const auto& m) { return us(m.incast_fct_p99_ns); }, "incast FCT p99 (us)", false);
+  }
+  if (bg) {
+    h << series([](const auto& m) { return static_cast<double>(m.small_fct_p50_ns); },
+                [](const auto& m) { return us(m.small_fct_p50_ns); },
+                "small messages under background, FCT p50 (us)", false);
+    h << series([](const auto& m) { return static_cast<double>(m.small_fct_p99_ns); },
+                [](const auto& m) { return us(m.small_fct_p99_ns); },
+                "small messages under background, FCT p99 (us)", false);
+  }
+  h << series([](const auto& m) { return static_cast<double>(m.paused_ns); },
+              [](const auto& m) {
+                return us(m.paused_ns) + (m.link == "infiniband" ? " credit stall" : " PFC pause") + " (" +
+                       std::to_string(m.pause_intervals) + " intervals, " + std::to_string(m.pause_frames) + " frames)";
+              },
+              "paused or credit-stalled (us, summed over ports)", false);
+  h << series([](const auto& m) { return static_cast<double>(m.drops + m.retransmits); },
+              [](const auto& m) { return std::to_string(m.drops) + " / " + std::to_string(m.retransmits); },
+              "drops / retransmits", false);
+  h << series([](const auto& m) { return static_cast<double>(m.ce_marked); },
+              [](const auto& m) { return std::to_string(m.ce_marked) + " / " + std::to_string(m.cnps); },
+              "ECN or FECN marks / CNPs or BECNs", false);
+  h << series([](const auto& m) { return m.cost.per_gpu_usd; }, [](const auto& m) { return fmt("$%.0f", m.cost.per_gpu_usd); },
+              "fabric cost per GPU", false);
+  h << series([](const auto& m) { return m.cost.total_usd; },
+              [](const auto& m) {
+                return fmt("$%.0f", m.cost.total_usd) + " (NICs " + fmt("$%.0f", m.cost.nic_usd) + ", ports " +
+                       fmt("$%.0f", m.cost.switch_usd) + ", optics " + fmt("$%.0f", m.cost.optics_usd) + ")";
+              },
+              "fabric cost", false);
+  h << series([](const auto& m) { return m.usd_per_busbw_gbps; },
+              [](const auto& m) { return fmt("$%.2f", m.usd_per_busbw_gbps); }, "cost per GPU per Gb/s busbw", false);
+  h << "</table>\n";
+  for (const auto& m : r.fabrics) {
+    if (!m.tuning_note.empty() || !m.settings.empty()) {
+      h << "<p class=note><b>" << esc(m.fabric) << "</b>: ";
+      if (!m.tuning_note.empty()) h << esc(m.tuning_note) << ". ";
+      for (const auto& [k, v] : m.settings) h << esc(k) << " = " << esc(v) << "; ";
+      h << "</p>\n";
+    }
+  }
+  // FCT distributions (the svg module of the run report).
+  auto cdf_plot = [&](const std::string& id, const std::string& title, auto get) {
+    svg::plot p;
+    p.id = id;
+    p.title = title;
+    p.x = {"FCT (us)", svg::scale_kind::log, std::nullopt, std::nullopt};
+    p.y = {"fraction of messages", svg::scale_kind::linear, 0.0, 1.0};
+    for (const auto& m : r.fabrics) {
+      const std::vector<double>& v = get(m);
+      if (v.empty()) continue;
+      svg::series sr;
+      sr.name = m.fabric;
+      sr.kind = svg::mark::step;
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        sr.x.push_back(v[i]);
+        sr.y.push_back(static_cast<double>(i + 1) / static_cast<double>(v.size()));
+      }
+      p.lines.push_back(std::move(sr));
+    }
+    return svg::render(p);
+  };
+  if (inc || bg) h << "<h2>Flow completion times</h2>\n";
+  if (inc) h << cdf_plot("incast-fct-cdf", "Incast FCT CDF", [](const auto& m) -> const std::vector<double>& { return m.incast_fct_us; }) << "\n";
+  if (bg)
+    h << cdf_plot("small-fct-cdf", "Small messages under background load, FCT CDF",
+                  [](const auto& m) -> const std::vector<double>& { return m.small_fct_us; })
+      << "\n";
+  if (!r.scale.empty()) {
+    h << "<h2>Scale sweep (all-reduce on a leaf-spine)</h2>\n";
+    for (const bool cost : {false, true}) {
+      svg::plot p;
+      p.id = cost ? "scale-cost" : "scale-busbw";
+      p.title = cost ? "Cost per GPU per Gb/s of bus bandwidth" : "All-reduce bus bandwidth by cluster size";
+      p.x = {"hosts", svg::scale_kind::log, std::nullopt, std::nullopt};
+      p.y = {cost ? "USD per GPU per Gb/s" : "busbw (Gb/s)", svg::scale_kind::linear, 0.0, std::nullopt};
+      for (const auto& n : names) {
+        svg::series sr;
+        sr.name = n;
+        for (const auto& pt : r.scale) {
+          const auto& mp = cost ? pt.usd_per_busbw_gbps : pt.busbw_gbps;
+          const auto it = mp.find(n);
+          if (it == mp.end()) continue;
+          sr.x.push_back(pt.hosts);
+          sr.y.push_back(it->second);
+        }
+        p.lines.push_back(std::move(sr));
+      }
+      h << svg::render(p) << "\n";
+    }
+  }
+  if (!r.scale.empty()) {
+    h << "<table><tr><th>hosts</th>";
+    for (const auto& n : names) h << "<th>" << esc(n) << " busbw (Gb/s)</th><th>" << esc(n) << " $/GPU per Gb/s</th>";
+    h << "<th>cheapest per Gb/s</th></tr>\n";
+    for (const auto& p : r.scale) {
+      h << "<tr><td>" << p.hosts << "</td>";
+      for (const auto& n : names) {
+        const auto b = p.busbw_gbps.find(n);
+        const auto c = p.usd_per_busbw_gbps.find(n);
+        h << "<td>" << fmt("%.1f", b == p.busbw_gbps.end() ? 0 : b->second) << "</td><td>"
+          << fmt("$%.2f", c == p.usd_per_busbw_gbps.end() ? 0 : c->second) << "</td>";
+      }
+      h << "<td>" << esc(p.cheapest) << "</td></tr>\n";
+    }
+    h << "</table>\n";
+  }
+  h << "<p class=note>Costs come from the profiles' price fields (seed figures; edit examples/fabric-profiles/). "
+       "The twin is store-and-forward with each profile's port-to-port latency added per hop. Pauses are PFC pause "
+       "time on RoCE and credit-stall time (a VL without credits) on InfiniBand, summed over every transmitter. "
+       "MFU factor assumes no overlap of compute and communication.</p>\n</body></html>\n";
+  return h.str();
+}
+
+result<experiment_spec> load_compare_spec(const std::string& path, compare_settings& settings) {
+  auto read = read_bounded_file(path, max_spec_file_bytes, "spec");
+  if (!read) return read.error();
+  const std::string text = std::move(*read);
+  // Cut the top-level `compare:` block out, keeping the other lines where they are so the
+  // spec's errors still name the right line.
+  std::string spec_text, compare_text;
+  bool inside = false;
+  std::istringstream lines(text);
+  std::string line;
+  int compare_line = 0, n = 0;
+  while (std::getline(lines, line)) {
+    ++n;
+    const bool top = !line.empty() && line[0] != ' ' && line[0] != '\t' && line[0] != '#';
+    if (top) inside = line.rfind("compare:", 0) == 0;
+    if (inside && compare_line == 0) compare_line = n;
+    (inside ? compare_text : spec_text) += line;
+    spec_text += "\n";
+    compare_text += "\n";
+  }
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  auto spec = load_spec(spec_text, path);
+  if (!spec.ok()) return std::move(spec).error();
+  spec->source_file = path;
+  spec->base_dir = dir.empty() ? "." : dir;
+  settings.profiles_dir = dir.empty() ? "fabric-profiles" : dir + "/fabric-profiles";
+  if (compare_line == 0) return spec;
+  YAML::Node root;
+  try {
+    root = YAML::Load(compare_text)["compare"];
+  } catch (const YAML::Exception& e) {
+    return status(error_code::malformed_input, path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  auto where = [&](const YAML::Node& node, const std::string& field, const std::string& what) {
+    return status(error_code::invalid_argument,
+                  path + ":" + std::to_string(node.Mark().line + 1) + ": compare." + field + ": " + what);
+  };
+  if (!root.IsMap()) return where(root, "", "expects a map");
+  std::map<std::string, std::string> profile_paths;
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node& v = kv.second;
+    try {
+      if (key == "fabrics") {
+        settings.fabrics.clear();
+        for (const auto& f : v) settings.fabrics.push_back(f.as<std::string>());
+      } else if (key == "compute_ms_per_step") {
+        settings.compute_ms_per_step = v.as<double>();
+      } else if (key == "small_message_bytes") {
+        auto b = parse_size_bytes(v.as<std::string>());
+        if (!b.ok()) return where(v, key, b.error().message());
+        settings.small_message_bytes = *b;
+      } else if (key == "tune_budget") {
+        settings.tune_budget = v.as<std::uint32_t>();
+      } else if (key == "tune_method") {
+        auto m = parse_tuning_method(v.as<std::string>());
+        if (!m.ok()) return where(v, key, m.error().message());
+        settings.tune_method = *m;
+      } else if (key == "scale_hosts") {
+        settings.scale_hosts.clear();
+        for (const auto& x : v) settings.scale_hosts.push_back(x.as<std::uint32_t>());
+      } else if (key == "scale_hosts_per_leaf") {
+        settings.scale_hosts_per_leaf = v.as<std::uint32_t>();
+      } else if (key == "scale_oversubscription") {
+        settings.scale_oversubscription = v.as<double>();
+      } else if (key == "scale_allreduce_bytes") {
+        auto b = parse_size_bytes(v.as<std::string>());
+        if (!b.ok()) return where(v, key, b.error().message());
+        settings.scale_allreduce_bytes = *b;
+      } else if (key == "profiles_dir") {
+        settings.profiles_dir = (std::filesystem::path(dir) / v.as<std::string>()).string();
+      } else if (key == "profiles") {
+        for (const auto& p : v)
+          profile_paths[p.first.as<std::string>()] = (std::filesystem::path(dir) / p.second.as<std::string>()).string();
+      } else {
+        return where(kv.first, key,
+                     "unknown key (fabrics, compute_ms_per_step, small_message_bytes, tune_budget, tune_method, scale_hosts, "
+                     "scale_hosts_per_leaf, scale_oversubscription, scale_allreduce_bytes, profiles_dir, profiles)");
+      }
+    } catch (const YAML::Exception& e) {
+      return where(v, key, "wrong type: " + e.msg);
+    }
+  }
+  for (const auto& [fabric, file] : profile_paths) {
+    auto p = load_fabric_profile(file);
+    if (!p.ok()) return std::move(p).error().with_context("compare.profiles." + fabric);
+    settings.profiles[fabric] = std::move(p).value();
+  }
+  return spec;
+}
+
+status load_profiles(compare_settings& settings) {
+  for (const auto& f : settings.fabrics) {
+    if (settings.profiles.count(f) != 0) continue;
+    const auto file = std::filesystem::path(settings.profiles_dir) / default_profile_file(f);
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec))
+      return status(error_code::invalid_argument,
+                    "fabric '" + f + "': no profile: not one of ib, roce-tuned, roce-default, roce-deep, and no " +
+                        file.string());
+    auto p = load_fabric_profile(file.string());
+    if (!p.ok()) return std::move(p).error().with_context("profile of fabric " + f);
+    settings.profiles[f] = std::move(p).value();
+  }
+  return status::success();
+}
+
+}  // namespace rocelab::experiments

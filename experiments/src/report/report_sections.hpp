@@ -1,0 +1,25 @@
+#pragma once
+// The run report's sections that state the run's settings, set it beside other runs and
+// the twin's prediction, and say in one sentence what each part of the page shows.
+// Private to experiments/src (report.cpp assembles the page).
+
+#include <string>
+#include <vector>
+
+#include "rocelab/experiments/report/report.hpp"
+
+namespace rocelab::experiments::report_detail {
+
+// Each returns an HTML fragment; empty when the analysis has nothing for it.
+[[nodiscard]] std::string configuration_section(const run_analysis& a);
+[[nodiscard]] std::string comparisons_section(const run_analysis& a);
+[[nodiscard]] std::string sim_to_real_section(const run_analysis& a);
+[[nodiscard]] std::string files_section(const run_analysis& a);
+
+// One sentence each (plain text, to be escaped by the caller).
+[[nodiscard]] std::string summary_sentence(const run_analysis& a);
+[[nodiscard]] std::string pauses_sentence(const run_analysis& a);
+[[nodiscard]] std::string queues_sentence(const run_analysis& a);
+[[nodiscard]] std::string attribution_sentence(const run_analysis& a);
+
+}  // namespace rocelab::experiments::report_detail

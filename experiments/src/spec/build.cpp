@@ -1,0 +1,313 @@
+#include "rocelab/experiments/spec/build.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "rocelab/common/units.hpp"
+#include "rocelab/experiments/spec/spec_files.hpp"
+#include "rocelab/experiments/spec/spec_limits.hpp"
+#include "rocelab/fabric/headroom.hpp"
+#include "rocelab/traffic/allreduce.hpp"
+#include "rocelab/traffic/background.hpp"
+#include "rocelab/traffic/composite.hpp"
+#include "rocelab/traffic/incast.hpp"
+#include "rocelab/traffic/victim.hpp"
+#include "spec/spec_origin.hpp"
+
+namespace rocelab::experiments {
+namespace {
+
+status bad(const std::string& what) { return {error_code::invalid_argument, what}; }
+
+status fail(const experiment_spec& spec, const std::string& path, const std::string& msg) {
+  return bad(origin_of(spec, path) + ": " + path + ": " + msg);
+}
+
+traffic::incast_config incast_of(const incast_spec& s) {
+  traffic::incast_config c;
+  c.receiver = s.receiver;
+  c.senders = s.sender_hosts;
+  c.sender_count = s.senders;
+  c.flow_bytes = static_cast<std::uint64_t>(s.flow_bytes);
+  c.rounds = s.rounds;
+  c.round_gap_ns = s.round_gap_ns;
+  c.start_ns = s.start_ns;
+  c.start_jitter_ns = s.start_jitter_ns;
+  c.priority = static_cast<std::int16_t>(s.priority);
+  return c;
+}
+
+traffic::allreduce_config allreduce_of(const allreduce_spec& s) {
+  traffic::allreduce_config c;
+  c.algorithm = s.algorithm == "halving_doubling" ? traffic::allreduce_algorithm::halving_doubling
+                                                  : traffic::allreduce_algorithm::ring;
+  c.ranks = s.rank_hosts;
+  c.rank_count = s.ranks;
+  c.bytes = static_cast<std::uint64_t>(s.bytes);
+  c.iterations = s.iterations;
+  c.start_ns = s.start_ns;
+  c.iteration_gap_ns = s.iteration_gap_ns;
+  c.priority = static_cast<std::int16_t>(s.priority);
+  return c;
+}
+
+traffic::victim_config victim_of(const victim_spec& s) {
+  traffic::victim_config c;
+  c.hosts = s.hosts;
+  c.receivers = s.receivers;
+  c.flow_bytes = static_cast<std::uint64_t>(s.flow_bytes);
+  c.flows_per_sender = s.flows_per_sender;
+  c.start_ns = s.start_ns;
+  c.gap_ns = s.gap_ns;
+  c.priority = static_cast<std::int16_t>(s.priority);
+  return c;
+}
+
+// The victims' schedule against the spec's incast (when it has one). Errors name the
+// victim field at fault ("workload.victim.receivers").
+result<std::unique_ptr<fabric::twin::workload>> victims_of(const experiment_spec& spec, std::uint64_t seed) {
+  const workload_spec& w = spec.workload;
+  const traffic::incast_config incast = incast_of(w.incast);
+  auto part =
+      traffic::make_victims(victim_of(w.victim), w.incast.enabled ? &incast : nullptr, spec.topology.hosts, seed);
+  if (part) return part;
+  // The error starts with the victim_config field at fault, which is the spec's field.
+  const std::string message = part.error().message();
+  const auto colon = message.find(": ");
+  if (colon != std::string::npos && find_field("workload.victim." + message.substr(0, colon)) != nullptr)
+    return fail(spec, "workload.victim." + message.substr(0, colon), message.substr(colon + 2));
+  return fail(spec, "workload.victim", message);
+}
+
+result<traffic::flow_size_cdf> cdf_of(const experiment_spec& spec) {
+  const std::string& name = spec.workload.background.cdf;
+  for (const auto& builtin : traffic::flow_size_cdf::builtin_names())
+    if (name == builtin) return traffic::flow_size_cdf::builtin(name);
+  // Errors name the file the client inlined, from the comment line inlining put first.
+  if (is_inline_cdf(name))
+    return traffic::flow_size_cdf::parse(
+        name, name.rfind("# ", 0) == 0 ? "inline CDF " + name.substr(2, name.find('\n') - 2) : "inline CDF");
+  std::filesystem::path path(name);
+  if (path.is_relative() && !spec.base_dir.empty()) path = std::filesystem::path(spec.base_dir) / path;
+  return traffic::flow_size_cdf::load_file(path.string());
+}
+
+result<traffic::background_config> background_of(const experiment_spec& spec) {
+  const background_spec& s = spec.workload.background;
+  auto cdf = cdf_of(spec);
+  if (!cdf) return cdf.error();
+  traffic::background_config c;
+  c.cdf = std::move(*cdf);
+  c.load = s.load;
+  c.hosts = s.hosts;
+  c.start_ns = s.start_ns;
+  c.duration_ns = s.duration_ns;
+  c.max_flows = s.max_flows;
+  c.priority = static_cast<std::int16_t>(s.priority);
+  return c;
+}
+
+}  // namespace
+
+status validate(const experiment_spec& spec) {
+  ROCELAB_RETURN_IF_ERROR(check_limits(spec));
+  const topology_spec& t = spec.topology;
+  if (t.type == "leaf_spine") {
+    if (t.leaves == 0) return fail(spec, "topology.leaves", "leaf_spine needs leaves >= 1");
+    if (t.spines == 0) return fail(spec, "topology.spines", "leaf_spine needs spines >= 1");
+    if (t.hosts % t.leaves != 0)
+      return fail(spec, "topology.hosts",
+                  std::to_string(t.hosts) + " hosts do not divide evenly over " + std::to_string(t.leaves) + " leaves");
+  }
+  for (std::uint32_t p : spec.sw.pfc.priorities)
+    if (p > 7) return fail(spec, "switch.pfc.priorities", "priority " + std::to_string(p) + " is not 0..7");
+  for (std::uint32_t q : spec.sw.ecn.queues)
+    if (q > 7) return fail(spec, "switch.ecn.queues", "queue " + std::to_string(q) + " is not 0..7");
+  if (spec.sw.ecn.enabled && spec.sw.ecn.kmin_bytes > spec.sw.ecn.kmax_bytes)
+    return fail(spec, "switch.ecn.kmin_bytes",
+                format_size(spec.sw.ecn.kmin_bytes) + " > switch.ecn.kmax_bytes " + format_size(spec.sw.ecn.kmax_bytes));
+  if (spec.sw.buffer_bytes < spec.sw.cell_bytes)
+    return fail(spec, "switch.buffer_bytes", "smaller than one cell");
+  if (auto st = spec.nic.dcqcn.validate(); !st.ok()) return fail(spec, "nic.dcqcn", st.message());
+
+  const workload_spec& w = spec.workload;
+  if (!w.incast.enabled && !w.allreduce.enabled && !w.background.enabled && !w.victim.enabled)
+    return fail(spec, "workload", "no workload: add workload.incast, workload.allreduce or workload.background");
+  if (w.incast.enabled)
+    if (auto st = traffic::validate(incast_of(w.incast), t.hosts); !st.ok())
+      return fail(spec, "workload.incast", st.message());
+  if (w.allreduce.enabled)
+    if (auto st = traffic::validate(allreduce_of(w.allreduce), t.hosts); !st.ok())
+      return fail(spec, "workload.allreduce", st.message());
+  if (w.background.enabled) {
+    auto c = background_of(spec);
+    if (!c) return fail(spec, "workload.background.cdf", c.error().message());
+    if (auto st = traffic::validate(*c, t.hosts); !st.ok()) return fail(spec, "workload.background", st.message());
+  }
+  if (w.victim.enabled)
+    if (auto part = victims_of(spec, spec.seed); !part) return part.error();
+  auto twin = to_twin_config(spec, spec.seed);
+  if (!twin) return twin.error();
+  // Whatever else the twin refuses, named at the spec field its message starts with.
+  if (auto st = fabric::twin::validate(*twin); !st.ok()) {
+    const std::string& msg = st.message();
+    const std::string field = msg.substr(0, msg.find_first_of(" :"));
+    if (find_field(field) != nullptr || is_section(field)) return fail(spec, field, msg.substr(field.size() + 1));
+    return fail(spec, "twin", msg);
+  }
+  return status::success();
+}
+
+std::uint32_t max_ports_per_switch(const topology_spec& t) {
+  if (t.type != "leaf_spine" || t.leaves == 0) return t.hosts;
+  return std::max(t.hosts / t.leaves + t.spines, t.leaves);
+}
+
+namespace {
+
+// The spec's fabric section as the twin's fabric_mode. InfiniBand runs IB congestion
+// control where the spec enables DCQCN (the NIC's congestion control, whichever fabric).
+result<fabric::fabric_mode> fabric_mode_of(const experiment_spec& spec) {
+  fabric::fabric_mode m;
+  auto link = fabric::parse_link_layer(spec.fabric.link);
+  if (!link) return fail(spec, "fabric.link", link.error().message());
+  auto routing = fabric::parse_routing_mode(spec.fabric.routing);
+  if (!routing) return fail(spec, "fabric.routing", routing.error().message());
+  m.link = *link;
+  m.routing = *routing;
+  m.switch_latency_ns = spec.fabric.switch_latency_ns;
+  if (m.link == fabric::link_layer::infiniband) {
+    m.congestion = spec.nic.dcqcn_enabled ? fabric::congestion_control_kind::ib_cc : fabric::congestion_control_kind::none;
+    m.ib_vl_buffer_bytes = spec.fabric.ib_vl_buffer_bytes;
+    // FECN threshold: a tenth of a VL buffer, at least two packets (annex A10 leaves it to
+    // the switch's Threshold setting). Two VLs share a port's buffer when split evenly.
+    const std::int64_t ports = max_ports_per_switch(spec.topology);
+    const std::int64_t vl = m.ib_vl_buffer_bytes > 0 ? m.ib_vl_buffer_bytes : spec.sw.buffer_bytes / (ports * 2);
+    m.ib_cc.marking_threshold_bytes = std::max<std::int64_t>(vl / 10, 2 * (spec.nic.mtu_bytes + 64));
+  } else {
+    m.congestion = spec.nic.dcqcn_enabled ? fabric::congestion_control_kind::dcqcn : fabric::congestion_control_kind::none;
+  }
+  if (auto st = m.validate(); !st.ok()) return fail(spec, "fabric", st.message());
+  return m;
+}
+
+}  // namespace
+
+result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, std::uint64_t seed) {
+  fabric::twin::twin_config c;
+  const topology_spec& t = spec.topology;
+  c.topology.type = t.type == "leaf_spine" ? fabric::twin::topology_config::kind::leaf_spine
+                                           : fabric::twin::topology_config::kind::single_switch;
+  c.topology.hosts = t.hosts;
+  c.topology.link_gbps = t.link_gbps;
+  c.topology.link_delay_ns = t.link_delay_ns;
+  c.topology.leaves = t.leaves;
+  c.topology.spines = t.spines;
+  c.topology.spine_link_gbps = t.spine_link_gbps;
+  c.topology.oversubscription = t.oversubscription;
+
+  const switch_spec& s = spec.sw;
+  fabric::switch_config& sc = c.switch_template;
+  sc.buffer_bytes = s.buffer_bytes;
+  sc.cell_bytes = s.cell_bytes;
+  sc.ecn_mark_on_dequeue = s.ecn_mark_on_dequeue;
+  sc.pfc.pause_quanta = static_cast<std::uint16_t>(s.pfc.pause_quanta);
+  sc.pfc.watchdog.enabled = s.pfc.watchdog.enabled;
+  sc.pfc.watchdog.detection_ns = s.pfc.watchdog.detection_ns;
+  sc.pfc.watchdog.restoration_ns = s.pfc.watchdog.restoration_ns;
+  sc.pfc.watchdog.action =
+      fabric::parse_watchdog_action(s.pfc.watchdog.action).value_or(fabric::pfc_watchdog_config::action_kind::drop);
+  sc.lossless_priorities = 0;
+  if (s.pfc.enabled)
+    for (std::uint32_t p : s.pfc.priorities) sc.lossless_priorities |= static_cast<std::uint8_t>(1U << p);
+  sc.ecn_seed = seed;
+
+  fabric::port_config port;
+  port.rate_bps = static_cast<std::int64_t>(t.link_gbps * 1e9);
+  port.cable_m = s.pfc.cable_m;
+  // Headroom: as given, or 0 to let the twin size it for each link from that link's speed
+  // and propagation delay (802.1Qbb Annex N via headroom_calculator). Sizing it here from
+  // switch.pfc.cable_m alone would ignore topology.link_delay_ns (1 us is ~200 m of fibre,
+  // 25 KB in flight each way at 100G) and the faster uplinks of a leaf-spine, and lossless
+  // PGs would drop with headroom_exhausted. In the twin a link's cable is its delay, so
+  // switch.pfc.cable_m counts only where a real cable does (the labs' switch settings).
+  const std::int64_t headroom = s.pfc.headroom_bytes;
+  for (int p = 0; p < fabric::num_priorities; ++p) {
+    const bool lossless = (sc.lossless_priorities >> p) & 1U;
+    fabric::pg_config& pg = port.pgs[static_cast<std::size_t>(p)];
+    fabric::queue_config& q = port.queues[static_cast<std::size_t>(p)];
+    if (lossless) {
+      pg.shared = fabric::buffer_threshold::dynamic(s.dynamic_th);
+      pg.headroom_bytes = headroom;
+      pg.xon_offset_bytes = s.pfc.xon_offset_bytes;
+      q.shared = fabric::buffer_threshold::unlimited();
+    } else {
+      pg.shared = fabric::buffer_threshold::dynamic(s.lossy_dynamic_th);
+      q.shared = fabric::buffer_threshold::dynamic(s.lossy_dynamic_th);
+    }
+  }
+  if (s.ecn.enabled)
+    for (std::uint32_t qi : s.ecn.queues) {
+      fabric::ecn_config& e = port.queues[qi].ecn;
+      e.enabled = true;
+      e.kmin_bytes = s.ecn.kmin_bytes;
+      e.kmax_bytes = s.ecn.kmax_bytes;
+      e.pmax = s.ecn.pmax;
+    }
+  sc.ports = {port};
+  if (auto st = fabric::validate(sc); !st.ok()) return fail(spec, "switch", st.message());
+
+  fabric::twin::nic_config& n = c.nic;
+  n.mtu_bytes = spec.nic.mtu_bytes;
+  n.dcqcn_enabled = spec.nic.dcqcn_enabled;
+  n.dcqcn = spec.nic.dcqcn;
+  n.data_priority = static_cast<std::uint8_t>(spec.nic.data_priority);
+  n.pfc_enabled = s.pfc.enabled;
+  n.retransmit_timeout_ns = spec.nic.retransmit_timeout_ns;
+  n.ack_every_packets = spec.nic.ack_every_packets;
+
+  c.seed = seed;
+  c.stop_ns = spec.twin.stop_ns;
+  c.queue_sample_interval_ns = spec.twin.queue_sample_interval_ns;
+  c.hpcc_ns3_compat = spec.twin.hpcc_ns3_compat;
+  c.max_events = spec.twin.max_events;
+  auto mode = fabric_mode_of(spec);
+  if (!mode) return mode.error();
+  c.fabric = *mode;
+  return c;
+}
+
+result<std::unique_ptr<fabric::twin::workload>> make_workload(const experiment_spec& spec, std::uint64_t seed) {
+  std::vector<std::unique_ptr<fabric::twin::workload>> parts;
+  const std::uint32_t hosts = spec.topology.hosts;
+  const workload_spec& w = spec.workload;
+  // Background first: its flows are posted at start, then the incast and all-reduce that
+  // run on top of them.
+  if (w.background.enabled) {
+    auto c = background_of(spec);
+    if (!c) return fail(spec, "workload.background.cdf", c.error().message());
+    auto part = traffic::make_background(std::move(*c), hosts, seed);
+    if (!part) return fail(spec, "workload.background", part.error().message());
+    parts.push_back(std::move(*part));
+  }
+  if (w.incast.enabled) {
+    auto part = traffic::make_incast(incast_of(w.incast), hosts, seed);
+    if (!part) return fail(spec, "workload.incast", part.error().message());
+    parts.push_back(std::move(*part));
+  }
+  if (w.allreduce.enabled) {
+    auto part = traffic::make_allreduce(allreduce_of(w.allreduce), hosts);
+    if (!part) return fail(spec, "workload.allreduce", part.error().message());
+    parts.push_back(std::move(*part));
+  }
+  if (w.victim.enabled) {
+    auto part = victims_of(spec, seed);
+    if (!part) return part.error();
+    parts.push_back(std::move(*part));
+  }
+  if (parts.empty()) return fail(spec, "workload", "no workload");
+  if (parts.size() == 1) return std::move(parts.front());
+  return std::unique_ptr<fabric::twin::workload>(std::make_unique<traffic::composite_workload>(std::move(parts)));
+}
+
+}  // namespace rocelab::experiments

@@ -1,0 +1,128 @@
+#include "rocelab/experiments/tuning/tuning_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "report/html_page.hpp"
+#include "rocelab/experiments/tuning/objective.hpp"
+#include "rocelab/experiments/report/svg.hpp"
+#include "rocelab/experiments/tuning/tuning_trials.hpp"
+
+namespace rocelab::experiments {
+namespace {
+
+std::string num(double v) {
+  if (std::isnan(v)) return "-";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.4g", v);
+  return b;
+}
+
+// "ecn.kmin_bytes=20480 ecn.pmax=0.2 dcqcn.enabled=false": the path without its section
+// (switch., nic.), reals to 4 significant digits.
+std::string params_text(const std::map<std::string, std::string>& params) {
+  std::string out;
+  for (const auto& [path, value] : params) {
+    const auto dot = path.find('.');
+    std::string shown = value;
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (!value.empty() && end && *end == '\0' && v != std::floor(v)) shown = num(v);
+    out += (out.empty() ? "" : " ") + path.substr(dot == std::string::npos ? 0 : dot + 1) + "=" + shown;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string pareto_svg(const tuning_answer& a) {
+  svg::plot p;
+  p.id = "pareto";
+  p.title = "Trade-off: " + a.axes.x + " against " + a.axes.y + " (lower is better on both)";
+  p.x.label = a.axes.x;
+  p.y.label = a.axes.y;
+  svg::series others{"trial", svg::mark::scatter, {}, {}, "#bbbbbb"};
+  svg::series front{"Pareto front", svg::mark::line, {}, {}, svg::palette(0)};
+  svg::series front_points{"", svg::mark::scatter, {}, {}, svg::palette(0)};
+  std::vector<std::pair<double, double>> f;
+  std::vector<svg::series> baselines;
+  std::size_t colour = 1;
+  for (const pareto_point& pt : a.pareto) {
+    if (std::isnan(pt.x) || std::isnan(pt.y)) continue;
+    if (!pt.baseline.empty()) {
+      baselines.push_back({pt.baseline + (pt.on_front ? " (on the front)" : ""), svg::mark::scatter, {pt.x}, {pt.y},
+                           svg::palette(colour++)});
+    } else if (!pt.on_front) {
+      others.x.push_back(pt.x);
+      others.y.push_back(pt.y);
+    }
+    if (pt.on_front) f.emplace_back(pt.x, pt.y);
+  }
+  std::sort(f.begin(), f.end());
+  for (const auto& [x, y] : f) {
+    front.x.push_back(x);
+    front.y.push_back(y);
+    front_points.x.push_back(x);
+    front_points.y.push_back(y);
+  }
+  p.lines.push_back(std::move(others));
+  p.lines.push_back(std::move(front));
+  p.lines.push_back(std::move(front_points));
+  for (auto& b : baselines) p.lines.push_back(std::move(b));
+  return svg::render(p);
+}
+
+std::string tuning_report_html(const std::string& title, const tuning_settings& settings, const tuning_answer& a) {
+  std::ostringstream h;
+  h << html_page_head("Tuning " + title);
+  h << "<h1>Tuning " << svg::escape(title) << "</h1>\n";
+  h << "<p>Minimizing " << svg::escape(describe(settings.objective)) << " with " << to_string(settings.method)
+    << " search; PFC only and the vendor defaults are candidates beside the trials.</p>\n";
+  h << "<h2>Answer</h2>\n<p id=verdict>";
+  std::istringstream lines(answer_text(settings, a));
+  for (std::string line; std::getline(lines, line);) h << svg::escape(line) << "<br>\n";
+  h << "</p>\n";
+
+  h << "<h2>Recommendation and baselines</h2>\n<table id=baselines><tr><th>configuration</th><th>settings</th>"
+       "<th>objective (search seeds)</th><th>mean on fresh seeds</th><th>95% CI</th><th>best minus this (paired)</th></tr>\n";
+  auto row = [&](const std::string& label, const std::map<std::string, std::string>& params, double objective,
+                 const confidence_interval& ci, const confidence_interval* diff, bool winner) {
+    h << "<tr><td class=\"l" << (winner ? " good" : "") << "\">" << svg::escape(label) << (winner ? " (best)" : "")
+      << "</td><td class=l>" << svg::escape(params_text(params)) << "</td><td>" << num(objective) << "</td><td>"
+      << num(ci.mean) << "</td><td>" << num(ci.low) << " .. " << num(ci.high) << "</td><td>";
+    if (diff) h << num(diff->mean) << " (" << num(diff->low) << " .. " << num(diff->high) << ")";
+    h << "</td></tr>\n";
+  };
+  if (a.best_baseline.empty()) row(a.best_label, a.best_params, a.best_objective, a.best_ci, nullptr, true);
+  for (const config_evaluation& b : a.baselines) {
+    const auto ci = a.baseline_ci.find(b.baseline);
+    const auto diff = a.vs_baseline_ci.find(b.baseline);
+    row(b.baseline, b.params, b.scored.objective, ci == a.baseline_ci.end() ? confidence_interval{} : ci->second,
+        diff == a.vs_baseline_ci.end() || b.baseline == a.best_baseline ? nullptr : &diff->second,
+        b.baseline == a.best_baseline);
+  }
+  h << "</table>\n<p class=note>Fresh seeds: ";
+  for (std::size_t i = 0; i < a.fresh_seeds.size(); ++i) h << (i ? ", " : "") << a.fresh_seeds[i];
+  h << " (none used by the search). Intervals: mean +- t<sub>0.975, n-1</sub> s / sqrt(n) (Student's t). "
+       "The paired difference is taken seed by seed; an interval below zero means the best beats that baseline.</p>\n";
+  if (!a.best_at_edge.empty()) {
+    h << "<p id=at_edge class=bad><b>At the edge of the search range:</b> ";
+    for (std::size_t i = 0; i < a.best_at_edge.size(); ++i) h << (i ? ", " : "") << svg::escape(a.best_at_edge[i]);
+    h << ". The optimum may lie beyond it: widen the range and tune again.</p>\n";
+  }
+  h << "<h2>Trade-off</h2>\n<p>Every trial and baseline on the search seeds; the coloured line is the Pareto front "
+       "(no other configuration is better on both axes). The objective picks one point of it by its weights.</p>\n";
+  h << pareto_svg(a) << "\n<table id=pareto_front><tr><th>configuration</th><th>settings</th><th>"
+    << svg::escape(a.axes.x) << "</th><th>" << svg::escape(a.axes.y) << "</th></tr>\n";
+  for (const pareto_point& p : a.pareto)
+    if (p.on_front)
+      h << "<tr><td class=l>" << svg::escape(p.label) << "</td><td class=l>" << svg::escape(params_text(p.params))
+        << "</td><td>" << num(p.x) << "</td><td>" << num(p.y) << "</td></tr>\n";
+  h << "</table>\n</body></html>\n";
+  return h.str();
+}
+
+}  // namespace rocelab::experiments
