@@ -1,12 +1,25 @@
 """A text progress bar for long calls (repeats, tuning trials, buffer sweeps).
 
 It rewrites one line on stderr with a carriage return, which Jupyter renders in place,
-so it needs no widget library."""
+so it needs no widget library. It draws only where someone watches: on a terminal or in
+a notebook; in a pipe, a log file or a batch job it stays silent, so logs hold results,
+not hundreds of carriage returns."""
 
 import sys
 import time
 
-__all__ = ["ProgressBar"]
+__all__ = ["ProgressBar", "interactive"]
+
+
+def interactive(stream):
+    """True for a terminal, or inside a Jupyter kernel (whose stderr renders ``\r``)."""
+    if "ipykernel" in sys.modules:
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
 
 
 class ProgressBar:
@@ -18,7 +31,7 @@ class ProgressBar:
         self.label = label
         self.width = width
         self.stream = stream or sys.stderr
-        self.enabled = enabled
+        self.enabled = enabled and interactive(self.stream)
         self.done = 0
         self.started = time.monotonic()
         self.note = ""

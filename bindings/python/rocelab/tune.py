@@ -168,6 +168,20 @@ def _tuning_yaml(exp, parameters, objective, constraints, seed, require_complete
     return json.dumps({"tuning": section}), "<python tuning>"
 
 
+class TrialRecord(dict):
+    """One trial as ``callback(trial)`` gets it: a dict (index, values, applied, objective,
+    feasible, evaluated, error, run_id, metrics) that prints as one short line; its
+    ``metrics`` (the run summary) are there to read, not to print."""
+
+    def __repr__(self):
+        state = (f"objective {self['objective']:.4g}{'' if self.get('feasible') else ' (infeasible)'}"
+                 if self.get("evaluated") else f"failed: {self.get('error', '')}")
+        applied = ", ".join(f"{k}={v}" for k, v in (self.get("applied") or {}).items())
+        return f"trial {self.get('index')}: {state}; {applied}"
+
+    __str__ = __repr__
+
+
 def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=None, method=None, parallelism=None,
          name=None, seed=None, require_complete=None, callback=None, progress=True, overrides=None, resume=True,
          fresh_seeds=5):
@@ -215,7 +229,8 @@ def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=No
             best[0] = trial["objective"]
         bar.update(trial["index"] + 1, note=f"best {best[0]:.4g}" if best[0] is not None else "no feasible trial yet")
         if callback is not None:
-            t = dict(trial)
+            t = TrialRecord(trial)
+            del t["metrics_json"]
             # The local store's run, or the run a controller stored for the trial.
             t["run_id"] = run_id if run_id is not None else (trial["run_id"] or None)
             t["applied"] = dict(applied_texts)
