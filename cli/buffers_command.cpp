@@ -1,5 +1,6 @@
 // `rocelab buffers`: switch buffer validation for a workload across switch profiles
 // (experiments/buffers/buffers.hpp), on the twin.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -37,12 +38,16 @@ std::string size_text(std::int64_t bytes) {
 }
 
 void print_table(const experiments::buffers_result& r) {
+  // Each profile's column is as wide as its whole name (or its widest value) plus a gap:
+  // names like "RoCEv2 shallow-buffer Ethernet" are never cut or run together.
+  std::vector<int> width;
+  for (const auto& p : r.profiles) width.push_back(static_cast<int>(std::max<std::size_t>(p.profile.size(), 24)) + 3);
   std::printf("%-34s", "");
-  for (const auto& p : r.profiles) std::printf("%26.26s", p.profile.c_str());
+  for (std::size_t i = 0; i < r.profiles.size(); ++i) std::printf("%*s", width[i], r.profiles[i].profile.c_str());
   std::printf("\n");
   auto line = [&](const char* label, auto text) {
     std::printf("%-34s", label);
-    for (const auto& p : r.profiles) std::printf("%26s", text(p).c_str());
+    for (std::size_t i = 0; i < r.profiles.size(); ++i) std::printf("%*s", width[i], text(r.profiles[i]).c_str());
     std::printf("\n");
   };
   line("buffer", [](const auto& p) { return size_text(p.buffer_bytes); });

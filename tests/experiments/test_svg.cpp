@@ -87,6 +87,19 @@ TEST(svg_plot, draws_each_mark_kind_with_a_legend) {
   EXPECT_EQ(count(s, "<g"), count(s, "</g>")) << "balanced groups";
 }
 
+TEST(svg_plot, a_category_axis_labels_its_points_by_name_not_by_fractions) {
+  plot p;
+  p.x = category_axis("profile", {"RoCEv2 shallow-buffer Ethernet", "RoCEv2 deep-buffer Ethernet"});
+  p.y.label = "senders";
+  p.lines.push_back({"PFC on", mark::scatter, {1, 2}, {16, 64}, ""});
+  const std::string s = render(p);
+  EXPECT_NE(s.find(">RoCEv2 shallow-buffer Ethernet</text>"), std::string::npos) << s;
+  EXPECT_NE(s.find(">RoCEv2 deep-buffer Ethernet</text>"), std::string::npos);
+  EXPECT_EQ(s.find(">1.2</text>"), std::string::npos) << "no fractional ticks between categories";
+  EXPECT_EQ(s.find(">1.5</text>"), std::string::npos);
+  EXPECT_NE(s.find("data-dropped=\"0\""), std::string::npos) << "both points inside the frame";
+}
+
 TEST(svg_plot, a_step_holds_its_value_until_the_next_point) {
   plot p;
   p.x.min = 0, p.x.max = 10, p.y.min = 0, p.y.max = 10;

@@ -121,11 +121,13 @@ std::string buffers_html(const buffers_result& r) {
   }
   h << "</table>\n";
 
-  // Plots: loss-free degree per profile (x: profile index), p99 against buffer size.
+  // Plots: loss-free degree per profile (x: the profiles by name), p99 against buffer size.
+  std::vector<std::string> profile_names;
+  for (const auto& p : r.profiles) profile_names.push_back(p.profile);
   svg::plot degree;
   degree.id = "lossless-degree";
   degree.title = "Largest loss-free incast degree per profile";
-  degree.x.label = "profile (table order, from 1)";
+  degree.x = svg::category_axis("profile", profile_names);
   degree.y.label = "senders";
   degree.y.min = 0;
   svg::series with{"PFC on", svg::mark::scatter, {}, {}, {}}, without{"PFC off", svg::mark::scatter, {}, {}, {}};
@@ -141,7 +143,7 @@ std::string buffers_html(const buffers_result& r) {
   svg::plot reserve;
   reserve.id = "headroom-reserve";
   reserve.title = "Buffer and the PFC headroom it reserves";
-  reserve.x.label = "profile (table order, from 1)";
+  reserve.x = svg::category_axis("profile", profile_names);
   reserve.y.label = "MiB";
   reserve.y.scale = svg::scale_kind::log;
   svg::series total{"buffer", svg::mark::scatter, {}, {}, {}}, held{"headroom reserved", svg::mark::scatter, {}, {}, {}};

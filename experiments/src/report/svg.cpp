@@ -42,6 +42,7 @@ bool drawable(double v, scale_kind k) { return std::isfinite(v) && (k == scale_k
 
 // The domain and ticks of an axis over the values given (already filtered as drawable).
 std::vector<tick> axis_ticks(const axis& a, double lo, double hi, bool any) {
+  if (!a.categories.empty()) return a.categories;
   if (a.min) lo = *a.min;
   if (a.max) hi = *a.max;
   if (!any && !a.min && !a.max) lo = a.scale == scale_kind::log ? 1 : 0, hi = a.scale == scale_kind::log ? 10 : 1;
@@ -71,6 +72,15 @@ std::string open_svg(const std::string& id, const std::string& cls, int w, int h
 }
 
 }  // namespace
+
+axis category_axis(std::string label, const std::vector<std::string>& names) {
+  axis a;
+  a.label = std::move(label);
+  for (std::size_t i = 0; i < names.size(); ++i) a.categories.push_back({static_cast<double>(i + 1), names[i]});
+  a.min = 0.5;
+  a.max = static_cast<double>(names.size()) + 0.5;
+  return a;
+}
 
 std::vector<tick> linear_ticks(double lo, double hi, int target) {
   if (!std::isfinite(lo) || !std::isfinite(hi)) lo = 0, hi = 1;
