@@ -17,6 +17,7 @@
 #include "number_checks.hpp"
 #include "output_files.hpp"
 #include "progress_line.hpp"
+#include "rocelab/common/units.hpp"
 #include "rocelab/experiments/compare/compare.hpp"
 #include "rocelab/store/run_store.hpp"
 
@@ -75,7 +76,7 @@ void print_table(const experiments::compare_result& r) {
   line("cost per GPU (USD)", [&](const auto& m) { return num("%.0f", m.cost.per_gpu_usd); });
   line("USD per GPU per Gb/s", [&](const auto& m) { return num("%.2f", m.usd_per_busbw_gbps); });
   for (const auto& p : r.scale) {
-    std::printf("scale %5u hosts: ", p.hosts);
+    std::printf("scale %5u hosts, all-reduce %s: ", p.hosts, format_size(p.allreduce_bytes).c_str());
     for (const auto& [f, bw] : p.busbw_gbps) std::printf("%s %.1f Gb/s ($%.2f/Gb/s)  ", f.c_str(), bw, p.usd_per_busbw_gbps.at(f));
     std::printf("cheapest %s\n", p.cheapest.c_str());
   }

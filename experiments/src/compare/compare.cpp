@@ -437,6 +437,7 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
       if (settings.scale_allreduce_bytes > 0) s.workload.allreduce.bytes = settings.scale_allreduce_bytes;
       scale_point pt;
       pt.hosts = hosts;
+      pt.allreduce_bytes = s.workload.allreduce.bytes;
       double best = 0;
       for (std::size_t i = 0; i < plans.size(); ++i) {
         if (progress) progress(plans[i].name + ": scale " + std::to_string(hosts) + " hosts");

@@ -114,6 +114,7 @@ std::string compare_json(const compare_result& r) {
   j["scale"] = nlohmann::json::array();
   for (const auto& p : r.scale)
     j["scale"].push_back({{"hosts", p.hosts},
+                          {"allreduce_bytes", p.allreduce_bytes},
                           {"busbw_gbps", p.busbw_gbps},
                           {"cost_per_gpu_usd", p.cost_per_gpu_usd},
                           {"usd_per_busbw_gbps", p.usd_per_busbw_gbps},
@@ -262,7 +263,8 @@ std::string compare_html(const compare_result& r) {
                   [](const auto& m) -> const std::vector<double>& { return m.small_fct_us; })
       << "\n";
   if (!r.scale.empty()) {
-    h << "<h2>Scale sweep (all-reduce on a leaf-spine)</h2>\n";
+    h << "<h2>Scale sweep (all-reduce of " << esc(format_size(r.scale.front().allreduce_bytes))
+      << " per rank on a leaf-spine)</h2>\n";
     for (const bool cost : {false, true}) {
       svg::plot p;
       p.id = cost ? "scale-cost" : "scale-busbw";

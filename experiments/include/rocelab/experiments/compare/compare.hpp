@@ -104,6 +104,7 @@ struct fabric_metrics {
 
 struct scale_point {
   std::uint32_t hosts = 0;
+  std::int64_t allreduce_bytes = 0;  // the all-reduce size its runs used (scale_allreduce_bytes or the spec's)
   std::map<std::string, double> busbw_gbps;          // per fabric
   std::map<std::string, double> cost_per_gpu_usd;    // per fabric
   std::map<std::string, double> usd_per_busbw_gbps;  // per fabric
