@@ -35,6 +35,7 @@ def test_compare_matches_the_cli_and_lands_in_the_store(db, tmp_path):
     scale = cmp.scale
     assert sorted(scale["hosts"].unique()) == [16, 32]
     assert len(scale) == 6 and scale.groupby("hosts")["cheapest"].sum().tolist() == [1, 1]
+    assert (scale["allreduce_bytes"] > 0).all()  # the sweep says the size its runs used
     assert isinstance(cmp.crossovers, list)
 
     # The same spec through the CLI gives the same figures: one comparison, two front ends.

@@ -69,16 +69,18 @@ class Comparison(HtmlReport):
 
     @property
     def scale(self):
-        """The scale sweep, one row per (hosts, fabric): busbw, cost per GPU, USD per Gb/s."""
+        """The scale sweep, one row per (hosts, fabric): the all-reduce size its runs used,
+        busbw, cost per GPU, USD per Gb/s."""
         rows = []
         for p in self.data.get("scale", []):
             for fabric, bw in p.get("busbw_gbps", {}).items():
-                rows.append({"hosts": p["hosts"], "fabric": fabric, "busbw_gbps": bw,
+                rows.append({"hosts": p["hosts"], "fabric": fabric, "allreduce_bytes": p.get("allreduce_bytes"),
+                             "busbw_gbps": bw,
                              "cost_per_gpu_usd": p.get("cost_per_gpu_usd", {}).get(fabric),
                              "usd_per_busbw_gbps": p.get("usd_per_busbw_gbps", {}).get(fabric),
                              "cheapest": p.get("cheapest") == fabric})
-        return pd.DataFrame(rows, columns=["hosts", "fabric", "busbw_gbps", "cost_per_gpu_usd", "usd_per_busbw_gbps",
-                                           "cheapest"])
+        return pd.DataFrame(rows, columns=["hosts", "fabric", "allreduce_bytes", "busbw_gbps", "cost_per_gpu_usd",
+                                           "usd_per_busbw_gbps", "cheapest"])
 
     @property
     def crossovers(self):
