@@ -12,6 +12,7 @@
 
 #include "command.hpp"
 #include "output_files.hpp"
+#include "progress_line.hpp"
 #include "stop_signal.hpp"
 #include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/experiments/qualify/qualify.hpp"
@@ -36,6 +37,7 @@ struct qualify_args {
   bool nic_check = false;
   std::string out;
   bool json = false;
+  bool quiet = false;  // no progress line
 };
 
 std::function<int()> setup(CLI::App& app) {
@@ -55,6 +57,7 @@ std::function<int()> setup(CLI::App& app) {
                "also run the spec with a capture and check NIC counters against it (backend virtual)");
   app.add_option("--out", a->out, "report directory (default runs/qualify-<time>)");
   app.add_flag("--json", a->json, "print the result's JSON");
+  app.add_flag("--quiet", a->quiet, "no progress line on a terminal");
   return [a]() -> int {
     auto spec = experiments::load_spec_file(a->spec);
     if (!spec.ok()) {
@@ -82,6 +85,11 @@ std::function<int()> setup(CLI::App& app) {
     plan.watchdog = !a->no_watchdog;
     plan.lossless_priority = static_cast<std::uint8_t>(spec->nic.data_priority);
     plan.cancel_requested = [&stop] { return stop.requested(); };
+    // "check i of n" on a terminal's status line; nothing in a pipe.
+    progress_line progress(a->quiet || a->json);
+    plan.on_step = [&progress](std::size_t i, std::size_t n, const std::string& what) {
+      progress.update("check " + std::to_string(i) + " of " + std::to_string(n) + ": " + what, true);
+    };
 
     result<experiments::qualify_result> result = status(error_code::unsupported, "");
     if (spec->backend == "twin") {
@@ -105,6 +113,7 @@ std::function<int()> setup(CLI::App& app) {
                    "not got; use backend twin or virtual\n";
       return 2;
     }
+    progress.finish();
     if (!result.ok()) {
       std::cerr << "rocelab qualify: " << result.error().message() << "\n";
       if (stop.requested()) return stop_signal::exit_status;

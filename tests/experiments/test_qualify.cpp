@@ -134,6 +134,19 @@ std::vector<std::string> failed(const qualify_result& r) {
   return out;
 }
 
+TEST(qualify, tells_each_procedure_as_it_starts) {
+  qualify_plan plan;
+  plan.ecn_samples = 200;
+  std::vector<std::string> steps;
+  plan.on_step = [&](std::size_t i, std::size_t n, const std::string& what) {
+    steps.push_back(std::to_string(i) + "/" + std::to_string(n) + " " + what);
+  };
+  deviating_switch sw([](fabric::switch_config&) {});
+  ASSERT_TRUE(qualify_switch(sw, lab_switch(), plan).ok());
+  EXPECT_EQ(steps, (std::vector<std::string>{"1/4 PFC XOFF/XON thresholds", "2/4 shared limit of priority 0",
+                                             "3/4 ECN marking curve", "4/4 PFC watchdog storm"}));
+}
+
 TEST(qualify, a_switch_that_deviates_fails_the_checks_that_cover_it) {
   qualify_plan quick;
   quick.ecn_samples = 200;

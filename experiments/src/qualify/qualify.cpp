@@ -578,12 +578,29 @@ result<qualify_result> qualify_switch(switch_under_test& target, const fabric::s
   // Buffer and ECN checks with the watchdog off: a long hold would look like a storm.
   fabric::switch_config quiet = cfg;
   quiet.pfc.watchdog.enabled = false;
+  const std::size_t steps = 2 + plan.lossy_priorities.size() + (plan.watchdog ? 1 : 0);
+  std::size_t step = 0;
+  const auto starting = [&](const std::string& what) {
+    if (plan.on_step) plan.on_step(++step, steps, what);
+  };
   status st = target.configure(quiet);
-  if (st.ok()) st = pfc_thresholds(x);
+  if (st.ok()) {
+    starting("PFC XOFF/XON thresholds");
+    st = pfc_thresholds(x);
+  }
   for (auto p : plan.lossy_priorities)
-    if (st.ok()) st = shared_limit(x, p);
-  if (st.ok()) st = ecn_curve(x);
-  if (st.ok() && plan.watchdog) st = watchdog_storm(x);
+    if (st.ok()) {
+      starting("shared limit of priority " + std::to_string(p));
+      st = shared_limit(x, p);
+    }
+  if (st.ok()) {
+    starting("ECN marking curve");
+    st = ecn_curve(x);
+  }
+  if (st.ok() && plan.watchdog) {
+    starting("PFC watchdog storm");
+    st = watchdog_storm(x);
+  }
   const status restored = target.restore();
   if (!st.ok()) return st.with_context("qualifying " + out.target);
   if (!restored.ok()) return restored.with_context("restoring " + out.target);

@@ -111,6 +111,9 @@ struct qualify_plan {
   std::uint32_t ecn_points = 7;      // one below Kmin, five between, one above Kmax
   bool watchdog = true;              // run the storm checks
   std::function<bool()> cancel_requested;
+  // Told as each procedure starts: (1-based step, steps in all, what it measures), for
+  // progress output.
+  std::function<void(std::size_t, std::size_t, const std::string&)> on_step;
 };
 
 struct qualify_check {
