@@ -89,7 +89,7 @@ TEST(svg_plot, draws_each_mark_kind_with_a_legend) {
 
 TEST(svg_plot, a_category_axis_labels_its_points_by_name_not_by_fractions) {
   plot p;
-  p.x = category_axis("profile", {"RoCEv2 shallow-buffer Ethernet", "RoCEv2 deep-buffer Ethernet"});
+  set_x_categories(p, "profile", {"RoCEv2 shallow-buffer Ethernet", "RoCEv2 deep-buffer Ethernet"});
   p.y.label = "senders";
   p.lines.push_back({"PFC on", mark::scatter, {1, 2}, {16, 64}, ""});
   const std::string s = render(p);

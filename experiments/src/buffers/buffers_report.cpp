@@ -127,7 +127,7 @@ std::string buffers_html(const buffers_result& r) {
   svg::plot degree;
   degree.id = "lossless-degree";
   degree.title = "Largest loss-free incast degree per profile";
-  degree.x = svg::category_axis("profile", profile_names);
+  svg::set_x_categories(degree, "profile", profile_names);
   degree.y.label = "senders";
   degree.y.min = 0;
   svg::series with{"PFC on", svg::mark::scatter, {}, {}, {}}, without{"PFC off", svg::mark::scatter, {}, {}, {}};
@@ -143,7 +143,7 @@ std::string buffers_html(const buffers_result& r) {
   svg::plot reserve;
   reserve.id = "headroom-reserve";
   reserve.title = "Buffer and the PFC headroom it reserves";
-  reserve.x = svg::category_axis("profile", profile_names);
+  svg::set_x_categories(reserve, "profile", profile_names);
   reserve.y.label = "MiB";
   reserve.y.scale = svg::scale_kind::log;
   svg::series total{"buffer", svg::mark::scatter, {}, {}, {}}, held{"headroom reserved", svg::mark::scatter, {}, {}, {}};

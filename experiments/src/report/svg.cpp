@@ -42,7 +42,6 @@ bool drawable(double v, scale_kind k) { return std::isfinite(v) && (k == scale_k
 
 // The domain and ticks of an axis over the values given (already filtered as drawable).
 std::vector<tick> axis_ticks(const axis& a, double lo, double hi, bool any) {
-  if (!a.categories.empty()) return a.categories;
   if (a.min) lo = *a.min;
   if (a.max) hi = *a.max;
   if (!any && !a.min && !a.max) lo = a.scale == scale_kind::log ? 1 : 0, hi = a.scale == scale_kind::log ? 10 : 1;
@@ -73,13 +72,10 @@ std::string open_svg(const std::string& id, const std::string& cls, int w, int h
 
 }  // namespace
 
-axis category_axis(std::string label, const std::vector<std::string>& names) {
-  axis a;
-  a.label = std::move(label);
-  for (std::size_t i = 0; i < names.size(); ++i) a.categories.push_back({static_cast<double>(i + 1), names[i]});
-  a.min = 0.5;
-  a.max = static_cast<double>(names.size()) + 0.5;
-  return a;
+void set_x_categories(plot& p, std::string label, const std::vector<std::string>& names) {
+  p.x = {std::move(label), scale_kind::linear, 0.5, static_cast<double>(names.size()) + 0.5};
+  p.x_categories.clear();
+  for (std::size_t i = 0; i < names.size(); ++i) p.x_categories.push_back({static_cast<double>(i + 1), names[i]});
 }
 
 std::vector<tick> linear_ticks(double lo, double hi, int target) {
@@ -171,7 +167,7 @@ std::string render(const plot& p) {
       xlo = std::min(xlo, s.x[i]), xhi = std::max(xhi, s.x[i]);
       ylo = std::min(ylo, s.y[i]), yhi = std::max(yhi, s.y[i]);
     }
-  const auto xt = axis_ticks(p.x, xlo, xhi, drawn > 0);
+  const auto xt = p.x_categories.empty() ? axis_ticks(p.x, xlo, xhi, drawn > 0) : p.x_categories;
   const auto yt = axis_ticks(p.y, ylo, yhi, drawn > 0);
   const scale sx{p.x.scale, p.x.min.value_or(xt.front().value), p.x.max.value_or(xt.back().value), px0, px1};
   const scale sy{p.y.scale, p.y.min.value_or(yt.front().value), p.y.max.value_or(yt.back().value), py0, py1};

@@ -48,14 +48,7 @@ struct axis {
   std::string label;
   scale_kind scale = scale_kind::linear;
   std::optional<double> min, max;  // fixed domain ends; otherwise from the data
-  // A categorical axis: these ticks (values 1..n, labels the names) replace the computed
-  // ones, so points at 1, 2, ... are labelled by what they are, not 1.0, 1.2, 1.4.
-  std::vector<tick> categories;
 };
-
-// A categorical axis over `names`: ticks at 1..n labelled with the names, domain
-// [0.5, n + 0.5] so the first and last points sit inside the frame.
-[[nodiscard]] axis category_axis(std::string label, const std::vector<std::string>& names);
 
 enum class mark : std::uint8_t { line, step, scatter };
 
@@ -73,7 +66,14 @@ struct plot {
   std::vector<series> lines;
   int width = 720, height = 360;
   bool legend = true;
+  // A categorical x axis: these ticks (values 1..n, labels the names) replace the
+  // computed ones, so points at 1, 2, ... are labelled by what they are, not 1.0, 1.2.
+  std::vector<tick> x_categories;
 };
+
+// Makes the plot's x axis categorical over `names`: ticks at 1..n labelled with the
+// names, domain [0.5, n + 0.5] so the first and last points sit inside the frame.
+void set_x_categories(plot& p, std::string label, const std::vector<std::string>& names);
 
 // The <svg> element. A plot without any drawable point still renders its axes and says
 // "no data" in the middle.
