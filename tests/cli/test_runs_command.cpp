@@ -56,7 +56,7 @@ TEST_F(runs_command, the_list_shows_each_runs_overrides_and_results) {
   ASSERT_EQ(rocelab("runs --db runs.db"), 0) << out();
   const std::string text = out();
   EXPECT_NE(text.find("fct p99"), std::string::npos) << text;
-  EXPECT_NE(text.find("switch.ecn.kmin_bytes=5KB switch.ecn.kmax_bytes=20KB"), std::string::npos) << text;
+  EXPECT_NE(text.find("switch.ecn.kmax_bytes=20KB switch.ecn.kmin_bytes=5KB"), std::string::npos) << text;
 
   ASSERT_EQ(rocelab("runs --db runs.db --json"), 0) << out();
   const auto j = nlohmann::json::parse(out());

@@ -119,8 +119,11 @@ TEST(spawn, stdin_stdout_and_stderr_go_where_asked) {
 TEST(spawn, only_the_descriptors_asked_for_survive) {
   // `leaked` has no O_CLOEXEC, so a plain exec would pass it on; `kept` has O_CLOEXEC, so
   // only keep_fds passes it on.
-  const unique_fd leaked(::open("/dev/null", O_RDONLY));
-  const unique_fd kept(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  // Numbers far above what a shell or its pipes use, so the check never mistakes one of
+  // the shell's own descriptors for ours.
+  const unique_fd opened(::open("/dev/null", O_RDONLY));
+  const unique_fd leaked(::fcntl(opened.get(), F_DUPFD, 200));
+  const unique_fd kept(::fcntl(opened.get(), F_DUPFD_CLOEXEC, 201));
   ASSERT_TRUE(leaked.valid());
   ASSERT_TRUE(kept.valid());
   const std::string leaked_fd = std::to_string(leaked.get()), kept_fd = std::to_string(kept.get());
