@@ -24,6 +24,7 @@
 #include "command.hpp"
 #include "number_checks.hpp"
 #include "output_files.hpp"
+#include "progress_line.hpp"
 #include "stop_signal.hpp"
 #include "rocelab/cli/in_process_agents.hpp"
 #include "rocelab/controller/client.hpp"
@@ -44,6 +45,7 @@ struct run_args {
   std::string hpcc;
   std::vector<std::string> sets;
   bool json = false;
+  bool quiet = false;  // no progress line
   std::string out;
   bool keep_lab = false;
   bool no_capture_file = false;
@@ -262,6 +264,7 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--set", args->sets, "override a field: path=value (e.g. switch.ecn.kmin_bytes=20KiB); repeatable")
       ->allow_extra_args(false);
   app.add_flag("--json", args->json, "print the summary as one JSON object");
+  app.add_flag("--quiet", args->quiet, "no progress line on a terminal (virtual-lab runs)");
   app.add_option("--out", args->out, "run directory (default runs/<run_id>)");
   app.add_flag("--keep-lab", args->keep_lab,
                "backend virtual: leave the lab this run brought up (lab 'run') running afterwards");
@@ -342,7 +345,19 @@ std::function<int()> setup(CLI::App& app) {
     // Ctrl-C ends the run where it is; the store keeps it, marked interrupted.
     stop_signal stop;
     request.cancel_requested = [&stop] { return stop.requested(); };
+    // A real-time run's workload on a terminal's status line; nothing in a pipe.
+    progress_line progress(args->quiet || args->json, std::chrono::milliseconds(500));
+    const auto started = std::chrono::steady_clock::now();
+    request.on_progress = [&](std::uint64_t done, std::uint64_t posted) {
+      if (!progress.due()) return;
+      char text[128];
+      std::snprintf(text, sizeof text, "messages completed %llu of %llu posted, %.1f s",
+                    static_cast<unsigned long long>(done), static_cast<unsigned long long>(posted),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      progress.update(text);
+    };
     auto outcome = (*ctl)->run_spec(*spec, request);
+    progress.finish();
     if (!outcome) {
       std::cerr << "rocelab run: " << outcome.error().message() << "\n";
       return outcome.error().code() == error_code::invalid_argument ? 2 : 1;

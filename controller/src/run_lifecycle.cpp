@@ -130,7 +130,7 @@ run_finished controller::impl::answer(const submit_run& s, const std::shared_ptr
     done.error = bad.message();
     return done;
   }
-  run_request request{s.source_name, s.sets, {}, [state] { return !state->any_open(); }, s.submission};
+  run_request request{s.source_name, s.sets, {}, [state] { return !state->any_open(); }, s.submission, {}};
   auto out = owner_->run_spec(*spec, request);
   if (!out) {
     done.status = "failed";
@@ -251,7 +251,7 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
         [this](const std::string& line) { impl_->log(line); }});
     if (auto st = backends.add("lab", std::make_shared<lab_backend>(*lab, out.run)); !st.ok()) return fail(st);
   }
-  auto ran = backends.run(spec, {req.on_repeat, req.cancel_requested});
+  auto ran = backends.run(spec, {req.on_repeat, req.cancel_requested, req.on_progress});
   if (!ran) {
     if (ran.error().code() == error_code::invalid_argument) {
       std::lock_guard lock(impl_->store_mutex_);

@@ -93,7 +93,8 @@ TEST_F(lab_controller_agents, spec_runs_through_the_lab_agents_and_the_switch_is
   ASSERT_TRUE(experiments::apply_override(spec_, "workload.incast.rounds=1").ok());
   const auto before = switch_config();
   ASSERT_FALSE(before.is_null());
-  auto out = controller_->run_spec(spec_, {"virtual-incast-8to1.yaml", {"switch.ecn.kmin_bytes=12KiB"}, {}, {}, {}});
+  auto out =
+      controller_->run_spec(spec_, {"virtual-incast-8to1.yaml", {"switch.ecn.kmin_bytes=12KiB"}, {}, {}, {}, {}});
   ASSERT_TRUE(out.ok()) << out.error().message();
   EXPECT_EQ(out->status, "completed") << out->error;
   EXPECT_EQ(switch_config(), before) << "the run's switch settings must be put back on a lab it did not bring up";
@@ -130,7 +131,7 @@ TEST_F(lab_controller_agents, an_agent_killed_mid_run_makes_it_partial_and_keeps
   const pid_t agent_pid = state_.hosts[victim].agent_pid;
   ASSERT_GT(agent_pid, 0);
   auto running = std::async(std::launch::async, [&] {
-    return controller_->run_spec(spec_, {"virtual-incast-8to1.yaml", {}, {}, {}, {}});
+    return controller_->run_spec(spec_, {"virtual-incast-8to1.yaml", {}, {}, {}, {}, {}});
   });
   // Its NIC is the agent's child; kill the agent once that host's frames reach the switch.
   pid_t nic_pid = 0;

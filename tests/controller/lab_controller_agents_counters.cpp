@@ -71,7 +71,7 @@ TEST(lab_controller_agents_counters, each_run_on_the_agents_lab_stores_its_own_c
     std::vector<std::string> sets = short_incast;
     sets.insert(sets.end(), s.sets.begin(), s.sets.end());
     for (const auto& set : sets) ASSERT_TRUE(experiments::apply_override(spec, set).ok()) << set;
-    auto out = (*c)->run_spec(spec, {"virtual-incast-8to1.yaml", sets, {}, {}, {}});
+    auto out = (*c)->run_spec(spec, {"virtual-incast-8to1.yaml", sets, {}, {}, {}, {}});
     ASSERT_TRUE(out.ok()) << s.name << ": " << out.error().message();
     ASSERT_EQ(out->status, "completed") << s.name << ": " << out->error;
     auto store = store::run_store::open((*c)->db_path(), store::open_mode::read_only);

@@ -27,7 +27,8 @@ TEST(lab_controller, virtual_spec_runs_into_the_store_and_leaves_no_lab) {
   auto spec = experiments::load_spec_file(std::string(ROCELAB_SOURCE_DIR) + "/examples/virtual-incast-8to1.yaml");
   ASSERT_TRUE(spec.ok()) << spec.error().message();
   ASSERT_TRUE(experiments::apply_override(*spec, "workload.incast.rounds=1").ok());
-  auto out = (*c)->run_spec(*spec, {"virtual-incast-8to1.yaml", {"workload.incast.rounds=1"}, {}, {}, {}});
+  auto out =
+      (*c)->run_spec(*spec, {"virtual-incast-8to1.yaml", {"workload.incast.rounds=1"}, {}, {}, {}, {}});
   const bool lab_gone = agents::lab::lab_inspect(lab).namespaces.empty();
   if (!lab_gone) (void)agents::lab::lab_down(lab);
   ASSERT_TRUE(out.ok()) << out.error().message();

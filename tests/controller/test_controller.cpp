@@ -188,7 +188,7 @@ TEST(controller, twin_run_goes_into_the_store) {
       "workload: {incast: {receiver: 0, senders: 4, flow_bytes: 64KiB}}\n",
       "inline.yaml");
   ASSERT_TRUE(spec.ok()) << spec.error().message();
-  auto out = c->run_spec(*spec, {"inline.yaml", {}, {}, {}, {}});
+  auto out = c->run_spec(*spec, {"inline.yaml", {}, {}, {}, {}, {}});
   ASSERT_TRUE(out.ok()) << out.error().message();
   EXPECT_EQ(out->status, "completed");
   ASSERT_GT(out->run, 0);
@@ -369,7 +369,7 @@ capture: {host: cap01, device: eth1}
                           "nic.dcqcn.rpg_time_reset=123"})
     ASSERT_TRUE(experiments::apply_override(*spec, set).ok()) << set;
   ASSERT_TRUE(validate_against(*spec, *inv).ok());
-  auto out = (*c)->run_spec(*spec, {"incast-16to1.yaml", {}, {}, {}, {}});
+  auto out = (*c)->run_spec(*spec, {"incast-16to1.yaml", {}, {}, {}, {}, {}});
   ASSERT_TRUE(out.ok()) << out.error().message();
   EXPECT_EQ(out->status, "failed");
   EXPECT_NE(out->error.find("no RDMA device found"), std::string::npos) << out->error;

@@ -12,6 +12,8 @@
 
 #include <cstdlib>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "rocelab/agents/lab/virtual_lab.hpp"
 #include "rocelab/experiments/run/runner.hpp"
@@ -48,12 +50,23 @@ TEST_F(SoftNicRun, VirtualIncastExampleRunsCapturesCompletelyAndRemovesItsLab) {
   o.lab_name = name_;
   o.rocelab_binary = std::string(ROCELAB_BINARY_DIR) + "/rocelab";
   o.capture_dpdk = std::getenv("ROCELAB_TEST_PCAP") == nullptr;
-  auto ran = run_experiment(*spec, {}, o);
+  // Through the registry with a progress hook, as `rocelab run` watches a virtual run.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> progress;
+  run_hooks hooks;
+  hooks.on_progress = [&](std::uint64_t done, std::uint64_t posted) { progress.emplace_back(done, posted); };
+  auto ran = local_backends(o).run(*spec, hooks);
   ASSERT_TRUE(ran.ok()) << ran.error().message();
   ASSERT_EQ(ran->repeats.size(), 1u);
   const run_records& r = ran->repeats[0];
   EXPECT_EQ(r.backend, "virtual");
   ASSERT_EQ(r.flows.size(), 16u);  // 8 senders x 2 rounds
+  ASSERT_FALSE(progress.empty()) << "the workload's progress was never told";
+  for (std::size_t i = 0; i < progress.size(); ++i) {
+    EXPECT_LE(progress[i].first, progress[i].second);
+    if (i > 0) {
+      EXPECT_GE(progress[i].first, progress[i - 1].first) << "completed messages never go back";
+    }
+  }
   for (const auto& f : r.flows) {
     EXPECT_TRUE(f.completed());
     EXPECT_EQ(f.bytes, 512u * 1024);

@@ -20,6 +20,7 @@ result<experiment_result> virtual_backend::run(const experiment_spec& spec, cons
   return run_repeats(spec, hooks, [&](std::uint32_t i, std::uint64_t seed) -> result<run_records> {
     virtual_backend_options options = options_;
     if (hooks.cancel_requested) options.cancel_requested = hooks.cancel_requested;
+    if (hooks.on_progress) options.on_progress = hooks.on_progress;
     if (i > 0 && !options.capture_file.empty()) options.capture_file = repeat_capture_file(options.capture_file, i);
     auto records = run_virtual(spec, seed, options);
     if (!records) return records.error().with_context(repeat_context(i, seed));
@@ -46,7 +47,7 @@ result<experiment_result> run_experiment(const experiment_spec& spec,
                                          const std::function<void(std::uint32_t, std::uint64_t)>& on_repeat,
                                          const virtual_backend_options& virtual_options,
                                          const std::function<bool()>& cancel_requested) {
-  return local_backends(virtual_options).run(spec, {on_repeat, cancel_requested});
+  return local_backends(virtual_options).run(spec, {on_repeat, cancel_requested, {}});
 }
 
 }  // namespace rocelab::experiments

@@ -485,7 +485,7 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     const std::int64_t t0_monotonic = fabric::soft_switch::monotonic_ns();
     const std::int64_t t0_realtime = fabric::soft_switch::realtime_offset_ns() + t0_monotonic;
     const auto limit = virtual_run_limit(spec);
-    auto ran = (*fleet)->run(**workload, limit, options.cancel_requested);
+    auto ran = (*fleet)->run(**workload, limit, options.cancel_requested, options.on_progress);
     if (!ran) return ran.error();
     run_records out = std::move(ran->records);
     out.lost_hosts = ran->lost_hosts;

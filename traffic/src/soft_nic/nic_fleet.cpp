@@ -241,7 +241,8 @@ result<std::unique_ptr<nic_fleet>> nic_fleet::start(const std::vector<fleet_host
 }
 
 result<fleet_result> nic_fleet::run(fabric::twin::workload& load, std::chrono::milliseconds timeout,
-                                    const std::function<bool()>& cancel_requested) {
+                                    const std::function<bool()>& cancel_requested,
+                                    const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   impl& p = *impl_;
   p.load = &load;
   for (const auto& h : p.lab_hosts) {
@@ -266,6 +267,7 @@ result<fleet_result> nic_fleet::run(fabric::twin::workload& load, std::chrono::m
       p.out.cancelled = true;
       break;
     }
+    if (progress) progress(p.acknowledged, p.messages.size());
     std::int64_t wait_ns = 20'000'000;
     if (!p.pending.empty()) wait_ns = std::min(wait_ns, p.pending.begin()->first - (now - p.t0));
     p.pump(static_cast<int>(std::max<std::int64_t>(0, wait_ns / 1'000'000)));

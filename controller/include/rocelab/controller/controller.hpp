@@ -116,6 +116,8 @@ struct run_request {
   // The client's submission id (protocol/messages.hpp), stored as the run's parameter
   // submission_parameter so a retry finds the run; empty for none.
   std::string submission;
+  // How far a real-time run's workload is (experiments::run_hooks::on_progress).
+  std::function<void(std::uint64_t, std::uint64_t)> on_progress;
 };
 
 struct run_outcome {

@@ -78,6 +78,8 @@ struct virtual_backend_options {
   // still collects the counters and the capture of what ran, and takes its lab down.
   // Flows not finished have end_ns -1. (Ctrl-C from the CLI and from Python.)
   std::function<bool()> cancel_requested;
+  // Told as the NICs run (at most every 20 ms): messages acknowledged, messages posted.
+  std::function<void(std::uint64_t, std::uint64_t)> on_progress;
   // Where the soft NICs run (nic_fleet's fleet_options::links): empty, child processes of
   // this one; the controller passes its agents' soft jobs. A NIC lost mid-run makes the
   // records' lost_hosts (the run partial) instead of failing the run.

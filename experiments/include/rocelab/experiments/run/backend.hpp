@@ -39,6 +39,10 @@ struct run_hooks {
   // (its records so far are kept, unfinished flows incomplete) and no further repeat
   // starts. The caller that answered true knows the result is partial.
   std::function<bool()> cancel_requested;
+  // Told while a real-time repeat runs (the virtual lab: every 20 ms at most) how far its
+  // workload is: messages completed of those posted so far. Backends in virtual time,
+  // which finish faster than anyone watches, do not call it.
+  std::function<void(std::uint64_t completed, std::uint64_t posted)> on_progress;
 };
 
 class backend {

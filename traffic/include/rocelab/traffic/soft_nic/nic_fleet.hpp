@@ -97,9 +97,12 @@ class nic_fleet {
   // `timeout` passes; then stops the processes and collects their counters. A timeout is
   // not an error: the result says completed = false and unfinished flows have end_ns -1.
   // `cancel_requested` is polled at least every 20 ms; true stops the run the same way
-  // (cancelled = true), so Ctrl-C does not wait for the workload to end.
-  [[nodiscard]] result<fleet_result> run(fabric::twin::workload& load, std::chrono::milliseconds timeout,
-                                         const std::function<bool()>& cancel_requested = {});
+  // (cancelled = true), so Ctrl-C does not wait for the workload to end. `progress` is
+  // told as often (messages acknowledged, messages posted so far).
+  [[nodiscard]] result<fleet_result> run(
+      fabric::twin::workload& load, std::chrono::milliseconds timeout,
+      const std::function<bool()>& cancel_requested = {},
+      const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
 
   class impl;
 
