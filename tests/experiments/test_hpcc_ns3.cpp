@@ -187,7 +187,10 @@ INSTANTIATE_TEST_SUITE_P(
                    "hosts must be numbered first"},
         error_case{"flow_to_itself", &hpcc_texts::flows, "1\n1 1 3 100 1000 2.0\n", "flow.txt:2"},
         error_case{"short_flow_file", &hpcc_texts::flows, "2\n0 1 3 100 1000 2.0\n", "expected 2 flows"},
-        error_case{"bad_start_time", &hpcc_texts::flows, "1\n0 1 3 100 1000 soon\n", "flow.txt:2"}),
+        error_case{"bad_start_time", &hpcc_texts::flows, "1\n0 1 3 100 1000 soon\n", "flow.txt:2"},
+        // Found by fuzz_hpcc: seconds whose nanoseconds overflow int64 are refused, not wrapped.
+        error_case{"start_time_beyond_int64_ns", &hpcc_texts::flows, "1\n0 1 3 100 1000 25009482608.5\n",
+                   "flow.txt:2"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(hpcc_ns3_output, fct_lines_in_completion_order_with_the_simulators_fields) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -55,8 +56,11 @@ bool parse_seconds_ns(const std::string& text, std::int64_t& ns) {
   frac.resize(9, '0');
   std::int64_t f = 0;
   if (!parse_number(frac, f)) return false;
+  // Nanoseconds in int64 reach 292 years: a time beyond that is not a simulator's.
+  constexpr std::int64_t max_seconds = std::numeric_limits<std::int64_t>::max() / 1'000'000'000 - 1;
+  if (s < 0 || s > max_seconds) return false;
   ns = s * 1'000'000'000 + f;
-  return s >= 0;
+  return true;
 }
 
 // Keys of the simulator's config that have no effect with CC_MODE 1 (they configure HPCC,
