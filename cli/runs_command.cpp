@@ -192,12 +192,14 @@ int diff_runs(const store::run_store& store, const runs_args& a) {
   const auto ma = experiments::key_metrics(summaries[0]), mb = experiments::key_metrics(summaries[1]);
   json results = json::array();
   for (const summary_metric& m : ma) {
-    const auto other =
-        std::find_if(mb.begin(), mb.end(), [&](const summary_metric& x) { return x.name == m.name; });
-    if (other == mb.end()) continue;
-    json row = {{"metric", m.name}, {"a", m.value}, {"b", other->value}, {"change", other->value - m.value}};
-    row["change_percent"] = m.value != 0 ? json(100.0 * (other->value - m.value) / std::abs(m.value)) : json(nullptr);
-    results.push_back(row);
+    const summary_metric* other = experiments::find_metric(mb, m.name);
+    if (other == nullptr) continue;
+    const auto percent = experiments::change_percent(m.value, other->value);
+    results.push_back({{"metric", m.name},
+                       {"a", m.value},
+                       {"b", other->value},
+                       {"change", other->value - m.value},
+                       {"change_percent", percent ? json(*percent) : json(nullptr)}});
   }
   if (a.json) {
     std::cout << json{{"a", run_json(info[0], &summaries[0])},
@@ -222,13 +224,13 @@ int diff_runs(const store::run_store& store, const runs_args& a) {
                 row["b"].get<std::string>().c_str());
   std::printf("results     %-28s %14s %14s %10s\n", "", "a", "b", "change");
   for (const summary_metric& m : ma) {
-    const auto other =
-        std::find_if(mb.begin(), mb.end(), [&](const summary_metric& x) { return x.name == m.name; });
-    if (other == mb.end()) continue;
+    const summary_metric* other = experiments::find_metric(mb, m.name);
+    if (other == nullptr) continue;
     char change[24] = "";
-    if (m.value != 0)
-      std::snprintf(change, sizeof change, "%+.1f%%", 100.0 * (other->value - m.value) / std::abs(m.value));
-    else if (other->value != 0) std::snprintf(change, sizeof change, "new");
+    if (const auto percent = experiments::change_percent(m.value, other->value))
+      std::snprintf(change, sizeof change, "%+.1f%%", *percent);
+    else if (other->value != 0)
+      std::snprintf(change, sizeof change, "new");
     std::printf("  %-38s %14s %14s %10s\n", m.name.c_str(), experiments::metric_text(m).c_str(),
                 experiments::metric_text(*other).c_str(), change);
   }

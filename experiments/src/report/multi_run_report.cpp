@@ -24,12 +24,6 @@ using json = nlohmann::ordered_json;
 std::string label_of(const report_run& r) { return "run " + r.id + (r.name.empty() ? "" : " " + r.name); }
 
 
-// The change of `b` against `a` in percent; nullopt when `a` is zero.
-std::optional<double> change_percent(double a, double b) {
-  if (a == 0) return std::nullopt;
-  return 100.0 * (b - a) / std::abs(a);
-}
-
 std::string percent_text(std::optional<double> p, double a, double b) {
   if (!p) return a == b ? "=" : "new";
   char text[24];
@@ -37,11 +31,6 @@ std::string percent_text(std::optional<double> p, double a, double b) {
   return text;
 }
 
-const summary_metric* find_metric(const std::vector<summary_metric>& ms, const std::string& name) {
-  for (const auto& m : ms)
-    if (m.name == name) return &m;
-  return nullptr;
-}
 
 // One sentence per run after the first: how its main figures moved against the first.
 std::string sentence(const report_run& first, const report_run& other) {

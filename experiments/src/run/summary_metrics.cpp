@@ -44,4 +44,15 @@ std::string metric_text(const summary_metric& m) {
   return text;
 }
 
+const summary_metric* find_metric(const std::vector<summary_metric>& metrics, std::string_view name) {
+  for (const auto& m : metrics)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+std::optional<double> change_percent(double before, double after) {
+  if (before == 0) return std::nullopt;
+  return 100.0 * (after - before) / std::abs(before);
+}
+
 }  // namespace rocelab::experiments

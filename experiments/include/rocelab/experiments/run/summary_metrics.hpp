@@ -3,7 +3,9 @@
 // side (`rocelab runs show/diff`, the multi-run report): one list, so they all name and
 // order the numbers alike.
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rocelab/experiments/run/summary.hpp"
@@ -24,5 +26,12 @@ struct summary_metric {
 // The value as a reader wants it: times in us/ms/s (readable_duration), counts whole,
 // ratios to three significant digits.
 [[nodiscard]] std::string metric_text(const summary_metric& metric);
+
+// The metric named `name` in `metrics`; nullptr when that list has none (a traffic class
+// one run has and another not).
+[[nodiscard]] const summary_metric* find_metric(const std::vector<summary_metric>& metrics, std::string_view name);
+
+// The change from `before` to `after` in percent of |before|; nullopt when `before` is 0.
+[[nodiscard]] std::optional<double> change_percent(double before, double after);
 
 }  // namespace rocelab::experiments
