@@ -27,6 +27,7 @@
 #include "progress_line.hpp"
 #include "stop_signal.hpp"
 #include "rocelab/cli/in_process_agents.hpp"
+#include "rocelab/common/units.hpp"
 #include "rocelab/controller/client.hpp"
 #include "rocelab/controller/controller.hpp"
 #include "rocelab/experiments/run/run_directory.hpp"
@@ -167,16 +168,17 @@ void print_text(const std::string& run_id, const experiments::experiment_spec& s
     std::printf("%s%llu", i ? "," : "", static_cast<unsigned long long>(s.seeds[i]));
   std::printf("\nflows       %llu, completed %llu\n", static_cast<unsigned long long>(s.all.flows),
               static_cast<unsigned long long>(s.all.completed));
-  std::printf("fct         p50 %.3f us, p99 %.3f us, max %.3f us\n", static_cast<double>(s.all.fct_p50_ns) / 1e3,
-              static_cast<double>(s.all.fct_p99_ns) / 1e3, static_cast<double>(s.all.fct_max_ns) / 1e3);
+  auto t = [](auto ns) { return readable_duration(static_cast<double>(ns)); };
+  std::printf("fct         p50 %s, p99 %s, max %s\n", t(s.all.fct_p50_ns).c_str(), t(s.all.fct_p99_ns).c_str(),
+              t(s.all.fct_max_ns).c_str());
   std::printf("slowdown    p50 %.2f, p99 %.2f\n", s.all.slowdown_p50, s.all.slowdown_p99);
   for (const auto& [kind, k] : s.by_kind)
     if (s.by_kind.size() > 1)
-      std::printf("  %-10s %llu flows, fct p50 %.3f us, p99 %.3f us, slowdown p50 %.2f, p99 %.2f\n", kind.c_str(),
-                  static_cast<unsigned long long>(k.flows), static_cast<double>(k.fct_p50_ns) / 1e3,
-                  static_cast<double>(k.fct_p99_ns) / 1e3, k.slowdown_p50, k.slowdown_p99);
-  std::printf("pfc         %llu pause frames, %.3f us paused\n", static_cast<unsigned long long>(s.pause_frames),
-              static_cast<double>(s.paused_ns) / 1e3);
+      std::printf("  %-10s %llu flows, fct p50 %s, p99 %s, slowdown p50 %.2f, p99 %.2f\n", kind.c_str(),
+                  static_cast<unsigned long long>(k.flows), t(k.fct_p50_ns).c_str(), t(k.fct_p99_ns).c_str(),
+                  k.slowdown_p50, k.slowdown_p99);
+  std::printf("pfc         %llu pause frames, %s paused\n", static_cast<unsigned long long>(s.pause_frames),
+              t(s.paused_ns).c_str());
   std::printf("ecn         %llu CE-marked, %llu CNPs\n", static_cast<unsigned long long>(s.ce_marked),
               static_cast<unsigned long long>(s.cnp));
   std::printf("loss        %llu drops, %llu retransmits\n", static_cast<unsigned long long>(s.drops),
@@ -193,7 +195,10 @@ void print_text(const std::string& run_id, const experiments::experiment_spec& s
                 static_cast<unsigned long long>(s.allreduce->bytes),
                 static_cast<unsigned long long>(s.allreduce->iterations), s.allreduce->algbw_gbps,
                 s.allreduce->busbw_gbps);
-  std::printf("simulated   %.3f us\n", static_cast<double>(s.simulated_ns) / 1e3);
+  if (!s.start_offsets_ns.empty())
+    std::printf("start skew  %s between the %zu senders' first messages (measured by %s)\n", t(s.start_skew_ns).c_str(),
+                s.start_offsets_ns.size(), s.start_source.c_str());
+  if (spec.backend == "twin") std::printf("simulated   %s\n", t(s.simulated_ns).c_str());
   std::printf("records     %s\n", dir.c_str());
 }
 

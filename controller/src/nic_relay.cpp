@@ -160,8 +160,17 @@ result<std::unique_ptr<traffic::soft_nic::nic_links>> controller::impl::open_age
   auto entries = st->entries;
   auto jobs = st->jobs;
   auto send_line = [this, entries, jobs](std::uint32_t h, std::string line) {
-    asio::post(io_, [e = entries[h], id = jobs[h], line = std::move(line)] {
-      if (e->alive) e->conn->send(nic_command{id, {line}});
+    asio::post(io_, [e = entries[h], id = jobs[h], line = std::move(line)]() mutable {
+      if (!e->alive) return;
+      // An armed post's instant is on the controller's clock; its NIC holds it on the agent's.
+      if (line.find("\"at_ns\"") != std::string::npos) {
+        auto j = nlohmann::json::parse(line, nullptr, false);
+        if (auto f = j.is_object() ? j.find("at_ns") : j.end(); f != j.end() && f->is_number_integer()) {
+          *f = e->clock.to_agent(f->get<std::int64_t>());
+          line = j.dump();
+        }
+      }
+      e->conn->send(nic_command{id, {line}});
     });
   };
   auto stop_job_fn = [this, entries, jobs](std::uint32_t h) {

@@ -177,6 +177,33 @@ TEST(summary, json_has_the_documented_keys) {
   EXPECT_EQ(j["runs"][0]["seed"], 1);
 }
 
+TEST(summary, start_skew_is_the_spread_of_the_senders_offsets_and_0_on_the_twin) {
+  const run_records twin = sample_run();
+  const run_summary on_twin = summarize({&twin}, {1});
+  EXPECT_EQ(on_twin.start_skew_ns, 0);
+  auto j = nlohmann::json::parse(summary_json({"r", "twin", "x"}, on_twin, {on_twin}));
+  EXPECT_EQ(j["start_skew_ns"], 0) << "present on the twin too";
+  EXPECT_FALSE(j.contains("start_offsets_ns"));
+
+  run_records lab = sample_run();
+  lab.start_offsets_ns = {{"h2", 40'000}, {"h3", 700'000}, {"h4", 120'000}};
+  lab.start_source = "nic";
+  run_records later = lab;
+  later.start_offsets_ns["h4"] = 2'100'000;
+  const run_summary pooled = summarize({&lab, &later}, {1, 2});
+  EXPECT_EQ(pooled.start_skew_ns, 2'060'000) << "the largest of the runs";
+  j = nlohmann::json::parse(summary_json({"r", "virtual", "x"}, pooled, {summarize({&lab}, {1})}));
+  EXPECT_EQ(j["start_skew_ns"], 2'060'000);
+  EXPECT_EQ(j["start_offsets_ns"]["h3"], 700'000);
+  EXPECT_EQ(j["start_source"], "nic");
+  EXPECT_EQ(j["runs"][0]["start_skew_ns"], 660'000);
+  auto back = parse_summary_json(j.dump());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->aggregate.start_skew_ns, 2'060'000);
+  EXPECT_EQ(back->aggregate.start_offsets_ns.at("h2"), 40'000);
+  EXPECT_EQ(back->aggregate.start_source, "nic");
+}
+
 TEST(run_directory, run_ids_sort_by_time) {
   using namespace std::chrono;
   const auto t0 = system_clock::time_point(milliseconds(1'700'000'000'123));

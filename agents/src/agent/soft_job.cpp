@@ -58,7 +58,7 @@ class soft_job final : public agent::job, public std::enable_shared_from_this<so
     std::string batch;
     for (const auto& l : lines) {
       if (l.find('\n') != std::string::npos) continue;  // one line is one command
-      batch += l;
+      batch += to_nic_clock(l);
       batch += '\n';
     }
     if (!nic::write_line(to_nic_.get(), batch)) to_nic_.reset();
@@ -78,6 +78,17 @@ class soft_job final : public agent::job, public std::enable_shared_from_this<so
       if (!self || ec || self->pid_ <= 0) return;
       ::kill(self->pid_, SIGKILL);
     });
+  }
+
+  // An armed post's at_ns, from the agent's clock to the NIC's CLOCK_MONOTONIC.
+  std::string to_nic_clock(const std::string& line) const {
+    if (context_.clock.offset_ns == 0 || line.find("\"at_ns\"") == std::string::npos) return line;
+    json c = json::parse(line, nullptr, false);
+    if (auto it = c.is_object() ? c.find("at_ns") : c.end(); it != c.end() && it->is_number_integer()) {
+      *it = it->get<std::int64_t>() - context_.clock.offset_ns;
+      return c.dump();
+    }
+    return line;
   }
 
   // Agent clock = CLOCK_MONOTONIC + offset; the NIC's lines carry CLOCK_MONOTONIC times.

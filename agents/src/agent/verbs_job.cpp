@@ -176,6 +176,12 @@ class verbs_job final : public agent::job, public std::enable_shared_from_this<v
           emit({{"ev", "error"}, {"error", "post: no QP " + std::to_string(qpn) + " or no bytes"}});
           continue;
         }
+        // Armed start: an at_ns (the agent's clock) holds the post until that instant.
+        if (const auto at_ns = c.value("at_ns", std::int64_t{0}); at_ns > context_.clock.now_ns()) {
+          std::unique_lock lock(mutex_);
+          if (wake_.wait_for(lock, std::chrono::nanoseconds(at_ns - context_.clock.now_ns()), [&] { return stopping_; }))
+            break;
+        }
         const std::int64_t start = context_.clock.now_ns();
         if (auto st = write_message(*ep->second, bytes); !st.ok()) {
           error = "host " + std::to_string(peer) + ": " + st.message();

@@ -24,6 +24,7 @@
 #include "rocelab/common/unique_fd.hpp"
 #include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/experiments/run/capture_pauses.hpp"
+#include "rocelab/experiments/run/capture_starts.hpp"
 #include "rocelab/experiments/run/virtual_accounting.hpp"
 #include "rocelab/fabric/soft_switch/control_client.hpp"
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
@@ -321,7 +322,7 @@ std::uint64_t summary_value(const std::string& text, const std::string& name) {
 
 void add_capture(const captures::capture_file_analysis& a, const std::string& summary, const switch_counts& mirror,
                  const std::string& kept_file, std::int64_t t_ns, std::int64_t t0_realtime_ns,
-                 const lab::lab_state& lab, run_records& out) {
+                 const lab::lab_state& lab, bool timestamps_at_arrival, run_records& out) {
   // The switch's device (its counters may not have been read): the paused hop of a host's PFC frame.
   auto sw = std::find(out.devices.begin(), out.devices.end(), "sw");
   if (sw == out.devices.end()) sw = out.devices.insert(out.devices.end(), "sw");
@@ -362,6 +363,14 @@ void add_capture(const captures::capture_file_analysis& a, const std::string& su
   const auto paused = attribute_capture_pauses(c, macs, {0, switch_device, device}, t0_realtime_ns);
   out.pauses.insert(out.pauses.end(), paused.begin(), paused.end());
   out.totals.paused_ns += paused_ns_total(paused);
+  // The senders' starts on the wire, where the capture's timestamps are the kernel's at
+  // arrival (libpcap). DPDK's af_packet PMD stamps a burst when it is polled, milliseconds
+  // after arrival on a loaded host; there the NICs' own start times stand.
+  if (timestamps_at_arrival) {
+    std::vector<std::string> ipv4;
+    for (const auto& h : lab.hosts) ipv4.push_back(h.ipv4);
+    capture_start_offsets(c, ipv4, t0_realtime_ns, out);
+  }
 }
 
 }  // namespace
@@ -479,14 +488,13 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
       std::cerr << "rocelab: the switch does not sample its queues; queues.csv stays empty\n";
     auto fleet = nic::nic_fleet::start(hosts, fo);
     if (!fleet) return fleet.error().with_context("starting the soft NICs");
-    // T0 of the run's timeline: the fleet's, which run() takes on entry (after the NICs
-    // started, which takes most of a second); queue samples and capture pauses are put on
-    // it, so they line up with the flows.
-    const std::int64_t t0_monotonic = fabric::soft_switch::monotonic_ns();
-    const std::int64_t t0_realtime = fabric::soft_switch::realtime_offset_ns() + t0_monotonic;
     const auto limit = virtual_run_limit(spec);
     auto ran = (*fleet)->run(**workload, limit, options.cancel_requested, options.on_progress);
     if (!ran) return ran.error();
+    // T0 of the run's timeline: the fleet's armed start; queue samples and capture times
+    // are put on it, so they line up with the flows.
+    const std::int64_t t0_monotonic = ran->t0_ns;
+    const std::int64_t t0_realtime = fabric::soft_switch::realtime_offset_ns() + t0_monotonic;
     run_records out = std::move(ran->records);
     out.lost_hosts = ran->lost_hosts;
     const std::int64_t t_end = out.flows.empty() ? 0 : out.flows.back().end_ns;
@@ -517,7 +525,7 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
       auto a = captures::analyze_capture_file(capture_file, ao);
       if (!a) return a.error().with_context("analysing the capture " + capture_file);
       add_capture(*a, cap.text(), run_counts, remove_capture ? std::string() : capture_file, t_end, t0_realtime,
-                  state, out);
+                  state, !used_dpdk, out);
       out.counters.push_back({static_cast<std::uint32_t>(out.devices.size() - 1), 0, "capture.dpdk", t_end,
                               used_dpdk ? 1u : 0u});
       if (remove_capture) std::remove(capture_file.c_str());

@@ -51,6 +51,11 @@ nlohmann::ordered_json summary_object(const run_summary& s) {
     j["by_kind"] = k;
   }
   j["simulated_ns"] = s.simulated_ns;
+  j["start_skew_ns"] = s.start_skew_ns;
+  if (!s.start_offsets_ns.empty()) {
+    j["start_offsets_ns"] = s.start_offsets_ns;
+    j["start_source"] = s.start_source;
+  }
   if (!s.degraded.empty()) {
     j["degraded"] = true;
     j["degraded_reasons"] = s.degraded;
@@ -60,6 +65,13 @@ nlohmann::ordered_json summary_object(const run_summary& s) {
     j["capture"] = {{"frames", s.capture->captured}, {"mirrored", s.capture->mirrored}, {"loss", s.capture->loss}};
   }
   return j;
+}
+
+std::int64_t start_skew_ns(const std::map<std::string, std::int64_t>& offsets) {
+  if (offsets.empty()) return 0;
+  const auto [lo, hi] = std::minmax_element(offsets.begin(), offsets.end(),
+                                            [](const auto& a, const auto& b) { return a.second < b.second; });
+  return hi->second - lo->second;
 }
 
 }  // namespace
@@ -105,6 +117,11 @@ run_summary summarize(const std::vector<const run_records*>& runs, const std::ve
     s.retransmits += r->totals.retransmits;
     s.simulated_ns = std::max(s.simulated_ns, r->simulated_ns);
     s.degraded.insert(s.degraded.end(), r->degraded.begin(), r->degraded.end());
+    s.start_skew_ns = std::max(s.start_skew_ns, start_skew_ns(r->start_offsets_ns));
+    if (s.start_offsets_ns.empty() && !r->start_offsets_ns.empty()) {
+      s.start_offsets_ns = r->start_offsets_ns;
+      s.start_source = r->start_source;
+    }
     if (r->capture) {
       if (!s.capture) {
         s.capture = run_records::capture_info{};
@@ -187,6 +204,11 @@ run_summary summary_from(const nlohmann::json& j) {
   s.drops = j.value("drops", std::uint64_t{0});
   s.retransmits = j.value("retransmits", std::uint64_t{0});
   s.simulated_ns = j.value("simulated_ns", std::int64_t{0});
+  s.start_skew_ns = j.value("start_skew_ns", std::int64_t{0});
+  if (j.contains("start_offsets_ns")) {
+    s.start_offsets_ns = j["start_offsets_ns"].get<std::map<std::string, std::int64_t>>();
+    s.start_source = j.value("start_source", std::string());
+  }
   if (j.contains("allreduce")) {
     const auto& a = j["allreduce"];
     allreduce_stats x;

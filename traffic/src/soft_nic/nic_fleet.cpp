@@ -24,6 +24,31 @@ std::int64_t ideal_fct_ns(std::uint64_t bytes, const nic_config& n) {
   return static_cast<std::int64_t>(static_cast<double>(wire) * 8e9 / static_cast<double>(n.line_rate_bps));
 }
 
+// Time to write an opening schedule of `messages` posts before T0.
+std::int64_t arm_lead_ns(std::size_t messages) {
+  return 50'000'000 + static_cast<std::int64_t>(std::min<std::size_t>(messages, 100'000)) * 20'000;
+}
+
+// Each sender's first message (earliest scheduled): when its NIC started it against the
+// schedule. Flows not started (lost hosts) have no say.
+void record_start_offsets(run_records& r, const std::vector<std::int64_t>& scheduled_ns) {
+  std::map<std::uint32_t, std::size_t> first;  // host -> message id
+  for (std::size_t id = 0; id < r.flows.size() && id < scheduled_ns.size(); ++id) {
+    const flow_record& f = r.flows[id];
+    if (!f.completed()) continue;
+    auto [it, fresh] = first.emplace(f.src, id);
+    if (!fresh && scheduled_ns[id] < scheduled_ns[it->second]) it->second = id;
+  }
+  for (const auto& [host, id] : first)
+    if (host < r.hosts.size()) r.start_offsets_ns[r.hosts[host]] = r.flows[id].start_ns - scheduled_ns[id];
+  r.start_source = "nic";
+}
+
+// Time to write a burst of `messages` posts that a completion callback made.
+std::int64_t burst_lead_ns(std::size_t messages) {
+  return 2'000'000 + static_cast<std::int64_t>(std::min<std::size_t>(messages, 100'000)) * 20'000;
+}
+
 }  // namespace
 
 class nic_fleet::impl final : public fabric::twin::twin_context {
@@ -38,6 +63,14 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
   std::unique_ptr<nic_links> links;
   std::vector<nic_state> nics;
   std::vector<char> acked;       // per message
+  std::vector<std::int64_t> scheduled_ns;  // per message: when the workload asked it to start
+  // While the workload's opening schedule is taken (run() before T0), or a completion
+  // callback runs: the messages it posts to start at once. The opening schedule goes to
+  // its NICs armed for T0 + each start; a callback's burst of two or more (the next round
+  // of an incast) is armed for one instant shortly ahead, so its senders start together;
+  // a callback's single post (a collective's next step) goes out at once.
+  bool arming = false;
+  std::vector<std::uint64_t> armed;
   std::size_t lost_unacked = 0;  // messages to or from a lost host, not acknowledged
   std::int64_t t0 = 0;
   std::int64_t callback_now = -1;  // ctx.now_ns() during a completion callback
@@ -70,6 +103,7 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
     r.tag = m.tag;
     out.records.flows.push_back(r);
     acked.push_back(0);
+    scheduled_ns.push_back(r.start_ns);
     if (m.src >= nics.size() || m.dst >= nics.size() || m.src == m.dst || m.bytes == 0) {
       failure = status(error_code::invalid_argument, "workload posted an invalid message (src " +
                                                          std::to_string(m.src) + ", dst " + std::to_string(m.dst) + ")");
@@ -79,7 +113,9 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
       ++lost_unacked;  // never sent; its flow stays unfinished
       return id;
     }
-    if (r.start_ns > now_ns()) {
+    if (arming || (callback_now >= 0 && r.start_ns <= callback_now)) {
+      armed.push_back(id);
+    } else if (r.start_ns > now_ns()) {
       pending.emplace(r.start_ns, id);
     } else {
       dispatch(id);
@@ -93,11 +129,23 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
     return nics[messages[id].src].lost || nics[messages[id].dst].lost;
   }
 
-  void dispatch(std::uint64_t id) {
+  // The messages a completion callback posted to start at once (see `armed`).
+  void dispatch_burst() {
+    if (armed.size() == 1) dispatch(armed.front());
+    if (armed.size() > 1) {
+      const std::int64_t at_ns = ss::monotonic_ns() + burst_lead_ns(armed.size());
+      for (const std::uint64_t id : armed) dispatch(id, at_ns);
+    }
+    armed.clear();
+  }
+
+  // at_ns > 0: the NIC holds the post until that CLOCK_MONOTONIC instant (nic_process.hpp).
+  void dispatch(std::uint64_t id, std::int64_t at_ns = 0) {
     const auto& m = messages[id];
     if (touches_lost(id)) return;  // counted in lost_unacked when its host was lost
     awaiting_delivery[{m.src, m.dst}].push_back(id);
-    const json j = {{"op", "post"}, {"qpn", send_qpn(m.dst)}, {"verb", "write"}, {"bytes", m.bytes}, {"ref", id}};
+    json j = {{"op", "post"}, {"qpn", send_qpn(m.dst)}, {"verb", "write"}, {"bytes", m.bytes}, {"ref", id}};
+    if (at_ns > 0) j["at_ns"] = at_ns;
     if (!links->send(m.src, j.dump())) mark_lost(m.src, "its NIC stopped taking commands");
   }
 
@@ -151,6 +199,7 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
       const flow_record copy = r;  // the callback may post and grow the vector
       load->on_message_complete(id, messages[id], copy, *this);
       callback_now = -1;
+      dispatch_burst();
     } else if (ev == "recv") {
       const auto src = e.value("peer", 0u);
       delivery d{src, host, e.value("bytes", std::uint64_t{0}), e.value("ce", std::uint64_t{0}),
@@ -250,8 +299,18 @@ result<fleet_result> nic_fleet::run(fabric::twin::workload& load, std::chrono::m
     p.out.records.devices.push_back(h.name);
   }
   p.out.records.backend = "virtual";
-  p.t0 = ss::monotonic_ns();
+  // Armed start: the workload's opening schedule goes to the NICs before T0, each post
+  // held by its NIC until T0 + its start, so every sender starts on its own clock; what
+  // is posted later (completions' follow-ups) goes out when posted. T0 leaves time to
+  // write the schedule (the NICs, at a real-time priority, wake for each line).
+  p.arming = true;
+  p.callback_now = 0;
   load.start(p);
+  p.callback_now = -1;
+  p.arming = false;
+  p.t0 = ss::monotonic_ns() + arm_lead_ns(p.armed.size());
+  for (const std::uint64_t id : p.armed) p.dispatch(id, p.t0 + p.scheduled_ns[id]);
+  p.armed.clear();
   const std::int64_t deadline = p.t0 + timeout.count() * 1'000'000;
   for (;;) {
     if (!p.failure.ok()) break;
@@ -283,6 +342,8 @@ result<fleet_result> nic_fleet::run(fabric::twin::workload& load, std::chrono::m
   for (auto& n : p.nics) p.out.nic_counters.push_back(n.counters);
   if (!p.failure.ok()) return p.failure;
   for (const auto& f : p.out.records.flows) p.out.records.totals.retransmits += f.retransmits;
+  record_start_offsets(p.out.records, p.scheduled_ns);
+  p.out.t0_ns = p.t0;
   for (const auto& c : p.out.nic_counters)
     if (c.is_object()) p.out.records.totals.cnps += c.value("tx_cnps", std::uint64_t{0});
   return std::move(p.out);

@@ -6,9 +6,11 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string_view>
 
 #include "rocelab/fabric/soft_switch/packet_port.hpp"
@@ -265,6 +267,19 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   });
   write_line(out_fd, {{"ev", "ready"}, {"t_ns", ss::monotonic_ns()}});
 
+  // Posts armed for a later instant (at_ns), in time order; a multimap keeps arrival
+  // order among equal instants.
+  std::multimap<std::int64_t, json> held;
+  // How well armed starts held: posts armed, those that arrived after their instant, and
+  // the largest lateness of a post against its instant (arrival or release).
+  std::uint64_t armed_posts = 0, armed_arrived_late = 0;
+  std::int64_t armed_late_max_ns = 0;
+  auto post = [&](const json& c) {
+    const verb v = c.value("verb", "write") == "send" ? verb::send : verb::rdma_write;
+    auto id = (*nic)->post(c.value("qpn", 0u), v, c.value("bytes", std::uint64_t{0}), c.value("ref", std::uint64_t{0}),
+                           ss::monotonic_ns());
+    if (!id) write_line(out_fd, {{"ev", "error"}, {"ref", c.value("ref", 0)}, {"error", id.error().message()}});
+  };
   bool input_open = true;
   std::int64_t next_tx = fabric::never_ns;
   for (;;) {
@@ -285,15 +300,29 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
         write_line(out_fd, {{"ev", "error"}, {"error", "unknown command: " + line}});
         continue;
       }
-      const verb v = c.value("verb", "write") == "send" ? verb::send : verb::rdma_write;
-      auto id = (*nic)->post(c.value("qpn", 0u), v, c.value("bytes", std::uint64_t{0}),
-                             c.value("ref", std::uint64_t{0}), ss::monotonic_ns());
-      if (!id) write_line(out_fd, {{"ev", "error"}, {"ref", c.value("ref", 0)}, {"error", id.error().message()}});
+      const std::int64_t at_ns = c.value("at_ns", std::int64_t{0});
+      if (at_ns > 0) {
+        ++armed_posts;
+        const std::int64_t now_ns = ss::monotonic_ns();
+        if (at_ns > now_ns) {
+          held.emplace(at_ns, std::move(c));
+          continue;
+        }
+        ++armed_arrived_late;
+        armed_late_max_ns = std::max(armed_late_max_ns, now_ns - at_ns);
+      }
+      post(c);
     }
     if (stop_cmd || !input_open) break;
+    while (!held.empty() && held.begin()->first <= ss::monotonic_ns()) {
+      armed_late_max_ns = std::max(armed_late_max_ns, ss::monotonic_ns() - held.begin()->first);
+      post(held.begin()->second);
+      held.erase(held.begin());
+    }
     const std::int64_t t = ss::monotonic_ns();
     next_tx = (*nic)->poll_transmit(t);
     std::int64_t wake = std::min(next_tx, clk.next_due_ns());
+    if (!held.empty()) wake = std::min(wake, held.begin()->first);
     if (wake <= t) continue;
     // Sleep in poll(2) until a frame, a command or the next send/timer. ppoll takes the
     // nanoseconds; anything not due within 1 s is re-checked after 100 ms (stop flag).
@@ -307,6 +336,9 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   counters["outstanding_messages"] = (*nic)->outstanding_messages();
   counters["port_kernel_drops"] = port->stats().kernel_drops;
   counters["port_tx_errors"] = port->stats().tx_errors;
+  counters["armed_posts"] = armed_posts;
+  counters["armed_arrived_late"] = armed_arrived_late;
+  counters["armed_late_max_ns"] = armed_late_max_ns;
   const auto rp = (*nic)->dcqcn_counters();
   counters["dcqcn_rate_decreases"] = rp.rate_decreases;
   counters["dcqcn_fast_recovery"] = rp.fast_recovery;

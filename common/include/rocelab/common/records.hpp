@@ -8,6 +8,7 @@
 // of flows carries no strings per record.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -170,6 +171,12 @@ struct run_records {
     std::uint64_t mirrored = 0, captured = 0, loss = 0;
   };
   std::optional<capture_info> capture;
+  // Armed starts: per sending host, how late its first message started against the
+  // workload's schedule (actual - scheduled, ns), and what measured it ("nic": the
+  // sender's NIC; "capture": the mirror's first data packet of the sender). Empty on the
+  // twin, whose messages start exactly on schedule.
+  std::map<std::string, std::int64_t> start_offsets_ns;
+  std::string start_source;
 };
 
 }  // namespace rocelab

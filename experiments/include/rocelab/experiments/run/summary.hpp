@@ -61,6 +61,13 @@ struct run_summary {
   // directory, the first run's when pooled; absent when not kept) and "capture" {frames,
   // mirrored, loss} summed over the runs.
   std::optional<run_records::capture_info> capture;
+  // Armed starts: "start_skew_ns", the spread (max - min) of the senders' start offsets
+  // against the schedule, the largest of the runs pooled (0 on the twin, which starts on
+  // schedule); "start_offsets_ns" {host: ns} and "start_source" of the first run that
+  // measured them (run_records::start_offsets_ns).
+  std::int64_t start_skew_ns = 0;
+  std::map<std::string, std::int64_t> start_offsets_ns;
+  std::string start_source;
 };
 
 [[nodiscard]] flow_stats flow_statistics(std::span<const flow_record> flows);

@@ -11,8 +11,12 @@
 // QP, queued behind earlier messages of the same pair (like a collective library's one
 // connection per peer); flow_record::qp is the sender's QPN.
 //
-// Times: CLOCK_MONOTONIC in every process; records are relative to the run's T0 (the
-// moment run() starts the workload).
+// Times: CLOCK_MONOTONIC in every process; records are relative to the run's T0
+// (fleet_result::t0_ns). Armed start: run() takes the workload's opening schedule, sends
+// it to the NICs ahead of T0 and each NIC holds its posts until T0 + their start
+// (nic_process.hpp `at_ns`), so the senders start together on their own clocks, not one
+// command after another. run_records::start_offsets_ns says how late each sender's first
+// message started against its schedule, as its NIC saw it.
 //
 // Carriers (nic_links.hpp): by default the fleet spawns one `rocelab nic-run` child per
 // host namespace; fleet_options::links hands the same lines to the lab's agents instead.
@@ -83,6 +87,7 @@ struct fleet_result {
   bool completed = false;              // every message posted was acknowledged
   bool cancelled = false;              // cancel_requested stopped it (records so far)
   std::vector<std::string> lost_hosts; // "h3: agent h3 lost: ..." for each NIC lost mid-run
+  std::int64_t t0_ns = 0;              // the run's T0 on CLOCK_MONOTONIC (records are relative to it)
 };
 
 class nic_fleet {

@@ -6,7 +6,12 @@
 //
 // Protocol (newline-delimited JSON, version 1):
 //   in, first line:  the nic_process_config (to_json below): interface, NIC config, QPs.
-//   in, then:        {"op":"post","qpn":Q,"verb":"write"|"send","bytes":B,"ref":R}
+//   in, then:        {"op":"post","qpn":Q,"verb":"write"|"send","bytes":B,"ref":R[,"at_ns":T]}
+//                    with at_ns, the NIC holds the post until CLOCK_MONOTONIC T (armed
+//                    start: every sender gets its schedule before T0 and starts on its
+//                    own clock, so no command, process wake-up or allocation lies
+//                    between T0 and the first frame); posts held for the same instant
+//                    are released in the order they arrived
 //                    {"op":"stop"}            (EOF on the input does the same)
 //   out:             {"ev":"ready","t_ns":T}  once the port is open and the QPs connected
 //                    {"ev":"sent","ref":R,"qpn":Q,"peer":P,"bytes":B,"start_ns":S,"end_ns":E,
