@@ -13,10 +13,11 @@ without a tag is an error: the page says which it is.
 
 How a page runs: its commands in page order, in one fresh temporary directory that holds
 `examples/` and `scripts/` (the repository's), `build/rocelab`, `build/python` and
-`build/bench` (the built CLI, Python package and benchmark tools); `rocelab` alone
+`build/bench` (the built CLI, Python package and benchmark tools) and is the commands' HOME; `rocelab` alone
 resolves to build/rocelab. So the runs a
 page creates are the runs it later shows (`rocelab runs show 1`), in the store
-`rocelab.db` of that directory. Python blocks run with PYTHONPATH=build/python and
+`rocelab.db` of that directory. Python blocks run with PYTHONPATH=build/python (shell
+commands get no PYTHONPATH: the pages say where the module is), everything with
 MPLBACKEND=Agg. Each command has --timeout seconds (default 300); a background job (`&`)
 is ended with the page.
 
@@ -51,6 +52,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 SHELL_LANGUAGES = {"sh", "bash", "shell", "console", "shell-session"}
 PYTHON_LANGUAGES = {"python", "py"}
@@ -212,10 +214,11 @@ def run_page(page: Page, args: argparse.Namespace) -> list[str]:
         _prepare(directory, args.source.resolve(), args.binary.resolve(), args.python_dir.resolve(),
                  args.bench_dir.resolve() if args.bench_dir else None)
         env = dict(os.environ)
+        env.pop("PYTHONPATH", None)  # the pages say where the module is
         env["PATH"] = f"{directory / 'build'}:{env.get('PATH', '')}"
-        env["PYTHONPATH"] = str(directory / "build" / "python")
-        env["ROCELAB_BINARY"] = str(args.binary.resolve())
+        env["HOME"] = str(directory)  # what a page installs for its user stays in the directory
         env["MPLBACKEND"] = "Agg"
+        python_env = dict(env, PYTHONPATH=str(directory / "build" / "python"))
         for index, command in enumerate(page.commands):
             if command.needs in NEVER_RUN:
                 print(f"{command.where()}: not run, needs {command.needs} ({command.reason})")
@@ -234,9 +237,10 @@ def run_page(page: Page, args: argparse.Namespace) -> list[str]:
                 argv = ["/bin/bash", "-o", "pipefail", "-c", text]
             out, err = directory / f".out-{index}", directory / f".err-{index}"
             first_line = text.splitlines()[0] if text else ""
-            print(f"{command.where()}: {first_line[:120]}", flush=True)
+            started = time.monotonic()
             with open(out, "wb") as stdout, open(err, "wb") as stderr:
-                process = subprocess.Popen(argv, cwd=directory, env=env, stdin=subprocess.DEVNULL,
+                process = subprocess.Popen(argv, cwd=directory, env=python_env if command.language == "python" else env,
+                                           stdin=subprocess.DEVNULL,
                                            stdout=stdout, stderr=stderr, start_new_session=True)
                 groups.append(process.pid)
                 try:
@@ -245,6 +249,8 @@ def run_page(page: Page, args: argparse.Namespace) -> list[str]:
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait()
                     status = None
+            # Informational only (which commands make the page slow); never asserted.
+            print(f"{command.where()}: {time.monotonic() - started:6.1f} s  {first_line[:110]}", flush=True)
             if status != 0:
                 what = f"timed out after {args.timeout} s" if status is None else f"exit status {status}"
                 failures.append(f"{command.where()}: {what}: {first_line}\n  stdout:\n{_tail(out)}\n"
