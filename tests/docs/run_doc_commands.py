@@ -130,12 +130,12 @@ def extract(path: pathlib.Path, shown_as: pathlib.Path | None = None) -> Page:
     page = Page(shown, [], [])
     lines = path.read_text(encoding="utf-8").splitlines()
     i = 0
-    previous = ""  # the last non-blank line before the current one, outside blocks
+    previous, previous_line = "", 0  # the last non-blank line outside blocks, and its number
     while i < len(lines):
         match = FENCE.match(lines[i])
         if not match:
             if lines[i].strip():
-                previous = lines[i].strip()
+                previous, previous_line = lines[i].strip(), i + 1
             if lines[i].startswith("$ "):
                 page.commands.append(Command(shown, i + 1, "sh", lines[i][2:].strip()))
             i += 1
@@ -151,12 +151,12 @@ def extract(path: pathlib.Path, shown_as: pathlib.Path | None = None) -> Page:
         needs, reason = None, ""
         if previous.startswith("<!--") and "needs" in previous:
             if not marker or marker["kind"] not in {"root", *NEVER_RUN}:
-                page.errors.append(f"{shown}:{start - 1}: unknown marker {previous!r} "
+                page.errors.append(f"{shown}:{previous_line}: unknown marker {previous!r} "
                                    "(needs: root, hardware (WHAT) or outside-tests (WHY))")
             else:
                 needs, reason = marker["kind"], (marker["reason"] or "").strip()
                 if needs in NEVER_RUN and not reason:
-                    page.errors.append(f"{shown}:{start - 1}: needs: {needs} without a reason in parentheses")
+                    page.errors.append(f"{shown}:{previous_line}: needs: {needs} without a reason in parentheses")
         previous = ""
         if not language:
             page.errors.append(f"{shown}:{start}: fenced block without a language: tag it sh (commands), "
