@@ -32,12 +32,12 @@ where the test runs.
 A command that starts with `sudo` needs root without a marker. With --privileged (as root:
 the `lab` tests) a page that has root commands runs whole, `sudo ` dropped, since its root
 commands follow from its unprivileged ones; without it (the `unit` tests) the root
-commands are skipped and listed. A command's trailing `# hardware` comment, for the
-reader, is only allowed in a block marked hardware.
+commands are skipped and listed. A command ends with a `# hardware` comment, for the
+reader, exactly when its block is marked hardware.
 
 Fails (exit 1), naming the file and line, on a command that fails or times out, a block
 without a tag, an unknown marker, a never-run marker without its reason, or a
-`# hardware` outside a hardware block.
+`# hardware` comment where the block is not marked hardware or the other way round.
 """
 
 from __future__ import annotations
@@ -175,9 +175,13 @@ def extract(path: pathlib.Path, shown_as: pathlib.Path | None = None) -> Page:
             command = Command(shown, number, "sh", text, needs, reason)
             if needs is None and text.startswith("sudo "):
                 command.needs = "root"
-            if re.search(r"#\s*hardware\b", text) and needs != "hardware":
+            says_hardware = re.search(r"#\s*hardware\b", text) is not None
+            if says_hardware and needs != "hardware":
                 page.errors.append(f"{command.where()}: says `# hardware` but its block is not marked "
                                    "<!-- needs: hardware (WHAT) -->")
+            if needs == "hardware" and not says_hardware:
+                page.errors.append(f"{command.where()}: in a hardware block but does not end with "
+                                   "`# hardware` (the reader's marker)")
             page.commands.append(command)
     return page
 
