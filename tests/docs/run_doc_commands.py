@@ -19,7 +19,8 @@ page creates are the runs it later shows (`rocelab runs show 1`), in the store
 `rocelab.db` of that directory. Python blocks run with PYTHONPATH=build/python (shell
 commands get no PYTHONPATH: the pages say where the module is), everything with
 MPLBACKEND=Agg. Each command has --timeout seconds (default 300); a background job (`&`)
-is ended with the page.
+is ended with the page; with --privileged a virtual lab the page leaves up fails it and
+is taken down.
 
 Markers: an HTML comment on the line before a fenced block says what its commands need
 where the test runs.
@@ -204,6 +205,12 @@ def _tail(path: pathlib.Path, count: int = 30) -> str:
     return "\n".join("    | " + line for line in text[-count:])
 
 
+def _labs(binary: pathlib.Path) -> set[str]:
+    """The virtual labs that are up (`rocelab lab status --all`)."""
+    out = subprocess.run([str(binary), "lab", "status", "--all"], capture_output=True, text=True, timeout=60)
+    return set(re.findall(r"^lab (\S+):", out.stdout, re.MULTILINE))
+
+
 def run_page(page: Page, args: argparse.Namespace) -> list[str]:
     """Runs a page's commands in order in one temporary directory; the failures, each named."""
     failures: list[str] = []
@@ -214,6 +221,7 @@ def run_page(page: Page, args: argparse.Namespace) -> list[str]:
         return failures
     directory = pathlib.Path(tempfile.mkdtemp(prefix="rocelab-docs-"))
     groups: list[int] = []
+    labs_before = _labs(args.binary) if privileged else set()
     try:
         _prepare(directory, args.source.resolve(), args.binary.resolve(), args.python_dir.resolve(),
                  args.bench_dir.resolve() if args.bench_dir else None)
@@ -265,6 +273,12 @@ def run_page(page: Page, args: argparse.Namespace) -> list[str]:
                 os.killpg(group, signal.SIGTERM)
             except ProcessLookupError:
                 pass
+        if privileged:
+            # A page brings its labs down itself; one left up (a command failed before its
+            # `lab down`) is a failure, taken down here so the next page starts clean.
+            for name in sorted(_labs(args.binary) - labs_before):
+                failures.append(f"{page.path}: left virtual lab {name} up")
+                subprocess.run([str(args.binary), "lab", "down", "--name", name], capture_output=True, timeout=120)
         if args.keep:
             print(f"{page.path}: kept {directory}")
         else:
