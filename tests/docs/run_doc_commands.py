@@ -11,12 +11,12 @@ What counts as a command:
 Blocks tagged anything else (text, yaml, json, ...) are shown, not run. A fenced block
 without a tag is an error: the page says which it is.
 
-How a page runs: its commands in page order, in one fresh temporary directory that holds
-`examples/` and `scripts/` (the repository's), `build/rocelab`, `build/python` and
-`build/bench` (the built CLI, Python package and benchmark tools) and is the commands' HOME; `rocelab` alone
-resolves to build/rocelab. So the runs a
-page creates are the runs it later shows (`rocelab runs show 1`), in the store
-`rocelab.db` of that directory. Python blocks run with PYTHONPATH=build/python (shell
+How a page runs: its commands in page order, in one fresh temporary directory that is
+their working directory and HOME and holds `examples/` and `scripts/` (the repository's),
+`build/rocelab`, `build/python` and `build/bench` (the built CLI, Python package and
+benchmark tools); `rocelab` alone resolves to build/rocelab. So the runs a page creates
+are the runs it later shows (`rocelab runs show 1`), in the store `rocelab.db` of that
+directory. Python blocks run with PYTHONPATH=build/python (shell
 commands get no PYTHONPATH: the pages say where the module is), everything with
 MPLBACKEND=Agg. Each command has --timeout seconds (default 300); a background job (`&`)
 is ended with the page; with --privileged a virtual lab the page leaves up fails it and
@@ -37,7 +37,8 @@ commands are skipped and listed. A command ends with a `# hardware` comment, for
 reader, exactly when its block is marked hardware.
 
 Fails (exit 1), naming the file and line, on a command that fails or times out, a block
-without a tag, an unknown marker, a never-run marker without its reason, or a
+without a tag, an unknown marker, a marker not right before a block, a never-run marker
+without its reason, or a
 `# hardware` comment where the block is not marked hardware or the other way round.
 """
 
@@ -136,6 +137,9 @@ def extract(path: pathlib.Path, shown_as: pathlib.Path | None = None) -> Page:
         match = FENCE.match(lines[i])
         if not match:
             if lines[i].strip():
+                if MARKER.match(previous):
+                    page.errors.append(f"{shown}:{previous_line}: a marker must be the last line before "
+                                       "its fenced block")
                 previous, previous_line = lines[i].strip(), i + 1
             if lines[i].startswith("$ "):
                 page.commands.append(Command(shown, i + 1, "sh", lines[i][2:].strip()))

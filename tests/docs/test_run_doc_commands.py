@@ -40,7 +40,9 @@ def test_an_unmarked_failing_command_fails_naming_its_page_and_line():
     ("unknown-marker.md", 3, "unknown marker"),
     ("hardware-without-reason.md", 3, "needs: hardware without a reason"),
     ("hardware-unsaid.md", 6, "does not end with `# hardware`"),
-], ids=["untagged", "hardware-comment", "unknown-marker", "hardware-without-reason", "hardware-unsaid"])
+    ("stray-marker.md", 3, "a marker must be the last line before its fenced block"),
+], ids=["untagged", "hardware-comment", "unknown-marker", "hardware-without-reason", "hardware-unsaid",
+        "stray-marker"])
 def test_a_command_neither_runnable_nor_marked_fails_before_anything_runs(page, line, why):
     out = run(page)
     assert out.returncode == 1, out.stdout + out.stderr
