@@ -19,8 +19,8 @@ are the runs it later shows (`rocelab runs show 1`), in the store `rocelab.db` o
 directory. Python blocks run with PYTHONPATH=build/python (shell
 commands get no PYTHONPATH: the pages say where the module is), everything with
 MPLBACKEND=Agg. Each command has --timeout seconds (default 300); a background job (`&`)
-is ended with the page; with --privileged a virtual lab the page leaves up fails it and
-is taken down.
+is ended with the page; with --privileged a virtual lab the page leaves up (its soft
+switch runs --binary) fails it and is taken down.
 
 Markers: an HTML comment on the line before a fenced block says what its commands need
 where the test runs.
@@ -210,9 +210,18 @@ def _tail(path: pathlib.Path, count: int = 30) -> str:
 
 
 def _labs(binary: pathlib.Path) -> set[str]:
-    """The virtual labs that are up (`rocelab lab status --all`)."""
+    """The virtual labs up on this machine whose soft switch runs `binary`: those a page
+    started (another build's labs, someone else's, are not ours to judge or take down)."""
     out = subprocess.run([str(binary), "lab", "status", "--all"], capture_output=True, text=True, timeout=60)
-    return set(re.findall(r"^lab (\S+):", out.stdout, re.MULTILINE))
+    ours = set()
+    for name, body in re.findall(r"^lab (\S+):(.*?)(?=^lab |\Z)", out.stdout, re.MULTILINE | re.DOTALL):
+        pid = re.search(r"switch pid\s+(\d+)", body)
+        try:
+            if pid and pathlib.Path(f"/proc/{pid[1]}/exe").resolve() == binary.resolve():
+                ours.add(name)
+        except OSError:
+            pass
+    return ours
 
 
 def run_page(page: Page, args: argparse.Namespace) -> list[str]:
