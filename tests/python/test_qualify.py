@@ -22,6 +22,10 @@ def test_qualify_the_twin_switch_passes_and_matches_the_cli(tmp_path):
     curve = q.ecn_curve
     assert len(curve) == 7 and (curve["samples"] == 200).all()
     assert curve["measured"].iloc[0] == 0.0 and curve["measured"].iloc[-1] == 1.0
+    # Every sample marked at the last point: its interval's upper end is 1 only up to
+    # rounding, and the plot still draws it.
+    ax = q.plot_ecn_curve()
+    assert ax.get_legend_handles_labels()[1] == ["configured", "measured (99.9% interval)"]
     # The CLI measures the same switch the same way: the same figures.
     out = run_cli("qualify", str(SPEC), "--set", "backend=twin", "--json", "--out", str(tmp_path / "cli"))
     assert out.returncode == 0, out.stderr

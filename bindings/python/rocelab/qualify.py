@@ -62,8 +62,11 @@ class Qualification(HtmlReport):
         x0 = min(kmin, c["depth_bytes"].min() / 1024) if len(c) else kmin
         x1 = max(kmax, c["depth_bytes"].max() / 1024) if len(c) else kmax
         ax.plot([x0, kmin, kmax, kmax, x1], [0, 0, ecn["pmax"], 1, 1], color="tab:gray", label="configured")
-        ax.errorbar(c["depth_bytes"] / 1024, c["measured"],
-                    yerr=[c["measured"] - c["ci_low"], c["ci_high"] - c["measured"]], fmt="o", capsize=3,
+        # The Wilson bounds at 0 and 1 marks in every sample equal the estimate only up to
+        # rounding; matplotlib refuses an error bar a rounding below zero.
+        below = (c["measured"] - c["ci_low"]).clip(lower=0)
+        above = (c["ci_high"] - c["measured"]).clip(lower=0)
+        ax.errorbar(c["depth_bytes"] / 1024, c["measured"], yerr=[below, above], fmt="o", capsize=3,
                     label="measured (99.9% interval)")
         ax.set_xlabel("queue depth (KiB)")
         ax.set_ylabel("marking probability")
