@@ -5,7 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <tuple>
-#include <unordered_map>
+#include <utility>
 
 namespace rocelab::captures {
 namespace {
@@ -129,9 +129,18 @@ struct priority_pause {
   std::uint32_t frames = 0;
 };
 
+// What the closed intervals of one (port, priority) add up to.
+struct pause_totals {
+  std::uint64_t intervals = 0;
+  std::uint64_t frames = 0;
+  std::int64_t paused_ns = 0;
+  std::int64_t longest_ns = 0;
+};
+
 struct port_pause {
   std::string name;
   std::array<priority_pause, 8> priority{};
+  std::array<pause_totals, 8> totals{};
 };
 
 std::uint64_t mac_key(const std::array<std::uint8_t, 6>& mac) {
@@ -139,6 +148,66 @@ std::uint64_t mac_key(const std::array<std::uint8_t, 6>& mac) {
   for (auto b : mac) k = (k << 8) | b;
   return k;
 }
+
+// Port key (a MAC, or an interface id with bit 63 set) to its index in the analyzer's
+// ports: open addressing over 16-byte slots, so a storm's lookup per PFC frame is a
+// multiply and, for the few dozen ports a mirror sees, one cache line.
+class port_table {
+ public:
+  port_table() { slots_.assign(64, slot{}); }
+
+  // The index stored for `key`, or `next` (stored for it) when the key is new.
+  std::uint32_t find_or_insert(std::uint64_t key, std::uint32_t next) {
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = hash(key) & mask;; i = (i + 1) & mask) {
+      slot& s = slots_[i];
+      if (s.index == empty) [[unlikely]] {
+        s = {key, next};
+        if (++used_ * 2 > slots_.size()) grow();
+        return next;
+      }
+      if (s.key == key) return s.index;
+    }
+  }
+
+ private:
+  static constexpr std::uint32_t empty = 0xffffffff;
+  struct slot {
+    std::uint64_t key = 0;
+    std::uint32_t index = empty;
+  };
+
+  static std::uint64_t hash(std::uint64_t key) {
+    key *= 0x9e3779b97f4a7c15ull;
+    return key ^ (key >> 32);
+  }
+
+  void grow() {
+    std::vector<slot> bigger(slots_.size() * 2);
+    const std::size_t mask = bigger.size() - 1;
+    for (const slot& s : slots_) {
+      if (s.index == empty) continue;
+      std::size_t i = hash(s.key) & mask;
+      while (bigger[i].index != empty) i = (i + 1) & mask;
+      bigger[i] = s;
+    }
+    slots_ = std::move(bigger);
+  }
+
+  std::vector<slot> slots_;
+  std::size_t used_ = 0;
+};
+
+// llround() for 0 <= x < 2^52 without the libm call: below 2^52 the fraction x - trunc(x)
+// is exact, so comparing it with one half rounds half away from zero as llround does.
+inline std::int64_t round_nonnegative(double x) {
+  const auto whole = static_cast<std::int64_t>(x);
+  return whole + (x - static_cast<double>(whole) >= 0.5 ? 1 : 0);
+}
+
+// Pause quanta as nanoseconds beyond which round_nonnegative() no longer applies; link
+// speeds the CLI accepts (>= 0.001 Gb/s) stay far below it (65535 quanta: 3.4e10 ns).
+constexpr double max_exact_pause_ns = 4503599627370496.0;  // 2^52
 
 }  // namespace
 
@@ -150,8 +219,11 @@ struct congestion_analyzer::state {
   std::vector<flow_state> flows;
   flow_table table;
   // Ports keyed by interface id (bit 63 set) or source MAC.
-  std::unordered_map<std::uint64_t, std::size_t> port_index;
+  port_table port_index;
   std::vector<port_pause> ports;
+  std::uint64_t intervals_closed = 0;
+  // The longest intervals so far, longest first (ports by analyzer index until finish()).
+  std::vector<pause_interval> longest;
   dissected_frame scratch;
 
   explicit state(analyzer_options o)
@@ -167,8 +239,9 @@ struct congestion_analyzer::state {
   std::uint32_t port_for(const packet_view& packet, const dissected_frame& f) {
     const bool by_interface = interfaces.size() > 1;
     const std::uint64_t key = by_interface ? (1ull << 63) | packet.interface_id : mac_key(f.src_mac);
-    auto [it, inserted] = port_index.try_emplace(key, ports.size());
-    if (inserted) {
+    const auto next = static_cast<std::uint32_t>(ports.size());
+    const std::uint32_t index = port_index.find_or_insert(key, next);
+    if (index == next) [[unlikely]] {
       port_pause p;
       if (by_interface) {
         const auto& name = interfaces[packet.interface_id].name;
@@ -178,11 +251,47 @@ struct congestion_analyzer::state {
       }
       ports.push_back(std::move(p));
     }
-    return static_cast<std::uint32_t>(it->second);
+    return index;
+  }
+
+  // Ports in the order finish() numbers them: by name, then first seen.
+  bool port_before(std::uint32_t a, std::uint32_t b) const {
+    if (a == b) return false;
+    const int c = ports[a].name.compare(ports[b].name);
+    return c != 0 ? c < 0 : a < b;
+  }
+
+  // The order of longest_pauses() over the sorted list: longer first, then by start,
+  // port, priority.
+  bool longer(const pause_interval& a, const pause_interval& b) const {
+    const std::int64_t la = a.end_ns - a.start_ns, lb = b.end_ns - b.start_ns;
+    if (la != lb) return la > lb;
+    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+    if (a.port != b.port) return port_before(a.port, b.port);
+    return a.priority < b.priority;
+  }
+
+  void offer_longest(const pause_interval& iv) {
+    const std::size_t n = options.longest_pauses_kept;
+    if (n == 0) return;
+    if (longest.size() == n && !longer(iv, longest.back())) return;
+    auto at = longest.begin();
+    while (at != longest.end() && !longer(iv, *at)) ++at;
+    longest.insert(at, iv);
+    if (longest.size() > n) longest.pop_back();
   }
 
   void close(std::uint32_t port, std::uint8_t prio, priority_pause& p, std::int64_t end_ns) {
-    out.pauses.push_back({port, prio, p.start_ns, std::max(end_ns, p.start_ns), p.frames});
+    const pause_interval iv{port, prio, p.start_ns, std::max(end_ns, p.start_ns), p.frames};
+    const std::int64_t length = iv.end_ns - iv.start_ns;
+    pause_totals& t = ports[port].totals[prio];
+    ++t.intervals;
+    t.frames += iv.frames;
+    t.paused_ns += length;
+    t.longest_ns = std::max(t.longest_ns, length);
+    ++intervals_closed;
+    if (options.keep_pause_intervals) out.pauses.push_back(iv);
+    offer_longest(iv);
     p = {};
   }
 
@@ -211,8 +320,11 @@ struct congestion_analyzer::state {
         continue;
       }
       // Saturating: a hostile or clamped timestamp near the end of int64 must not wrap.
+      const double pause_ns = quanta * quantum_ns;
+      const std::int64_t rounded_ns =
+          pause_ns < max_exact_pause_ns ? round_nonnegative(pause_ns) : std::llround(pause_ns);
       std::int64_t expiry;
-      if (__builtin_add_overflow(t, std::llround(quanta * quantum_ns), &expiry))
+      if (__builtin_add_overflow(t, rounded_ns, &expiry))
         expiry = std::numeric_limits<std::int64_t>::max();
       if (p.open && t > p.expiry_ns) close(port, prio, p, p.expiry_ns);
       if (!p.open) {
@@ -345,21 +457,33 @@ capture_analysis congestion_analyzer::finish() {
   std::sort(s.out.flows.begin(), s.out.flows.end(), [](const roce_flow& a, const roce_flow& b) {
     return std::tie(a.first_ns, a.src, a.dst, a.dest_qp) < std::tie(b.first_ns, b.src, b.dst, b.dest_qp);
   });
-  // Ports renumbered in name order, so intervals sort on integers (a storm has millions).
+  // Ports renumbered in name order (first seen among equal names), so intervals sort on
+  // integers (a storm has millions).
   std::vector<std::uint32_t> by_name(s.ports.size());
   for (std::uint32_t i = 0; i < by_name.size(); ++i) by_name[i] = i;
-  std::sort(by_name.begin(), by_name.end(),
-            [&](std::uint32_t a, std::uint32_t b) { return s.ports[a].name < s.ports[b].name; });
+  std::sort(by_name.begin(), by_name.end(), [&](std::uint32_t a, std::uint32_t b) { return s.port_before(a, b); });
   std::vector<std::uint32_t> rank(s.ports.size());
   s.out.ports.clear();
+  s.out.pause_summary.clear();
   for (std::uint32_t r = 0; r < by_name.size(); ++r) {
     rank[by_name[r]] = r;
-    s.out.ports.push_back(s.ports[by_name[r]].name);
+    port_pause& port = s.ports[by_name[r]];
+    s.out.ports.push_back(port.name);
+    for (std::uint8_t prio = 0; prio < 8; ++prio) {
+      const pause_totals& t = port.totals[prio];
+      if (t.intervals != 0)
+        s.out.pause_summary.push_back({r, prio, t.intervals, t.frames, t.paused_ns, t.longest_ns});
+      port.totals[prio] = {};
+    }
   }
   for (pause_interval& p : s.out.pauses) p.port = rank[p.port];
   std::sort(s.out.pauses.begin(), s.out.pauses.end(), [](const pause_interval& a, const pause_interval& b) {
     return std::tie(a.start_ns, a.port, a.priority) < std::tie(b.start_ns, b.port, b.priority);
   });
+  s.out.longest_pause_intervals = std::move(s.longest);
+  s.longest = {};
+  for (pause_interval& p : s.out.longest_pause_intervals) p.port = rank[p.port];
+  s.out.pause_interval_count = std::exchange(s.intervals_closed, 0);
   capture_analysis result = std::move(s.out);
   s.out = {};
   s.out.link_gbps = s.options.link_gbps;
