@@ -28,8 +28,102 @@ constexpr bool psn_ahead(std::uint32_t a, std::uint32_t b) {
   return d != 0 && d < (1u << 23);
 }
 
-// The flow key as five 64-bit words (source, destination, QP), compared word by word
-// and stored inline in the hash slot, so a lookup touches one cache line.
+// What every packet of a flow updates. The rest of the flow (its first packet's time,
+// CE marks, CNPs, retransmissions) is in its roce_flow record, which few packets touch.
+struct flow_hot {
+  std::uint64_t packets = 0;
+  std::uint64_t bytes = 0;
+  std::int64_t last_ns = 0;
+  std::uint32_t highest_psn = 0;
+  std::uint32_t previous_psn = 0;
+  bool has_psn = false;
+};
+
+constexpr std::uint32_t no_record = 0xffffffff;
+
+bool ipv4_mapped(const std::array<std::uint8_t, 16>& a) {
+  static constexpr std::uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  return std::memcmp(a.data(), prefix, 12) == 0;
+}
+
+// Flows between IPv4 addresses, a mirror port's bulk: open addressing with linear probing
+// over 64-byte entries that hold the key and the per-packet counters together, so a
+// packet's lookup and update touch one cache line.
+class ipv4_flow_table {
+ public:
+  struct alignas(64) entry {
+    std::uint64_t addresses = 0;  // source and destination, wire bytes in this order
+    std::uint32_t dest_qp = 0;
+    std::uint32_t record = no_record;  // index into the records; no_record: a free entry
+    flow_hot hot;
+  };
+  static_assert(sizeof(entry) == 64);
+
+  ipv4_flow_table() { entries_.resize(64); }
+
+  static std::uint64_t addresses_of(const std::uint8_t* src, const std::uint8_t* dst) {
+    std::array<std::uint8_t, 8> both;
+    std::memcpy(both.data(), src, 4);
+    std::memcpy(both.data() + 4, dst, 4);
+    std::uint64_t a;
+    std::memcpy(&a, both.data(), 8);
+    return a;
+  }
+
+  // The entry of (addresses, dest_qp); a new flow's record is appended to `records`.
+  entry& find_or_insert(std::uint64_t addresses, std::uint32_t dest_qp, std::vector<roce_flow>& records) {
+    const std::size_t mask = entries_.size() - 1;
+    for (std::size_t i = hash(addresses, dest_qp) & mask;; i = (i + 1) & mask) {
+      entry& e = entries_[i];
+      if (e.addresses == addresses && e.dest_qp == dest_qp && e.record != no_record) [[likely]] return e;
+      if (e.record == no_record) return insert(addresses, dest_qp, records);
+    }
+  }
+
+  const std::vector<entry>& entries() const { return entries_; }
+
+ private:
+  static std::uint64_t hash(std::uint64_t addresses, std::uint32_t dest_qp) {
+    const std::uint64_t h = (addresses * 0x9e3779b97f4a7c15ull) ^ (dest_qp * 0xc2b2ae3d27d4eb4full);
+    return h ^ (h >> 32);
+  }
+
+  [[gnu::noinline]] entry& insert(std::uint64_t addresses, std::uint32_t dest_qp, std::vector<roce_flow>& records) {
+    if ((used_ + 1) * 2 > entries_.size()) grow();
+    const std::size_t mask = entries_.size() - 1;
+    std::size_t i = hash(addresses, dest_qp) & mask;
+    while (entries_[i].record != no_record) i = (i + 1) & mask;
+    entry& e = entries_[i];
+    e.addresses = addresses;
+    e.dest_qp = dest_qp;
+    e.record = static_cast<std::uint32_t>(records.size());
+    ++used_;
+    roce_flow& r = records.emplace_back();
+    r.src[10] = r.src[11] = r.dst[10] = r.dst[11] = 0xff;
+    std::memcpy(r.src.data() + 12, &addresses, 4);
+    std::memcpy(r.dst.data() + 12, reinterpret_cast<const std::uint8_t*>(&addresses) + 4, 4);
+    r.dest_qp = dest_qp;
+    return e;
+  }
+
+  void grow() {
+    std::vector<entry> bigger(entries_.size() * 2);
+    const std::size_t mask = bigger.size() - 1;
+    for (const entry& e : entries_) {
+      if (e.record == no_record) continue;
+      std::size_t i = hash(e.addresses, e.dest_qp) & mask;
+      while (bigger[i].record != no_record) i = (i + 1) & mask;
+      bigger[i] = e;
+    }
+    entries_ = std::move(bigger);
+  }
+
+  std::vector<entry> entries_;
+  std::size_t used_ = 0;
+};
+
+// Every other flow (IPv6 addresses): the key as five 64-bit words (source, destination,
+// QP), compared word by word.
 struct flow_key {
   std::array<std::uint64_t, 5> words;
   // Word by word: std::array's operator== may become a memcmp call on this path.
@@ -49,9 +143,8 @@ struct flow_key {
 };
 
 // Each word times its own odd constant, folded and mixed once: the five products do not
-// depend on each other, so they issue in parallel instead of a chain of multiplies on the
-// per-packet path. Keys are not chosen by anyone who gains from collisions beyond slowing
-// one analysis.
+// depend on each other, so they issue in parallel instead of a chain of multiplies.
+// Keys are not chosen by anyone who gains from collisions beyond slowing one analysis.
 std::uint64_t hash_key(const flow_key& k) {
   std::uint64_t h = (k.words[0] * 0x9e3779b97f4a7c15ull) ^ (k.words[1] * 0xc2b2ae3d27d4eb4full) ^
                     (k.words[2] * 0x165667b19e3779f9ull) ^ (k.words[3] * 0xd6e8feb86659fd93ull) ^
@@ -63,32 +156,31 @@ std::uint64_t hash_key(const flow_key& k) {
 
 struct flow_state {
   flow_key key;
-  roce_flow record;
-  std::uint32_t highest_psn = 0;
-  std::uint32_t previous_psn = 0;
-  bool has_psn = false;
+  flow_hot hot;
+  std::uint32_t record = no_record;  // index into the records
 };
 
 // Open addressing with linear probing. A slot is 8 bytes (flow index and 32 bits of the
-// hash), so a table for thousands of flows stays in L1; the full key is checked in the
-// flow record, which the caller touches anyway to update its counters.
+// hash); the full key is checked in the flow state.
 class flow_table {
  public:
-  flow_table() { slots_.assign(1024, slot{}); }
+  flow_table() { slots_.assign(64, slot{}); }
 
-  flow_state& find_or_insert(const flow_key& key, std::uint64_t h, std::vector<flow_state>& flows) {
+  flow_state& find_or_insert(const flow_key& key, std::uint64_t h, std::vector<flow_state>& flows,
+                             std::vector<roce_flow>& records) {
     const auto tag = static_cast<std::uint32_t>(h >> 32);
     const std::size_t mask = slots_.size() - 1;
     for (std::size_t i = h & mask;; i = (i + 1) & mask) {
       slot& s = slots_[i];
       if (s.index == empty) [[unlikely]] {
         s = {static_cast<std::uint32_t>(flows.size()), tag};
-        flows.push_back({});
-        flow_state& f = flows.back();
+        flow_state& f = flows.emplace_back();
         f.key = key;
-        std::memcpy(f.record.src.data(), &key.words[0], 16);
-        std::memcpy(f.record.dst.data(), &key.words[2], 16);
-        f.record.dest_qp = static_cast<std::uint32_t>(key.words[4]);
+        f.record = static_cast<std::uint32_t>(records.size());
+        roce_flow& r = records.emplace_back();
+        std::memcpy(r.src.data(), &key.words[0], 16);
+        std::memcpy(r.dst.data(), &key.words[2], 16);
+        r.dest_qp = static_cast<std::uint32_t>(key.words[4]);
         if (flows.size() * 2 > slots_.size()) grow(flows);
         return f;
       }
@@ -216,7 +308,11 @@ struct congestion_analyzer::state {
   double quantum_ns;
   capture_analysis out;
   std::vector<interface_info> interfaces;
-  std::vector<flow_state> flows;
+  // Every flow's record, in order of first sight; packets, bytes and last_ns are filled
+  // from the flow's hot counters by finish().
+  std::vector<roce_flow> records;
+  ipv4_flow_table ipv4_flows;
+  std::vector<flow_state> flows;  // flows with an address that is not IPv4
   flow_table table;
   // Ports keyed by interface id (bit 63 set) or source MAC.
   port_table port_index;
@@ -225,6 +321,7 @@ struct congestion_analyzer::state {
   // The longest intervals so far, longest first (ports by analyzer index until finish()).
   std::vector<pause_interval> longest;
   dissected_frame scratch;
+  common_frame common;
 
   explicit state(analyzer_options o)
       : options(o), quantum_ns(512.0 / o.link_gbps) {
@@ -236,9 +333,9 @@ struct congestion_analyzer::state {
   }
 
   // The port's index in `ports`, created on first sight.
-  std::uint32_t port_for(const packet_view& packet, const dissected_frame& f) {
+  std::uint32_t port_for(const packet_view& packet, const std::array<std::uint8_t, 6>& src_mac) {
     const bool by_interface = interfaces.size() > 1;
-    const std::uint64_t key = by_interface ? (1ull << 63) | packet.interface_id : mac_key(f.src_mac);
+    const std::uint64_t key = by_interface ? (1ull << 63) | packet.interface_id : mac_key(src_mac);
     const auto next = static_cast<std::uint32_t>(ports.size());
     const std::uint32_t index = port_index.find_or_insert(key, next);
     if (index == next) [[unlikely]] {
@@ -247,7 +344,7 @@ struct congestion_analyzer::state {
         const auto& name = interfaces[packet.interface_id].name;
         p.name = name.empty() ? "if" + std::to_string(packet.interface_id) : name;
       } else {
-        p.name = format_mac(f.src_mac);
+        p.name = format_mac(src_mac);
       }
       ports.push_back(std::move(p));
     }
@@ -295,22 +392,23 @@ struct congestion_analyzer::state {
     p = {};
   }
 
-  void on_pfc(const packet_view& packet, const dissected_frame& f) {
+  void on_pfc(const packet_view& packet, const std::array<std::uint8_t, 6>& src_mac, std::uint16_t class_enable,
+              const std::array<std::uint16_t, 8>& pfc_quanta) {
     auto& pfc = out.pfc;
     ++pfc.frames;
     const std::int64_t t = packet.timestamp_ns;
     std::uint32_t port = 0;
     port_pause* pp = nullptr;
     for (std::uint8_t prio = 0; prio < 8; ++prio) {
-      if (!(f.pfc_class_enable & (1u << prio))) continue;
-      const std::uint16_t quanta = f.pfc_quanta[prio];
+      if (!(class_enable & (1u << prio))) continue;
+      const std::uint16_t quanta = pfc_quanta[prio];
       auto& counts = pfc.by_priority[prio];
       ++counts.frames;
       counts.quanta += quanta;
       if (quanta) ++counts.xoff; else ++counts.xon;
 
       if (!pp) {
-        port = port_for(packet, f);
+        port = port_for(packet, src_mac);
         pp = &ports[port];
       }
       priority_pause& p = pp->priority[prio];
@@ -338,14 +436,51 @@ struct congestion_analyzer::state {
   }
 
   // Counts one dissected packet; `flow` is its flow when the caller resolved it already.
-  void count(const packet_view& packet, const dissected_frame& f, flow_state* flow);
+  void count(const packet_view& packet, const dissected_frame& f);
 
-  flow_state& flow_of(const dissected_frame& f) {
-    const flow_key key = flow_key::of(f.ip_src, f.ip_dst, f.dest_qp);
-    return table.find_or_insert(key, hash_key(key), flows);
+  // A frame dissect_common() took: the same counting as count() with dissect()'s fields.
+  void count_common(const packet_view& packet, const common_frame& c) {
+    ++out.frames;
+    if (c.what == common_frame::kind::pfc) {
+      on_pfc(packet, c.src_mac, c.pfc_class_enable, c.pfc_quanta);
+      return;
+    }
+    if (c.truncated) [[unlikely]] {
+      if (packet.bytes.size() >= packet.original_length) {
+        ++out.malformed;
+      } else {
+        ++out.truncated;
+      }
+    }
+    auto& e = ipv4_flows.find_or_insert(ipv4_flow_table::addresses_of(c.ip_src.data(), c.ip_dst.data()),
+                                        c.dest_qp, records);
+    on_roce(packet, {0, c.ecn, c.bth_opcode, c.has_aeth, c.aeth_syndrome, c.psn}, e.hot, e.record);
   }
 
-  void on_roce(const packet_view& packet, const dissected_frame& f, flow_state& flow) {
+  // A flow's per-packet counters and the index of its record. IPv4-mapped addresses
+  // (IPv4 packets) go to the IPv4 table whichever path dissected them.
+  std::pair<flow_hot*, std::uint32_t> flow_of(const dissected_frame& f) {
+    if (ipv4_mapped(f.ip_src) && ipv4_mapped(f.ip_dst)) {
+      auto& e = ipv4_flows.find_or_insert(ipv4_flow_table::addresses_of(f.ip_src.data() + 12, f.ip_dst.data() + 12),
+                                          f.dest_qp, records);
+      return {&e.hot, e.record};
+    }
+    const flow_key key = flow_key::of(f.ip_src, f.ip_dst, f.dest_qp);
+    flow_state& s = table.find_or_insert(key, hash_key(key), flows, records);
+    return {&s.hot, s.record};
+  }
+
+  // What on_roce() reads of a dissected RoCE packet.
+  struct roce_fields {
+    std::uint16_t inner_offset;
+    std::uint8_t ecn;
+    std::uint8_t bth_opcode;
+    bool has_aeth;
+    std::uint8_t aeth_syndrome;
+    std::uint32_t psn;
+  };
+
+  void on_roce(const packet_view& packet, const roce_fields& f, flow_hot& flow, std::uint32_t record) {
     auto& roce = out.roce;
     const std::uint64_t bytes = packet.original_length > f.inner_offset
                                     ? packet.original_length - f.inner_offset
@@ -359,11 +494,11 @@ struct congestion_analyzer::state {
       default: ++roce.ecn.ce; break;
     }
 
-    roce_flow& r = flow.record;
-    if (r.packets == 0) r.first_ns = packet.timestamp_ns;
-    ++r.packets;
-    r.bytes += bytes;
-    r.last_ns = std::max(r.last_ns, packet.timestamp_ns);
+    roce_flow& r = records[record];  // an address only: touched by few packets
+    if (flow.packets == 0) [[unlikely]] r.first_ns = packet.timestamp_ns;
+    ++flow.packets;
+    flow.bytes += bytes;
+    flow.last_ns = std::max(flow.last_ns, packet.timestamp_ns);
     if (f.ecn == 3) ++r.ce;
 
     if (f.bth_opcode == bth_opcode_cnp) {
@@ -409,16 +544,22 @@ void congestion_analyzer::set_interfaces(const std::vector<interface_info>& inte
 }
 
 void congestion_analyzer::add(const packet_view& packet) {
-  dissect(state_->link_of(packet.interface_id), packet.bytes, state_->scratch);
-  add(packet, state_->scratch);
+  state& s = *state_;
+  const link_type link = s.link_of(packet.interface_id);
+  if (link == link_type::ethernet && dissect_common(packet.bytes, s.common)) [[likely]] {
+    s.count_common(packet, s.common);
+    return;
+  }
+  dissect(link, packet.bytes, s.scratch);
+  s.count(packet, s.scratch);
 }
 
 void congestion_analyzer::add(const packet_view& packet, const dissected_frame& f) {
   state& s = *state_;
-  s.count(packet, f, nullptr);
+  s.count(packet, f);
 }
 
-void congestion_analyzer::state::count(const packet_view& packet, const dissected_frame& f, flow_state* flow) {
+void congestion_analyzer::state::count(const packet_view& packet, const dissected_frame& f) {
   state& s = *this;
   ++s.out.frames;
   if (f.erspan_type) ++s.out.erspan_packets;
@@ -433,10 +574,11 @@ void congestion_analyzer::state::count(const packet_view& packet, const dissecte
   }
   if (f.unsupported_link) ++s.out.unsupported_link;
   if (f.is_roce) {
-    s.on_roce(packet, f, flow ? *flow : s.flow_of(f));
+    const auto [hot, record] = s.flow_of(f);
+    s.on_roce(packet, {f.inner_offset, f.ecn, f.bth_opcode, f.has_aeth, f.aeth_syndrome, f.psn}, *hot, record);
   } else if (f.is_mac_control) {
     if (f.mac_control_opcode == mac_control_pfc) {
-      s.on_pfc(packet, f);
+      s.on_pfc(packet, f.src_mac, f.pfc_class_enable, f.pfc_quanta);
     } else if (f.mac_control_opcode == mac_control_pause) {
       ++s.out.pause.frames;
       s.out.pause.quanta += f.pause_quanta;
@@ -451,9 +593,20 @@ capture_analysis congestion_analyzer::finish() {
       if (s.ports[i].priority[prio].open)
         s.close(i, prio, s.ports[i].priority[prio], s.ports[i].priority[prio].expiry_ns);
 
-  s.out.flows.clear();
-  s.out.flows.reserve(s.flows.size());
-  for (const auto& f : s.flows) s.out.flows.push_back(f.record);
+  const auto fill = [&](const flow_hot& hot, std::uint32_t record) {
+    roce_flow& r = s.records[record];
+    r.packets = hot.packets;
+    r.bytes = hot.bytes;
+    r.last_ns = hot.last_ns;
+  };
+  for (const auto& e : s.ipv4_flows.entries())
+    if (e.record != no_record) fill(e.hot, e.record);
+  for (const auto& f : s.flows) fill(f.hot, f.record);
+  s.out.flows = std::move(s.records);
+  s.records = {};
+  s.ipv4_flows = {};
+  s.flows = {};
+  s.table = {};
   std::sort(s.out.flows.begin(), s.out.flows.end(), [](const roce_flow& a, const roce_flow& b) {
     return std::tie(a.first_ns, a.src, a.dst, a.dest_qp) < std::tie(b.first_ns, b.src, b.dst, b.dest_qp);
   });
