@@ -61,13 +61,13 @@ class ipv4_flow_table {
 
   ipv4_flow_table() { entries_.resize(64); }
 
+  // Two 32-bit loads joined in a register: one 64-bit load of two 4-byte fields stored
+  // apart would wait for store forwarding to fail.
   static std::uint64_t addresses_of(const std::uint8_t* src, const std::uint8_t* dst) {
-    std::array<std::uint8_t, 8> both;
-    std::memcpy(both.data(), src, 4);
-    std::memcpy(both.data() + 4, dst, 4);
-    std::uint64_t a;
-    std::memcpy(&a, both.data(), 8);
-    return a;
+    std::uint32_t s, d;
+    std::memcpy(&s, src, 4);
+    std::memcpy(&d, dst, 4);
+    return (std::uint64_t{s} << 32) | d;
   }
 
   // The entry of (addresses, dest_qp); a new flow's record is appended to `records`.
@@ -100,8 +100,9 @@ class ipv4_flow_table {
     ++used_;
     roce_flow& r = records.emplace_back();
     r.src[10] = r.src[11] = r.dst[10] = r.dst[11] = 0xff;
-    std::memcpy(r.src.data() + 12, &addresses, 4);
-    std::memcpy(r.dst.data() + 12, reinterpret_cast<const std::uint8_t*>(&addresses) + 4, 4);
+    const auto src = static_cast<std::uint32_t>(addresses >> 32), dst = static_cast<std::uint32_t>(addresses);
+    std::memcpy(r.src.data() + 12, &src, 4);
+    std::memcpy(r.dst.data() + 12, &dst, 4);
     r.dest_qp = dest_qp;
     return e;
   }
@@ -235,10 +236,14 @@ struct port_pause {
   std::array<pause_totals, 8> totals{};
 };
 
+// The six bytes as one integer (a table key: byte order does not matter, only that
+// different MACs give different keys).
 std::uint64_t mac_key(const std::array<std::uint8_t, 6>& mac) {
-  std::uint64_t k = 0;
-  for (auto b : mac) k = (k << 8) | b;
-  return k;
+  std::uint32_t high;
+  std::uint16_t low;
+  std::memcpy(&high, mac.data(), 4);
+  std::memcpy(&low, mac.data() + 4, 2);
+  return (std::uint64_t{high} << 16) | low;
 }
 
 // Port key (a MAC, or an interface id with bit 63 set) to its index in the analyzer's
@@ -316,20 +321,24 @@ struct congestion_analyzer::state {
   flow_table table;
   // Ports keyed by interface id (bit 63 set) or source MAC.
   port_table port_index;
+  // RoCE packets by ECN codepoint (0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE): an index
+  // instead of a branch per packet; finish() names them in out.roce.ecn.
+  std::array<std::uint64_t, 4> ecn_by_codepoint{};
   std::vector<port_pause> ports;
   std::uint64_t intervals_closed = 0;
   // The longest intervals so far, longest first (ports by analyzer index until finish()).
   std::vector<pause_interval> longest;
   dissected_frame scratch;
-  common_frame common;
 
   explicit state(analyzer_options o)
       : options(o), quantum_ns(512.0 / o.link_gbps) {
     out.link_gbps = o.link_gbps;
   }
 
+  std::vector<link_type> links;  // parallel to `interfaces`
+
   link_type link_of(std::uint32_t interface_id) const {
-    return interface_id < interfaces.size() ? interfaces[interface_id].link : link_type::ethernet;
+    return interface_id < links.size() ? links[interface_id] : link_type::ethernet;
   }
 
   // The port's index in `ports`, created on first sight.
@@ -399,8 +408,9 @@ struct congestion_analyzer::state {
     const std::int64_t t = packet.timestamp_ns;
     std::uint32_t port = 0;
     port_pause* pp = nullptr;
-    for (std::uint8_t prio = 0; prio < 8; ++prio) {
-      if (!(class_enable & (1u << prio))) continue;
+    // The enabled priorities only, lowest first (bits 8..15 of the vector are reserved).
+    for (unsigned enabled = class_enable & 0xffu; enabled != 0; enabled &= enabled - 1) {
+      const auto prio = static_cast<std::uint8_t>(__builtin_ctz(enabled));
       const std::uint16_t quanta = pfc_quanta[prio];
       auto& counts = pfc.by_priority[prio];
       ++counts.frames;
@@ -480,19 +490,15 @@ struct congestion_analyzer::state {
     std::uint32_t psn;
   };
 
-  void on_roce(const packet_view& packet, const roce_fields& f, flow_hot& flow, std::uint32_t record) {
+  [[gnu::always_inline]] void on_roce(const packet_view& packet, const roce_fields& f, flow_hot& flow,
+                                      std::uint32_t record) {
     auto& roce = out.roce;
     const std::uint64_t bytes = packet.original_length > f.inner_offset
                                     ? packet.original_length - f.inner_offset
                                     : 0;
     ++roce.packets;
     roce.bytes += bytes;
-    switch (f.ecn) {
-      case 0: ++roce.ecn.not_ect; break;
-      case 1: ++roce.ecn.ect1; break;
-      case 2: ++roce.ecn.ect0; break;
-      default: ++roce.ecn.ce; break;
-    }
+    ++ecn_by_codepoint[f.ecn & 3];
 
     roce_flow& r = records[record];  // an address only: touched by few packets
     if (flow.packets == 0) [[unlikely]] r.first_ns = packet.timestamp_ns;
@@ -541,13 +547,17 @@ congestion_analyzer::~congestion_analyzer() = default;
 
 void congestion_analyzer::set_interfaces(const std::vector<interface_info>& interfaces) {
   state_->interfaces = interfaces;
+  state_->links.clear();
+  for (const auto& i : interfaces) state_->links.push_back(i.link);
 }
 
 void congestion_analyzer::add(const packet_view& packet) {
   state& s = *state_;
   const link_type link = s.link_of(packet.interface_id);
-  if (link == link_type::ethernet && dissect_common(packet.bytes, s.common)) [[likely]] {
-    s.count_common(packet, s.common);
+  // A local, so its fields can stay in registers from the dissector to the counters.
+  common_frame c;
+  if (link == link_type::ethernet && dissect_common(packet.bytes, c)) [[likely]] {
+    s.count_common(packet, c);
     return;
   }
   dissect(link, packet.bytes, s.scratch);
@@ -637,6 +647,8 @@ capture_analysis congestion_analyzer::finish() {
   s.longest = {};
   for (pause_interval& p : s.out.longest_pause_intervals) p.port = rank[p.port];
   s.out.pause_interval_count = std::exchange(s.intervals_closed, 0);
+  s.out.roce.ecn = {s.ecn_by_codepoint[0], s.ecn_by_codepoint[2], s.ecn_by_codepoint[1], s.ecn_by_codepoint[3]};
+  s.ecn_by_codepoint = {};
   capture_analysis result = std::move(s.out);
   s.out = {};
   s.out.link_gbps = s.options.link_gbps;

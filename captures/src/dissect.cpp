@@ -396,14 +396,16 @@ bool dissect_common(std::span<const std::uint8_t> bytes, common_frame& out) noex
     const bool truncated = ip_end > size;
     std::size_t limit = truncated ? size : ip_end;
     const std::size_t l4 = off + sizeof(ipv4_header);
-    if (!fits(l4, sizeof(udp_header), limit)) return false;
+    // Offsets here are below 2^17, so `at + n <= limit` is fits(at, n, limit) without its
+    // overflow guard.
+    if (l4 + sizeof(udp_header) > limit) return false;
     const std::uint8_t* u = p + l4;
     const std::size_t udp_length = load_be16(u + 4);
     if (load_be16(u + 2) != roce_v2_udp_port || udp_length < sizeof(udp_header) || udp_length > ip_end - l4)
       return false;
     if (l4 + udp_length <= limit) limit = l4 + udp_length;
     const std::size_t bth_at = l4 + sizeof(udp_header);
-    if (!fits(bth_at, sizeof(bth), limit)) return false;
+    if (bth_at + sizeof(bth) > limit) return false;
     const std::uint8_t* b = p + bth_at;
     const std::uint8_t opcode = b[0];
     const opcode_layout& layout = layout_of(opcode);
@@ -412,20 +414,20 @@ bool dissect_common(std::span<const std::uint8_t> bytes, common_frame& out) noex
       const std::size_t overhead = layout.header_bytes + ((b[1] >> 4) & 0x3) + sizeof(icrc_trailer);
       if (l4 + udp_length - ext < overhead) return false;
     }
-    if (layout.reth_offset != opcode_layout::absent && !fits(ext + layout.reth_offset, sizeof(reth), limit))
-      return false;
+    if (layout.reth_offset != opcode_layout::absent && ext + layout.reth_offset + sizeof(reth) > limit) return false;
     out.has_aeth = layout.aeth_offset != opcode_layout::absent;
     if (out.has_aeth) {
       const std::size_t at = ext + layout.aeth_offset;
-      if (!fits(at, sizeof(aeth), limit)) return false;
+      if (at + sizeof(aeth) > limit) return false;
       out.aeth_syndrome = p[at];
     }
     out.what = common_frame::kind::roce;
     out.truncated = truncated;
     out.ecn = ip[ipv4_offset::tos] & 0x3;
     out.bth_opcode = opcode;
-    out.dest_qp = load_be24(b + 5);
-    out.psn = load_be24(b + 9);
+    // One 32-bit load each, the byte before each 24-bit field masked off.
+    out.dest_qp = load_be32(b + 4) & 0xFFFFFF;
+    out.psn = load_be32(b + 8) & 0xFFFFFF;
     std::memcpy(out.ip_src.data(), ip + 12, 4);
     std::memcpy(out.ip_dst.data(), ip + 16, 4);
     return true;
