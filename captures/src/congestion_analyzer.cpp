@@ -107,12 +107,12 @@ struct congestion_analyzer::state {
   std::vector<pause_interval> longest;
   dissected_frame scratch;
 
+  std::vector<link_type> links;  // parallel to `interfaces`
+
   explicit state(analyzer_options o)
       : options(o), quantum_ns(512.0 / o.link_gbps) {
     out.link_gbps = o.link_gbps;
   }
-
-  std::vector<link_type> links;  // parallel to `interfaces`
 
   link_type link_of(std::uint32_t interface_id) const {
     return interface_id < links.size() ? links[interface_id] : link_type::ethernet;
@@ -222,7 +222,7 @@ struct congestion_analyzer::state {
     }
   }
 
-  // Counts one dissected packet; `flow` is its flow when the caller resolved it already.
+  // Counts one packet dissect() took apart.
   void count(const packet_view& packet, const dissected_frame& f);
 
   // A frame dissect_common() took: the same counting as count() with dissect()'s fields.
@@ -232,7 +232,8 @@ struct congestion_analyzer::state {
       on_pfc(packet, c.src_mac, c.pfc_class_enable, c.pfc_quanta);
       return;
     }
-    if (c.truncated) [[unlikely]] {
+    // Snapped captures (a mirror keeping the headers) truncate most data packets.
+    if (c.truncated) {
       if (packet.bytes.size() >= packet.original_length) {
         ++out.malformed;
       } else {
