@@ -93,13 +93,13 @@ void print_text(const captures::capture_file_analysis& result, const analyze_arg
     }
   }
 
-  std::fprintf(out, "pauses      %zu intervals on %zu ports at %.0f Gb/s%s\n", a.pauses.size(), a.ports.size(),
+  std::fprintf(out, "pauses      %zu intervals on %zu ports at %.0f Gb/s%s\n", static_cast<std::size_t>(a.pause_interval_count), a.ports.size(),
                a.link_gbps, args.pauses ? "" : " (every interval: --pauses)");
   if (args.pauses) {
     for (const auto& p : a.pauses) print_pause(out, a, p);
     return;
   }
-  const auto summary = captures::summarize_pauses(a);
+  const auto& summary = a.pause_summary;
   if (!summary.empty()) {
     std::fprintf(out, "  %-17s %4s %10s %7s %16s %16s\n", "port", "prio", "intervals", "frames", "paused",
                  "longest");
@@ -108,7 +108,7 @@ void print_text(const captures::capture_file_analysis& result, const analyze_arg
                    static_cast<unsigned long long>(s.intervals), static_cast<unsigned long long>(s.frames),
                    duration_us_text(0, s.paused_ns).c_str(), duration_us_text(0, s.longest_ns).c_str());
     std::fprintf(out, " longest\n");
-    for (std::size_t i : captures::longest_pauses(a, 10)) print_pause(out, a, a.pauses[i]);
+    for (const auto& p : a.longest_pause_intervals) print_pause(out, a, p);
   }
 }
 
@@ -137,7 +137,7 @@ status write_tables(const std::string& dir, const captures::capture_analysis& a)
            << p.frames << '\n';
   if (auto st = open("pause_summary.csv", summary); !st.ok()) return st;
   summary << "port,priority,intervals,frames,paused_ns,longest_ns\n";
-  for (const auto& s : captures::summarize_pauses(a))
+  for (const auto& s : a.pause_summary)
     summary << a.ports[s.port] << ',' << unsigned{s.priority} << ',' << s.intervals << ',' << s.frames << ','
             << s.paused_ns << ',' << s.longest_ns << '\n';
   for (std::ofstream* f : {&flows, &pauses, &summary}) {
@@ -159,7 +159,10 @@ std::function<int()> setup(CLI::App& app) {
       ->check(finite_in(0.001, 100000, "Gb/s"))
       ->capture_default_str();
   return [args] {
-    auto analyzed = captures::analyze_capture_file(args->file, {.link_gbps = args->link_gbps});
+    // Every interval only when printed or written: the summary is kept as they close.
+    const bool every_interval = args->pauses || !args->tables.empty();
+    auto analyzed = captures::analyze_capture_file(
+        args->file, {.link_gbps = args->link_gbps, .keep_pause_intervals = every_interval});
     if (!analyzed) {
       std::cerr << "rocelab analyze: " << analyzed.error().message() << "\n";
       return 1;

@@ -37,7 +37,7 @@ json to_json(const capture_analysis& a, json_lists lists) {
   for (const auto& p : a.pfc.by_priority)
     by_priority.push_back({{"frames", p.frames}, {"xoff", p.xoff}, {"xon", p.xon}, {"quanta", p.quanta}});
   json summary = json::array();
-  for (const port_priority_pauses& s : summarize_pauses(a))
+  for (const port_priority_pauses& s : a.pause_summary)
     summary.push_back({{"port", a.ports[s.port]},
                        {"priority", s.priority},
                        {"intervals", s.intervals},
@@ -45,7 +45,7 @@ json to_json(const capture_analysis& a, json_lists lists) {
                        {"paused_ns", s.paused_ns},
                        {"longest_ns", s.longest_ns}});
   json longest = json::array();
-  for (std::size_t i : longest_pauses(a, top_n)) longest.push_back(pause_json(a, a.pauses[i]));
+  for (const pause_interval& p : a.longest_pause_intervals) longest.push_back(pause_json(a, p));
 
   const auto& r = a.roce;
   json out = {
@@ -67,7 +67,7 @@ json to_json(const capture_analysis& a, json_lists lists) {
       {"erspan", {{"packets", a.erspan_packets}}},
       {"link_gbps", a.link_gbps},
       {"ports", a.ports},
-      {"pause_intervals", a.pauses.size()},
+      {"pause_intervals", a.pause_interval_count},
       {"pause_summary", summary},
       {"longest_pauses", longest},
       {"flow_count", a.flows.size()},

@@ -5,10 +5,22 @@
 #include <cstring>
 #include <limits>
 #include <tuple>
-#include <unordered_map>
+#include <utility>
+
+#include "analyzer_tables.hpp"
 
 namespace rocelab::captures {
 namespace {
+
+using detail::flow_hot;
+using detail::flow_key;
+using detail::flow_state;
+using detail::flow_table;
+using detail::hash_key;
+using detail::ipv4_mapped;
+using detail::ipv4_flow_table;
+using detail::no_record;
+using detail::port_table;
 
 constexpr std::uint8_t bth_opcode_acknowledge = 0x11;
 constexpr std::uint8_t bth_opcode_cnp = 0x81;
@@ -28,99 +40,6 @@ constexpr bool psn_ahead(std::uint32_t a, std::uint32_t b) {
   return d != 0 && d < (1u << 23);
 }
 
-// The flow key as five 64-bit words (source, destination, QP), compared word by word
-// and stored inline in the hash slot, so a lookup touches one cache line.
-struct flow_key {
-  std::array<std::uint64_t, 5> words;
-  // Word by word: std::array's operator== may become a memcmp call on this path.
-  bool operator==(const flow_key& o) const {
-    return ((words[0] ^ o.words[0]) | (words[1] ^ o.words[1]) | (words[2] ^ o.words[2]) |
-            (words[3] ^ o.words[3]) | (words[4] ^ o.words[4])) == 0;
-  }
-
-  static flow_key of(const std::array<std::uint8_t, 16>& src, const std::array<std::uint8_t, 16>& dst,
-                     std::uint32_t dest_qp) {
-    flow_key k;
-    std::memcpy(&k.words[0], src.data(), 16);
-    std::memcpy(&k.words[2], dst.data(), 16);
-    k.words[4] = dest_qp;
-    return k;
-  }
-};
-
-// Each word times its own odd constant, folded and mixed once: the five products do not
-// depend on each other, so they issue in parallel instead of a chain of multiplies on the
-// per-packet path. Keys are not chosen by anyone who gains from collisions beyond slowing
-// one analysis.
-std::uint64_t hash_key(const flow_key& k) {
-  std::uint64_t h = (k.words[0] * 0x9e3779b97f4a7c15ull) ^ (k.words[1] * 0xc2b2ae3d27d4eb4full) ^
-                    (k.words[2] * 0x165667b19e3779f9ull) ^ (k.words[3] * 0xd6e8feb86659fd93ull) ^
-                    (k.words[4] * 0xff51afd7ed558ccdull);
-  h ^= h >> 32;
-  h *= 0x9e3779b97f4a7c15ull;
-  return h ^ (h >> 29);
-}
-
-struct flow_state {
-  flow_key key;
-  roce_flow record;
-  std::uint32_t highest_psn = 0;
-  std::uint32_t previous_psn = 0;
-  bool has_psn = false;
-};
-
-// Open addressing with linear probing. A slot is 8 bytes (flow index and 32 bits of the
-// hash), so a table for thousands of flows stays in L1; the full key is checked in the
-// flow record, which the caller touches anyway to update its counters.
-class flow_table {
- public:
-  flow_table() { slots_.assign(1024, slot{}); }
-
-  flow_state& find_or_insert(const flow_key& key, std::uint64_t h, std::vector<flow_state>& flows) {
-    const auto tag = static_cast<std::uint32_t>(h >> 32);
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-      slot& s = slots_[i];
-      if (s.index == empty) [[unlikely]] {
-        s = {static_cast<std::uint32_t>(flows.size()), tag};
-        flows.push_back({});
-        flow_state& f = flows.back();
-        f.key = key;
-        std::memcpy(f.record.src.data(), &key.words[0], 16);
-        std::memcpy(f.record.dst.data(), &key.words[2], 16);
-        f.record.dest_qp = static_cast<std::uint32_t>(key.words[4]);
-        if (flows.size() * 2 > slots_.size()) grow(flows);
-        return f;
-      }
-      if (s.tag == tag) {
-        flow_state& f = flows[s.index];
-        if (f.key == key) [[likely]] return f;
-      }
-    }
-  }
-
- private:
-  static constexpr std::uint32_t empty = 0xffffffff;
-  struct slot {
-    std::uint32_t index = empty;
-    std::uint32_t tag = 0;
-  };
-
-  void grow(const std::vector<flow_state>& flows) {
-    std::vector<slot> bigger(slots_.size() * 2);
-    const std::size_t mask = bigger.size() - 1;
-    for (const slot& s : slots_) {
-      if (s.index == empty) continue;
-      std::size_t i = hash_key(flows[s.index].key) & mask;
-      while (bigger[i].index != empty) i = (i + 1) & mask;
-      bigger[i] = s;
-    }
-    slots_ = std::move(bigger);
-  }
-
-  std::vector<slot> slots_;
-};
-
 // Pause state of one (port, priority).
 struct priority_pause {
   bool open = false;
@@ -129,16 +48,40 @@ struct priority_pause {
   std::uint32_t frames = 0;
 };
 
+// What the closed intervals of one (port, priority) add up to.
+struct pause_totals {
+  std::uint64_t intervals = 0;
+  std::uint64_t frames = 0;
+  std::int64_t paused_ns = 0;
+  std::int64_t longest_ns = 0;
+};
+
 struct port_pause {
   std::string name;
   std::array<priority_pause, 8> priority{};
+  std::array<pause_totals, 8> totals{};
 };
 
+// The six bytes as one integer (a table key: byte order does not matter, only that
+// different MACs give different keys).
 std::uint64_t mac_key(const std::array<std::uint8_t, 6>& mac) {
-  std::uint64_t k = 0;
-  for (auto b : mac) k = (k << 8) | b;
-  return k;
+  std::uint32_t high;
+  std::uint16_t low;
+  std::memcpy(&high, mac.data(), 4);
+  std::memcpy(&low, mac.data() + 4, 2);
+  return (std::uint64_t{high} << 16) | low;
 }
+
+// llround() for 0 <= x < 2^52 without the libm call: below 2^52 the fraction x - trunc(x)
+// is exact, so comparing it with one half rounds half away from zero as llround does.
+inline std::int64_t round_nonnegative(double x) {
+  const auto whole = static_cast<std::int64_t>(x);
+  return whole + (x - static_cast<double>(whole) >= 0.5 ? 1 : 0);
+}
+
+// Pause quanta as nanoseconds beyond which round_nonnegative() no longer applies; link
+// speeds the CLI accepts (>= 0.001 Gb/s) stay far below it (65535 quanta: 3.4e10 ns).
+constexpr double max_exact_pause_ns = 4503599627370496.0;  // 2^52
 
 }  // namespace
 
@@ -147,12 +90,24 @@ struct congestion_analyzer::state {
   double quantum_ns;
   capture_analysis out;
   std::vector<interface_info> interfaces;
-  std::vector<flow_state> flows;
+  // Every flow's record, in order of first sight; packets, bytes and last_ns are filled
+  // from the flow's hot counters by finish().
+  std::vector<roce_flow> records;
+  ipv4_flow_table ipv4_flows;
+  std::vector<flow_state> flows;  // flows with an address that is not IPv4
   flow_table table;
   // Ports keyed by interface id (bit 63 set) or source MAC.
-  std::unordered_map<std::uint64_t, std::size_t> port_index;
+  port_table port_index;
+  // RoCE packets by ECN codepoint (0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE): an index
+  // instead of a branch per packet; finish() names them in out.roce.ecn.
+  std::array<std::uint64_t, 4> ecn_by_codepoint{};
   std::vector<port_pause> ports;
+  std::uint64_t intervals_closed = 0;
+  // The longest intervals so far, longest first (ports by analyzer index until finish()).
+  std::vector<pause_interval> longest;
   dissected_frame scratch;
+
+  std::vector<link_type> links;  // parallel to `interfaces`
 
   explicit state(analyzer_options o)
       : options(o), quantum_ns(512.0 / o.link_gbps) {
@@ -160,48 +115,87 @@ struct congestion_analyzer::state {
   }
 
   link_type link_of(std::uint32_t interface_id) const {
-    return interface_id < interfaces.size() ? interfaces[interface_id].link : link_type::ethernet;
+    return interface_id < links.size() ? links[interface_id] : link_type::ethernet;
   }
 
   // The port's index in `ports`, created on first sight.
-  std::uint32_t port_for(const packet_view& packet, const dissected_frame& f) {
+  std::uint32_t port_for(const packet_view& packet, const std::array<std::uint8_t, 6>& src_mac) {
     const bool by_interface = interfaces.size() > 1;
-    const std::uint64_t key = by_interface ? (1ull << 63) | packet.interface_id : mac_key(f.src_mac);
-    auto [it, inserted] = port_index.try_emplace(key, ports.size());
-    if (inserted) {
+    const std::uint64_t key = by_interface ? (1ull << 63) | packet.interface_id : mac_key(src_mac);
+    const auto next = static_cast<std::uint32_t>(ports.size());
+    const std::uint32_t index = port_index.find_or_insert(key, next);
+    if (index == next) [[unlikely]] {
       port_pause p;
       if (by_interface) {
         const auto& name = interfaces[packet.interface_id].name;
         p.name = name.empty() ? "if" + std::to_string(packet.interface_id) : name;
       } else {
-        p.name = format_mac(f.src_mac);
+        p.name = format_mac(src_mac);
       }
       ports.push_back(std::move(p));
     }
-    return static_cast<std::uint32_t>(it->second);
+    return index;
+  }
+
+  // Ports in the order finish() numbers them: by name, then first seen.
+  bool port_before(std::uint32_t a, std::uint32_t b) const {
+    if (a == b) return false;
+    const int c = ports[a].name.compare(ports[b].name);
+    return c != 0 ? c < 0 : a < b;
+  }
+
+  // The order of longest_pauses() over the sorted list: longer first, then by start,
+  // port, priority.
+  bool longer(const pause_interval& a, const pause_interval& b) const {
+    const std::int64_t la = a.end_ns - a.start_ns, lb = b.end_ns - b.start_ns;
+    if (la != lb) return la > lb;
+    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+    if (a.port != b.port) return port_before(a.port, b.port);
+    return a.priority < b.priority;
+  }
+
+  void offer_longest(const pause_interval& iv) {
+    const std::size_t n = options.longest_pauses_kept;
+    if (n == 0) return;
+    if (longest.size() == n && !longer(iv, longest.back())) return;
+    auto at = longest.begin();
+    while (at != longest.end() && !longer(iv, *at)) ++at;
+    longest.insert(at, iv);
+    if (longest.size() > n) longest.pop_back();
   }
 
   void close(std::uint32_t port, std::uint8_t prio, priority_pause& p, std::int64_t end_ns) {
-    out.pauses.push_back({port, prio, p.start_ns, std::max(end_ns, p.start_ns), p.frames});
+    const pause_interval iv{port, prio, p.start_ns, std::max(end_ns, p.start_ns), p.frames};
+    const std::int64_t length = iv.end_ns - iv.start_ns;
+    pause_totals& t = ports[port].totals[prio];
+    ++t.intervals;
+    t.frames += iv.frames;
+    t.paused_ns += length;
+    t.longest_ns = std::max(t.longest_ns, length);
+    ++intervals_closed;
+    if (options.keep_pause_intervals) out.pauses.push_back(iv);
+    offer_longest(iv);
     p = {};
   }
 
-  void on_pfc(const packet_view& packet, const dissected_frame& f) {
+  void on_pfc(const packet_view& packet, const std::array<std::uint8_t, 6>& src_mac, std::uint16_t class_enable,
+              const std::array<std::uint16_t, 8>& pfc_quanta) {
     auto& pfc = out.pfc;
     ++pfc.frames;
     const std::int64_t t = packet.timestamp_ns;
     std::uint32_t port = 0;
     port_pause* pp = nullptr;
-    for (std::uint8_t prio = 0; prio < 8; ++prio) {
-      if (!(f.pfc_class_enable & (1u << prio))) continue;
-      const std::uint16_t quanta = f.pfc_quanta[prio];
+    // The enabled priorities only, lowest first (bits 8..15 of the vector are reserved).
+    for (unsigned enabled = class_enable & 0xffu; enabled != 0; enabled &= enabled - 1) {
+      const auto prio = static_cast<std::uint8_t>(__builtin_ctz(enabled));
+      const std::uint16_t quanta = pfc_quanta[prio];
       auto& counts = pfc.by_priority[prio];
       ++counts.frames;
       counts.quanta += quanta;
       if (quanta) ++counts.xoff; else ++counts.xon;
 
       if (!pp) {
-        port = port_for(packet, f);
+        port = port_for(packet, src_mac);
         pp = &ports[port];
       }
       priority_pause& p = pp->priority[prio];
@@ -211,8 +205,11 @@ struct congestion_analyzer::state {
         continue;
       }
       // Saturating: a hostile or clamped timestamp near the end of int64 must not wrap.
+      const double pause_ns = quanta * quantum_ns;
+      const std::int64_t rounded_ns =
+          pause_ns < max_exact_pause_ns ? round_nonnegative(pause_ns) : std::llround(pause_ns);
       std::int64_t expiry;
-      if (__builtin_add_overflow(t, std::llround(quanta * quantum_ns), &expiry))
+      if (__builtin_add_overflow(t, rounded_ns, &expiry))
         expiry = std::numeric_limits<std::int64_t>::max();
       if (p.open && t > p.expiry_ns) close(port, prio, p, p.expiry_ns);
       if (!p.open) {
@@ -225,33 +222,67 @@ struct congestion_analyzer::state {
     }
   }
 
-  // Counts one dissected packet; `flow` is its flow when the caller resolved it already.
-  void count(const packet_view& packet, const dissected_frame& f, flow_state* flow);
+  // Counts one packet dissect() took apart.
+  void count(const packet_view& packet, const dissected_frame& f);
 
-  flow_state& flow_of(const dissected_frame& f) {
-    const flow_key key = flow_key::of(f.ip_src, f.ip_dst, f.dest_qp);
-    return table.find_or_insert(key, hash_key(key), flows);
+  // A frame dissect_common() took: the same counting as count() with dissect()'s fields.
+  void count_common(const packet_view& packet, const common_frame& c) {
+    ++out.frames;
+    if (c.what == common_frame::kind::pfc) {
+      on_pfc(packet, c.src_mac, c.pfc_class_enable, c.pfc_quanta);
+      return;
+    }
+    // Snapped captures (a mirror keeping the headers) truncate most data packets.
+    if (c.truncated) {
+      if (packet.bytes.size() >= packet.original_length) {
+        ++out.malformed;
+      } else {
+        ++out.truncated;
+      }
+    }
+    auto& e = ipv4_flows.find_or_insert(ipv4_flow_table::addresses_of(c.ip_src.data(), c.ip_dst.data()),
+                                        c.dest_qp, records);
+    on_roce(packet, {0, c.ecn, c.bth_opcode, c.has_aeth, c.aeth_syndrome, c.psn}, e.hot, e.record);
   }
 
-  void on_roce(const packet_view& packet, const dissected_frame& f, flow_state& flow) {
+  // A flow's per-packet counters and the index of its record. IPv4-mapped addresses
+  // (IPv4 packets) go to the IPv4 table whichever path dissected them.
+  std::pair<flow_hot*, std::uint32_t> flow_of(const dissected_frame& f) {
+    if (ipv4_mapped(f.ip_src) && ipv4_mapped(f.ip_dst)) {
+      auto& e = ipv4_flows.find_or_insert(ipv4_flow_table::addresses_of(f.ip_src.data() + 12, f.ip_dst.data() + 12),
+                                          f.dest_qp, records);
+      return {&e.hot, e.record};
+    }
+    const flow_key key = flow_key::of(f.ip_src, f.ip_dst, f.dest_qp);
+    flow_state& s = table.find_or_insert(key, hash_key(key), flows, records);
+    return {&s.hot, s.record};
+  }
+
+  // What on_roce() reads of a dissected RoCE packet.
+  struct roce_fields {
+    std::uint16_t inner_offset;
+    std::uint8_t ecn;
+    std::uint8_t bth_opcode;
+    bool has_aeth;
+    std::uint8_t aeth_syndrome;
+    std::uint32_t psn;
+  };
+
+  [[gnu::always_inline]] void on_roce(const packet_view& packet, const roce_fields& f, flow_hot& flow,
+                                      std::uint32_t record) {
     auto& roce = out.roce;
     const std::uint64_t bytes = packet.original_length > f.inner_offset
                                     ? packet.original_length - f.inner_offset
                                     : 0;
     ++roce.packets;
     roce.bytes += bytes;
-    switch (f.ecn) {
-      case 0: ++roce.ecn.not_ect; break;
-      case 1: ++roce.ecn.ect1; break;
-      case 2: ++roce.ecn.ect0; break;
-      default: ++roce.ecn.ce; break;
-    }
+    ++ecn_by_codepoint[f.ecn & 3];
 
-    roce_flow& r = flow.record;
-    if (r.packets == 0) r.first_ns = packet.timestamp_ns;
-    ++r.packets;
-    r.bytes += bytes;
-    r.last_ns = std::max(r.last_ns, packet.timestamp_ns);
+    roce_flow& r = records[record];  // an address only: touched by few packets
+    if (flow.packets == 0) [[unlikely]] r.first_ns = packet.timestamp_ns;
+    ++flow.packets;
+    flow.bytes += bytes;
+    flow.last_ns = std::max(flow.last_ns, packet.timestamp_ns);
     if (f.ecn == 3) ++r.ce;
 
     if (f.bth_opcode == bth_opcode_cnp) {
@@ -294,19 +325,29 @@ congestion_analyzer::~congestion_analyzer() = default;
 
 void congestion_analyzer::set_interfaces(const std::vector<interface_info>& interfaces) {
   state_->interfaces = interfaces;
+  state_->links.clear();
+  for (const auto& i : interfaces) state_->links.push_back(i.link);
 }
 
 void congestion_analyzer::add(const packet_view& packet) {
-  dissect(state_->link_of(packet.interface_id), packet.bytes, state_->scratch);
-  add(packet, state_->scratch);
+  state& s = *state_;
+  const link_type link = s.link_of(packet.interface_id);
+  // A local, so its fields can stay in registers from the dissector to the counters.
+  common_frame c;
+  if (link == link_type::ethernet && dissect_common(packet.bytes, c)) [[likely]] {
+    s.count_common(packet, c);
+    return;
+  }
+  dissect(link, packet.bytes, s.scratch);
+  s.count(packet, s.scratch);
 }
 
 void congestion_analyzer::add(const packet_view& packet, const dissected_frame& f) {
   state& s = *state_;
-  s.count(packet, f, nullptr);
+  s.count(packet, f);
 }
 
-void congestion_analyzer::state::count(const packet_view& packet, const dissected_frame& f, flow_state* flow) {
+void congestion_analyzer::state::count(const packet_view& packet, const dissected_frame& f) {
   state& s = *this;
   ++s.out.frames;
   if (f.erspan_type) ++s.out.erspan_packets;
@@ -321,10 +362,11 @@ void congestion_analyzer::state::count(const packet_view& packet, const dissecte
   }
   if (f.unsupported_link) ++s.out.unsupported_link;
   if (f.is_roce) {
-    s.on_roce(packet, f, flow ? *flow : s.flow_of(f));
+    const auto [hot, record] = s.flow_of(f);
+    s.on_roce(packet, {f.inner_offset, f.ecn, f.bth_opcode, f.has_aeth, f.aeth_syndrome, f.psn}, *hot, record);
   } else if (f.is_mac_control) {
     if (f.mac_control_opcode == mac_control_pfc) {
-      s.on_pfc(packet, f);
+      s.on_pfc(packet, f.src_mac, f.pfc_class_enable, f.pfc_quanta);
     } else if (f.mac_control_opcode == mac_control_pause) {
       ++s.out.pause.frames;
       s.out.pause.quanta += f.pause_quanta;
@@ -339,27 +381,52 @@ capture_analysis congestion_analyzer::finish() {
       if (s.ports[i].priority[prio].open)
         s.close(i, prio, s.ports[i].priority[prio], s.ports[i].priority[prio].expiry_ns);
 
-  s.out.flows.clear();
-  s.out.flows.reserve(s.flows.size());
-  for (const auto& f : s.flows) s.out.flows.push_back(f.record);
+  const auto fill = [&](const flow_hot& hot, std::uint32_t record) {
+    roce_flow& r = s.records[record];
+    r.packets = hot.packets;
+    r.bytes = hot.bytes;
+    r.last_ns = hot.last_ns;
+  };
+  for (const auto& e : s.ipv4_flows.entries())
+    if (e.record != no_record) fill(e.hot, e.record);
+  for (const auto& f : s.flows) fill(f.hot, f.record);
+  s.out.flows = std::move(s.records);
+  s.records = {};
+  s.ipv4_flows = {};
+  s.flows = {};
+  s.table = {};
   std::sort(s.out.flows.begin(), s.out.flows.end(), [](const roce_flow& a, const roce_flow& b) {
     return std::tie(a.first_ns, a.src, a.dst, a.dest_qp) < std::tie(b.first_ns, b.src, b.dst, b.dest_qp);
   });
-  // Ports renumbered in name order, so intervals sort on integers (a storm has millions).
+  // Ports renumbered in name order (first seen among equal names), so intervals sort on
+  // integers (a storm has millions).
   std::vector<std::uint32_t> by_name(s.ports.size());
   for (std::uint32_t i = 0; i < by_name.size(); ++i) by_name[i] = i;
-  std::sort(by_name.begin(), by_name.end(),
-            [&](std::uint32_t a, std::uint32_t b) { return s.ports[a].name < s.ports[b].name; });
+  std::sort(by_name.begin(), by_name.end(), [&](std::uint32_t a, std::uint32_t b) { return s.port_before(a, b); });
   std::vector<std::uint32_t> rank(s.ports.size());
   s.out.ports.clear();
+  s.out.pause_summary.clear();
   for (std::uint32_t r = 0; r < by_name.size(); ++r) {
     rank[by_name[r]] = r;
-    s.out.ports.push_back(s.ports[by_name[r]].name);
+    port_pause& port = s.ports[by_name[r]];
+    s.out.ports.push_back(port.name);
+    for (std::uint8_t prio = 0; prio < 8; ++prio) {
+      const pause_totals& t = port.totals[prio];
+      if (t.intervals != 0)
+        s.out.pause_summary.push_back({r, prio, t.intervals, t.frames, t.paused_ns, t.longest_ns});
+      port.totals[prio] = {};
+    }
   }
   for (pause_interval& p : s.out.pauses) p.port = rank[p.port];
   std::sort(s.out.pauses.begin(), s.out.pauses.end(), [](const pause_interval& a, const pause_interval& b) {
     return std::tie(a.start_ns, a.port, a.priority) < std::tie(b.start_ns, b.port, b.priority);
   });
+  s.out.longest_pause_intervals = std::move(s.longest);
+  s.longest = {};
+  for (pause_interval& p : s.out.longest_pause_intervals) p.port = rank[p.port];
+  s.out.pause_interval_count = std::exchange(s.intervals_closed, 0);
+  s.out.roce.ecn = {s.ecn_by_codepoint[0], s.ecn_by_codepoint[2], s.ecn_by_codepoint[1], s.ecn_by_codepoint[3]};
+  s.ecn_by_codepoint = {};
   capture_analysis result = std::move(s.out);
   s.out = {};
   s.out.link_gbps = s.options.link_gbps;

@@ -371,4 +371,75 @@ void dissect(link_type link, std::span<const std::uint8_t> bytes, dissected_fram
   }
 }
 
+bool dissect_common(std::span<const std::uint8_t> bytes, common_frame& out) noexcept {
+  const std::uint8_t* p = bytes.data();
+  const std::size_t size = bytes.size();
+  if (size < sizeof(ethernet_header)) return false;
+  std::size_t off = sizeof(ethernet_header);
+  std::uint16_t type = load_be16(p + 12);
+  if (ethertype::is_vlan_tpid(type)) {
+    if (size < off + sizeof(vlan_tag)) return false;
+    type = load_be16(p + off + 2);
+    off += sizeof(vlan_tag);
+  }
+  if (type == ethertype::ipv4) {
+    // The checks dissect_ipv4, dissect_l4, dissect_udp and dissect_bth make, each one
+    // that would flag the frame malformed or stop short sending it to dissect() instead.
+    if (size - off < sizeof(ipv4_header)) return false;
+    const std::uint8_t* ip = p + off;
+    constexpr std::uint8_t version4_no_options = 0x45;
+    if (ip[0] != version4_no_options || ip[9] != ip_protocol::udp) return false;
+    const std::size_t total_length = load_be16(ip + ipv4_offset::total_length);
+    if (total_length < sizeof(ipv4_header)) return false;
+    if ((load_be16(ip + 6) & (ipv4_header::flag_more_fragments | 0x1FFF)) != 0) return false;
+    const std::size_t ip_end = off + total_length;
+    const bool truncated = ip_end > size;
+    std::size_t limit = truncated ? size : ip_end;
+    const std::size_t l4 = off + sizeof(ipv4_header);
+    // Offsets here are below 2^17, so `at + n <= limit` is fits(at, n, limit) without its
+    // overflow guard.
+    if (l4 + sizeof(udp_header) > limit) return false;
+    const std::uint8_t* u = p + l4;
+    const std::size_t udp_length = load_be16(u + 4);
+    if (load_be16(u + 2) != roce_v2_udp_port || udp_length < sizeof(udp_header) || udp_length > ip_end - l4)
+      return false;
+    if (l4 + udp_length <= limit) limit = l4 + udp_length;
+    const std::size_t bth_at = l4 + sizeof(udp_header);
+    if (bth_at + sizeof(bth) > limit) return false;
+    const std::uint8_t* b = p + bth_at;
+    const std::uint8_t opcode = b[0];
+    const opcode_layout& layout = layout_of(opcode);
+    const std::size_t ext = bth_at + sizeof(bth);
+    if (layout.known) {
+      const std::size_t overhead = layout.header_bytes + ((b[1] >> 4) & 0x3) + sizeof(icrc_trailer);
+      if (l4 + udp_length - ext < overhead) return false;
+    }
+    if (layout.reth_offset != opcode_layout::absent && ext + layout.reth_offset + sizeof(reth) > limit) return false;
+    out.has_aeth = layout.aeth_offset != opcode_layout::absent;
+    if (out.has_aeth) {
+      const std::size_t at = ext + layout.aeth_offset;
+      if (at + sizeof(aeth) > limit) return false;
+      out.aeth_syndrome = p[at];
+    }
+    out.what = common_frame::kind::roce;
+    out.truncated = truncated;
+    out.ecn = ip[ipv4_offset::tos] & 0x3;
+    out.bth_opcode = opcode;
+    // One 32-bit load each, the byte before each 24-bit field masked off.
+    out.dest_qp = load_be32(b + 4) & 0xFFFFFF;
+    out.psn = load_be32(b + 8) & 0xFFFFFF;
+    std::memcpy(out.ip_src.data(), ip + 12, 4);
+    std::memcpy(out.ip_dst.data(), ip + 16, 4);
+    return true;
+  }
+  // Untagged and at least the minimum frame: dissect_mac_control flags neither.
+  if (type != ethertype::mac_control || off != sizeof(ethernet_header) || size < min_frame_bytes) return false;
+  if (load_be16(p + off) != mac_control_opcode::pfc) return false;
+  out.what = common_frame::kind::pfc;
+  std::memcpy(out.src_mac.data(), p + 6, 6);
+  out.pfc_class_enable = load_be16(p + off + 2);
+  for (std::size_t i = 0; i < pfc_priorities; ++i) out.pfc_quanta[i] = load_be16(p + off + 4 + 2 * i);
+  return true;
+}
+
 }  // namespace rocelab::captures

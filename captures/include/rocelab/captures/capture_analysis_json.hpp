@@ -5,7 +5,8 @@
 // does not drown: pause_summary[...] (per port and priority: intervals, frames,
 // paused_ns, longest_ns), longest_pauses[...] (ten), flow_count, most_retransmits[...]
 // and most_ce[...] (ten flows each). The full lists flows[...] and pauses[...] are there
-// only when asked for.
+// only when asked for (and the analysis kept the intervals:
+// analyzer_options::keep_pause_intervals).
 
 #include <nlohmann/json.hpp>
 

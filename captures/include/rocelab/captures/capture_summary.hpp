@@ -12,15 +12,8 @@
 
 namespace rocelab::captures {
 
-struct port_priority_pauses {
-  std::uint32_t port = 0;  // index into capture_analysis::ports
-  std::uint8_t priority = 0;
-  std::uint64_t intervals = 0;
-  std::uint64_t frames = 0;     // XOFF frames merged into those intervals
-  std::int64_t paused_ns = 0;   // sum of the intervals' lengths
-  std::int64_t longest_ns = 0;
-};
-
+// From the full list analysis.pauses (the analyzer keeps the same as it goes, in
+// capture_analysis::pause_summary and longest_pause_intervals).
 // One entry per (port, priority) with at least one interval, ordered by port, priority.
 [[nodiscard]] std::vector<port_priority_pauses> summarize_pauses(const capture_analysis& analysis);
 

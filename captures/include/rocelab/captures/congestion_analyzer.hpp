@@ -22,8 +22,13 @@
 //   refreshes merged. The port is the capture interface when the capture has several, or
 //   the PFC frame's source MAC when it has one; intervals name it by index into `ports`,
 //   so a storm of millions of intervals carries no strings.
+// - pause_summary and longest_pause_intervals are kept as intervals close, so a reader
+//   who wants only those (analyzer_options::keep_pause_intervals = false) gets them
+//   without the list of every interval: they equal summarize_pauses() and
+//   longest_pauses() (capture_summary.hpp) of the full list.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -73,6 +78,16 @@ struct pause_interval {
   std::uint32_t frames = 0;  // XOFF frames (first and refreshes) merged into the interval
 };
 
+// Pause time of one (port, priority), over all its intervals.
+struct port_priority_pauses {
+  std::uint32_t port = 0;  // index into capture_analysis::ports
+  std::uint8_t priority = 0;
+  std::uint64_t intervals = 0;
+  std::uint64_t frames = 0;     // XOFF frames merged into those intervals
+  std::int64_t paused_ns = 0;   // sum of the intervals' lengths
+  std::int64_t longest_ns = 0;
+};
+
 struct capture_analysis {
   std::uint64_t frames = 0;
   std::uint64_t malformed = 0;
@@ -84,12 +99,23 @@ struct capture_analysis {
   std::uint64_t erspan_packets = 0;
   std::vector<roce_flow> flows;        // ordered by first_ns, then key
   std::vector<std::string> ports;      // the ports pauses were seen on, sorted by name
-  std::vector<pause_interval> pauses;  // ordered by start_ns, then port, priority
+  std::vector<pause_interval> pauses;  // ordered by start_ns, then port, priority; empty
+                                       //   unless analyzer_options::keep_pause_intervals
+  std::uint64_t pause_interval_count = 0;
+  // One entry per (port, priority) with at least one interval, ordered by port, priority.
+  std::vector<port_priority_pauses> pause_summary;
+  // The longest intervals, longest first (ties by start_ns, port, priority), at most
+  // analyzer_options::longest_pauses_kept.
+  std::vector<pause_interval> longest_pause_intervals;
   double link_gbps = 100;
 };
 
 struct analyzer_options {
   double link_gbps = 100;  // converts pause quanta to time: one quantum = 512 bit times
+  // Every pause interval in capture_analysis::pauses. Off, a pause storm costs a few
+  // counters per (port, priority) instead of a list of millions to store and sort.
+  bool keep_pause_intervals = true;
+  std::size_t longest_pauses_kept = 10;
 };
 
 class congestion_analyzer {
