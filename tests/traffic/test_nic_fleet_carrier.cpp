@@ -23,6 +23,7 @@ class played_nics final : public nic_links {
     std::vector<std::string> config_lines;  // what each host got first
     std::vector<std::string> commands;      // "host: line" in order
     std::uint32_t lose_on_first_post = UINT32_MAX;
+    std::uint32_t armed_posts = 0;
     bool lose_before_ready = false;
     bool stopped = false;
   };
@@ -46,7 +47,9 @@ class played_nics final : public nic_links {
         return true;  // the line went out; the NIC died with it
       }
       const auto dst = c["qpn"].get<std::uint32_t>() - 0x100;
-      const std::int64_t now = fabric::soft_switch::monotonic_ns();
+      // A NIC holds an armed post until its instant (nic_process.hpp): it starts then.
+      const std::int64_t now = std::max(fabric::soft_switch::monotonic_ns(), c.value("at_ns", std::int64_t{0}));
+      if (c.contains("at_ns")) ++s_->armed_posts;
       events_.emplace_back(dst, json{{"ev", "recv"}, {"qpn", receive_qpn(host)}, {"peer", host}, {"msn", 1},
                                      {"bytes", c["bytes"]}, {"ce", 2}, {"end_ns", now + 900}}
                                     .dump());
@@ -133,6 +136,12 @@ TEST(NicFleetCarrier, EveryHostGetsItsConfigAndAllFlowsCompleteWithTheirCounters
     EXPECT_EQ(r.fct_ns, 1000);
     EXPECT_EQ(r.ce_marked, 2u) << "the receiver's CE count lands on the sender's flow";
   }
+  // Both rounds go out armed: the first with the opening schedule, the second as the
+  // burst the first round's last completion posts; each sender starts on the instant.
+  EXPECT_EQ(f.nics->armed_posts, 6u);
+  EXPECT_EQ(ran->records.start_offsets_ns.size(), 3u);
+  for (const auto& [host, ns] : ran->records.start_offsets_ns) EXPECT_EQ(ns, 0) << host;
+  EXPECT_EQ(ran->records.start_source, "nic");
   EXPECT_TRUE(f.nics->stopped);
   EXPECT_EQ(ran->records.totals.cnps, 20u) << "tx_cnps of the four NICs' final counters";
 }

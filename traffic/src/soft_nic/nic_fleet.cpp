@@ -133,7 +133,8 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
   void dispatch_burst() {
     if (armed.size() == 1) dispatch(armed.front());
     if (armed.size() > 1) {
-      const std::int64_t at_ns = ss::monotonic_ns() + burst_lead_ns(armed.size());
+      // Never before T0: a completion reported early (a carrier's clock ahead) posts on the timeline.
+      const std::int64_t at_ns = std::max(ss::monotonic_ns() + burst_lead_ns(armed.size()), t0);
       for (const std::uint64_t id : armed) dispatch(id, at_ns);
     }
     armed.clear();
