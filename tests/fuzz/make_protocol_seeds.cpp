@@ -10,6 +10,7 @@
 
 #include "rocelab/protocol/messages.hpp"
 
+using namespace rocelab;
 using namespace rocelab::protocol;
 
 int main(int argc, char** argv) {
