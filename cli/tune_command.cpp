@@ -220,7 +220,7 @@ std::function<int()> setup(CLI::App& app) {
       eo.slurm_opts = args->slurm_opts;
       eo.listen = args->listen;
       eo.db = args->db;
-      eo.stop = &tune_stop;
+      eo.stop_requested = [] { return tune_stop.load(); };
       eo.log = [](const std::string& line) { std::cerr << "rocelab tune: " << line << "\n"; };
       auto started = sweep_executor::start(std::move(eo));
       if (!started) {

@@ -151,7 +151,7 @@ status sweep_executor::impl::start() {
       pids_.push_back(*pid);
     }
     if (!controller_->wait_for_workers(o_.workers, o_.worker_start_timeout,
-                                       [this] { return o_.stop && o_.stop->load(); }))
+                                       [this] { return o_.stop_requested && o_.stop_requested(); }))
       return status(error_code::unavailable, std::to_string(o_.workers) + " local workers did not all register within " +
                                                  std::to_string(o_.worker_start_timeout.count() / 1000) + " s (logs in " +
                                                  work_dir_ + ")");
@@ -225,7 +225,7 @@ result<experiments::trial_runs> sweep_executor::impl::run(const experiments::exp
   experiments::experiment_spec s = spec;
   ROCELAB_RETURN_IF_ERROR(experiments::inline_file_references(s));
   auto r = controller_->run_trial({experiments::to_yaml(s), s.name + ".yaml"}, [this] {
-    return (o_.stop && o_.stop->load()) || !failure().empty();
+    return (o_.stop_requested && o_.stop_requested()) || !failure().empty();
   });
   if (!r.completed) {
     const std::string why = failure();

@@ -102,6 +102,7 @@ struct worker_entry {
   std::shared_ptr<protocol::connection> conn;
   bool alive = true;
   std::uint32_t trials_done = 0;
+  std::optional<protocol::trial_result> partial;  // pieces of a result so far (split_trial_result)
 };
 
 class controller::impl {

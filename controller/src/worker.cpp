@@ -71,15 +71,21 @@ class trial_runner_thread {
       }
       auto r = std::make_shared<trial_result>(run_assigned_trial(a, [&st] { return st.stop_requested(); }));
       if (st.stop_requested()) return;
-      asio::post(io_, [conn = conn_, r] {
-        if (encode(*r)) {
-          conn->send(*r);
+      auto pieces = std::make_shared<std::vector<trial_result>>(split_trial_result(std::move(*r)));
+      asio::post(io_, [conn = conn_, pieces] {
+        for (const trial_result& piece : *pieces) {
+          if (encode(piece)) {
+            conn->send(piece);
+            continue;
+          }
+          // A piece over the frame limit (records with huge names): the trial is answered,
+          // failed, saying so.
+          conn->send(trial_result{piece.trial, piece.attempt,
+                                  "a piece of the trial's records exceeds the protocol's frame limit of " +
+                                      std::to_string(max_body_bytes) + " bytes",
+                                  {}, true});
           return;
         }
-        // Records over the frame limit: the trial is answered, failed, saying so.
-        trial_result too_big{r->trial, r->attempt, "the trial's records exceed the protocol's frame limit of " +
-                                                       std::to_string(max_body_bytes) + " bytes", {}};
-        conn->send(too_big);
       });
     }
   }
@@ -196,7 +202,7 @@ register_worker worker_identity() {
 }
 
 trial_result run_assigned_trial(const trial_assignment& a, const std::function<bool()>& cancel) {
-  trial_result r{a.trial, a.attempt, "", {}};
+  trial_result r{a.trial, a.attempt, "", {}, true};
   auto spec = experiments::load_spec(a.spec_yaml, a.source_name.empty() ? "assigned trial" : a.source_name);
   status bad = spec ? status::success() : spec.error();
   if (bad.ok()) bad = experiments::refuse_file_references(*spec);
@@ -215,7 +221,7 @@ trial_result run_assigned_trial(const trial_assignment& a, const std::function<b
     return r;
   }
   for (std::size_t i = 0; i < ran->repeats.size(); ++i)
-    r.repeats.push_back(trial_repeat{ran->seeds[i], std::move(ran->repeats[i])});
+    r.repeats.push_back(trial_repeat{static_cast<std::uint32_t>(i), ran->seeds[i], std::move(ran->repeats[i])});
   return r;
 }
 

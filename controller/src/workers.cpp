@@ -92,7 +92,14 @@ asio::awaitable<void> controller::impl::worker_heartbeats(std::shared_ptr<worker
   }
 }
 
-void controller::impl::on_trial_result(worker_entry& w, trial_result r) {
+void controller::impl::on_trial_result(worker_entry& w, trial_result piece) {
+  if (w.partial && w.partial->trial == piece.trial && w.partial->attempt == piece.attempt)
+    append_trial_piece(*w.partial, std::move(piece));
+  else
+    w.partial = std::move(piece);
+  if (!w.partial->done) return;
+  trial_result r = std::move(*w.partial);
+  w.partial.reset();
   auto f = trials_.complete(w.key, r.trial);
   if (!f) {
     log("worker " + w.info.name + ": result for trial " + std::to_string(r.trial) + " (attempt " +

@@ -4,7 +4,9 @@
 // range, and refuses fields it did not ask for.
 #include "rocelab/protocol/messages.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <type_traits>
@@ -390,8 +392,13 @@ struct body_encoder {
   }
   json operator()(const trial_result& m) const {
     json repeats = json::array();
-    for (const auto& r : m.repeats) repeats.push_back({{"seed", r.seed}, {"records", records_json(r.records)}});
-    return {{"trial", m.trial}, {"attempt", m.attempt}, {"error", m.error}, {"repeats", std::move(repeats)}};
+    for (const auto& r : m.repeats)
+      repeats.push_back({{"index", r.index}, {"seed", r.seed}, {"records", records_json(r.records)}});
+    return {{"trial", m.trial},
+            {"attempt", m.attempt},
+            {"error", m.error},
+            {"repeats", std::move(repeats)},
+            {"done", m.done}};
   }
 };
 
@@ -589,9 +596,11 @@ result<message> decode_json(message_type type, const json& body) {
       r.get("attempt", m.attempt);
       r.get("error", m.error);
       r.get_objects("repeats", m.repeats, [](field_reader& f, trial_repeat& x) {
+        f.get("index", x.index);
         f.get("seed", x.seed);
         f.get_object("records", [&](field_reader& rr) { read_records(rr, x.records); });
       });
+      r.get("done", m.done);
       out = std::move(m);
       break;
     }
@@ -634,6 +643,80 @@ std::uint32_t load_be32(const std::uint8_t* p) {
 std::uint16_t load_be16(const std::uint8_t* p) { return static_cast<std::uint16_t>((p[0] << 8) | p[1]); }
 
 }  // namespace
+
+namespace {
+
+template <typename T>
+void take_slice(std::vector<T>& from, std::size_t& at, std::size_t n, std::vector<T>& to) {
+  const std::size_t end = std::min(from.size(), at + n);
+  to.assign(std::make_move_iterator(from.begin() + static_cast<std::ptrdiff_t>(at)),
+            std::make_move_iterator(from.begin() + static_cast<std::ptrdiff_t>(end)));
+  at = end;
+}
+
+template <typename T>
+void append_all(std::vector<T>& to, std::vector<T>& from) {
+  to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+
+}  // namespace
+
+std::vector<trial_result> split_trial_result(trial_result r, std::size_t max_items) {
+  max_items = std::max<std::size_t>(1, max_items);
+  std::vector<trial_result> out;
+  for (trial_repeat& rep : r.repeats) {
+    run_records& all = rep.records;
+    std::size_t flows = 0, pauses = 0, counters = 0, queues = 0, allreduce = 0, events = 0;
+    for (bool first = true;; first = false) {
+      trial_result piece{r.trial, r.attempt, "", {}, false};
+      trial_repeat part;
+      part.index = rep.index;
+      part.seed = rep.seed;
+      if (first) {  // the scalar fields travel once, with the first slice
+        part.records.backend = all.backend;
+        part.records.hosts = std::move(all.hosts);
+        part.records.devices = std::move(all.devices);
+        part.records.totals = all.totals;
+        part.records.simulated_ns = all.simulated_ns;
+        part.records.lost_hosts = std::move(all.lost_hosts);
+        part.records.degraded = std::move(all.degraded);
+      }
+      take_slice(all.flows, flows, max_items, part.records.flows);
+      take_slice(all.pauses, pauses, max_items, part.records.pauses);
+      take_slice(all.counters, counters, max_items, part.records.counters);
+      take_slice(all.queues, queues, max_items, part.records.queues);
+      take_slice(all.allreduce, allreduce, max_items, part.records.allreduce);
+      take_slice(all.events, events, max_items, part.records.events);
+      piece.repeats.push_back(std::move(part));
+      out.push_back(std::move(piece));
+      if (flows == all.flows.size() && pauses == all.pauses.size() && counters == all.counters.size() &&
+          queues == all.queues.size() && allreduce == all.allreduce.size() && events == all.events.size())
+        break;
+    }
+  }
+  if (out.empty()) out.push_back(trial_result{r.trial, r.attempt, "", {}, false});
+  out.front().error = r.error;
+  out.back().done = true;
+  return out;
+}
+
+void append_trial_piece(trial_result& into, trial_result piece) {
+  if (!piece.error.empty()) into.error = piece.error;
+  into.done = piece.done;
+  for (trial_repeat& part : piece.repeats) {
+    if (into.repeats.empty() || into.repeats.back().index != part.index) {
+      into.repeats.push_back(std::move(part));
+      continue;
+    }
+    run_records& to = into.repeats.back().records;
+    append_all(to.flows, part.records.flows);
+    append_all(to.pauses, part.records.pauses);
+    append_all(to.counters, part.records.counters);
+    append_all(to.queues, part.records.queues);
+    append_all(to.allreduce, part.records.allreduce);
+    append_all(to.events, part.records.events);
+  }
+}
 
 bool valid_submission_id(std::string_view id) noexcept {
   if (id.size() > max_submission_id_chars) return false;

@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
                          error_message{1, "invalid argument", "why"},
                          register_worker{"node1-7", "node1", 7, {"twin"}, 1, "41", "0", "node1"},
                          trial_assignment{1, 1, "backend: twin\n", "x.yaml"},
-                         trial_result{1, 1, "", {trial_repeat{2, records}}}};
+                         trial_result{1, 1, "", {trial_repeat{0, 2, records}}, true}};
   int n = 0;
   for (const auto& m : all) {
     auto f = encode(m);

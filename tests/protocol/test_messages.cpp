@@ -145,7 +145,9 @@ TEST(protocol, worker_messages_round_trip_with_every_record_kind) {
   r.simulated_ns = 1234;
   r.lost_hosts = {"h2: lost"};
   r.degraded = {"overran"};
-  auto t = round_trip(trial_result{5, 2, "", {trial_repeat{9, r}, trial_repeat{10, run_records{}}}});
+  auto t = round_trip(trial_result{5, 2, "", {trial_repeat{0, 9, r}, trial_repeat{1, 10, run_records{}}}, false});
+  EXPECT_FALSE(t.done);
+  EXPECT_EQ(t.repeats[1].index, 1u);
   ASSERT_EQ(t.repeats.size(), 2u);
   EXPECT_EQ(t.repeats[0].seed, 9u);
   const run_records& b = t.repeats[0].records;
@@ -174,13 +176,59 @@ TEST(protocol, worker_messages_round_trip_with_every_record_kind) {
 
 TEST(protocol, a_trial_result_with_a_bad_nested_record_names_it) {
   const std::string body =
-      "{\"trial\":1,\"attempt\":1,\"error\":\"\",\"repeats\":[{\"seed\":1,\"records\":{\"backend\":\"twin\","
+      "{\"trial\":1,\"attempt\":1,\"error\":\"\",\"done\":true,\"repeats\":[{\"index\":0,\"seed\":1,\"records\":{\"backend\":\"twin\","
       "\"hosts\":[],\"devices\":[],\"flows\":[],\"pauses\":[],\"counters\":[],\"queues\":[],\"allreduce\":[],"
       "\"events\":[{\"kind\":9,\"device\":0,\"port\":0,\"priority\":0,\"t_ns\":0,\"src\":0,\"dst\":0,\"qp\":0,"
       "\"source\":0}],\"totals\":{},\"simulated_ns\":0,\"lost_hosts\":[],\"degraded\":[]}}]}";
   auto m = decode_frame(frame_of(protocol_version, static_cast<std::uint16_t>(message_type::trial_result), body));
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.error().message().find("field kind: unknown event kind"), std::string::npos) << m.error().message();
+}
+
+TEST(protocol, a_large_trial_result_splits_into_frames_and_joins_back_in_order) {
+  trial_result big{3, 1, "", {}, true};
+  for (std::uint32_t rep = 0; rep < 2; ++rep) {
+    trial_repeat t;
+    t.index = rep;
+    t.seed = 100 + rep;
+    t.records.backend = "twin";
+    t.records.hosts = {"h1", "h2"};
+    t.records.simulated_ns = 77 + rep;
+    t.records.totals.drops = 5;
+    for (std::uint64_t i = 0; i < 25; ++i) {
+      flow_record f;
+      f.tag = i;
+      t.records.flows.push_back(f);
+    }
+    for (std::int64_t i = 0; i < 7; ++i) t.records.events.push_back({event_kind::cnp, 0, 0, 3, i, 0, 1, 2, pause_source::model});
+    big.repeats.push_back(t);
+  }
+  auto pieces = split_trial_result(big, 10);
+  ASSERT_EQ(pieces.size(), 6u) << "3 pieces per repeat of 25 flows";
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    EXPECT_EQ(pieces[i].done, i + 1 == pieces.size());
+    EXPECT_TRUE(encode(pieces[i]).ok());
+  }
+  EXPECT_TRUE(pieces[1].repeats[0].records.hosts.empty()) << "scalars go with the first piece only";
+  trial_result joined = round_trip(pieces[0]);
+  for (std::size_t i = 1; i < pieces.size(); ++i) append_trial_piece(joined, round_trip(pieces[i]));
+  EXPECT_TRUE(joined.done);
+  ASSERT_EQ(joined.repeats.size(), 2u);
+  for (std::uint32_t rep = 0; rep < 2; ++rep) {
+    const run_records& r = joined.repeats[rep].records;
+    EXPECT_EQ(joined.repeats[rep].seed, 100u + rep);
+    EXPECT_EQ(r.hosts, big.repeats[rep].records.hosts);
+    EXPECT_EQ(r.simulated_ns, 77 + rep);
+    EXPECT_EQ(r.totals.drops, 5u);
+    ASSERT_EQ(r.flows.size(), 25u);
+    for (std::uint64_t i = 0; i < 25; ++i) EXPECT_EQ(r.flows[i].tag, i);
+    ASSERT_EQ(r.events.size(), 7u);
+    EXPECT_EQ(r.events[6].t_ns, 6);
+  }
+  auto failed = split_trial_result(trial_result{4, 2, "spec invalid", {}, true});
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].error, "spec invalid");
+  EXPECT_TRUE(failed[0].done);
 }
 
 TEST(protocol, a_worker_without_a_name_is_refused) {

@@ -45,7 +45,7 @@ struct executor_options {
   std::string work_dir;                 // token and worker logs; empty: .rocelab/sweeps/<pid>
   std::string slurm_prefix;             // where sbatch & co. are; empty: PATH
   std::chrono::milliseconds worker_start_timeout{60000};
-  const std::atomic<bool>* stop = nullptr;
+  std::function<bool()> stop_requested;  // polled: true stops the trials in flight (SIGINT)
   std::function<void(const std::string&)> log;
 };
 

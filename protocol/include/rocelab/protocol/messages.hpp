@@ -253,16 +253,33 @@ struct trial_assignment {
 // One repeat of a trial: the seed it ran with and its records. The capture a virtual-lab
 // run keeps beside its records is not carried (workers run the twin, which has none).
 struct trial_repeat {
+  std::uint32_t index = 0;  // which repeat of the trial this (piece of a) repeat is
   std::uint64_t seed = 0;
   run_records records;
 };
 
+// A trial's records may be larger than one frame: the worker sends them in pieces
+// (split_trial_result), each a trial_result, the last with done; the controller appends
+// them in order (append_trial_piece). The first piece of a repeat carries its scalar
+// fields (backend, hosts, devices, totals, simulated_ns, ...), every piece a slice of its
+// record vectors.
 struct trial_result {
   std::uint64_t trial = 0;
   std::uint32_t attempt = 0;
   std::string error;  // non-empty: the trial failed on the worker (spec invalid, run failed)
   std::vector<trial_repeat> repeats;
+  bool done = true;   // the last piece
 };
+
+// Records per vector (flows, pauses, counters, queues, events, ...) in one piece: keeps a
+// piece's body near 1 MiB, far below max_body_bytes.
+inline constexpr std::size_t max_records_per_piece = 2048;
+
+// `r` as pieces of at most `max_items` entries per record vector, in order; the last has
+// done set. A result without records is one piece.
+[[nodiscard]] std::vector<trial_result> split_trial_result(trial_result r, std::size_t max_items = max_records_per_piece);
+// Appends a piece to what came before of the same trial (the first piece is taken as is).
+void append_trial_piece(trial_result& into, trial_result piece);
 
 using message = std::variant<hello, welcome, heartbeat, clock_probe, clock_reply, apply_settings, settings_applied,
                              start_job, job_report, restore_settings, settings_restored, stop_job, submit_run,
