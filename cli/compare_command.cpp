@@ -179,7 +179,7 @@ std::function<int()> setup(CLI::App& app) {
       eo.workers = a->workers;
       eo.slurm_opts = a->slurm_opts;
       eo.listen = a->listen;
-      eo.db = db ? a->db : (std::filesystem::temp_directory_path() / ("rocelab-compare-" + std::to_string(::getpid()) + ".db")).string();
+      if (db) eo.db = a->db;
       eo.stop_requested = [&stop] { return stop->requested(); };
       eo.log = [](const std::string& line) { std::cerr << "rocelab compare: " << line << "\n"; };
       auto started = sweep_executor::start(std::move(eo));

@@ -124,7 +124,7 @@ status sweep_executor::impl::start() {
 
   controller::controller_options co;
   co.listen = o_.listen.empty() ? "127.0.0.1:0" : o_.listen;
-  co.db_path = o_.db;
+  co.db_path = o_.db.empty() ? work_dir_ + "/controller.db" : o_.db;
   co.token = token;
   co.log = false;
   auto c = controller::controller::start(co);

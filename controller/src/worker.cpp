@@ -36,6 +36,8 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
+asio::awaitable<void> send_pieces(std::shared_ptr<connection> conn, std::vector<trial_result> pieces);
+
 // The trials of one session, run in order on a thread of their own; each result is sent
 // from the io thread.
 class trial_runner_thread {
@@ -71,22 +73,7 @@ class trial_runner_thread {
       }
       auto r = std::make_shared<trial_result>(run_assigned_trial(a, [&st] { return st.stop_requested(); }));
       if (st.stop_requested()) return;
-      auto pieces = std::make_shared<std::vector<trial_result>>(split_trial_result(std::move(*r)));
-      asio::post(io_, [conn = conn_, pieces] {
-        for (const trial_result& piece : *pieces) {
-          if (encode(piece)) {
-            conn->send(piece);
-            continue;
-          }
-          // A piece over the frame limit (records with huge names): the trial is answered,
-          // failed, saying so.
-          conn->send(trial_result{piece.trial, piece.attempt,
-                                  "a piece of the trial's records exceeds the protocol's frame limit of " +
-                                      std::to_string(max_body_bytes) + " bytes",
-                                  {}, true});
-          return;
-        }
-      });
+      asio::co_spawn(io_, send_pieces(conn_, split_trial_result(std::move(*r))), asio::detached);
     }
   }
 
@@ -97,6 +84,30 @@ class trial_runner_thread {
   std::deque<trial_assignment> queue_;
   std::jthread thread_;  // last: it stops and joins before the queue goes
 };
+
+// A result's pieces, each queued once the one before is written: a large run's records
+// never sit in the send queue all at once (its bound would close the connection).
+asio::awaitable<void> send_pieces(std::shared_ptr<connection> conn, std::vector<trial_result> pieces) {
+  asio::steady_timer t(co_await asio::this_coro::executor);
+  for (const trial_result& piece : pieces) {
+    while (conn->is_open() && conn->queued_frames() > 1) {
+      t.expires_after(std::chrono::milliseconds(2));
+      co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (!conn->is_open()) co_return;
+    if (encode(piece)) {
+      conn->send(piece);
+      continue;
+    }
+    // A piece over the frame limit (records with huge names): the trial is answered,
+    // failed, saying so.
+    conn->send(trial_result{piece.trial, piece.attempt,
+                            "a piece of the trial's records exceeds the protocol's frame limit of " +
+                                std::to_string(max_body_bytes) + " bytes",
+                            {}, true});
+    co_return;
+  }
+}
 
 asio::awaitable<void> heartbeats(std::shared_ptr<connection> conn, std::chrono::milliseconds every) {
   asio::steady_timer t(co_await asio::this_coro::executor);

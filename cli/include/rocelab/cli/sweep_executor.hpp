@@ -40,7 +40,7 @@ struct executor_options {
   std::uint32_t workers = 2;
   std::vector<std::string> slurm_opts;  // "partition=debug", "time=00:10:00"
   std::string listen;                   // empty: 127.0.0.1:0
-  std::string db;                       // the controller's store (the sweep's)
+  std::string db;                       // the controller's store (the sweep's); empty: one in work_dir
   std::string rocelab_binary;           // empty: this program
   std::string work_dir;                 // token and worker logs; empty: .rocelab/sweeps/<pid>
   std::string slurm_prefix;             // where sbatch & co. are; empty: PATH
