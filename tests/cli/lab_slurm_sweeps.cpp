@@ -219,5 +219,28 @@ TEST_F(slurm_sweeps, sigint_cancels_the_jobs_and_the_sweep_resumes_where_it_stop
   EXPECT_EQ(sql("i.db", "SELECT count(*), count(DISTINCT idx) FROM trials"), "16|16\n");
 }
 
+TEST_F(slurm_sweeps, compare_on_two_slurm_workers_gives_the_local_report) {
+  const std::string base = rocelab_bin + " compare " + source_dir + "/examples/compare-fabrics.yaml --scale 64,128,256 "
+                           "--no-store --json --quiet";
+  int rc = 0;
+  (void)shell("cd " + dir_.string() + " && " + base + " --out local >local.json 2>local.err", &rc);
+  ASSERT_EQ(rc, 0) << read_file(dir_ / "local.err");
+  (void)shell("cd " + dir_.string() + " && " + base + " --out slurm --executor slurm --workers 2 >slurm.json 2>slurm.err",
+              &rc);
+  ASSERT_EQ(rc, 0) << read_file(dir_ / "slurm.err");
+  EXPECT_NE(read_file(dir_ / "slurm.err").find("Slurm job array"), std::string::npos) << "it ran on Slurm";
+  const std::string local = read_file(dir_ / "local.json"), slurm = read_file(dir_ / "slurm.json");
+  ASSERT_FALSE(local.empty());
+  EXPECT_EQ(local, slurm);
+}
+
+TEST_F(slurm_sweeps, a_job_sbatch_refuses_is_an_error_with_sbatch_s_message) {
+  const int rc = tune(example + " --executor slurm --workers 2 --budget 4 --json --quiet --db r.db --slurm-opt partition=nope");
+  EXPECT_EQ(rc, 2);
+  const std::string err = read_file(dir_ / "err.txt");
+  EXPECT_NE(err.find("sbatch refused the job: sbatch: error: "), std::string::npos) << err;
+  EXPECT_NE(err.find("partition"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace rocelab
