@@ -296,6 +296,12 @@ std::vector<std::string> sweep_executor::impl::end(bool cancel) {
   }
   std::error_code ec;
   fs::remove(token_path_, ec);
+  // The workers' logs stay where something went wrong; a sweep that ended well leaves none.
+  if (!cancel && o_.work_dir.empty()) {
+    fs::remove_all(work_dir_, ec);
+    fs::remove(fs::path(work_dir_).parent_path(), ec);  // .rocelab/sweeps, when empty
+    fs::remove(fs::path(work_dir_).parent_path().parent_path(), ec);
+  }
   return states;
 }
 

@@ -42,7 +42,10 @@ struct executor_options {
   std::string listen;                   // empty: 127.0.0.1:0
   std::string db;                       // the controller's store (the sweep's); empty: one in work_dir
   std::string rocelab_binary;           // empty: this program
-  std::string work_dir;                 // token and worker logs; empty: .rocelab/sweeps/<pid>
+  // Token, worker logs and (without db) the controller's store; empty: .rocelab/sweeps/<pid>
+  // in the current directory, removed when the workers end well (kept after a failure or
+  // an interruption, for their logs). On a shared filesystem for Slurm workers.
+  std::string work_dir;
   std::string slurm_prefix;             // where sbatch & co. are; empty: PATH
   std::chrono::milliseconds worker_start_timeout{60000};
   std::function<bool()> stop_requested;  // polled: true stops the trials in flight (SIGINT)
