@@ -95,12 +95,10 @@ asio::awaitable<void> send_pieces(std::shared_ptr<connection> conn, std::vector<
       co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
     }
     if (!conn->is_open()) co_return;
-    if (encode(piece)) {
-      conn->send(piece);
-      continue;
-    }
-    // A piece over the frame limit (records with huge names): the trial is answered,
-    // failed, saying so.
+    if (conn->send(piece)) continue;
+    if (!conn->is_open()) co_return;
+    // Not sent on an open connection: a piece over the frame limit (records with huge
+    // names). The trial is answered, failed, saying so.
     conn->send(trial_result{piece.trial, piece.attempt,
                             "a piece of the trial's records exceeds the protocol's frame limit of " +
                                 std::to_string(max_body_bytes) + " bytes",
