@@ -4,12 +4,17 @@
 // (experiments/compare/compare.hpp), writes report.html and report.json into DIR (default
 // runs/compare-<time>), stores every run in the run store (--db; by default DIR/rocelab.db
 // with --out, else rocelab.db; --no-store to skip) and prints a table, or the JSON with --json.
-// Exit codes: 0 done; 1 a run or the store failed; 2 usage, spec or profile errors.
+// With --executor local|slurm --workers N [--slurm-opt K=V]... [--listen ADDR] the twin runs
+// go to N workers (cli/sweep_executor.hpp), the scale sweep's N at a time; the report is
+// the same as run here.
+// Exit codes: 0 done; 1 a run or the store failed; 2 usage, spec or profile errors;
+// 130 interrupted (--executor only).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -17,6 +22,8 @@
 #include "number_checks.hpp"
 #include "output_files.hpp"
 #include "progress_line.hpp"
+#include "stop_signal.hpp"
+#include "rocelab/cli/sweep_executor.hpp"
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/compare/compare.hpp"
 #include "rocelab/store/run_store.hpp"
@@ -25,6 +32,10 @@ namespace rocelab::cli {
 namespace {
 
 struct compare_args {
+  std::string executor;
+  std::uint32_t workers = 2;
+  std::vector<std::string> slurm_opts;
+  std::string listen;
   std::string spec;
   std::string fabrics;
   std::vector<std::string> sets;
@@ -100,6 +111,12 @@ std::function<int()> setup(CLI::App& app) {
   app.add_flag("--no-store", a->no_store, "do not write the runs to the run store");
   app.add_flag("--json", a->json, "print the report's JSON");
   app.add_flag("--quiet", a->quiet, "no progress line on a terminal");
+  app.add_option("--executor", a->executor,
+                 "run the twin runs on workers: local (N worker processes here) or slurm (a job array of N workers)");
+  app.add_option("--workers", a->workers, "--executor: workers, and runs in flight (default 2)")->check(CLI::Range(1, 4096));
+  app.add_option("--slurm-opt", a->slurm_opts, "--executor slurm: an sbatch option KEY=VALUE; repeatable")
+      ->allow_extra_args(false);
+  app.add_option("--listen", a->listen, "--executor: the address the workers reach this command's controller on");
   return [a]() -> int {
     experiments::compare_settings settings;
     auto spec = experiments::load_compare_spec(a->spec, settings);
@@ -148,12 +165,57 @@ std::function<int()> setup(CLI::App& app) {
       }
       db.emplace(std::move(opened).value());
     }
+    std::optional<stop_signal> stop;
+    std::unique_ptr<sweep_executor> workers;
+    if (!a->executor.empty()) {
+      auto kind = parse_executor(a->executor);
+      if (!kind.ok() || *kind == executor_kind::threads) {
+        std::cerr << "rocelab compare: --executor " << a->executor << ": expected local or slurm\n";
+        return 2;
+      }
+      stop.emplace();
+      executor_options eo;
+      eo.kind = *kind;
+      eo.workers = a->workers;
+      eo.slurm_opts = a->slurm_opts;
+      eo.listen = a->listen;
+      if (db) eo.db = a->db;
+      eo.stop_requested = [&stop] { return stop->requested(); };
+      eo.log = [](const std::string& line) { std::cerr << "rocelab compare: " << line << "\n"; };
+      auto started = sweep_executor::start(std::move(eo));
+      if (!started.ok()) {
+        std::cerr << "rocelab compare: " << started.error().message() << "\n";
+        return started.error().code() == error_code::invalid_argument ? 2 : 1;
+      }
+      workers = std::move(*started);
+      settings.runner = workers->runner();
+      settings.parallelism = a->workers;
+      settings.cancel_requested = [&stop, &workers] { return stop->requested() || !workers->failure().empty(); };
+    } else if (!a->slurm_opts.empty() || !a->listen.empty()) {
+      std::cerr << "rocelab compare: --slurm-opt and --listen need --executor\n";
+      return 2;
+    }
     // Each step on a terminal's status line; nothing in a pipe.
     progress_line progress(a->quiet || a->json);
     auto result = experiments::run_compare(*spec, settings, db ? &*db : nullptr, [&](const std::string& line) {
-      progress.update(line, true);
+      progress.update(workers ? line + "  [" + workers->progress() + "]" : line, true);
     });
     progress.finish();
+    if (workers) {
+      const std::string failed = workers->failure();
+      const bool interrupted = stop->requested();
+      for (const auto& line : workers->finish(!result.ok()))
+        if (!a->json) std::cerr << "rocelab compare: Slurm task " << line << "\n";
+      workers.reset();
+      if (!failed.empty()) {
+        std::cerr << "rocelab compare: the workers failed: " << failed << "\n";
+        return 1;
+      }
+      if (interrupted) {
+        std::cerr << "rocelab compare: interrupted; the runs already made are stored\n";
+        return stop_signal::exit_status;
+      }
+    }
     if (!result.ok()) {
       std::cerr << "rocelab compare: " << result.error().message() << "\n";
       return result.error().code() == error_code::invalid_argument ? 2 : 1;

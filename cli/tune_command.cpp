@@ -2,6 +2,7 @@
 //                   [--set path=value]... [--resume SWEEP] [--name NAME] [--export-dir DIR]
 //                   [--verify N] [--lab-name NAME] [--ports P,...] [--nic-if IF]
 //                   [--fresh-seeds N] [--export-for GBPS]
+//                   [--executor local|slurm --workers N [--slurm-opt K=V]... [--listen ADDR]]
 // Searches the parameters of the spec's `tuning:` section (experiments/tuning/tuning_spec.hpp) on
 // the twin, trials in parallel, each stored in the run store (sweeps, trials, runs); an
 // interrupted sweep (Ctrl-C, kill, crash) resumes with --resume or by running the same
@@ -14,6 +15,9 @@
 // (twin) against measured.
 // Exit codes: 0 done; 1 a run, store or export failed; 2 usage or an invalid spec;
 // 130 interrupted (what ran is stored).
+// --executor runs the trials on N workers (cli/sweep_executor.hpp: worker processes here,
+// or a Slurm job array), N trials in flight from one model (kriging believer batches);
+// each stored trial's run names its worker, host, Slurm job and node (worker.* parameters).
 #include <signal.h>
 #include <unistd.h>
 
@@ -22,10 +26,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "rocelab/cli/sweep_executor.hpp"
 #include "output_files.hpp"
 #include "progress_line.hpp"
 #include "rocelab/experiments/lab/local_backends.hpp"
@@ -62,6 +70,10 @@ struct tune_args {
   std::string nic_if = "IF";
   std::uint32_t fresh_seeds = 5;
   double export_for_gbps = 0;
+  std::string executor;
+  std::uint32_t workers = 2;
+  std::vector<std::string> slurm_opts;
+  std::string listen;
 };
 
 int fail(const std::string& message, int code) {
@@ -75,6 +87,7 @@ class progress_bar {
  public:
   progress_bar(std::uint32_t total, const experiments::tuning_settings& s, bool quiet)
       : total_(total), settings_(s), line_(quiet) {}
+  std::function<std::string()> workers;  // the executor's state, when trials run on workers
   void update(const std::vector<experiments::trial>& done, const experiments::trial& last) {
     const experiments::trial* best = experiments::best_trial(done);
     constexpr int width = 24;
@@ -92,6 +105,7 @@ class progress_bar {
     } else {
       text += "  no feasible trial yet";
     }
+    if (workers) text += "  [" + workers() + "]";
     line_.update(text, true);
   }
   void finish() { line_.finish(); }
@@ -138,7 +152,24 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--export-for", args->export_for_gbps,
                  "link speed (Gb/s) of the hardware the exports are for: derives hardware values from a lab-scaled "
                  "spec (default: export only a spec already at a real port speed)");
+  app.add_option("--executor", args->executor,
+                 "run trials on workers: local (N worker processes here) or slurm (a job array of N workers)");
+  app.add_option("--workers", args->workers, "--executor: workers, and trials in flight (default 2)")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--slurm-opt", args->slurm_opts, "--executor slurm: an sbatch option KEY=VALUE (partition=debug); repeatable")
+      ->allow_extra_args(false);
+  app.add_option("--listen", args->listen,
+                 "--executor: the address the sweep's controller listens on, reachable from the workers "
+                 "(default 127.0.0.1:0)");
   return [args]() -> int {
+    std::optional<executor_kind> executor;
+    if (!args->executor.empty()) {
+      auto k = parse_executor(args->executor);
+      if (!k || *k == executor_kind::threads) return fail("--executor " + args->executor + ": expected local or slurm", 2);
+      executor = *k;
+    }
+    if (!executor && (!args->slurm_opts.empty() || !args->listen.empty()))
+      return fail("--slurm-opt and --listen need --executor", 2);
     auto spec = experiments::load_spec_file(args->spec);
     if (!spec) return fail(spec.error().message(), 2);
     for (const std::string& set : args->sets)
@@ -150,6 +181,7 @@ std::function<int()> setup(CLI::App& app) {
     if (!settings) return fail(settings.error().message(), 2);
     if (args->budget) settings->budget = args->budget;
     if (args->jobs) settings->parallelism = args->jobs;
+    if (executor) settings->parallelism = args->workers;
     if (!args->name.empty()) settings->name = args->name;
     if (settings->name.empty()) settings->name = std::filesystem::path(args->spec).stem().string();
     if (!args->method.empty()) {
@@ -180,25 +212,66 @@ std::function<int()> setup(CLI::App& app) {
     sa.sa_handler = on_tune_signal;
     ::sigaction(SIGINT, &sa, &old_int);
     ::sigaction(SIGTERM, &sa, &old_term);
+    std::unique_ptr<sweep_executor> workers;
+    if (executor) {
+      executor_options eo;
+      eo.kind = *executor;
+      eo.workers = args->workers;
+      eo.slurm_opts = args->slurm_opts;
+      eo.listen = args->listen;
+      eo.db = args->db;
+      eo.stop_requested = [] { return tune_stop.load(); };
+      eo.log = [](const std::string& line) { std::cerr << "rocelab tune: " << line << "\n"; };
+      auto started = sweep_executor::start(std::move(eo));
+      if (!started) {
+        ::sigaction(SIGINT, &old_int, nullptr);
+        ::sigaction(SIGTERM, &old_term, nullptr);
+        return fail(started.error().message(), started.error().code() == error_code::invalid_argument ? 2 : 1);
+      }
+      workers = std::move(*started);
+    }
+    std::map<std::uint32_t, std::map<std::string, std::string>> placements;  // trial index -> where it ran
     const std::size_t resumed_trials = opened->trials.size();
     std::vector<experiments::trial> done = opened->trials;
     progress_bar bar(total, *settings, args->quiet);
     auto store_hook = experiments::store_trials(*db, opened->id, *spec, *settings);
     experiments::sweep_hooks hooks;
     hooks.stop = &tune_stop;
+    if (workers) bar.workers = [&workers] { return workers->progress(); };
     hooks.on_trial = [&](experiments::trial& t, experiments::trial_payload& p) -> status {
       ROCELAB_RETURN_IF_ERROR(store_hook(t, p));
+      if (!p.placement.empty()) placements[t.index] = p.placement;
       done.push_back(t);
       bar.update(done, t);
       return status::success();
     };
     auto trials = experiments::run_sweep(
-        *settings, experiments::spec_evaluator(*spec, *settings, experiments::local_backends()), opened->trials, hooks);
+        *settings,
+        workers ? experiments::spec_evaluator(*spec, *settings, workers->runner())
+                : experiments::spec_evaluator(*spec, *settings, experiments::local_backends()),
+        opened->trials, hooks);
     bar.finish();
+    std::string workers_failed;
+    nlohmann::json executor_json;
+    if (workers) {
+      workers_failed = workers->failure();
+      const auto states = workers->finish(!trials || trials->size() < total);
+      executor_json = {{"kind", args->executor}, {"workers", args->workers}, {"controller", workers->controller_address()}};
+      if (!workers->slurm_job().empty()) {
+        executor_json["slurm_job"] = workers->slurm_job();
+        executor_json["slurm_tasks"] = states;
+        for (const auto& line : states) std::cerr << "rocelab tune: Slurm task " << line << "\n";
+      }
+      workers.reset();
+    }
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGTERM, &old_term, nullptr);
     if (!trials) return fail(trials.error().message(), 1);
     const bool interrupted = trials->size() < total;
+    if (interrupted && !workers_failed.empty() && !tune_stop.load())
+      return fail("the sweep's workers failed: " + workers_failed + "; what ran is stored, resume with: rocelab tune " +
+                      args->spec + " --resume " + std::to_string(opened->id) + " --db " + args->db,
+                  1);
     if (interrupted)
       std::cerr << "rocelab tune: interrupted after " << trials->size() << " trials; resume with: rocelab tune "
                 << args->spec << " --resume " << opened->id << " --db " << args->db << "\n";
@@ -212,6 +285,7 @@ std::function<int()> setup(CLI::App& app) {
     out["interrupted"] = interrupted;
     out["objective"] = experiments::describe(settings->objective);
     out["db"] = args->db;
+    if (!executor_json.is_null()) out["executor"] = executor_json;
     nlohmann::json jt = nlohmann::json::array();
     for (const experiments::trial& t : *trials) {
       nlohmann::json row{{"index", t.index}, {"params", params_json(*settings, t.values)}, {"evaluated", t.evaluated},
@@ -220,6 +294,7 @@ std::function<int()> setup(CLI::App& app) {
       if (!t.violated.empty()) row["violated"] = t.violated;
       if (!t.error.empty()) row["error"] = t.error;
       if (t.run_id) row["run"] = t.run_id;
+      if (auto it = placements.find(t.index); it != placements.end()) row["placement"] = it->second;
       jt.push_back(std::move(row));
     }
     out["trials"] = std::move(jt);

@@ -62,6 +62,13 @@ controller::impl::~impl() {
   asio::post(io_, [this] {
     for (auto& [n, e] : agents_)
       if (e->conn) e->conn->close();
+    for (auto& [n, w] : workers_)
+      if (w->conn) w->conn->close();
+    // Nobody will run the trials still waiting: their callers get them back cancelled.
+    std::vector<std::uint64_t> waiting;
+    for (const auto& [t, _] : trial_waiters_) waiting.push_back(t);
+    for (const std::uint64_t t : waiting)
+      if (auto f = trials_.cancel(t, "cancelled: the controller is stopping")) finish_trial(*f, nullptr, nullptr);
     for (auto& [id, u] : unauthenticated_)
       if (auto c = u.lock()) c->close();
     asio::co_spawn(io_, close_clients_once_flushed(), asio::detached);
@@ -169,6 +176,10 @@ asio::awaitable<void> controller::impl::session(std::shared_ptr<connection> conn
   pending.reset();
   if (!first) {
     log("closed " + conn->peer() + ": " + first.error().message());
+    co_return;
+  }
+  if (auto* w = std::get_if<register_worker>(&*first)) {
+    co_await worker_session(conn, std::move(*w));
     co_return;
   }
   auto* h = std::get_if<hello>(&*first);

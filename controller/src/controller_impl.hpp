@@ -93,6 +93,18 @@ struct agent_entry {
 
 [[nodiscard]] agent_view view_of(const agent_entry& e);
 
+// One registered worker (io thread only). `key` is unique per session, so a worker that
+// registers again under its name is a new worker to the trial queue.
+struct worker_entry {
+  std::string key;
+  protocol::register_worker info;
+  std::string address;
+  std::shared_ptr<protocol::connection> conn;
+  bool alive = true;
+  std::uint32_t trials_done = 0;
+  std::optional<protocol::trial_result> partial;  // pieces of a result so far (split_trial_result)
+};
+
 class controller::impl {
  public:
   explicit impl(controller_options o) : options_(std::move(o)), acceptor_(io_) {}
@@ -129,6 +141,17 @@ class controller::impl {
   asio::awaitable<result<protocol::message>> request(std::string agent,
                                                      std::function<protocol::message(std::uint64_t)> make,
                                                      std::chrono::milliseconds timeout);
+
+  // ---- workers (workers.cpp) ----
+
+  asio::awaitable<void> worker_session(std::shared_ptr<protocol::connection> conn, protocol::register_worker r);
+  asio::awaitable<void> worker_heartbeats(std::shared_ptr<worker_entry> w);
+  void on_trial_result(worker_entry& w, protocol::trial_result r);
+  // Gives queued trials to idle workers (io thread).
+  void dispatch_trials();
+  // Hands a finished trial to the run_trial waiting for it (io thread).
+  void finish_trial(const trial_finish& f, protocol::trial_result* result, const worker_entry* w);
+  [[nodiscard]] worker_view view_of_worker(const worker_entry& w) const;
 
   // ---- jobs (jobs.cpp) ----
 
@@ -187,6 +210,11 @@ class controller::impl {
   std::mutex store_mutex_;
   std::optional<store::run_store> store_;
   std::map<std::string, std::shared_ptr<agent_entry>> agents_;
+  // Workers by name (the newest session of each) and the trials they run.
+  std::map<std::string, std::shared_ptr<worker_entry>> workers_;
+  trial_queue trials_;
+  std::map<std::uint64_t, std::function<void(remote_trial)>> trial_waiters_;
+  std::uint64_t worker_sessions_ = 0;
   std::map<std::uint64_t, std::function<void(agent_entry&, const protocol::job_report&)>> job_listeners_;
   std::map<std::uint64_t, std::function<void(const std::string&, const std::string&)>> loss_listeners_;
   std::map<std::uint64_t, std::function<void(agent_entry&, const protocol::nic_event&)>> nic_listeners_;

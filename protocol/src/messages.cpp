@@ -4,7 +4,9 @@
 // range, and refuses fields it did not ask for.
 #include "rocelab/protocol/messages.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <type_traits>
@@ -92,6 +94,16 @@ class field_reader {
       }
       out.push_back(std::move(item));
     }
+  }
+
+  // One nested object, read by `read_one(field_reader&)`.
+  template <typename F>
+  void get_object(const char* name, F read_one) {
+    const json* v = find(name);
+    if (!v) return;
+    field_reader inner(*v, context_ + ": field " + name);
+    if (inner.ok()) read_one(inner);
+    if (auto st = inner.finish(); !st.ok()) error_ = st.message();
   }
 
   template <typename E>
@@ -195,6 +207,117 @@ void read_counter(field_reader& r, counter_sample& c) {
   r.get("value", c.value);
 }
 
+json pause_json(const pause_interval& p) {
+  return {{"device", p.device}, {"port", p.port}, {"priority", p.priority}, {"start_ns", p.start_ns},
+          {"end_ns", p.end_ns}, {"source", static_cast<int>(p.source)}};
+}
+void read_source(field_reader& r, pause_source& s) {
+  std::uint8_t v = 0;
+  r.get("source", v);
+  if (v > static_cast<std::uint8_t>(pause_source::model)) r.fail("source", "unknown pause source");
+  s = static_cast<pause_source>(v);
+}
+void read_pause(field_reader& r, pause_interval& p) {
+  r.get("device", p.device);
+  r.get("port", p.port);
+  r.get("priority", p.priority);
+  r.get("start_ns", p.start_ns);
+  r.get("end_ns", p.end_ns);
+  read_source(r, p.source);
+}
+json queue_json(const queue_sample& q) {
+  return {{"device", q.device}, {"port", q.port}, {"queue", q.queue}, {"t_ns", q.t_ns}, {"bytes", q.bytes}};
+}
+void read_queue(field_reader& r, queue_sample& q) {
+  r.get("device", q.device);
+  r.get("port", q.port);
+  r.get("queue", q.queue);
+  r.get("t_ns", q.t_ns);
+  r.get("bytes", q.bytes);
+}
+json allreduce_json(const allreduce_result& a) {
+  return {{"algorithm", a.algorithm}, {"ranks", a.ranks},           {"bytes", a.bytes},
+          {"time_ns", a.time_ns},     {"algbw_gbps", a.algbw_gbps}, {"busbw_gbps", a.busbw_gbps}};
+}
+void read_allreduce(field_reader& r, allreduce_result& a) {
+  r.get("algorithm", a.algorithm);
+  r.get("ranks", a.ranks);
+  r.get("bytes", a.bytes);
+  r.get("time_ns", a.time_ns);
+  r.get("algbw_gbps", a.algbw_gbps);
+  r.get("busbw_gbps", a.busbw_gbps);
+}
+json event_json(const congestion_event& e) {
+  return {{"kind", static_cast<int>(e.kind)}, {"device", e.device}, {"port", e.port}, {"priority", e.priority},
+          {"t_ns", e.t_ns}, {"src", e.src}, {"dst", e.dst}, {"qp", e.qp}, {"source", static_cast<int>(e.source)}};
+}
+void read_event(field_reader& r, congestion_event& e) {
+  std::uint8_t kind = 0;
+  r.get("kind", kind);
+  if (kind > static_cast<std::uint8_t>(event_kind::drop)) r.fail("kind", "unknown event kind");
+  e.kind = static_cast<event_kind>(kind);
+  r.get("device", e.device);
+  r.get("port", e.port);
+  r.get("priority", e.priority);
+  r.get("t_ns", e.t_ns);
+  r.get("src", e.src);
+  r.get("dst", e.dst);
+  r.get("qp", e.qp);
+  read_source(r, e.source);
+}
+json totals_json(const run_totals& t) {
+  return {{"pfc_pause_frames", t.pfc_pause_frames}, {"pfc_resume_frames", t.pfc_resume_frames},
+          {"paused_ns", t.paused_ns},               {"ce_marked", t.ce_marked},
+          {"cnps", t.cnps},                         {"drops", t.drops},
+          {"retransmits", t.retransmits},           {"packets_forwarded", t.packets_forwarded}};
+}
+void read_totals(field_reader& r, run_totals& t) {
+  r.get("pfc_pause_frames", t.pfc_pause_frames);
+  r.get("pfc_resume_frames", t.pfc_resume_frames);
+  r.get("paused_ns", t.paused_ns);
+  r.get("ce_marked", t.ce_marked);
+  r.get("cnps", t.cnps);
+  r.get("drops", t.drops);
+  r.get("retransmits", t.retransmits);
+  r.get("packets_forwarded", t.packets_forwarded);
+}
+template <typename T, typename F>
+json array_of(const std::vector<T>& v, F one) {
+  json a = json::array();
+  for (const auto& x : v) a.push_back(one(x));
+  return a;
+}
+json records_json(const run_records& r) {
+  return {{"backend", r.backend},
+          {"hosts", r.hosts},
+          {"devices", r.devices},
+          {"flows", array_of(r.flows, flow_json)},
+          {"pauses", array_of(r.pauses, pause_json)},
+          {"counters", array_of(r.counters, counter_json)},
+          {"queues", array_of(r.queues, queue_json)},
+          {"allreduce", array_of(r.allreduce, allreduce_json)},
+          {"events", array_of(r.events, event_json)},
+          {"totals", totals_json(r.totals)},
+          {"simulated_ns", r.simulated_ns},
+          {"lost_hosts", r.lost_hosts},
+          {"degraded", r.degraded}};
+}
+void read_records(field_reader& r, run_records& out) {
+  r.get("backend", out.backend);
+  r.get_strings("hosts", out.hosts);
+  r.get_strings("devices", out.devices);
+  r.get_objects("flows", out.flows, read_flow);
+  r.get_objects("pauses", out.pauses, read_pause);
+  r.get_objects("counters", out.counters, read_counter);
+  r.get_objects("queues", out.queues, read_queue);
+  r.get_objects("allreduce", out.allreduce, read_allreduce);
+  r.get_objects("events", out.events, read_event);
+  r.get_object("totals", [&](field_reader& t) { read_totals(t, out.totals); });
+  r.get("simulated_ns", out.simulated_ns);
+  r.get_strings("lost_hosts", out.lost_hosts);
+  r.get_strings("degraded", out.degraded);
+}
+
 struct body_encoder {
   json operator()(const hello& m) const {
     return {{"role", role_name(m.role)}, {"name", m.name}, {"transports", m.transports}, {"pid", m.pid}};
@@ -253,6 +376,29 @@ struct body_encoder {
   }
   json operator()(const error_message& m) const {
     return {{"request", m.request}, {"code", m.code}, {"message", m.message}};
+  }
+  json operator()(const register_worker& m) const {
+    return {{"name", m.name},
+            {"host", m.host},
+            {"pid", m.pid},
+            {"capabilities", m.capabilities},
+            {"threads", m.threads},
+            {"slurm_job_id", m.slurm_job_id},
+            {"slurm_array_task_id", m.slurm_array_task_id},
+            {"slurm_node", m.slurm_node}};
+  }
+  json operator()(const trial_assignment& m) const {
+    return {{"trial", m.trial}, {"attempt", m.attempt}, {"spec_yaml", m.spec_yaml}, {"source_name", m.source_name}};
+  }
+  json operator()(const trial_result& m) const {
+    json repeats = json::array();
+    for (const auto& r : m.repeats)
+      repeats.push_back({{"index", r.index}, {"seed", r.seed}, {"records", records_json(r.records)}});
+    return {{"trial", m.trial},
+            {"attempt", m.attempt},
+            {"error", m.error},
+            {"repeats", std::move(repeats)},
+            {"done", m.done}};
   }
 };
 
@@ -419,6 +565,45 @@ result<message> decode_json(message_type type, const json& body) {
       out = std::move(m);
       break;
     }
+    case message_type::register_worker: {
+      register_worker m;
+      r.get("name", m.name);
+      r.get("host", m.host);
+      r.get("pid", m.pid);
+      r.get_strings("capabilities", m.capabilities);
+      r.get("threads", m.threads);
+      r.get("slurm_job_id", m.slurm_job_id);
+      r.get("slurm_array_task_id", m.slurm_array_task_id);
+      r.get("slurm_node", m.slurm_node);
+      if (r.ok() && (m.name.empty() || m.name.size() > 128)) r.fail("name", "expected 1 to 128 characters");
+      if (r.ok() && m.threads == 0) r.fail("threads", "must be at least 1");
+      out = std::move(m);
+      break;
+    }
+    case message_type::trial_assignment: {
+      trial_assignment m;
+      r.get("trial", m.trial);
+      r.get("attempt", m.attempt);
+      r.get("spec_yaml", m.spec_yaml);
+      r.get("source_name", m.source_name);
+      if (r.ok() && m.attempt == 0) r.fail("attempt", "must be at least 1");
+      out = std::move(m);
+      break;
+    }
+    case message_type::trial_result: {
+      trial_result m;
+      r.get("trial", m.trial);
+      r.get("attempt", m.attempt);
+      r.get("error", m.error);
+      r.get_objects("repeats", m.repeats, [](field_reader& f, trial_repeat& x) {
+        f.get("index", x.index);
+        f.get("seed", x.seed);
+        f.get_object("records", [&](field_reader& rr) { read_records(rr, x.records); });
+      });
+      r.get("done", m.done);
+      out = std::move(m);
+      break;
+    }
     default:
       return status(error_code::malformed_input, "unknown message type " + std::to_string(static_cast<int>(type)));
   }
@@ -444,7 +629,10 @@ bool known_type(std::uint16_t t) {
     case message_type::nic_event:
     case message_type::submit_run:
     case message_type::run_finished:
-    case message_type::error: return true;
+    case message_type::error:
+    case message_type::register_worker:
+    case message_type::trial_assignment:
+    case message_type::trial_result: return true;
   }
   return false;
 }
@@ -455,6 +643,80 @@ std::uint32_t load_be32(const std::uint8_t* p) {
 std::uint16_t load_be16(const std::uint8_t* p) { return static_cast<std::uint16_t>((p[0] << 8) | p[1]); }
 
 }  // namespace
+
+namespace {
+
+template <typename T>
+void take_slice(std::vector<T>& from, std::size_t& at, std::size_t n, std::vector<T>& to) {
+  const std::size_t end = std::min(from.size(), at + n);
+  to.assign(std::make_move_iterator(from.begin() + static_cast<std::ptrdiff_t>(at)),
+            std::make_move_iterator(from.begin() + static_cast<std::ptrdiff_t>(end)));
+  at = end;
+}
+
+template <typename T>
+void append_all(std::vector<T>& to, std::vector<T>& from) {
+  to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+
+}  // namespace
+
+std::vector<trial_result> split_trial_result(trial_result r, std::size_t max_items) {
+  max_items = std::max<std::size_t>(1, max_items);
+  std::vector<trial_result> out;
+  for (trial_repeat& rep : r.repeats) {
+    run_records& all = rep.records;
+    std::size_t flows = 0, pauses = 0, counters = 0, queues = 0, allreduce = 0, events = 0;
+    for (bool first = true;; first = false) {
+      trial_result piece{r.trial, r.attempt, "", {}, false};
+      trial_repeat part;
+      part.index = rep.index;
+      part.seed = rep.seed;
+      if (first) {  // the scalar fields travel once, with the first slice
+        part.records.backend = all.backend;
+        part.records.hosts = std::move(all.hosts);
+        part.records.devices = std::move(all.devices);
+        part.records.totals = all.totals;
+        part.records.simulated_ns = all.simulated_ns;
+        part.records.lost_hosts = std::move(all.lost_hosts);
+        part.records.degraded = std::move(all.degraded);
+      }
+      take_slice(all.flows, flows, max_items, part.records.flows);
+      take_slice(all.pauses, pauses, max_items, part.records.pauses);
+      take_slice(all.counters, counters, max_items, part.records.counters);
+      take_slice(all.queues, queues, max_items, part.records.queues);
+      take_slice(all.allreduce, allreduce, max_items, part.records.allreduce);
+      take_slice(all.events, events, max_items, part.records.events);
+      piece.repeats.push_back(std::move(part));
+      out.push_back(std::move(piece));
+      if (flows == all.flows.size() && pauses == all.pauses.size() && counters == all.counters.size() &&
+          queues == all.queues.size() && allreduce == all.allreduce.size() && events == all.events.size())
+        break;
+    }
+  }
+  if (out.empty()) out.push_back(trial_result{r.trial, r.attempt, "", {}, false});
+  out.front().error = r.error;
+  out.back().done = true;
+  return out;
+}
+
+void append_trial_piece(trial_result& into, trial_result piece) {
+  if (!piece.error.empty()) into.error = piece.error;
+  into.done = piece.done;
+  for (trial_repeat& part : piece.repeats) {
+    if (into.repeats.empty() || into.repeats.back().index != part.index) {
+      into.repeats.push_back(std::move(part));
+      continue;
+    }
+    run_records& to = into.repeats.back().records;
+    append_all(to.flows, part.records.flows);
+    append_all(to.pauses, part.records.pauses);
+    append_all(to.counters, part.records.counters);
+    append_all(to.queues, part.records.queues);
+    append_all(to.allreduce, part.records.allreduce);
+    append_all(to.events, part.records.events);
+  }
+}
 
 bool valid_submission_id(std::string_view id) noexcept {
   if (id.size() > max_submission_id_chars) return false;
@@ -483,6 +745,9 @@ const char* to_string(message_type t) noexcept {
     case message_type::submit_run: return "submit_run";
     case message_type::run_finished: return "run_finished";
     case message_type::error: return "error";
+    case message_type::register_worker: return "register_worker";
+    case message_type::trial_assignment: return "trial_assignment";
+    case message_type::trial_result: return "trial_result";
   }
   return "unknown";
 }
@@ -503,7 +768,8 @@ message_type type_of(const message& m) noexcept {
       message_type::settings_applied, message_type::start_job,      message_type::job_report,
       message_type::restore_settings, message_type::settings_restored, message_type::stop_job,
       message_type::submit_run,     message_type::run_finished,     message_type::error,
-      message_type::nic_command,    message_type::nic_event};
+      message_type::nic_command,    message_type::nic_event,        message_type::register_worker,
+      message_type::trial_assignment, message_type::trial_result};
   static_assert(std::size(by_index) == std::variant_size_v<message>);
   return by_index[m.index()];
 }

@@ -135,5 +135,52 @@ TEST_F(tuning_sweep, a_failed_trial_round_trips_through_the_store) {
   EXPECT_EQ(back->values, t.values);
 }
 
+TEST_F(tuning_sweep, a_runner_stopped_mid_batch_abandons_the_trial_and_those_after_it) {
+  // An executor stopped in the middle of trial 5 (of the batch 4, 5): trial 4 is kept,
+  // 5 is neither stored nor kept, and the sweep ends there; the placement of the kept
+  // trials reaches the store hook.
+  const trial_runner here = [](const experiment_spec& spec) -> result<trial_runs> {
+    auto ran = core_backends().run(spec);
+    if (!ran.ok()) return std::move(ran).error();
+    trial_runs r;
+    r.seeds = ran->seeds;
+    r.repeats = std::move(ran->repeats);
+    r.placement["worker.host"] = "node7";
+    return r;
+  };
+  std::atomic<int> calls{0};
+  const trial_runner stopping = [&](const experiment_spec& spec) -> result<trial_runs> {
+    // The 6th trial run (index 5) is the one the stop cuts short.
+    if (calls.fetch_add(1) == 5) return status(error_code::cancelled, "cancelled: the sweep was stopped");
+    return here(spec);
+  };
+  settings_.parallelism = 1;  // index order = call order
+  std::vector<std::uint32_t> seen;
+  std::vector<std::string> hosts;
+  sweep_hooks hooks;
+  hooks.on_trial = [&](trial& t, trial_payload& p) {
+    seen.push_back(t.index);
+    hosts.push_back(p.placement["worker.host"]);
+    return status::success();
+  };
+  auto trials = run_sweep(settings_, spec_evaluator(spec_, settings_, stopping), {}, hooks);
+  ASSERT_TRUE(trials.ok()) << trials.error().message();
+  EXPECT_EQ(trials->size(), 5u);
+  EXPECT_EQ(seen, (std::vector<std::uint32_t>{0, 1, 2, 3, 4}));
+  for (const auto& h : hosts) EXPECT_EQ(h, "node7");
+  for (const trial& t : *trials) EXPECT_TRUE(t.error.empty()) << t.error;
+
+  // A runner's other errors are failed trials, kept and reported.
+  const trial_runner failing = [](const experiment_spec&) -> result<trial_runs> {
+    return status(error_code::invalid_argument, "the worker refused it");
+  };
+  settings_.budget = 2;
+  auto failed = run_sweep(settings_, spec_evaluator(spec_, settings_, failing), {});
+  ASSERT_TRUE(failed.ok());
+  ASSERT_EQ(failed->size(), 2u);
+  EXPECT_FALSE((*failed)[0].evaluated);
+  EXPECT_EQ((*failed)[0].error, "the worker refused it");
+}
+
 }  // namespace
 }  // namespace rocelab::experiments

@@ -10,6 +10,7 @@
 
 #include "rocelab/protocol/messages.hpp"
 
+using namespace rocelab;
 using namespace rocelab::protocol;
 
 int main(int argc, char** argv) {
@@ -26,6 +27,20 @@ int main(int argc, char** argv) {
   job_report report;
   report.flows.resize(2);
   report.counters = {{0, 0, "rx_pfc", 1, 2}};
+  run_records records;
+  records.backend = "twin";
+  records.hosts = {"h1", "h2"};
+  records.devices = {"sw0", "h1", "h2"};
+  records.flows.resize(1);
+  records.pauses = {{0, 1, 3, 10, 20, pause_source::model}};
+  records.counters = {{0, 1, "rx_pfc", 5, 2}};
+  records.queues = {{0, 1, 3, 5, 4096}};
+  records.allreduce = {{"ring", 2, 1 << 20, 1000, 8.0, 8.0}};
+  records.events = {{event_kind::ce_mark, 0, 1, 3, 7, 1, 0, 2, pause_source::model}};
+  records.totals = {1, 1, 10, 2, 2, 0, 0, 100};
+  records.simulated_ns = 1000;
+  records.lost_hosts = {"h2: agent h2 lost"};
+  records.degraded = {"overran"};
   const message all[] = {hello{peer_role::agent, "h1", {"soft"}, 1},
                          welcome{"s", 250, 5000},
                          heartbeat{1},
@@ -42,7 +57,10 @@ int main(int argc, char** argv) {
                          nic_event{1, {R"({"ev":"sent","ref":0,"start_ns":1,"end_ns":2})"}},
                          submit_run{1, "backend: twin\n", "x.yaml", {"seed=2"}, "s-0123abcd", false},
                          run_finished{1, 4, "completed", "", "{}"},
-                         error_message{1, "invalid argument", "why"}};
+                         error_message{1, "invalid argument", "why"},
+                         register_worker{"node1-7", "node1", 7, {"twin"}, 1, "41", "0", "node1"},
+                         trial_assignment{1, 1, "backend: twin\n", "x.yaml"},
+                         trial_result{1, 1, "", {trial_repeat{0, 2, records}}, true}};
   int n = 0;
   for (const auto& m : all) {
     auto f = encode(m);

@@ -114,6 +114,131 @@ TEST(protocol, every_message_round_trips) {
   EXPECT_EQ(ne.lines.at(0), R"({"ev":"ready","t_ns":5})");
 }
 
+TEST(protocol, worker_messages_round_trip_with_every_record_kind) {
+  auto w = round_trip(register_worker{"node1-7", "node1", 7, {"twin"}, 2, "41", "1", "node1"});
+  EXPECT_EQ(w.name, "node1-7");
+  EXPECT_EQ(w.threads, 2u);
+  EXPECT_EQ(w.slurm_job_id, "41");
+  EXPECT_EQ(w.slurm_array_task_id, "1");
+  EXPECT_EQ(w.slurm_node, "node1");
+  auto a = round_trip(trial_assignment{5, 2, "backend: twin\n", "x.yaml"});
+  EXPECT_EQ(a.trial, 5u);
+  EXPECT_EQ(a.attempt, 2u);
+  EXPECT_EQ(a.spec_yaml, "backend: twin\n");
+
+  run_records r;
+  r.backend = "twin";
+  r.hosts = {"h1", "h2"};
+  r.devices = {"sw0"};
+  flow_record f;
+  f.src = 1;
+  f.kind = workload_kind::victim;
+  f.bytes = 4096;
+  f.end_ns = 99;
+  r.flows = {f};
+  r.pauses = {{0, 1, 3, 10, 20, pause_source::counter}};
+  r.counters = {{0, 1, "rx_pfc", 5, 2}};
+  r.queues = {{0, 2, 3, 5, 4096}};
+  r.allreduce = {{"ring", 4, 1 << 20, 1000, 8.5, 12.75}};
+  r.events = {{event_kind::drop, 0, 1, 3, 7, 1, 0, 2, pause_source::capture}};
+  r.totals = {1, 2, 10, 3, 4, 5, 6, 100};
+  r.simulated_ns = 1234;
+  r.lost_hosts = {"h2: lost"};
+  r.degraded = {"overran"};
+  auto t = round_trip(trial_result{5, 2, "", {trial_repeat{0, 9, r}, trial_repeat{1, 10, run_records{}}}, false});
+  EXPECT_FALSE(t.done);
+  EXPECT_EQ(t.repeats[1].index, 1u);
+  ASSERT_EQ(t.repeats.size(), 2u);
+  EXPECT_EQ(t.repeats[0].seed, 9u);
+  const run_records& b = t.repeats[0].records;
+  EXPECT_EQ(b.backend, "twin");
+  EXPECT_EQ(b.hosts, r.hosts);
+  ASSERT_EQ(b.flows.size(), 1u);
+  EXPECT_EQ(b.flows[0].kind, workload_kind::victim);
+  EXPECT_EQ(b.flows[0].end_ns, 99);
+  ASSERT_EQ(b.pauses.size(), 1u);
+  EXPECT_EQ(b.pauses[0].source, pause_source::counter);
+  EXPECT_EQ(b.pauses[0].end_ns, 20);
+  ASSERT_EQ(b.queues.size(), 1u);
+  EXPECT_EQ(b.queues[0].bytes, 4096u);
+  ASSERT_EQ(b.allreduce.size(), 1u);
+  EXPECT_DOUBLE_EQ(b.allreduce[0].busbw_gbps, 12.75);
+  ASSERT_EQ(b.events.size(), 1u);
+  EXPECT_EQ(b.events[0].kind, event_kind::drop);
+  EXPECT_EQ(b.events[0].source, pause_source::capture);
+  EXPECT_EQ(b.totals.packets_forwarded, 100u);
+  EXPECT_EQ(b.totals.cnps, 4u);
+  EXPECT_EQ(b.simulated_ns, 1234);
+  EXPECT_EQ(b.lost_hosts, r.lost_hosts);
+  EXPECT_EQ(b.degraded, r.degraded);
+  EXPECT_TRUE(t.repeats[1].records.flows.empty());
+}
+
+TEST(protocol, a_trial_result_with_a_bad_nested_record_names_it) {
+  const std::string body =
+      "{\"trial\":1,\"attempt\":1,\"error\":\"\",\"done\":true,\"repeats\":[{\"index\":0,\"seed\":1,\"records\":{\"backend\":\"twin\","
+      "\"hosts\":[],\"devices\":[],\"flows\":[],\"pauses\":[],\"counters\":[],\"queues\":[],\"allreduce\":[],"
+      "\"events\":[{\"kind\":9,\"device\":0,\"port\":0,\"priority\":0,\"t_ns\":0,\"src\":0,\"dst\":0,\"qp\":0,"
+      "\"source\":0}],\"totals\":{},\"simulated_ns\":0,\"lost_hosts\":[],\"degraded\":[]}}]}";
+  auto m = decode_frame(frame_of(protocol_version, static_cast<std::uint16_t>(message_type::trial_result), body));
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message().find("field kind: unknown event kind"), std::string::npos) << m.error().message();
+}
+
+TEST(protocol, a_large_trial_result_splits_into_frames_and_joins_back_in_order) {
+  trial_result big{3, 1, "", {}, true};
+  for (std::uint32_t rep = 0; rep < 2; ++rep) {
+    trial_repeat t;
+    t.index = rep;
+    t.seed = 100 + rep;
+    t.records.backend = "twin";
+    t.records.hosts = {"h1", "h2"};
+    t.records.simulated_ns = 77 + rep;
+    t.records.totals.drops = 5;
+    for (std::uint64_t i = 0; i < 25; ++i) {
+      flow_record f;
+      f.tag = i;
+      t.records.flows.push_back(f);
+    }
+    for (std::int64_t i = 0; i < 7; ++i) t.records.events.push_back({event_kind::cnp, 0, 0, 3, i, 0, 1, 2, pause_source::model});
+    big.repeats.push_back(t);
+  }
+  auto pieces = split_trial_result(big, 10);
+  ASSERT_EQ(pieces.size(), 6u) << "3 pieces per repeat of 25 flows";
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    EXPECT_EQ(pieces[i].done, i + 1 == pieces.size());
+    EXPECT_TRUE(encode(pieces[i]).ok());
+  }
+  EXPECT_TRUE(pieces[1].repeats[0].records.hosts.empty()) << "scalars go with the first piece only";
+  trial_result joined = round_trip(pieces[0]);
+  for (std::size_t i = 1; i < pieces.size(); ++i) append_trial_piece(joined, round_trip(pieces[i]));
+  EXPECT_TRUE(joined.done);
+  ASSERT_EQ(joined.repeats.size(), 2u);
+  for (std::uint32_t rep = 0; rep < 2; ++rep) {
+    const run_records& r = joined.repeats[rep].records;
+    EXPECT_EQ(joined.repeats[rep].seed, 100u + rep);
+    EXPECT_EQ(r.hosts, big.repeats[rep].records.hosts);
+    EXPECT_EQ(r.simulated_ns, 77 + rep);
+    EXPECT_EQ(r.totals.drops, 5u);
+    ASSERT_EQ(r.flows.size(), 25u);
+    for (std::uint64_t i = 0; i < 25; ++i) EXPECT_EQ(r.flows[i].tag, i);
+    ASSERT_EQ(r.events.size(), 7u);
+    EXPECT_EQ(r.events[6].t_ns, 6);
+  }
+  auto failed = split_trial_result(trial_result{4, 2, "spec invalid", {}, true});
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].error, "spec invalid");
+  EXPECT_TRUE(failed[0].done);
+}
+
+TEST(protocol, a_worker_without_a_name_is_refused) {
+  auto m = decode_frame(frame_of(protocol_version, static_cast<std::uint16_t>(message_type::register_worker),
+                                 "{\"name\":\"\",\"host\":\"h\",\"pid\":1,\"capabilities\":[],\"threads\":1,"
+                                 "\"slurm_job_id\":\"\",\"slurm_array_task_id\":\"\",\"slurm_node\":\"\"}"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message().find("field name: expected 1 to 128 characters"), std::string::npos) << m.error().message();
+}
+
 TEST(protocol, a_relay_of_more_lines_than_the_limit_is_refused) {
   nic_event big{1, std::vector<std::string>(max_lines_per_relay + 1, "{}")};
   auto frame = encode(big);
@@ -146,7 +271,7 @@ INSTANTIATE_TEST_SUITE_P(
     cases, protocol_rejects,
     ::testing::Values(
         rejection_case{"short_header", {0, 0, 0}, "3 of 8 bytes"},
-        rejection_case{"other_version", frame_of(protocol_version + 1, hb, "{\"seq\":1}"), "protocol version 4"},
+        rejection_case{"other_version", frame_of(protocol_version + 1, hb, "{\"seq\":1}"), "protocol version 5"},
         rejection_case{"unknown_type", frame_of(protocol_version, 999, "{}"), "unknown message type 999"},
         rejection_case{"empty_body", frame_of(protocol_version, hb, ""), "empty body"},
         rejection_case{"oversize", frame_of(protocol_version, hb, "", std::int64_t{max_body_bytes} + 1), "exceeds the limit"},

@@ -40,7 +40,14 @@ result<probe_outcome> run_probe(const experiment_spec& spec, const std::string& 
   out.probe.search = search;
   out.probe.buffer_bytes = spec.sw.buffer_bytes;
   out.probe.degree = spec.workload.incast.enabled ? spec.workload.incast.senders : 0;
-  auto ran = run_experiment(spec, {}, settings.cancel_requested);
+  result<experiment_result> ran = status(error_code::internal, "not run");
+  if (settings.runner) {
+    auto remote = settings.runner(spec);
+    if (!remote.ok()) return std::move(remote).error();
+    ran = experiment_result{std::move(remote->seeds), std::move(remote->repeats)};
+  } else {
+    ran = run_experiment(spec, {}, settings.cancel_requested);
+  }
   if (!ran.ok()) return std::move(ran).error();
   if (settings.cancel_requested && settings.cancel_requested())
     return status(error_code::cancelled, "rocelab buffers: cancelled");

@@ -97,9 +97,33 @@ struct scenario_run {
 
 status cancelled_status() { return status(error_code::cancelled, "compare: cancelled"); }
 
+// One twin run of `resolved` at `seed`: here, or through the settings' runner.
+result<run_records> run_one(const experiment_spec& resolved, fabric::twin::twin_config cfg, std::uint64_t seed,
+                            const compare_settings& cs) {
+  if (cs.runner) {
+    experiment_spec one = resolved;
+    one.seed = seed;
+    one.repeats = 1;
+    auto ran = cs.runner(one);
+    if (!ran.ok()) return std::move(ran).error();
+    if (ran->repeats.size() != 1)
+      return status(error_code::internal, "the runner returned " + std::to_string(ran->repeats.size()) + " repeats for one");
+    return std::move(ran->repeats.front());
+  }
+  auto load = make_workload(resolved, seed);
+  if (!load.ok()) return std::move(load).error();
+  cfg.cancel_requested = cs.cancel_requested;
+  return fabric::twin::run_twin(cfg, **load);
+}
+
+// The records of a scenario's runs, made ahead (the scale sweep's parallel runs), by seed.
+using made_runs = std::map<std::uint64_t, result<run_records>>;
+
 result<scenario_run> run_scenario(const experiment_spec& spec, const fabric_plan& plan, scenario s,
                                   store::run_store* store, std::vector<std::int64_t>& run_ids,
-                                  const std::function<bool()>& cancel, std::optional<std::int64_t> sweep = std::nullopt) {
+                                  const compare_settings& cs, std::optional<std::int64_t> sweep = std::nullopt,
+                                  made_runs* made = nullptr) {
+  const std::function<bool()>& cancel = cs.cancel_requested;
   scenario_run out;
   const experiment_spec variant = only(spec, s);
   for (std::uint32_t i = 0; i < std::max<std::uint32_t>(1, spec.repeats); ++i) {
@@ -107,11 +131,12 @@ result<scenario_run> run_scenario(const experiment_spec& spec, const fabric_plan
     experiment_spec resolved;
     auto cfg = config_for(variant, plan, seed, &resolved);
     if (!cfg.ok()) return std::move(cfg).error();
-    auto load = make_workload(resolved, seed);
-    if (!load.ok()) return std::move(load).error().with_context(plan.name);
     if (cancel && cancel()) return cancelled_status();
-    cfg->cancel_requested = cancel;
-    auto rec = fabric::twin::run_twin(*cfg, **load);
+    result<run_records> rec = status(error_code::internal, "not run");
+    if (made != nullptr && made->contains(seed))
+      rec = std::move(made->at(seed));
+    else
+      rec = run_one(resolved, *cfg, seed, cs);
     if (!rec.ok()) return std::move(rec).error().with_context(plan.name + " " + name_of(s));
     // A cancelled twin run returns its records so far: not a result to compare or store.
     if (cancel && cancel()) return cancelled_status();
@@ -252,7 +277,7 @@ result<std::map<std::string, std::string>> tune_roce(const experiment_spec& spec
     fabric_plan plan = base;
     plan.overrides = overrides_of(values);
     plan.name = base.name + "-trial" + std::to_string(index);
-    auto r = run_scenario(spec, plan, scenario::mix, store, run_ids, cs.cancel_requested, sweep);
+    auto r = run_scenario(spec, plan, scenario::mix, store, run_ids, cs, sweep);
     if (!r.ok()) {
       t.error = r.error().message();
       return t;
@@ -362,7 +387,7 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
     for (const scenario s : {scenario::allreduce, scenario::incast, scenario::background}) {
       if (!has(spec, s)) continue;
       if (progress) progress(f + ": " + name_of(s));
-      auto r = run_scenario(spec, p, s, store, m.run_ids, settings.cancel_requested);
+      auto r = run_scenario(spec, p, s, store, m.run_ids, settings);
       if (!r.ok()) return std::move(r).error();
       m.congestion = fabric::to_string(r->config.fabric.congestion);
       add_totals(m, *r);
@@ -416,6 +441,9 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
   if (!settings.scale_hosts.empty()) {
     if (!spec.workload.allreduce.enabled)
       return status(error_code::invalid_argument, "compare.scale_hosts: the sweep runs the spec's all-reduce, which it lacks");
+    // The sweep's specs first; with parallelism, their runs go at once and are stored and
+    // reported below in order, as if run one by one.
+    std::vector<experiment_spec> scale_specs;
     for (const std::uint32_t hosts : settings.scale_hosts) {
       const std::uint32_t hpl = settings.scale_hosts_per_leaf;
       if (hpl == 0 || hosts < 2 * hpl || hosts % hpl != 0)
@@ -435,13 +463,31 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
       s.workload.allreduce.rank_hosts.clear();
       s.workload.allreduce.iterations = 1;
       if (settings.scale_allreduce_bytes > 0) s.workload.allreduce.bytes = settings.scale_allreduce_bytes;
+      scale_specs.push_back(std::move(s));
+    }
+    std::vector<made_runs> made(scale_specs.size() * plans.size());
+    if (settings.parallelism > 1) {
+      parallel_for(static_cast<std::uint32_t>(made.size()), settings.parallelism, [&](std::uint32_t k) {
+        const experiment_spec variant = only(scale_specs[k / plans.size()], scenario::allreduce);
+        const fabric_plan& plan = plans[k % plans.size()];
+        const std::uint64_t seed = variant.seed;
+        experiment_spec resolved;
+        auto cfg = config_for(variant, plan, seed, &resolved);
+        if (!cfg.ok() || (settings.cancel_requested && settings.cancel_requested())) return;  // run_scenario says why
+        made[k].emplace(seed, run_one(resolved, *cfg, seed, settings));
+      });
+    }
+    for (std::size_t h = 0; h < scale_specs.size(); ++h) {
+      const experiment_spec& s = scale_specs[h];
+      const std::uint32_t hosts = s.topology.hosts;
       scale_point pt;
       pt.hosts = hosts;
       pt.allreduce_bytes = s.workload.allreduce.bytes;
       double best = 0;
       for (std::size_t i = 0; i < plans.size(); ++i) {
         if (progress) progress(plans[i].name + ": scale " + std::to_string(hosts) + " hosts");
-        auto r = run_scenario(s, plans[i], scenario::allreduce, store, out.fabrics[i].run_ids, settings.cancel_requested);
+        auto r = run_scenario(s, plans[i], scenario::allreduce, store, out.fabrics[i].run_ids, settings, std::nullopt,
+                              &made[h * plans.size() + i]);
         if (!r.ok()) return std::move(r).error().with_context("scale " + std::to_string(hosts));
         const run_summary sum = summarize(pointers(*r), r->seeds);
         const double bw = sum.allreduce ? sum.allreduce->busbw_gbps : 0;

@@ -150,6 +150,7 @@ std::function<status(trial&, trial_payload&)> store_trials(store::run_store& db,
       run.seed = payload.seeds.empty() ? spec.seed : payload.seeds.front();
       run.spec_yaml = payload.spec_yaml;
       run.parameters = payload.applied;
+      run.parameters.insert(payload.placement.begin(), payload.placement.end());
       run.sweep = sweep;
       auto id = db.begin_run(run);
       if (!id) return id.error().with_context(context);

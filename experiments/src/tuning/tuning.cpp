@@ -492,6 +492,7 @@ result<std::vector<trial>> run_sweep(const tuning_settings& s, const trial_evalu
       batch[i].values = (*points)[i];
     });
     for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (payloads[i].abandoned) return history;  // stopped mid-batch: index order keeps what came before
       if (hooks.on_trial) ROCELAB_RETURN_IF_ERROR(hooks.on_trial(batch[i], payloads[i]));
       history.push_back(std::move(batch[i]));
     }

@@ -62,6 +62,7 @@ trial_evaluator spec_evaluator(experiment_spec base, tuning_settings settings, t
     auto ran = run(*spec);
     if (!ran) {
       t.error = ran.error().message();
+      payload.abandoned = ran.error().code() == error_code::cancelled;
       return t;
     }
     if (!ran->repeats.empty())
@@ -71,6 +72,7 @@ trial_evaluator spec_evaluator(experiment_spec base, tuning_settings settings, t
     if (ran->run_id != 0) t.run_id = ran->run_id;
     payload.seeds = std::move(ran->seeds);
     payload.repeats = std::move(ran->repeats);
+    payload.placement = std::move(ran->placement);
     return t;
   };
 }

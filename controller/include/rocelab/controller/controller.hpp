@@ -41,6 +41,7 @@
 #include "rocelab/common/result.hpp"
 #include "rocelab/controller/agent_launcher.hpp"
 #include "rocelab/controller/inventory.hpp"
+#include "rocelab/controller/trial_queue.hpp"
 #include "rocelab/experiments/lab/local_backends.hpp"
 #include "rocelab/experiments/run/runner.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
@@ -128,6 +129,30 @@ struct run_outcome {
   std::vector<agent_view> agents;
 };
 
+// A registered worker (`rocelab worker`, controller/worker.hpp).
+struct worker_view {
+  std::string name;
+  std::string host;
+  std::string address;
+  std::string slurm_job_id;         // empty outside Slurm
+  std::string slurm_array_task_id;
+  std::string slurm_node;
+  bool alive = false;
+  bool busy = false;                // running a trial
+  std::uint32_t trials_done = 0;
+};
+
+// A trial run by a worker (run_trial). completed false: no worker's result counted (lost
+// too often, or cancelled); error says why. completed true with an error: the worker ran
+// it and it failed there (an invalid spec, a failed run).
+struct remote_trial {
+  bool completed = false;
+  std::string error;
+  std::uint32_t attempts = 0;
+  std::vector<protocol::trial_repeat> repeats;
+  worker_view worker;  // the worker whose result counted
+};
+
 class controller {
  public:
   // Opens the store (marking runs of dead controllers interrupted), binds, and starts the
@@ -163,6 +188,19 @@ class controller {
 
   // Runs a validated spec through the lifecycle above and stores it.
   [[nodiscard]] result<run_outcome> run_spec(const experiments::experiment_spec& spec, const run_request& request);
+
+  // ---- workers (sweep trials; trial_queue.hpp holds the rules) ----
+
+  [[nodiscard]] std::vector<worker_view> workers() const;
+  // Waits until `count` workers are registered and alive; false at the timeout or as soon
+  // as `give_up` answers true.
+  [[nodiscard]] bool wait_for_workers(std::size_t count, std::chrono::milliseconds timeout,
+                                      const std::function<bool()>& give_up = {}) const;
+  // Queues a trial (a resolved spec with its files inlined) for the workers and blocks
+  // until a worker's result counts or the trial fails. `cancel_requested` is polled every
+  // 50 ms; true ends the trial (completed false, error "cancelled: ..."). Safe from many
+  // threads at once (one per trial in flight).
+  [[nodiscard]] remote_trial run_trial(trial_work work, const std::function<bool()>& cancel_requested = {});
 
   // Cancels every run in flight (each ends stored `interrupted` with its records so far)
   // and refuses further submissions; returns at once. Safe from any thread (a signal

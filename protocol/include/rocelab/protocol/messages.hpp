@@ -36,7 +36,8 @@ namespace rocelab::protocol {
 
 // 2: nic_command / nic_event (the soft NIC's lines relayed through the agent).
 // 3: submit_run carries the client's submission id and whether it is a retry.
-inline constexpr std::uint16_t protocol_version = 3;
+// 4: workers: register_worker, trial_assignment, trial_result (sweeps run on workers).
+inline constexpr std::uint16_t protocol_version = 4;
 inline constexpr std::size_t frame_header_bytes = 8;
 inline constexpr std::uint32_t max_body_bytes = 4u << 20;
 // Flow records an agent reports per job_report frame (keeps each frame far below the limit).
@@ -68,6 +69,9 @@ enum class message_type : std::uint16_t {
   submit_run = 20,       // client -> controller: a spec to run
   run_finished = 21,     // controller -> client: the run's store id, status and summary
   error = 30,            // either way: the request failed; the connection stays open
+  register_worker = 40,  // worker -> controller: first message after TLS (instead of hello)
+  trial_assignment = 41, // controller -> worker: one trial to run
+  trial_result = 42,     // worker -> controller: the trial's runs (or why it failed)
 };
 
 [[nodiscard]] const char* to_string(message_type t) noexcept;
@@ -222,9 +226,65 @@ struct error_message {
   std::string message;
 };
 
+// ---- workers (`rocelab worker`): peers that run sweep trials on the twin ----
+// A worker says register_worker as its first frame, gets a welcome (heartbeat interval,
+// dead-man time) and then trial_assignments one at a time; it answers each with one
+// trial_result. Heartbeats go both ways every heartbeat_interval; a worker that hears
+// nothing for deadman_ms gives up (its trial is the controller's to re-queue), and the
+// controller re-queues the trial of a worker it has not heard for its timeout.
+struct register_worker {
+  std::string name;                       // unique per worker process ("node1-4711")
+  std::string host;                       // gethostname()
+  std::int64_t pid = 0;
+  std::vector<std::string> capabilities;  // backends it runs ("twin")
+  std::uint32_t threads = 1;              // trials it runs at once
+  std::string slurm_job_id;               // SLURM_JOB_ID (array: SLURM_ARRAY_JOB_ID); empty outside Slurm
+  std::string slurm_array_task_id;        // SLURM_ARRAY_TASK_ID
+  std::string slurm_node;                 // SLURMD_NODENAME
+};
+
+struct trial_assignment {
+  std::uint64_t trial = 0;    // the controller's id for the trial
+  std::uint32_t attempt = 0;  // 1 for the first, more after a worker was lost with it
+  std::string spec_yaml;      // resolved: every file the spec names is inlined
+  std::string source_name;    // for error messages
+};
+
+// One repeat of a trial: the seed it ran with and its records. The capture a virtual-lab
+// run keeps beside its records is not carried (workers run the twin, which has none).
+struct trial_repeat {
+  std::uint32_t index = 0;  // which repeat of the trial this (piece of a) repeat is
+  std::uint64_t seed = 0;
+  run_records records;
+};
+
+// A trial's records may be larger than one frame: the worker sends them in pieces
+// (split_trial_result), each a trial_result, the last with done; the controller appends
+// them in order (append_trial_piece). The first piece of a repeat carries its scalar
+// fields (backend, hosts, devices, totals, simulated_ns, ...), every piece a slice of its
+// record vectors.
+struct trial_result {
+  std::uint64_t trial = 0;
+  std::uint32_t attempt = 0;
+  std::string error;  // non-empty: the trial failed on the worker (spec invalid, run failed)
+  std::vector<trial_repeat> repeats;
+  bool done = true;   // the last piece
+};
+
+// Records per vector (flows, pauses, counters, queues, events, ...) in one piece: keeps a
+// piece's body near 1 MiB, far below max_body_bytes.
+inline constexpr std::size_t max_records_per_piece = 2048;
+
+// `r` as pieces of at most `max_items` entries per record vector, in order; the last has
+// done set. A result without records is one piece.
+[[nodiscard]] std::vector<trial_result> split_trial_result(trial_result r, std::size_t max_items = max_records_per_piece);
+// Appends a piece to what came before of the same trial (the first piece is taken as is).
+void append_trial_piece(trial_result& into, trial_result piece);
+
 using message = std::variant<hello, welcome, heartbeat, clock_probe, clock_reply, apply_settings, settings_applied,
                              start_job, job_report, restore_settings, settings_restored, stop_job, submit_run,
-                             run_finished, error_message, nic_command, nic_event>;
+                             run_finished, error_message, nic_command, nic_event, register_worker, trial_assignment,
+                             trial_result>;
 
 [[nodiscard]] message_type type_of(const message& m) noexcept;
 

@@ -29,6 +29,7 @@
 #include "rocelab/common/result.hpp"
 #include "rocelab/experiments/compare/compare_profiles.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
+#include "rocelab/experiments/tuning/tuning_trials.hpp"
 
 namespace rocelab::experiments {
 
@@ -39,6 +40,9 @@ struct buffers_settings {
   double buffer_tolerance = 0.05;          // bisection stops when hi/lo - 1 is below this
   std::uint32_t max_degree = 0;            // 0: the radix minus one
   std::function<bool()> cancel_requested;  // polled between twin runs (and inside them)
+  // Where each probe's twin runs go (an executor's trial runner: workers here or on Slurm);
+  // empty: in this process. The search is the same either way.
+  trial_runner runner;
 };
 
 struct headroom_figures {

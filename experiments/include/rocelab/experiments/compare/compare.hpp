@@ -39,6 +39,7 @@
 #include "rocelab/experiments/compare/compare_profiles.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/experiments/tuning/tuning.hpp"
+#include "rocelab/experiments/tuning/tuning_trials.hpp"
 
 namespace rocelab::store {
 class run_store;
@@ -66,6 +67,13 @@ struct compare_settings {
   // Polled while the twin runs and between runs; once it returns true the comparison
   // stops with error_code::cancelled (runs already stored stay). Python's Ctrl-C.
   std::function<bool()> cancel_requested;
+  // Where each twin run goes (an executor's trial runner: workers here or on Slurm): each
+  // run is sent as its resolved spec with one repeat at its seed, which gives the records
+  // the twin gives here. Empty: the twin runs in this process. `parallelism` runs of the
+  // scale sweep go at once (their results are stored and reported in the same order
+  // either way, so the report does not depend on it).
+  trial_runner runner;
+  std::uint32_t parallelism = 1;
 };
 
 struct fabric_metrics {

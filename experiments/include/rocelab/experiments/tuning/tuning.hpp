@@ -96,6 +96,11 @@ struct trial_payload {
   std::map<std::string, std::string> applied;  // spec path -> value text as set
   std::vector<std::uint64_t> seeds;
   std::vector<run_records> repeats;
+  std::map<std::string, std::string> placement;  // where it ran (trial_runs::placement)
+  // The trial was stopped before it had an outcome (the sweep is being stopped): run_sweep
+  // neither keeps nor reports it, nor any later trial of its batch, and ends there; a
+  // resumed sweep proposes it again.
+  bool abandoned = false;
 };
 
 // Runs one trial. Called from several threads at once (parallelism > 1); must be safe so.
@@ -118,7 +123,8 @@ struct sweep_hooks {
 };
 
 // Runs the sweep to its budget, starting after `history` (the trials of an interrupted
-// sweep, in index order). Returns every trial, history included. Evaluator failures are
+// sweep, in index order), or until a trial is abandoned (trial_payload). Returns every
+// trial kept, history included. Evaluator failures are
 // trials with evaluated = false, not errors; errors are proposal failures and hook errors.
 [[nodiscard]] result<std::vector<trial>> run_sweep(const tuning_settings& settings, const trial_evaluator& evaluate,
                                                    std::vector<trial> history, const sweep_hooks& hooks = {});

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,19 +21,26 @@
 
 namespace rocelab::experiments {
 
-// Where a trial's spec runs: here on its backend (a backend_registry), or on a lab behind a
-// controller, which returns the runs' summaries rather than their records.
+// Where a trial's spec runs: here on its backend (a backend_registry), on a lab behind a
+// controller, which returns the runs' summaries rather than their records, or on workers
+// (an executor: worker processes here or Slurm jobs, cli/executors), which return the
+// records and where they ran. A trial_runner is the executor seam: the sweep neither
+// knows nor asks where its trials run.
 struct trial_runs {
   std::vector<std::uint64_t> seeds;
   std::vector<run_records> repeats;    // empty when the runner only has summaries
   std::vector<run_summary> summaries;  // one per repeat, when repeats is empty
   std::string summary_json;            // the pooled summary JSON, when repeats is empty
   std::int64_t run_id = 0;             // the run in the runner's own store, if any
+  // Where it ran, stored with the trial's run as parameters (worker.host, worker.node,
+  // worker.slurm_job, worker.attempts); empty when it ran here.
+  std::map<std::string, std::string> placement;
 };
 using trial_runner = std::function<result<trial_runs>(const experiment_spec& spec)>;
 
 // The evaluator for run_sweep. A spec that the values make invalid, or a run that fails,
-// is a trial with evaluated = false and the error, not a sweep error.
+// is a trial with evaluated = false and the error, not a sweep error. A runner's
+// error_code::cancelled (the executor was stopped) abandons the trial (trial_payload).
 // Trials run on the backend of `backends` their spec names.
 [[nodiscard]] trial_evaluator spec_evaluator(experiment_spec base, tuning_settings settings,
                                              backend_registry backends = core_backends());
