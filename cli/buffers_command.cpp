@@ -16,6 +16,7 @@
 #include "output_files.hpp"
 #include "progress_line.hpp"
 #include "stop_signal.hpp"
+#include "executor_flags.hpp"
 #include "rocelab/cli/sweep_executor.hpp"
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/buffers/buffers.hpp"
@@ -33,10 +34,7 @@ struct buffers_args {
   std::string out;
   bool json = false;
   bool quiet = false;  // no progress line
-  std::string executor;
-  std::uint32_t workers = 2;
-  std::vector<std::string> slurm_opts;
-  std::string listen;
+  executor_flags flags;
 };
 
 std::string size_text(std::int64_t bytes) {
@@ -95,12 +93,7 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--out", a->out, "report directory (default runs/buffers-<time>)");
   app.add_flag("--json", a->json, "print the result's JSON");
   app.add_flag("--quiet", a->quiet, "no progress line on a terminal");
-  app.add_option("--executor", a->executor,
-                 "run the twin runs on workers: local (N worker processes here) or slurm (a job array of N workers)");
-  app.add_option("--workers", a->workers, "--executor: workers (default 2)")->check(CLI::Range(1, 4096));
-  app.add_option("--slurm-opt", a->slurm_opts, "--executor slurm: an sbatch option KEY=VALUE; repeatable")
-      ->allow_extra_args(false);
-  app.add_option("--listen", a->listen, "--executor: the address the workers reach this command's controller on");
+  add_executor_flags(app, a->flags, "--executor: workers (default 2)");
   return [a]() -> int {
     auto spec = experiments::load_spec_file(a->spec);
     if (!spec.ok()) {
@@ -140,32 +133,13 @@ std::function<int()> setup(CLI::App& app) {
       }
     }
     std::optional<stop_signal> stop;
-    std::unique_ptr<sweep_executor> workers;
-    if (!a->executor.empty()) {
-      auto kind = parse_executor(a->executor);
-      if (!kind.ok() || *kind == executor_kind::threads) {
-        std::cerr << "rocelab buffers: --executor " << a->executor << ": expected local or slurm\n";
-        return 2;
-      }
-      stop.emplace();
-      executor_options eo;
-      eo.kind = *kind;
-      eo.workers = a->workers;
-      eo.slurm_opts = a->slurm_opts;
-      eo.listen = a->listen;
-      eo.stop_requested = [&stop] { return stop->requested(); };
-      eo.log = [](const std::string& line) { std::cerr << "rocelab buffers: " << line << "\n"; };
-      auto started = sweep_executor::start(std::move(eo));
-      if (!started.ok()) {
-        std::cerr << "rocelab buffers: " << started.error().message() << "\n";
-        return started.error().code() == error_code::invalid_argument ? 2 : 1;
-      }
-      workers = std::move(*started);
+    int executor_exit = 0;
+    std::unique_ptr<sweep_executor> workers =
+        start_executor(a->flags, "rocelab buffers", std::string(), stop, executor_exit);
+    if (executor_exit != 0) return executor_exit;
+    if (workers) {
       settings.runner = workers->runner();
       settings.cancel_requested = [&stop, &workers] { return stop->requested() || !workers->failure().empty(); };
-    } else if (!a->slurm_opts.empty() || !a->listen.empty()) {
-      std::cerr << "rocelab buffers: --slurm-opt and --listen need --executor\n";
-      return 2;
     }
     // Each step on a terminal's status line; nothing in a pipe.
     progress_line progress(a->quiet || a->json);

@@ -23,6 +23,7 @@
 #include "output_files.hpp"
 #include "progress_line.hpp"
 #include "stop_signal.hpp"
+#include "executor_flags.hpp"
 #include "rocelab/cli/sweep_executor.hpp"
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/compare/compare.hpp"
@@ -32,10 +33,7 @@ namespace rocelab::cli {
 namespace {
 
 struct compare_args {
-  std::string executor;
-  std::uint32_t workers = 2;
-  std::vector<std::string> slurm_opts;
-  std::string listen;
+  executor_flags flags;
   std::string spec;
   std::string fabrics;
   std::vector<std::string> sets;
@@ -111,12 +109,7 @@ std::function<int()> setup(CLI::App& app) {
   app.add_flag("--no-store", a->no_store, "do not write the runs to the run store");
   app.add_flag("--json", a->json, "print the report's JSON");
   app.add_flag("--quiet", a->quiet, "no progress line on a terminal");
-  app.add_option("--executor", a->executor,
-                 "run the twin runs on workers: local (N worker processes here) or slurm (a job array of N workers)");
-  app.add_option("--workers", a->workers, "--executor: workers, and runs in flight (default 2)")->check(CLI::Range(1, 4096));
-  app.add_option("--slurm-opt", a->slurm_opts, "--executor slurm: an sbatch option KEY=VALUE; repeatable")
-      ->allow_extra_args(false);
-  app.add_option("--listen", a->listen, "--executor: the address the workers reach this command's controller on");
+  add_executor_flags(app, a->flags, "--executor: workers, and runs in flight (default 2)");
   return [a]() -> int {
     experiments::compare_settings settings;
     auto spec = experiments::load_compare_spec(a->spec, settings);
@@ -166,34 +159,14 @@ std::function<int()> setup(CLI::App& app) {
       db.emplace(std::move(opened).value());
     }
     std::optional<stop_signal> stop;
-    std::unique_ptr<sweep_executor> workers;
-    if (!a->executor.empty()) {
-      auto kind = parse_executor(a->executor);
-      if (!kind.ok() || *kind == executor_kind::threads) {
-        std::cerr << "rocelab compare: --executor " << a->executor << ": expected local or slurm\n";
-        return 2;
-      }
-      stop.emplace();
-      executor_options eo;
-      eo.kind = *kind;
-      eo.workers = a->workers;
-      eo.slurm_opts = a->slurm_opts;
-      eo.listen = a->listen;
-      if (db) eo.db = a->db;
-      eo.stop_requested = [&stop] { return stop->requested(); };
-      eo.log = [](const std::string& line) { std::cerr << "rocelab compare: " << line << "\n"; };
-      auto started = sweep_executor::start(std::move(eo));
-      if (!started.ok()) {
-        std::cerr << "rocelab compare: " << started.error().message() << "\n";
-        return started.error().code() == error_code::invalid_argument ? 2 : 1;
-      }
-      workers = std::move(*started);
+    int executor_exit = 0;
+    std::unique_ptr<sweep_executor> workers =
+        start_executor(a->flags, "rocelab compare", db ? a->db : std::string(), stop, executor_exit);
+    if (executor_exit != 0) return executor_exit;
+    if (workers) {
       settings.runner = workers->runner();
-      settings.parallelism = a->workers;
+      settings.parallelism = a->flags.workers;
       settings.cancel_requested = [&stop, &workers] { return stop->requested() || !workers->failure().empty(); };
-    } else if (!a->slurm_opts.empty() || !a->listen.empty()) {
-      std::cerr << "rocelab compare: --slurm-opt and --listen need --executor\n";
-      return 2;
     }
     // Each step on a terminal's status line; nothing in a pipe.
     progress_line progress(a->quiet || a->json);

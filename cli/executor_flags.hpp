@@ -1,0 +1,75 @@
+#pragma once
+// The --executor flags of the commands whose twin runs can go to workers (buffers,
+// compare), and starting the workers they ask for (cli/sweep_executor.hpp). `tune` has
+// its own: its executor also sets the trials in flight and answers in its JSON.
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rocelab/cli/sweep_executor.hpp"
+#include "stop_signal.hpp"
+
+namespace rocelab::cli {
+
+struct executor_flags {
+  std::string executor;
+  std::uint32_t workers = 2;
+  std::vector<std::string> slurm_opts;
+  std::string listen;
+};
+
+inline void add_executor_flags(CLI::App& app, executor_flags& f, const std::string& workers_help) {
+  app.add_option("--executor", f.executor,
+                 "run the twin runs on workers: local (N worker processes here) or slurm (a job array of N workers)");
+  app.add_option("--workers", f.workers, workers_help)->check(CLI::Range(1, 4096));
+  app.add_option("--slurm-opt", f.slurm_opts, "--executor slurm: an sbatch option KEY=VALUE; repeatable")
+      ->allow_extra_args(false);
+  app.add_option("--listen", f.listen, "--executor: the address the workers reach this command's controller on");
+}
+
+// The workers `f` asks for, started with `stop` installed (it is emplaced here); nullptr
+// without --executor. On a bad flag or a failed start it says why on stderr as `command`
+// and sets `exit_code` (2: usage, 1: the start failed). `db`: the executor controller's
+// store (empty: its work directory's).
+inline std::unique_ptr<sweep_executor> start_executor(const executor_flags& f, const std::string& command,
+                                                      const std::string& db, std::optional<stop_signal>& stop,
+                                                      int& exit_code) {
+  exit_code = 0;
+  if (f.executor.empty()) {
+    if (!f.slurm_opts.empty() || !f.listen.empty()) {
+      std::cerr << command << ": --slurm-opt and --listen need --executor\n";
+      exit_code = 2;
+    }
+    return nullptr;
+  }
+  auto kind = parse_executor(f.executor);
+  if (!kind.ok() || *kind == executor_kind::threads) {
+    std::cerr << command << ": --executor " << f.executor << ": expected local or slurm\n";
+    exit_code = 2;
+    return nullptr;
+  }
+  stop.emplace();
+  executor_options eo;
+  eo.kind = *kind;
+  eo.workers = f.workers;
+  eo.slurm_opts = f.slurm_opts;
+  eo.listen = f.listen;
+  eo.db = db;
+  eo.stop_requested = [&stop] { return stop->requested(); };
+  eo.log = [command](const std::string& line) { std::cerr << command << ": " << line << "\n"; };
+  auto started = sweep_executor::start(std::move(eo));
+  if (!started.ok()) {
+    std::cerr << command << ": " << started.error().message() << "\n";
+    exit_code = started.error().code() == error_code::invalid_argument ? 2 : 1;
+    return nullptr;
+  }
+  return std::move(*started);
+}
+
+}  // namespace rocelab::cli
