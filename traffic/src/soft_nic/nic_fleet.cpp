@@ -24,9 +24,11 @@ std::int64_t ideal_fct_ns(std::uint64_t bytes, const nic_config& n) {
   return static_cast<std::int64_t>(static_cast<double>(wire) * 8e9 / static_cast<double>(n.line_rate_bps));
 }
 
-// Time to write an opening schedule of `messages` posts before T0.
-std::int64_t arm_lead_ns(std::size_t messages) {
-  return 50'000'000 + static_cast<std::int64_t>(std::min<std::size_t>(messages, 100'000)) * 20'000;
+// How far ahead of their instant `messages` armed posts are written: `base_ns` plus 20 us
+// a post (the NICs, at a real-time priority, wake for each line). The opening schedule
+// gets 50 ms (the NICs may still be settling), a completion's burst 2 ms.
+std::int64_t arm_lead_ns(std::int64_t base_ns, std::size_t messages) {
+  return base_ns + static_cast<std::int64_t>(std::min<std::size_t>(messages, 100'000)) * 20'000;
 }
 
 // Each sender's first message (earliest scheduled): when its NIC started it against the
@@ -42,11 +44,6 @@ void record_start_offsets(run_records& r, const std::vector<std::int64_t>& sched
   for (const auto& [host, id] : first)
     if (host < r.hosts.size()) r.start_offsets_ns[r.hosts[host]] = r.flows[id].start_ns - scheduled_ns[id];
   r.start_source = "nic";
-}
-
-// Time to write a burst of `messages` posts that a completion callback made.
-std::int64_t burst_lead_ns(std::size_t messages) {
-  return 2'000'000 + static_cast<std::int64_t>(std::min<std::size_t>(messages, 100'000)) * 20'000;
 }
 
 }  // namespace
@@ -134,7 +131,7 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
     if (armed.size() == 1) dispatch(armed.front());
     if (armed.size() > 1) {
       // Never before T0: a completion reported early (a carrier's clock ahead) posts on the timeline.
-      const std::int64_t at_ns = std::max(ss::monotonic_ns() + burst_lead_ns(armed.size()), t0);
+      const std::int64_t at_ns = std::max(ss::monotonic_ns() + arm_lead_ns(2'000'000, armed.size()), t0);
       for (const std::uint64_t id : armed) dispatch(id, at_ns);
     }
     armed.clear();
@@ -303,13 +300,13 @@ result<fleet_result> nic_fleet::run(fabric::twin::workload& load, std::chrono::m
   // Armed start: the workload's opening schedule goes to the NICs before T0, each post
   // held by its NIC until T0 + its start, so every sender starts on its own clock; what
   // is posted later (completions' follow-ups) goes out when posted. T0 leaves time to
-  // write the schedule (the NICs, at a real-time priority, wake for each line).
+  // write the schedule.
   p.arming = true;
   p.callback_now = 0;
   load.start(p);
   p.callback_now = -1;
   p.arming = false;
-  p.t0 = ss::monotonic_ns() + arm_lead_ns(p.armed.size());
+  p.t0 = ss::monotonic_ns() + arm_lead_ns(50'000'000, p.armed.size());
   for (const std::uint64_t id : p.armed) p.dispatch(id, p.t0 + p.scheduled_ns[id]);
   p.armed.clear();
   const std::int64_t deadline = p.t0 + timeout.count() * 1'000'000;

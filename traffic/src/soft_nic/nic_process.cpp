@@ -314,8 +314,9 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
       post(c);
     }
     if (stop_cmd || !input_open) break;
-    while (!held.empty() && held.begin()->first <= ss::monotonic_ns()) {
-      armed_late_max_ns = std::max(armed_late_max_ns, ss::monotonic_ns() - held.begin()->first);
+    for (std::int64_t now_ns = ss::monotonic_ns(); !held.empty() && held.begin()->first <= now_ns;
+         now_ns = ss::monotonic_ns()) {
+      armed_late_max_ns = std::max(armed_late_max_ns, now_ns - held.begin()->first);
       post(held.begin()->second);
       held.erase(held.begin());
     }
