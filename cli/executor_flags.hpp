@@ -1,7 +1,7 @@
 #pragma once
-// The --executor flags of the commands whose twin runs can go to workers (buffers,
-// compare), and starting the workers they ask for (cli/sweep_executor.hpp). `tune` has
-// its own: its executor also sets the trials in flight and answers in its JSON.
+// The --executor flags of the commands whose twin runs can go to workers (tune, buffers,
+// compare), and starting the workers buffers and compare ask for (cli/sweep_executor.hpp;
+// tune starts its own: its executor also sets the trials in flight and answers in its JSON).
 
 #include <CLI/CLI.hpp>
 
@@ -22,15 +22,46 @@ struct executor_flags {
   std::uint32_t workers = 2;
   std::vector<std::string> slurm_opts;
   std::string listen;
+  std::string controller;  // a running controller the workers attach to
+  std::string token_file;  // its token file
 };
 
-inline void add_executor_flags(CLI::App& app, executor_flags& f, const std::string& workers_help) {
+// `attach`: --controller and --token-file too, for commands that need only each run's
+// summary (tune); compare and buffers read every run's records, which an attached
+// controller keeps in its own store.
+inline void add_executor_flags(CLI::App& app, executor_flags& f, const std::string& workers_help, bool attach = false) {
   app.add_option("--executor", f.executor,
                  "run the twin runs on workers: local (N worker processes here) or slurm (a job array of N workers)");
   app.add_option("--workers", f.workers, workers_help)->check(CLI::Range(1, 4096));
   app.add_option("--slurm-opt", f.slurm_opts, "--executor slurm: an sbatch option KEY=VALUE; repeatable")
       ->allow_extra_args(false);
-  app.add_option("--listen", f.listen, "--executor: the address the workers reach this command's controller on");
+  app.add_option("--listen", f.listen,
+                 "--executor: the address the workers reach this command's controller on (default 127.0.0.1:0)");
+  if (!attach) return;
+  app.add_option("--controller", f.controller,
+                 "--executor: a running controller (rocelab controller) to attach the workers to, instead of one in "
+                 "this command; it runs and stores the runs");
+  app.add_option("--token-file", f.token_file, "--controller: its token file (the workers read it too)");
+}
+
+// The executor options `f` asks for, or a usage error naming the flag.
+[[nodiscard]] inline result<executor_options> executor_options_from(const executor_flags& f) {
+  if (f.executor.empty()) {
+    if (!f.slurm_opts.empty() || !f.listen.empty() || !f.controller.empty() || !f.token_file.empty())
+      return status(error_code::invalid_argument, "--slurm-opt, --listen, --controller and --token-file need --executor");
+    return status(error_code::not_found, "no executor");
+  }
+  auto kind = parse_executor(f.executor);
+  if (!kind.ok() || *kind == executor_kind::threads)
+    return status(error_code::invalid_argument, "--executor " + f.executor + ": expected local or slurm");
+  executor_options eo;
+  eo.kind = *kind;
+  eo.workers = f.workers;
+  eo.slurm_opts = f.slurm_opts;
+  eo.listen = f.listen;
+  eo.controller = f.controller;
+  eo.token_file = f.token_file;
+  return eo;
 }
 
 // The workers `f` asks for, started with `stop` installed (it is emplaced here); nullptr
@@ -41,25 +72,16 @@ inline std::unique_ptr<sweep_executor> start_executor(const executor_flags& f, c
                                                       const std::string& db, std::optional<stop_signal>& stop,
                                                       int& exit_code) {
   exit_code = 0;
-  if (f.executor.empty()) {
-    if (!f.slurm_opts.empty() || !f.listen.empty()) {
-      std::cerr << command << ": --slurm-opt and --listen need --executor\n";
+  auto options = executor_options_from(f);
+  if (!options.ok()) {
+    if (options.error().code() != error_code::not_found) {
+      std::cerr << command << ": " << options.error().message() << "\n";
       exit_code = 2;
     }
     return nullptr;
   }
-  auto kind = parse_executor(f.executor);
-  if (!kind.ok() || *kind == executor_kind::threads) {
-    std::cerr << command << ": --executor " << f.executor << ": expected local or slurm\n";
-    exit_code = 2;
-    return nullptr;
-  }
   stop.emplace();
-  executor_options eo;
-  eo.kind = *kind;
-  eo.workers = f.workers;
-  eo.slurm_opts = f.slurm_opts;
-  eo.listen = f.listen;
+  executor_options eo = std::move(*options);
   eo.db = db;
   eo.stop_requested = [&stop] { return stop->requested(); };
   eo.log = [command](const std::string& line) { std::cerr << command << ": " << line << "\n"; };

@@ -2,7 +2,8 @@
 //                   [--set path=value]... [--resume SWEEP] [--name NAME] [--export-dir DIR]
 //                   [--verify N] [--lab-name NAME] [--ports P,...] [--nic-if IF]
 //                   [--fresh-seeds N] [--export-for GBPS]
-//                   [--executor local|slurm --workers N [--slurm-opt K=V]... [--listen ADDR]]
+//                   [--executor local|slurm --workers N [--slurm-opt K=V]...
+//                    [--listen ADDR | --controller ADDR --token-file F]]
 // Searches the parameters of the spec's `tuning:` section (experiments/tuning/tuning_spec.hpp) on
 // the twin, trials in parallel, each stored in the run store (sweeps, trials, runs); an
 // interrupted sweep (Ctrl-C, kill, crash) resumes with --resume or by running the same
@@ -18,6 +19,8 @@
 // --executor runs the trials on N workers (cli/sweep_executor.hpp: worker processes here,
 // or a Slurm job array), N trials in flight from one model (kriging believer batches);
 // each stored trial's run names its worker, host, Slurm job and node (worker.* parameters).
+// With --controller the workers attach to that running controller, which runs and stores
+// the trials' runs (the trials here name its run ids).
 #include <signal.h>
 #include <unistd.h>
 
@@ -33,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "executor_flags.hpp"
 #include "rocelab/cli/sweep_executor.hpp"
 #include "output_files.hpp"
 #include "progress_line.hpp"
@@ -70,10 +74,7 @@ struct tune_args {
   std::string nic_if = "IF";
   std::uint32_t fresh_seeds = 5;
   double export_for_gbps = 0;
-  std::string executor;
-  std::uint32_t workers = 2;
-  std::vector<std::string> slurm_opts;
-  std::string listen;
+  executor_flags exec;
 };
 
 int fail(const std::string& message, int code) {
@@ -152,24 +153,13 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--export-for", args->export_for_gbps,
                  "link speed (Gb/s) of the hardware the exports are for: derives hardware values from a lab-scaled "
                  "spec (default: export only a spec already at a real port speed)");
-  app.add_option("--executor", args->executor,
-                 "run trials on workers: local (N worker processes here) or slurm (a job array of N workers)");
-  app.add_option("--workers", args->workers, "--executor: workers, and trials in flight (default 2)")
-      ->check(CLI::Range(1, 4096));
-  app.add_option("--slurm-opt", args->slurm_opts, "--executor slurm: an sbatch option KEY=VALUE (partition=debug); repeatable")
-      ->allow_extra_args(false);
-  app.add_option("--listen", args->listen,
-                 "--executor: the address the sweep's controller listens on, reachable from the workers "
-                 "(default 127.0.0.1:0)");
+  add_executor_flags(app, args->exec, "--executor: workers, and trials in flight (default 2)", true);
   return [args]() -> int {
-    std::optional<executor_kind> executor;
-    if (!args->executor.empty()) {
-      auto k = parse_executor(args->executor);
-      if (!k || *k == executor_kind::threads) return fail("--executor " + args->executor + ": expected local or slurm", 2);
-      executor = *k;
-    }
-    if (!executor && (!args->slurm_opts.empty() || !args->listen.empty()))
-      return fail("--slurm-opt and --listen need --executor", 2);
+    std::optional<executor_options> executor;
+    if (auto o = executor_options_from(args->exec); o.ok())
+      executor = std::move(*o);
+    else if (o.error().code() != error_code::not_found)
+      return fail(o.error().message(), 2);
     auto spec = experiments::load_spec_file(args->spec);
     if (!spec) return fail(spec.error().message(), 2);
     for (const std::string& set : args->sets)
@@ -181,7 +171,7 @@ std::function<int()> setup(CLI::App& app) {
     if (!settings) return fail(settings.error().message(), 2);
     if (args->budget) settings->budget = args->budget;
     if (args->jobs) settings->parallelism = args->jobs;
-    if (executor) settings->parallelism = args->workers;
+    if (executor) settings->parallelism = args->exec.workers;
     if (!args->name.empty()) settings->name = args->name;
     if (settings->name.empty()) settings->name = std::filesystem::path(args->spec).stem().string();
     if (!args->method.empty()) {
@@ -214,11 +204,7 @@ std::function<int()> setup(CLI::App& app) {
     ::sigaction(SIGTERM, &sa, &old_term);
     std::unique_ptr<sweep_executor> workers;
     if (executor) {
-      executor_options eo;
-      eo.kind = *executor;
-      eo.workers = args->workers;
-      eo.slurm_opts = args->slurm_opts;
-      eo.listen = args->listen;
+      executor_options eo = *executor;
       eo.db = args->db;
       eo.stop_requested = [] { return tune_stop.load(); };
       eo.log = [](const std::string& line) { std::cerr << "rocelab tune: " << line << "\n"; };
@@ -256,7 +242,10 @@ std::function<int()> setup(CLI::App& app) {
     if (workers) {
       workers_failed = workers->failure();
       const auto states = workers->finish(!trials || trials->size() < total);
-      executor_json = {{"kind", args->executor}, {"workers", args->workers}, {"controller", workers->controller_address()}};
+      executor_json = {{"kind", args->exec.executor},
+                       {"workers", args->exec.workers},
+                       {"controller", workers->controller_address()},
+                       {"attached", !args->exec.controller.empty()}};
       if (!workers->slurm_job().empty()) {
         executor_json["slurm_job"] = workers->slurm_job();
         executor_json["slurm_tasks"] = states;

@@ -12,6 +12,7 @@
 #include "records.hpp"
 
 #ifdef ROCELAB_HAVE_CONTROLLER_CLIENT
+#include "rocelab/cli/sweep_executor.hpp"
 #include "rocelab/controller/client.hpp"
 #endif
 #include "rocelab/experiments/lab/local_backends.hpp"
@@ -84,28 +85,11 @@ tuning_settings settings_from(const experiment_spec& spec, const std::string& ya
 // scores the trial. One lab runs one trial at a time.
 trial_runner controller_runner(const std::string& address, const std::string& token, std::int64_t timeout_ms) {
 #ifdef ROCELAB_HAVE_CONTROLLER_CLIENT
-  return [address, token, timeout_ms](const experiment_spec& spec) -> result<trial_runs> {
-    controller::submit_options options;
-    options.controller = address;
-    options.token = token;
-    options.connect_timeout = std::chrono::milliseconds(timeout_ms);
-    // The controller opens no path a client names: the trial's files travel inlined.
-    experiment_spec sent = spec;
-    if (auto st = experiments::inline_file_references(sent); !st.ok()) return st;
-    auto done = controller::submit_spec(options, to_yaml(sent), "<tuning trial>", {});
-    if (!done.ok()) return std::move(done).error();
-    if (done->status != "completed")
-      return status(error_code::unavailable, "run " + std::to_string(done->run) + " on " + address + " " +
-                                                 done->status + (done->error.empty() ? "" : ": " + done->error));
-    auto parsed = parse_summary_json(done->summary_json);
-    if (!parsed.ok()) return std::move(parsed).error().with_context("the summary of run " + std::to_string(done->run));
-    trial_runs r;
-    r.seeds = parsed->aggregate.seeds;
-    r.summaries = parsed->each.empty() ? std::vector<run_summary>{parsed->aggregate} : parsed->each;
-    r.summary_json = done->summary_json;
-    r.run_id = done->run;
-    return r;
-  };
+  controller::submit_options options;
+  options.controller = address;
+  options.token = token;
+  options.connect_timeout = std::chrono::milliseconds(timeout_ms);
+  return controller::remote_trial_runner(options);
 #else
   (void)token;
   (void)timeout_ms;
@@ -115,14 +99,90 @@ trial_runner controller_runner(const std::string& address, const std::string& to
 #endif
 }
 
+#ifdef ROCELAB_HAVE_CONTROLLER_CLIENT
+using executor_handle = std::unique_ptr<cli::sweep_executor>;
+#else
+using executor_handle = std::unique_ptr<int>;
+#endif
+
+// executor={"kind": "local"|"slurm", "workers": N, "slurm_opts": ["partition=debug"],
+// "listen": ADDR, "rocelab_binary": PATH, "work_dir": DIR, "controller": ADDR,
+// "token_file": F}: the trials run on N workers (`rocelab worker`) started as `rocelab
+// tune --executor` starts them (cli/sweep_executor.hpp), behind a controller in this
+// process or, with "controller", attached to that running one.
+executor_handle start_executor(const py::dict& e, std::atomic<bool>& stop) {
+#ifdef ROCELAB_HAVE_CONTROLLER_CLIENT
+  cli::executor_options o;
+  const std::string kind = e["kind"].cast<std::string>();
+  auto k = cli::parse_executor(kind);
+  if (!k || *k == cli::executor_kind::threads)
+    throw_error(status(error_code::invalid_argument, "executor '" + kind + "': expected local or slurm"));
+  o.kind = *k;
+  if (e.contains("workers")) o.workers = e["workers"].cast<std::uint32_t>();
+  if (e.contains("slurm_opts")) o.slurm_opts = e["slurm_opts"].cast<std::vector<std::string>>();
+  if (e.contains("listen")) o.listen = e["listen"].cast<std::string>();
+  if (e.contains("rocelab_binary")) o.rocelab_binary = e["rocelab_binary"].cast<std::string>();
+  if (e.contains("work_dir")) o.work_dir = e["work_dir"].cast<std::string>();
+  if (e.contains("controller")) o.controller = e["controller"].cast<std::string>();
+  if (e.contains("token_file")) o.token_file = e["token_file"].cast<std::string>();
+  o.stop_requested = [&stop] { return stop.load(); };
+  std::optional<result<std::unique_ptr<cli::sweep_executor>>> started;
+  {
+    py::gil_scoped_release release;  // local workers take seconds to register
+    started.emplace(cli::sweep_executor::start(std::move(o)));
+  }
+  if (!started->ok()) throw_error(started->error());
+  return std::move(**started);
+#else
+  (void)e;
+  (void)stop;
+  throw_error(status(error_code::unavailable, "this build of rocelab has no controller: no executor"));
+#endif
+}
+
+// The executor as the sweep's result reports it: kind, workers, controller, and on Slurm
+// the job and its tasks' final states ("41_0 COMPLETED on node1").
+py::dict finish_executor(executor_handle& ex, const py::dict& e, bool interrupted) {
+  py::dict d;
+#ifdef ROCELAB_HAVE_CONTROLLER_CLIENT
+  d["kind"] = e["kind"];
+  d["workers"] = e.contains("workers") ? py::object(e["workers"]) : py::object(py::int_(2));
+  d["controller"] = ex->controller_address();
+  d["attached"] = e.contains("controller");
+  d["failure"] = ex->failure();
+  std::vector<std::string> states;
+  {
+    py::gil_scoped_release release;  // waits for the Slurm job to leave the queue
+    states = ex->finish(interrupted);
+  }
+  if (!ex->slurm_job().empty()) {
+    d["slurm_job"] = ex->slurm_job();
+    d["slurm_tasks"] = states;
+  }
+  ex.reset();
+#else
+  (void)ex;
+  (void)e;
+  (void)interrupted;
+#endif
+  return d;
+}
+
 // on_trial(trial: dict, repeats: [Records], seeds, spec_yaml, applied) -> run id (int) or None.
 py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const std::string& source,
               std::uint32_t budget, const std::string& method, std::uint32_t parallelism, const std::string& name,
               const py::object& on_trial, const py::list& history_in, const std::string& controller_address,
               const std::string& controller_token, std::int64_t connect_timeout_ms, const py::object& store_object,
-              std::int64_t sweep, std::uint32_t fresh_seeds) {
+              std::int64_t sweep, std::uint32_t fresh_seeds, const py::object& executor_object) {
   tuning_settings settings = settings_from(spec, yaml_text, source, budget, method, parallelism, name);
   if (!controller_address.empty()) settings.parallelism = 1;
+  const py::dict executor = executor_object.is_none() ? py::dict() : executor_object.cast<py::dict>();
+  if (!executor.empty() && !controller_address.empty())
+    throw_error(status(error_code::invalid_argument,
+                       "executor= runs a sweep's trials on workers of the twin; a lab behind a controller runs them "
+                       "itself (tune on rocelab.twin())"));
+  // With workers, as many trials in flight as workers (as `rocelab tune --executor`).
+  if (!executor.empty() && executor.contains("workers")) settings.parallelism = executor["workers"].cast<std::uint32_t>();
   std::vector<trial> history;
   for (const auto& h : history_in) {
     const py::dict d = h.cast<py::dict>();
@@ -137,6 +197,8 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
   }
   std::atomic<bool> stop{false};
   py::object caught;
+  executor_handle workers;
+  if (!executor.empty()) workers = start_executor(executor, stop);
   sweep_hooks hooks;
   hooks.stop = &stop;
   hooks.on_trial = [&](trial& t, trial_payload& payload) -> status {
@@ -146,8 +208,14 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
         py::list repeats;
         for (auto& r : payload.repeats) repeats.append(std::make_shared<run_records>(std::move(r)));
         payload.repeats.clear();
-        py::object run_id = on_trial(trial_dict(settings, t), repeats, payload.seeds, payload.spec_yaml,
-                                     payload.applied);
+        py::dict td = trial_dict(settings, t);
+        // Where the trial ran (worker.slurm_job, worker.node, ...): stored beside its
+        // parameters, as `rocelab tune --executor` stores them.
+        td["placement"] = payload.placement;
+#ifdef ROCELAB_HAVE_CONTROLLER_CLIENT
+        td["workers"] = workers ? workers->progress() : std::string();
+#endif
+        py::object run_id = on_trial(td, repeats, payload.seeds, payload.spec_yaml, payload.applied);
         if (!run_id.is_none()) t.run_id = run_id.cast<std::int64_t>();
       }
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
@@ -160,14 +228,22 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
   std::optional<result<std::vector<trial>>> done;
   {
     py::gil_scoped_release release;
-    done.emplace(run_sweep(settings,
-                           controller_address.empty()
-                               ? spec_evaluator(spec, settings, local_backends())
-                               : spec_evaluator(spec, settings,
-                                                controller_runner(controller_address, controller_token,
-                                                                  connect_timeout_ms)),
-                           std::move(history), hooks));
+    auto evaluate = [&] {
+#ifdef ROCELAB_HAVE_CONTROLLER_CLIENT
+      if (workers) return spec_evaluator(spec, settings, workers->runner());
+#endif
+      return controller_address.empty()
+                 ? spec_evaluator(spec, settings, local_backends())
+                 : spec_evaluator(spec, settings,
+                                  controller_runner(controller_address, controller_token, connect_timeout_ms));
+    };
+    done.emplace(run_sweep(settings, evaluate(), std::move(history), hooks));
   }
+  const std::size_t total = settings.method == tuning_method::grid ? grid(settings, settings.budget).size()
+                                                                    : settings.budget;
+  py::object executor_out = py::none();
+  if (!executor.empty())
+    executor_out = finish_executor(workers, executor, !done->ok() || (*done)->size() < total || bool(caught));
   if (!done->ok()) throw_error(done->error());
   py::list trials;
   for (const trial& t : **done) trials.append(trial_dict(settings, t));
@@ -177,6 +253,7 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
   d["trials"] = trials;
   d["best"] = best ? py::object(trial_dict(settings, *best)) : py::object(py::none());
   d["interrupted"] = caught ? caught : py::object(py::none());
+  d["executor"] = executor_out;
   // The answer (tuning_baselines.hpp): baselines, the best among trials and baselines
   // with its interval on fresh seeds, the front. The baselines run here on the spec's
   // backend; on a lab behind a controller they are not run (None).
@@ -216,9 +293,10 @@ void bind_tune(py::module_& m) {
         py::arg("budget") = 0, py::arg("method") = "", py::arg("parallelism") = 0, py::arg("name") = "",
         py::arg("on_trial") = py::none(), py::arg("history") = py::list(), py::arg("controller") = "",
         py::arg("token") = "", py::arg("connect_timeout_ms") = 5000, py::arg("store") = py::none(),
-        py::arg("sweep") = 0, py::arg("fresh_seeds") = 5,
+        py::arg("sweep") = 0, py::arg("fresh_seeds") = 5, py::arg("executor") = py::none(),
         "Runs a tuning sweep (the `tuning:` section in tuning_yaml) over `spec`, here on its backend or, with "
-        "controller=ADDR, each trial on the lab behind that controller");
+        "controller=ADDR, each trial on the lab behind that controller, or with executor={kind, workers, ...} on "
+        "workers (local processes or a Slurm job array)");
 }
 
 }  // namespace rocelab::bindings

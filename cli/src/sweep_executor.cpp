@@ -7,13 +7,16 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <random>
 #include <thread>
 
 #include "rocelab/common/spawn.hpp"
 #include "rocelab/common/unique_fd.hpp"
+#include "rocelab/controller/client.hpp"
 #include "rocelab/controller/controller.hpp"
+#include "rocelab/protocol/security.hpp"
 #include "rocelab/experiments/spec/spec_files.hpp"
 
 namespace rocelab::cli {
@@ -82,6 +85,7 @@ class sweep_executor::impl {
   ~impl() { (void)end(true); }
 
   status start();
+  bool wait_for_logged_registrations(const std::function<bool()>& give_up) const;
   std::vector<std::string> end(bool cancel);
   result<experiments::trial_runs> run(const experiments::experiment_spec& spec);
   void monitor(std::stop_token st);
@@ -100,7 +104,8 @@ class sweep_executor::impl {
   executor_options o_;
   slurm_commands slurm_;
   std::string work_dir_, token_path_, address_, job_;
-  std::unique_ptr<controller::controller> controller_;
+  std::unique_ptr<controller::controller> controller_;  // embedded; null when attached
+  experiments::trial_runner remote_;                     // attached: trials as runs there
   std::vector<pid_t> pids_;  // local workers (reaped by monitor or end)
   mutable std::mutex mutex_;
   std::string failure_;
@@ -118,22 +123,39 @@ status sweep_executor::impl::start() {
   if (ec) return status(error_code::io_error, "creating " + work_dir_ + ": " + ec.message());
   ::chmod(work_dir_.c_str(), 0700);
   token_path_ = work_dir_ + "/token";
-  fs::remove(token_path_, ec);
-  const std::string token = random_token();
-  ROCELAB_RETURN_IF_ERROR(write_token_file(token_path_, token));
 
-  controller::controller_options co;
-  co.listen = o_.listen.empty() ? "127.0.0.1:0" : o_.listen;
-  co.db_path = o_.db.empty() ? work_dir_ + "/controller.db" : o_.db;
-  co.token = token;
-  co.log = false;
-  auto c = controller::controller::start(co);
-  if (!c)
-    return status(c.error().code(), "--listen " + co.listen + ": the controller cannot listen there (" +
-                                        c.error().message() + "); give an address of this host that the workers reach");
-  controller_ = std::move(*c);
-  address_ = controller_->address();
-  if (address_.starts_with("0.0.0.0:")) address_ = host_name() + address_.substr(7);
+  if (!o_.controller.empty()) {
+    if (!o_.listen.empty())
+      return status(error_code::invalid_argument, "--listen starts a controller; --controller uses a running one: not both");
+    if (o_.token_file.empty())
+      return status(error_code::invalid_argument,
+                    "--controller " + o_.controller + " needs --token-file: the controller's token, which the workers read");
+    auto token = protocol::read_token_file(o_.token_file);
+    if (!token) return token.error().with_context("--token-file");
+    address_ = o_.controller;
+    token_path_ = fs::absolute(o_.token_file, ec).string();
+    controller::submit_options so;
+    so.controller = address_;
+    so.token = *token;
+    so.cancel_requested = [this] { return (o_.stop_requested && o_.stop_requested()) || !failure().empty(); };
+    remote_ = controller::remote_trial_runner(so);
+  } else {
+    fs::remove(token_path_, ec);
+    const std::string token = random_token();
+    ROCELAB_RETURN_IF_ERROR(write_token_file(token_path_, token));
+    controller::controller_options co;
+    co.listen = o_.listen.empty() ? "127.0.0.1:0" : o_.listen;
+    co.db_path = o_.db.empty() ? work_dir_ + "/controller.db" : o_.db;
+    co.token = token;
+    co.log = false;
+    auto c = controller::controller::start(co);
+    if (!c)
+      return status(c.error().code(), "--listen " + co.listen + ": the controller cannot listen there (" +
+                                          c.error().message() + "); give an address of this host that the workers reach");
+    controller_ = std::move(*c);
+    address_ = controller_->address();
+    if (address_.starts_with("0.0.0.0:")) address_ = host_name() + address_.substr(7);
+  }
   const std::string binary = o_.rocelab_binary.empty() ? self_exe() : o_.rocelab_binary;
 
   if (o_.kind == executor_kind::local) {
@@ -150,8 +172,9 @@ status sweep_executor::impl::start() {
       if (!pid) return pid.error().with_context("starting worker " + std::to_string(i));
       pids_.push_back(*pid);
     }
-    if (!controller_->wait_for_workers(o_.workers, o_.worker_start_timeout,
-                                       [this] { return o_.stop_requested && o_.stop_requested(); }))
+    const auto give_up = [this] { return o_.stop_requested && o_.stop_requested(); };
+    if (!(controller_ ? controller_->wait_for_workers(o_.workers, o_.worker_start_timeout, give_up)
+                      : wait_for_logged_registrations(give_up)))
       return status(error_code::unavailable, std::to_string(o_.workers) + " local workers did not all register within " +
                                                  std::to_string(o_.worker_start_timeout.count() / 1000) + " s (logs in " +
                                                  work_dir_ + ")");
@@ -175,13 +198,35 @@ status sweep_executor::impl::start() {
   return status::success();
 }
 
+// Attached: the controller is another process, so a local worker's registration is read
+// from its log (`rocelab worker` logs "registered with ADDR as ...").
+bool sweep_executor::impl::wait_for_logged_registrations(const std::function<bool()>& give_up) const {
+  const auto deadline = std::chrono::steady_clock::now() + o_.worker_start_timeout;
+  while (true) {
+    std::uint32_t registered = 0;
+    for (std::uint32_t i = 0; i < o_.workers; ++i) {
+      std::ifstream log(work_dir_ + "/worker-" + std::to_string(i) + ".log");
+      for (std::string line; std::getline(log, line);)
+        if (line.find(": registered with ") != std::string::npos) {
+          ++registered;
+          break;
+        }
+    }
+    if (registered == o_.workers) return true;
+    if (std::chrono::steady_clock::now() > deadline || give_up()) return false;
+    std::this_thread::sleep_for(50ms);
+  }
+}
+
 void sweep_executor::impl::monitor(std::stop_token st) {
   const auto started = std::chrono::steady_clock::now();
   bool ever_registered = false;
   while (!st.stop_requested()) {
+    // Attached: the controller is another process; its workers are not counted here.
     std::size_t alive = 0;
-    for (const auto& w : controller_->workers()) alive += w.alive ? 1 : 0;
-    ever_registered = ever_registered || alive > 0;
+    if (controller_)
+      for (const auto& w : controller_->workers()) alive += w.alive ? 1 : 0;
+    ever_registered = ever_registered || alive > 0 || !controller_;
     if (o_.kind == executor_kind::local) {
       std::size_t running = 0;
       for (pid_t& pid : pids_) {
@@ -194,7 +239,8 @@ void sweep_executor::impl::monitor(std::stop_token st) {
       }
       {
         std::lock_guard lock(mutex_);
-        progress_ = "workers " + std::to_string(alive) + " of " + std::to_string(o_.workers);
+        progress_ = controller_ ? "workers " + std::to_string(alive) + " of " + std::to_string(o_.workers)
+                                : "workers " + std::to_string(running) + " running, attached to " + address_;
       }
       if (running == 0) fail("every local worker exited (logs in " + work_dir_ + ")");
     } else {
@@ -204,9 +250,10 @@ void sweep_executor::impl::monitor(std::stop_token st) {
         {
           std::lock_guard lock(mutex_);
           progress_ = "Slurm " + job_ + ": " + std::to_string(n.running) + " running, " + std::to_string(n.pending) +
-                      " pending; " + std::to_string(alive) + " workers connected";
+                      " pending; " +
+                      (controller_ ? std::to_string(alive) + " workers connected" : "attached to " + address_);
         }
-        if (q->empty() && alive == 0)
+        if (q->empty() && (alive == 0 || !controller_))
           fail("the Slurm job " + job_ + " left the queue with no worker connected (logs in " + work_dir_ + ")");
         if (!ever_registered && n.running > 0 && std::chrono::steady_clock::now() - started > o_.worker_start_timeout)
           fail(std::to_string(n.running) + " Slurm tasks of job " + job_ + " run but none reached the controller at " +
@@ -222,6 +269,14 @@ void sweep_executor::impl::monitor(std::stop_token st) {
 }
 
 result<experiments::trial_runs> sweep_executor::impl::run(const experiments::experiment_spec& spec) {
+  if (remote_) {
+    auto r = remote_(spec);
+    if (!r.ok() && (r.error().code() == error_code::cancelled || !failure().empty())) {
+      const std::string why = failure();
+      return status(error_code::cancelled, why.empty() ? r.error().message() : why);
+    }
+    return r;
+  }
   experiments::experiment_spec s = spec;
   ROCELAB_RETURN_IF_ERROR(experiments::inline_file_references(s));
   auto r = controller_->run_trial({experiments::to_yaml(s), s.name + ".yaml"}, [this] {
@@ -237,16 +292,7 @@ result<experiments::trial_runs> sweep_executor::impl::run(const experiments::exp
     out.seeds.push_back(rep.seed);
     out.repeats.push_back(std::move(rep.records));
   }
-  out.placement["worker.name"] = r.worker.name;
-  out.placement["worker.host"] = r.worker.host;
-  out.placement["worker.attempts"] = std::to_string(r.attempts);
-  if (!r.worker.slurm_job_id.empty()) {
-    out.placement["worker.slurm_job"] =
-        r.worker.slurm_job_id + (r.worker.slurm_array_task_id.empty() ? "" : "_" + r.worker.slurm_array_task_id);
-    out.placement["worker.node"] = r.worker.slurm_node;
-  } else {
-    out.placement["worker.node"] = r.worker.host;
-  }
+  out.placement = controller::placement_parameters(r);
   return out;
 }
 
@@ -256,13 +302,15 @@ std::vector<std::string> sweep_executor::impl::end(bool cancel) {
   monitor_.request_stop();
   if (monitor_.joinable()) monitor_.join();
   cancel = cancel || !failure().empty();
+  // Workers attached to a running controller stay connected to it: the sweep ends them.
+  const bool stop_workers = cancel || !controller_;
   std::vector<std::string> states;
   if (o_.kind == executor_kind::slurm && !job_.empty()) {
-    if (cancel) {
+    if (stop_workers) {
       if (auto st = slurm_.cancel(job_); !st.ok()) log(st.message());
     }
     controller_.reset();  // closes the workers' sessions: they exit
-    const auto deadline = std::chrono::steady_clock::now() + (cancel ? slurm_cancel_wait : slurm_drain_wait);
+    const auto deadline = std::chrono::steady_clock::now() + (stop_workers ? slurm_cancel_wait : slurm_drain_wait);
     while (std::chrono::steady_clock::now() < deadline) {
       auto q = slurm_.queue(job_);
       if (q && q->empty()) break;
@@ -275,7 +323,7 @@ std::vector<std::string> sweep_executor::impl::end(bool cancel) {
     if (auto shown = slurm_.show(job_))
       for (const auto& t : *shown) states.push_back(t.id + " " + t.state + (t.node.empty() ? "" : " on " + t.node));
   } else {
-    if (cancel)
+    if (stop_workers)
       for (pid_t pid : pids_)
         if (pid > 0) ::kill(pid, SIGTERM);
     controller_.reset();
@@ -295,7 +343,8 @@ std::vector<std::string> sweep_executor::impl::end(bool cancel) {
     }
   }
   std::error_code ec;
-  fs::remove(token_path_, ec);
+  // An attached controller's token file is its owner's, not the sweep's.
+  if (o_.controller.empty()) fs::remove(token_path_, ec);
   // The workers' logs stay where something went wrong; a sweep that ended well leaves none.
   if (!cancel && o_.work_dir.empty()) {
     fs::remove_all(work_dir_, ec);

@@ -11,6 +11,8 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "rocelab/controller/stored_outcome.hpp"
+#include "rocelab/experiments/run/summary.hpp"
+#include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/protocol/connection.hpp"
 #include "rocelab/protocol/security.hpp"
 
@@ -190,6 +192,29 @@ result<run_finished> submit_spec(const submit_options& options, const std::strin
   io.run();
   if (!out) return status(error_code::internal, "submit ended without an answer");
   return std::move(*out);
+}
+
+experiments::trial_runner remote_trial_runner(submit_options options) {
+  return [options](const experiments::experiment_spec& spec) -> result<experiments::trial_runs> {
+    experiments::experiment_spec sent = spec;
+    ROCELAB_RETURN_IF_ERROR(experiments::inline_file_references(sent));
+    submit_options mine = options;
+    mine.submission.clear();  // one submission per trial
+    auto done = submit_spec(mine, experiments::to_yaml(sent), "<tuning trial>", {});
+    if (!done.ok()) return std::move(done).error();
+    if (done->status != "completed")
+      return status(done->status == "interrupted" ? error_code::cancelled : error_code::unavailable,
+                    "run " + std::to_string(done->run) + " on " + options.controller + " " + done->status +
+                        (done->error.empty() ? "" : ": " + done->error));
+    auto parsed = experiments::parse_summary_json(done->summary_json);
+    if (!parsed.ok()) return std::move(parsed).error().with_context("the summary of run " + std::to_string(done->run));
+    experiments::trial_runs r;
+    r.seeds = parsed->aggregate.seeds;
+    r.summaries = parsed->each.empty() ? std::vector<experiments::run_summary>{parsed->aggregate} : parsed->each;
+    r.summary_json = done->summary_json;
+    r.run_id = done->run;
+    return r;
+  };
 }
 
 }  // namespace rocelab::controller

@@ -152,6 +152,7 @@ class controller::impl {
   // Hands a finished trial to the run_trial waiting for it (io thread).
   void finish_trial(const trial_finish& f, protocol::trial_result* result, const worker_entry* w);
   [[nodiscard]] worker_view view_of_worker(const worker_entry& w) const;
+  [[nodiscard]] bool any_worker_alive() const;
 
   // ---- jobs (jobs.cpp) ----
 

@@ -177,6 +177,39 @@ void controller::impl::reap_client_run(std::uint64_t id) {
   if (t.joinable()) t.join();
 }
 
+bool controller::impl::any_worker_alive() const {
+  for (const auto& w : owner_->workers())
+    if (w.alive) return true;
+  return false;
+}
+
+// A twin run on a worker: the trial queue's rules (a lost worker's run goes to another, at
+// most twice) for one run, its placement stored with it.
+result<experiments::experiment_result> controller::run_on_worker(const experiments::experiment_spec& spec,
+                                                                 std::int64_t run,
+                                                                 const std::function<bool()>& cancel_requested) {
+  experiments::experiment_spec sent = spec;
+  ROCELAB_RETURN_IF_ERROR(experiments::inline_file_references(sent));
+  auto r = run_trial({experiments::to_yaml(sent), spec.name + ".yaml"}, cancel_requested);
+  experiments::experiment_result out;
+  if (!r.completed) {
+    // Cancelled by its requester: an interrupted run with nothing measured.
+    if (cancel_requested && cancel_requested()) return out;
+    return status(error_code::unavailable, "the run's workers: " + r.error);
+  }
+  if (!r.error.empty()) return status(error_code::internal, "on worker " + r.worker.name + ": " + r.error);
+  {
+    std::lock_guard lock(impl_->store_mutex_);
+    for (const auto& [path, value] : placement_parameters(r))
+      if (auto st = impl_->store_->set_parameter(run, path, value); !st.ok()) return st;
+  }
+  for (auto& rep : r.repeats) {
+    out.seeds.push_back(rep.seed);
+    out.repeats.push_back(std::move(rep.records));
+  }
+  return out;
+}
+
 result<run_outcome> controller::run_spec(const experiments::experiment_spec& spec, const run_request& request) {
   ROCELAB_RETURN_IF_ERROR(experiments::validate(spec));
   if (spec.backend == "lab") {
@@ -251,7 +284,9 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
         [this](const std::string& line) { impl_->log(line); }});
     if (auto st = backends.add("lab", std::make_shared<lab_backend>(*lab, out.run)); !st.ok()) return fail(st);
   }
-  auto ran = backends.run(spec, {req.on_repeat, req.cancel_requested, req.on_progress});
+  auto ran = spec.backend == "twin" && impl_->any_worker_alive()
+                 ? run_on_worker(spec, out.run, req.cancel_requested)
+                 : backends.run(spec, {req.on_repeat, req.cancel_requested, req.on_progress});
   if (!ran) {
     if (ran.error().code() == error_code::invalid_argument) {
       std::lock_guard lock(impl_->store_mutex_);

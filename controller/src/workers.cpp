@@ -143,6 +143,21 @@ void controller::impl::finish_trial(const trial_finish& f, trial_result* result,
   done(std::move(out));
 }
 
+std::map<std::string, std::string> placement_parameters(const remote_trial& t) {
+  std::map<std::string, std::string> p;
+  p["worker.name"] = t.worker.name;
+  p["worker.host"] = t.worker.host;
+  p["worker.attempts"] = std::to_string(t.attempts);
+  if (!t.worker.slurm_job_id.empty()) {
+    p["worker.slurm_job"] =
+        t.worker.slurm_job_id + (t.worker.slurm_array_task_id.empty() ? "" : "_" + t.worker.slurm_array_task_id);
+    p["worker.node"] = t.worker.slurm_node;
+  } else {
+    p["worker.node"] = t.worker.host;
+  }
+  return p;
+}
+
 std::vector<worker_view> controller::workers() const {
   return run_on<std::vector<worker_view>>(impl_->io_, [this]() -> asio::awaitable<std::vector<worker_view>> {
     std::vector<worker_view> out;

@@ -9,13 +9,19 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <set>
 #include <string>
+#include <thread>
 
 #include "../support/text_file.hpp"
+#include "rocelab/controller/controller.hpp"
+#include "rocelab/store/run_store.hpp"
 
 // `rocelab tune SPEC --json` end to end with the built CLI on small incasts: the JSON has
 // the baselines, the best with its interval and edges, and the Pareto front; a lab-scaled
-// spec gets no hardware export but the reason, and --export-for derives one in range.
+// spec gets no hardware export but the reason, and --export-for derives one in range;
+// with --executor local --controller the trials run on workers attached to a running
+// controller, which stores them, and the workers are gone when the command ends.
 
 namespace rocelab::experiments {
 namespace {
@@ -111,6 +117,60 @@ TEST_F(tune_command, a_lab_scaled_spec_is_not_exported_unless_a_hardware_speed_i
   ASSERT_TRUE(hw.ok()) << hw.error().message();
   EXPECT_DOUBLE_EQ(hw->topology.link_gbps, 100);
   EXPECT_TRUE(check_hardware_export(*hw).ok()) << check_hardware_export(*hw).message();
+}
+
+TEST_F(tune_command, executor_workers_attach_to_a_running_controller_which_stores_every_trial) {
+  const std::string token = "rocelab-tune-attach-token-0123456789";
+  const std::string token_file = (dir_ / "token").string();
+  std::ofstream(token_file) << token << "\n";
+  fs::permissions(token_file, fs::perms::owner_read | fs::perms::owner_write);
+  controller::controller_options o;
+  o.db_path = (dir_ / "controller.db").string();
+  o.token = token;
+  o.log = false;
+  auto c = controller::controller::start(o);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  const std::string flags =
+      "--json --fresh-seeds 2 --executor local --workers 2 --controller " + (*c)->address() + " --token-file " + token_file;
+  // Twice on the same controller and store: nothing of the first sweep leaks into the second.
+  std::set<std::int64_t> runs;
+  for (int sweep = 0; sweep < 2; ++sweep) {
+    ASSERT_EQ(tune(spec_text("link_gbps: 100", ""), flags + " --name attached-" + std::to_string(sweep)), 0) << err();
+    const auto j = nlohmann::json::parse(out());
+    EXPECT_EQ(j["executor"]["attached"], true);
+    EXPECT_EQ(j["executor"]["controller"], (*c)->address());
+    ASSERT_EQ(j["trials"].size(), 3u);
+    auto db = store::run_store::open(o.db_path, store::open_mode::read_only);
+    ASSERT_TRUE(db.ok()) << db.error().message();
+    for (const auto& t : j["trials"]) {
+      ASSERT_TRUE(t["run"].is_number()) << t.dump();
+      EXPECT_TRUE(runs.insert(t["run"].get<std::int64_t>()).second) << "a run id twice";
+      auto info = db->run(t["run"].get<std::int64_t>());
+      ASSERT_TRUE(info.ok()) << info.error().message();
+      EXPECT_EQ(info->status, store::run_status::completed);
+      EXPECT_FALSE(info->parameters["worker.name"].empty()) << "ran on a worker";
+    }
+    EXPECT_TRUE(j["best"]["objective"].is_number());
+    // The sweep's workers were stopped with it; the controller goes on.
+    bool gone = false;
+    for (int i = 0; i < 250 && !gone; ++i) {
+      gone = true;
+      for (const auto& w : (*c)->workers()) gone = gone && !w.alive;
+      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_TRUE(gone) << "a worker of sweep " << sweep << " is still connected";
+  }
+  // The controller's token file is its owner's: left in place.
+  EXPECT_TRUE(fs::exists(token_file));
+  // Attaching needs the token file; --listen and --controller exclude each other.
+  EXPECT_EQ(tune(spec_text("link_gbps: 100", ""), "--executor local --controller " + (*c)->address()), 2);
+  EXPECT_NE(err().find("--token-file"), std::string::npos) << err();
+  EXPECT_EQ(tune(spec_text("link_gbps: 100", ""), "--controller " + (*c)->address()), 2);
+  EXPECT_NE(err().find("need --executor"), std::string::npos) << err();
+  EXPECT_EQ(tune(spec_text("link_gbps: 100", ""),
+                 "--executor local --listen 127.0.0.1:0 --controller " + (*c)->address() + " --token-file " + token_file),
+            2);
+  EXPECT_NE(err().find("not both"), std::string::npos) << err();
 }
 
 }  // namespace

@@ -17,12 +17,15 @@
 #include <vector>
 
 #include "rocelab/common/spawn.hpp"
+#include "rocelab/controller/client.hpp"
 #include "rocelab/controller/controller.hpp"
+#include "rocelab/store/run_store.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
 
 // Real `rocelab worker` processes against a controller on loopback: every trial comes back
 // with its records from a named worker; a worker killed in the middle of a trial has it
-// re-run by another, and no trial lands twice.
+// re-run by another, and no trial lands twice; a twin run a client submits goes to a
+// registered worker and is stored with where it ran.
 
 namespace rocelab::controller {
 namespace {
@@ -168,6 +171,50 @@ TEST_F(workers_test, a_trial_cancelled_while_no_worker_is_there_returns_cancelle
   remote_trial r = pending.get();
   EXPECT_FALSE(r.completed);
   EXPECT_NE(r.error.find("cancelled"), std::string::npos) << r.error;
+}
+
+TEST_F(workers_test, twin_runs_a_client_submits_go_to_a_registered_worker_and_name_it) {
+  submit_options so;
+  so.controller = controller_->address();
+  so.token = token;
+  // No worker yet: the controller runs it itself.
+  auto here = submit_spec(so, trial_spec(3), "here.yaml", {});
+  ASSERT_TRUE(here.ok()) << here.error().message();
+  ASSERT_EQ(here->status, "completed") << here->error;
+  start_worker("w1");
+  ASSERT_TRUE(controller_->wait_for_workers(1, 30s));
+  // Second and third runs on the same controller and store: each on the worker.
+  std::vector<std::int64_t> on_worker;
+  for (int seed : {3, 4}) {
+    auto done = submit_spec(so, trial_spec(seed), "there.yaml", {});
+    ASSERT_TRUE(done.ok()) << done.error().message();
+    ASSERT_EQ(done->status, "completed") << done->error;
+    on_worker.push_back(done->run);
+  }
+  auto db = store::run_store::open(controller_->db_path(), store::open_mode::read_only);
+  ASSERT_TRUE(db.ok()) << db.error().message();
+  auto first = db->run(here->run);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->parameters.count("worker.name"), 0u) << "ran in the controller";
+  for (std::int64_t id : on_worker) {
+    auto info = db->run(id);
+    ASSERT_TRUE(info.ok()) << info.error().message();
+    EXPECT_EQ(info->parameters["worker.name"], "w1");
+    EXPECT_EQ(info->parameters["worker.attempts"], "1");
+    EXPECT_FALSE(info->parameters["worker.node"].empty());
+    auto records = db->load(id);
+    ASSERT_TRUE(records.ok()) << records.error().message();
+    EXPECT_EQ(records->flows.size(), 8u);
+  }
+  // The twin is deterministic per seed: the worker's run of seed 3 is the controller's.
+  auto a = db->load(here->run);
+  auto b = db->load(on_worker[0]);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->flows.size(), b->flows.size());
+  for (std::size_t i = 0; i < a->flows.size(); ++i) EXPECT_EQ(a->flows[i].fct_ns, b->flows[i].fct_ns);
+  std::map<std::string, std::uint32_t> done;
+  for (const auto& w : controller_->workers()) done[w.name] = w.trials_done;
+  EXPECT_EQ(done["w1"], 2u);
 }
 
 }  // namespace

@@ -94,6 +94,28 @@ def test_tuning_through_the_controller_runs_each_trial_there(controller, tmp_pat
     assert result.best["index"] == local.best["index"]
 
 
+def test_tuning_with_workers_attached_to_the_controller(controller, tmp_path):
+    address, token, db = controller
+    lab = rocelab.connect(address, token_file=token, db=db)
+    for sweep in range(2):  # twice on the same controller: the first sweep's workers are gone
+        result = lab.tune(EXAMPLES / "tune-incast.yaml", budget=4, method="random", progress=False, fresh_seeds=2,
+                          executor="local", workers=2, work_dir=tmp_path / f"sweep{sweep}")
+        assert result.executor["attached"] and result.executor["controller"] == address
+        assert result.trials["evaluated"].all()
+        runs = rocelab.open_store(db).runs()
+        mine = runs[runs["id"].isin(result.trials["run_id"].tolist())]
+        assert len(mine) == 4 and (mine["status"] == "completed").all()
+        # The controller handed every trial to a worker and stored where it ran.
+        assert mine["parameters"].map(lambda p: p.get("worker.name", "")).str.len().gt(0).all()
+    assert len(rocelab.open_store(db).runs()) == 8
+    local = rocelab.twin(store=False).tune(EXAMPLES / "tune-incast.yaml", budget=4, method="random", progress=False)
+    assert result.trials["objective"].tolist() == pytest.approx(local.trials["objective"].tolist())
+    # Workers read the token from a file: a lab connected with a bare token cannot lend them one.
+    bare = rocelab.connect(address, token=token.read_text().strip())
+    with pytest.raises(ValueError, match="token_file"):
+        bare.tune(EXAMPLES / "tune-incast.yaml", budget=2, executor="local", workers=2)
+
+
 
 # Far longer than any test waits: 16 x 1 GiB into one 100 Gb/s port on the twin.
 LONG_SPEC = ("name: long-incast\nbackend: twin\nseed: 3\ntopology: {hosts: 17, link_gbps: 100}\n"

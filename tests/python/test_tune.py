@@ -92,3 +92,47 @@ def test_tune_with_python_parameters_and_bad_ones(lab):
     with pytest.raises(rocelab.SpecError):
         lab.tune(exp, parameters=[{"path": "switch.ecn.kmin_byts", "min": 1, "max": 2}],
                  objective={"incast.slowdown_p99": 1}, budget=2, progress=False)
+
+
+def test_tune_on_local_workers_names_where_each_trial_ran_and_resumes(lab, db):
+    first = lab.tune(EXAMPLES / "tune-incast.yaml", budget=4, method="random", progress=False, fresh_seeds=2,
+                     executor="local", workers=2)
+    assert first.executor["kind"] == "local" and first.executor["workers"] == 2
+    assert first.executor["failure"] == "" and "slurm_job" not in first.executor
+    trials = first.trials
+    assert len(trials) == 4 and trials["evaluated"].all()
+    # Two worker processes shared the trials; each trial names the one that ran it.
+    assert trials["worker.name"].notna().all() and trials["worker.node"].notna().all()
+    assert (trials["worker.attempts"] == "1").all()
+    store = rocelab.open_store(db)
+    runs = store.runs()
+    trial_runs = runs[runs["parameters"].map(lambda p: "tuning.role" not in p)]
+    assert len(trial_runs) == 4
+    assert trial_runs["parameters"].map(lambda p: p.get("worker.name")).notna().all()
+    # The same sweep again, on the same store with new workers: it resumes, never repeats.
+    second = lab.tune(EXAMPLES / "tune-incast.yaml", budget=6, method="random", progress=False, fresh_seeds=2,
+                      executor="local", workers=2)
+    assert second.sweep_id == first.sweep_id
+    assert sorted(second.trials["index"]) == list(range(6))
+    stored = store._store.trials(second.sweep_id)
+    assert sorted(t["index"] for t in stored) == list(range(6))
+    # The same objective as trials run in threads here (the twin is deterministic per seed).
+    here = rocelab.twin(store=False).tune(EXAMPLES / "tune-incast.yaml", budget=4, method="random",
+                                           progress=False, fresh_seeds=2)
+    assert list(here.trials["objective"]) == pytest.approx(list(first.trials.sort_values("index")["objective"]))
+
+
+def test_tune_executor_arguments_are_checked(lab, monkeypatch, tmp_path):
+    with pytest.raises(ValueError, match="expected 'local' or 'slurm'"):
+        lab.tune(EXAMPLES / "tune-incast.yaml", budget=2, executor="cluster")
+    with pytest.raises(ValueError, match="need executor="):
+        lab.tune(EXAMPLES / "tune-incast.yaml", budget=2, workers=4)
+    with pytest.raises(ValueError, match="slurm= options need executor='slurm'"):
+        lab.tune(EXAMPLES / "tune-incast.yaml", budget=2, executor="local", slurm={"partition": "debug"})
+    with pytest.raises(ValueError, match="at least 1"):
+        lab.tune(EXAMPLES / "tune-incast.yaml", budget=2, executor="local", workers=0)
+    # No Slurm on PATH: said so, before any trial.
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(rocelab.RocelabError, match="sbatch"):
+        lab.tune(EXAMPLES / "tune-incast.yaml", budget=2, executor="slurm", workers=2, progress=False,
+                 work_dir=tmp_path / "w")

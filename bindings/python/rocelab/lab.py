@@ -219,10 +219,11 @@ class ControllerLab(Lab):
     controller's store file, when readable from here) runs come back with their records;
     otherwise with the summary the controller returns."""
 
-    def __init__(self, address, token, db=None, overrides=None, connect_timeout_s=5.0):
+    def __init__(self, address, token, db=None, overrides=None, connect_timeout_s=5.0, token_file=None):
         super().__init__(db=db, overrides=overrides, store=False)
         self.address = address
         self._token = token
+        self.token_file = None if token_file is None else str(token_file)  # for workers (tune executor=)
         self.connect_timeout_s = connect_timeout_s
 
     def _prepare(self, spec, overrides):
@@ -259,7 +260,10 @@ class ControllerLab(Lab):
 
     def tune(self, spec, **kwargs):
         """Tunes on the lab behind the controller: each trial is a run there (one at a
-        time), scored from the summary the controller returns; see :func:`rocelab.tune.tune`."""
+        time), scored from the summary the controller returns. With ``executor=`` (twin
+        specs), N workers attach to the controller and it hands them the trials, N at a
+        time (``connect(..., token_file=F)``: the workers read the token from F); see
+        :func:`rocelab.tune.tune`."""
         from .tune import tune
         return tune(self, spec, **kwargs)
 
@@ -277,5 +281,5 @@ def connect(address, token=None, token_file=None, db=None, **kwargs):
             token = f.readline().strip()  # the first line, as the CLI reads it
     if not token:
         raise UnavailableError("connect() needs token= or token_file= (the controller's shared token)")
-    return ControllerLab(address, token, db=db, **kwargs)
+    return ControllerLab(address, token, db=db, token_file=token_file, **kwargs)
 

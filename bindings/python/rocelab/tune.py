@@ -38,7 +38,7 @@ import math
 import pandas as pd
 
 from . import _rocelab
-from .errors import Interrupted
+from .errors import Interrupted, RocelabError
 from .progress import ProgressBar
 
 __all__ = ["TuningResult", "tune"]
@@ -53,6 +53,8 @@ class TuningResult:
         self._applied = applied
         self.sweep_id = sweep_id
         self.answer = answer
+        self.executor = None  # executor=: kind, workers, controller, slurm_job, slurm_tasks
+        self.placement = {}   # trial index -> where it ran (worker.slurm_job, worker.node, ...)
         self.baselines = answer["baselines"] if answer else {}
         self.best = best
         if answer:
@@ -101,7 +103,7 @@ class TuningResult:
         for t in self._trials:
             row = {"index": t["index"], **t["values"], "objective": t["objective"] if t["evaluated"] else math.nan,
                    "feasible": t["feasible"], "evaluated": t["evaluated"], "violated": t["violated"],
-                   "error": t["error"], "run_id": t["run_id"] or None}
+                   "error": t["error"], "run_id": t["run_id"] or None, **self.placement.get(t["index"], {})}
             rows.append(row)
         return pd.DataFrame(rows)
 
@@ -182,13 +184,37 @@ class TrialRecord(dict):
     __str__ = __repr__
 
 
+def _executor(executor, workers, slurm, listen, work_dir):
+    """The executor= arguments as the extension takes them (None: trials in threads here)."""
+    if executor in (None, "threads"):
+        if workers is not None or slurm or listen is not None:
+            raise ValueError("workers=, slurm= and listen= need executor='local' or executor='slurm'")
+        return None
+    if executor not in ("local", "slurm"):
+        raise ValueError(f"executor={executor!r}: expected 'local' or 'slurm'")
+    if slurm and executor != "slurm":
+        raise ValueError("slurm= options need executor='slurm'")
+    from .lab import rocelab_binary
+    e = {"kind": executor, "workers": int(workers if workers is not None else 2),
+         "slurm_opts": [f"{k}={v}" for k, v in (slurm or {}).items()], "rocelab_binary": rocelab_binary()}
+    if e["workers"] < 1:
+        raise ValueError(f"workers={workers}: at least 1")
+    if listen is not None:
+        e["listen"] = listen
+    if work_dir is not None:
+        e["work_dir"] = str(work_dir)
+    return e
+
+
 def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=None, method=None, parallelism=None,
          name=None, seed=None, require_complete=None, callback=None, progress=True, overrides=None, resume=True,
-         fresh_seeds=5):
+         fresh_seeds=5, executor=None, workers=None, slurm=None, listen=None, work_dir=None):
+    executor_args = _executor(executor, workers, slurm, listen, work_dir)
     exp = lab._prepare(spec, overrides)
     base = exp.build()
     text, source = _tuning_yaml(exp, parameters, objective, constraints, seed, require_complete)
-    args = dict(source=source, budget=budget or 0, method=method or "", parallelism=parallelism or 0, name=name or "")
+    args = dict(source=source, budget=budget or 0, method=method or "",
+                parallelism=(executor_args["workers"] if executor_args else parallelism) or 0, name=name or "")
     settings = _rocelab.tuning_settings(base, text, **args)
     spec_yaml = base.to_yaml()
 
@@ -208,6 +234,7 @@ def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=No
             sweep_id = store.begin_sweep(settings["name"], settings["method"], spec_yaml, settings["budget"])
 
     applied = {}
+    placements = {}  # trial index -> where it ran (worker.slurm_job, worker.node, ...)
     best = [min((h["objective"] for h in history if h["feasible"]), default=None)]
     bar = ProgressBar(settings["budget"], label=f"tune {settings['name']}", enabled=progress)
     bar.update(len(history))
@@ -216,8 +243,11 @@ def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=No
     def on_trial(trial, repeats, seeds, trial_yaml, applied_texts):
         applied[trial["index"]] = dict(applied_texts)
         run_id = None
+        placement = dict(trial.get("placement") or {})
+        if placement:
+            placements[trial["index"]] = placement
         if store is not None and trial["evaluated"]:
-            params = {**parameters_of, **applied_texts}
+            params = {**parameters_of, **applied_texts, **placement}
             for records, s in zip(repeats, seeds):
                 rid = store.begin_run(base.name or settings["name"], lab.backend, s, trial_yaml, params, sweep_id)
                 store.append(rid, records)
@@ -227,10 +257,14 @@ def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=No
                             trial["metrics_json"])
         if trial["evaluated"] and trial["feasible"] and (best[0] is None or trial["objective"] < best[0]):
             best[0] = trial["objective"]
-        bar.update(trial["index"] + 1, note=f"best {best[0]:.4g}" if best[0] is not None else "no feasible trial yet")
+        note = f"best {best[0]:.4g}" if best[0] is not None else "no feasible trial yet"
+        if trial.get("workers"):
+            note += f"; {trial['workers']}"
+        bar.update(trial["index"] + 1, note=note)
         if callback is not None:
             t = TrialRecord(trial)
             del t["metrics_json"]
+            t.pop("workers", None)
             # The local store's run, or the run a controller stored for the trial.
             t["run_id"] = run_id if run_id is not None else (trial["run_id"] or None)
             t["applied"] = dict(applied_texts)
@@ -238,18 +272,31 @@ def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=No
             callback(t)
         return run_id
 
-    # A lab behind a controller runs each trial there (one at a time); the controller
-    # stores the runs, and each trial's run_id is the controller's.
+    # A lab behind a controller runs each trial there (one at a time, or on the workers an
+    # executor attached to it); the controller stores the runs, and each trial's run_id is
+    # the controller's.
     remote = {}
-    if getattr(lab, "address", None):
+    if getattr(lab, "address", None) and executor_args is not None:
+        # Workers attached to the running controller: it hands them the trials and stores the runs.
+        if not lab.token_file:
+            raise ValueError("executor= on a connected lab needs rocelab.connect(..., token_file=F): "
+                             "the workers read the controller's token from that file")
+        executor_args.update(controller=lab.address, token_file=lab.token_file)
+    elif getattr(lab, "address", None):
         remote = dict(controller=lab.address, token=lab._token, connect_timeout_ms=int(lab.connect_timeout_s * 1000))
     try:
         out = _rocelab.tune(base, text, on_trial=on_trial, history=history, **args, **remote,
-                            store=store, sweep=sweep_id or 0, fresh_seeds=fresh_seeds)
+                            store=store, sweep=sweep_id or 0, fresh_seeds=fresh_seeds, executor=executor_args)
     finally:
         bar.close()
     answer = json.loads(out["answer"]) if out.get("answer") else None
     result = TuningResult(out["settings"], out["trials"], out["best"], applied, sweep_id, answer)
+    result.executor = out.get("executor")
+    result.placement = placements
+    failure = (result.executor or {}).get("failure")
+    if failure and out["interrupted"] is None and len(out["trials"]) < out["settings"]["budget"]:
+        raise RocelabError(f"the sweep's workers failed: {failure}; the {len(out['trials'])} trials that ran are "
+                           "stored: run the same call again to resume")
     if out["interrupted"] is not None:
         caught = out["interrupted"]
         if isinstance(caught, KeyboardInterrupt):

@@ -143,7 +143,9 @@ std::function<status(trial&, trial_payload&)> store_trials(store::run_store& db,
                                                            const tuning_settings& settings) {
   return [&db, sweep, spec, settings](trial& t, trial_payload& payload) -> status {
     const std::string context = "storing trial " + std::to_string(t.index) + " of sweep " + std::to_string(sweep);
-    if (!payload.spec_yaml.empty()) {
+    // A run the runner stored in its own store (a controller's) is named, not copied.
+    const bool stored_elsewhere = payload.repeats.empty() && t.run_id != 0;
+    if (!payload.spec_yaml.empty() && !stored_elsewhere) {
       store::new_run run;
       run.name = spec.name;
       run.backend = spec.backend;
@@ -160,7 +162,17 @@ std::function<status(trial&, trial_payload&)> store_trials(store::run_store& db,
           db.finish(*id, t.evaluated ? store::run_status::completed : store::run_status::failed, t.error)
               .with_context(context));
     }
-    return db.add_trial(to_record(t, sweep, settings)).with_context(context);
+    store::trial_record record = to_record(t, sweep, settings);
+    if (stored_elsewhere) {
+      // Not a run of this store: named in the trial's metrics instead of its run column.
+      record.run.reset();
+      auto j = nlohmann::json::parse(record.metrics_json, nullptr, false);
+      if (!j.is_discarded() && j.is_object()) {
+        j["trial"]["runner_run"] = t.run_id;
+        record.metrics_json = j.dump();
+      }
+    }
+    return db.add_trial(record).with_context(context);
   };
 }
 

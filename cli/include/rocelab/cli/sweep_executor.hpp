@@ -1,9 +1,15 @@
 #pragma once
-// Executors: where a sweep's trials run (`--executor local|slurm --workers N`). Both start
-// a controller in this process (listening on `listen`, with a fresh token in a file only
-// this user reads) and run each trial through it on workers (`rocelab worker`,
-// controller/worker.hpp); the trial queue re-queues a lost worker's trial
-// (controller/trial_queue.hpp).
+// Executors: where a sweep's trials run (`--executor local|slurm --workers N`). Both run
+// each trial on workers (`rocelab worker`, controller/worker.hpp) behind a controller;
+// its trial queue re-queues a lost worker's trial (controller/trial_queue.hpp). The
+// controller is either
+//   embedded  started in this process, listening on `listen`, with a fresh token in a
+//             file only this user reads, ended with the sweep (which lets the workers
+//             exit and their jobs complete); or
+//   attached  a running `rocelab controller` (`controller`, `token_file`: its token, in a
+//             file the workers read too): each trial is submitted to it as a run, it hands
+//             the run to a registered worker (in-process while none is) and stores it in
+//             its store; the sweep's workers are cancelled when it ends.
 //   local  N worker processes on this host (loopback).
 //   slurm  one sbatch job array of N tasks, each `srun rocelab worker --controller ADDR
 //          --token-file F`, with --slurm-opt K=V passed to sbatch as --K=V; tracked with
@@ -39,7 +45,9 @@ struct executor_options {
   executor_kind kind = executor_kind::local;
   std::uint32_t workers = 2;
   std::vector<std::string> slurm_opts;  // "partition=debug", "time=00:10:00"
-  std::string listen;                   // empty: 127.0.0.1:0
+  std::string listen;                   // embedded controller: empty: 127.0.0.1:0
+  std::string controller;               // attached: a running controller's address
+  std::string token_file;               // attached: its token file (read by the workers too)
   std::string db;                       // the controller's store (the sweep's); empty: one in work_dir
   std::string rocelab_binary;           // empty: this program
   // Token, worker logs and (without db) the controller's store; empty: .rocelab/sweeps/<pid>

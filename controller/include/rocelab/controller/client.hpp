@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "rocelab/common/result.hpp"
+#include "rocelab/experiments/tuning/tuning_trials.hpp"
 #include "rocelab/protocol/messages.hpp"
 
 namespace rocelab::controller {
@@ -46,5 +47,14 @@ struct submit_options {
 // unreachable or refusing controller an error.
 [[nodiscard]] result<protocol::run_finished> submit_spec(const submit_options& options, const std::string& spec_yaml,
                                                const std::string& source_name, const std::vector<std::string>& sets);
+
+// A sweep's trial_runner (experiments/tuning/tuning_trials.hpp) over a running
+// controller: each trial's spec goes as `rocelab run SPEC --controller` sends it, files
+// inlined (the controller opens no path a client names); the controller runs it (on its
+// workers or its lab) and stores it, and the trial is scored from the summary it returns
+// (trial_runs::run_id: the run in the controller's store). A run that did not complete
+// is an error naming it; options.cancel_requested answering true is error_code::cancelled.
+// Safe from several threads at once (each call submits on its own connection).
+[[nodiscard]] experiments::trial_runner remote_trial_runner(submit_options options);
 
 }  // namespace rocelab::controller

@@ -153,6 +153,10 @@ struct remote_trial {
   worker_view worker;  // the worker whose result counted
 };
 
+// Where a trial ran, as run parameters: worker.name, worker.host, worker.attempts, and
+// worker.slurm_job ("41_0") with worker.node on Slurm (worker.node: the host elsewhere).
+[[nodiscard]] std::map<std::string, std::string> placement_parameters(const remote_trial& t);
+
 class controller {
  public:
   // Opens the store (marking runs of dead controllers interrupted), binds, and starts the
@@ -186,7 +190,9 @@ class controller {
   [[nodiscard]] result<jobs_result> run_jobs(std::vector<job_plan> plans, std::chrono::milliseconds timeout,
                                              const std::function<void(const job_outcome&)>& on_report = {});
 
-  // Runs a validated spec through the lifecycle above and stores it.
+  // Runs a validated spec through the lifecycle above and stores it. A twin spec goes to
+  // a registered worker when one is alive (a sweep's executor attached its workers here)
+  // and its placement is stored with the run; without workers it runs in this process.
   [[nodiscard]] result<run_outcome> run_spec(const experiments::experiment_spec& spec, const run_request& request);
 
   // ---- workers (sweep trials; trial_queue.hpp holds the rules) ----
@@ -213,6 +219,9 @@ class controller {
   class impl;
 
  private:
+  [[nodiscard]] result<experiments::experiment_result> run_on_worker(const experiments::experiment_spec& spec,
+                                                                     std::int64_t run,
+                                                                     const std::function<bool()>& cancel_requested);
   explicit controller(std::unique_ptr<impl> p);
   std::unique_ptr<impl> impl_;
 };
