@@ -1,7 +1,10 @@
 #include "lab_backend.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
+#include "rocelab/experiments/run/start_skew.hpp"
 #include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/experiments/tuning/exports.hpp"
 #include "rocelab/experiments/lab/virtual_backend.hpp"
@@ -90,6 +93,15 @@ result<experiments::experiment_result> run_lab(const experiments::experiment_spe
     run_records rec = std::move(ran->records);
     rec.backend = "lab";
     rec.lost_hosts = ran->lost_hosts;
+    // Each host's start is in its own clock, mapped onto the controller's: the mapping's
+    // uncertainty adds to the skew the offsets show.
+    std::int64_t clock_uncertainty_ns = 0;
+    for (const auto& a : lab.registry.agents())
+      if (std::find(names.begin(), names.end(), a.name) != names.end())
+        clock_uncertainty_ns = std::max(clock_uncertainty_ns, static_cast<std::int64_t>(a.clock_uncertainty_ns));
+    if (auto skew = experiments::start_skew_violation(rec, spec.timing.max_start_skew_ns, clock_uncertainty_ns);
+        !skew.empty())
+      rec.degraded.push_back(std::move(skew));
     out.seeds.push_back(seed);
     out.repeats.push_back(std::move(rec));
   }

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <climits>
@@ -182,9 +184,17 @@ TEST_F(SoftNicRun, IncastSendersStartTogetherOnTheWire) {
   o.capture_dpdk = std::getenv("ROCELAB_TEST_PCAP") == nullptr;
   o.keep_lab = true;
   for (int run = 0; run < 3; ++run) {
+    // The third run accepts no skew at all: it must say it is degraded, and why.
+    if (run == 2) {
+      ASSERT_TRUE(apply_override(*spec, "timing.max_start_skew_ns=1ns").ok());
+    }
     auto ran = run_experiment(*spec, {}, o);
     ASSERT_TRUE(ran.ok()) << ran.error().message();
     const run_records& r = ran->repeats[0];
+    const bool skew_degraded =
+        std::any_of(r.degraded.begin(), r.degraded.end(),
+                    [](const std::string& d) { return d.find("beyond timing.max_start_skew_ns 1 ns") != std::string::npos; });
+    EXPECT_EQ(skew_degraded, run == 2) << "run " << run << ": the example's 20 ms limit holds, 1 ns does not";
     // libpcap stamps frames at arrival; DPDK's af_packet PMD when polled (the NICs' times stand).
     EXPECT_EQ(r.start_source, o.capture_dpdk ? "nic" : "capture") << "run " << run;
     ASSERT_EQ(r.start_offsets_ns.size(), 8u) << "run " << run << ": one offset per sender";

@@ -25,6 +25,7 @@
 #include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/experiments/run/capture_pauses.hpp"
 #include "rocelab/experiments/run/capture_starts.hpp"
+#include "rocelab/experiments/run/start_skew.hpp"
 #include "rocelab/experiments/run/virtual_accounting.hpp"
 #include "rocelab/fabric/soft_switch/control_client.hpp"
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
@@ -533,6 +534,9 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
         std::cerr << "rocelab: the capture lost " << out.capture->loss << " of " << out.capture->mirrored
                   << " mirrored frames\n";
     }
+    // One host clock measured every start: no clock uncertainty to add.
+    if (auto skew = start_skew_violation(out, spec.timing.max_start_skew_ns); !skew.empty())
+      out.degraded.push_back(std::move(skew));
     for (const auto& d : out.degraded) std::cerr << "rocelab: run degraded: " << d << "\n";
     for (const auto& l : ran->lost_hosts) std::cerr << "rocelab: lost during the run: " << l << "\n";
     if (ran->cancelled)

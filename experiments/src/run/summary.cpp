@@ -1,10 +1,14 @@
 #include "rocelab/experiments/run/summary.hpp"
 
+#include "rocelab/experiments/run/start_skew.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
+
+#include "rocelab/experiments/run/start_skew.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -65,13 +69,6 @@ nlohmann::ordered_json summary_object(const run_summary& s) {
     j["capture"] = {{"frames", s.capture->captured}, {"mirrored", s.capture->mirrored}, {"loss", s.capture->loss}};
   }
   return j;
-}
-
-std::int64_t start_skew_ns(const std::map<std::string, std::int64_t>& offsets) {
-  if (offsets.empty()) return 0;
-  const auto [lo, hi] = std::minmax_element(offsets.begin(), offsets.end(),
-                                            [](const auto& a, const auto& b) { return a.second < b.second; });
-  return hi->second - lo->second;
 }
 
 }  // namespace

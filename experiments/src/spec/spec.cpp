@@ -484,6 +484,11 @@ std::vector<field_info> build_table() {
                          "reproduce the HPCC ns-3 simulator's modelling shortcuts"));
   t.push_back(integer_field<std::uint64_t>("twin.max_events", [](auto& s) -> auto& { return s.twin.max_events; }, 0,
                                            big, "congestion events (marks, CNPs, retransmits, drops) kept; 0: none"));
+  // --- timing ---
+  t.push_back(duration_field("timing.max_start_skew_ns", [](auto& s) -> auto& { return s.timing.max_start_skew_ns; },
+                             0,
+                             "virtual and hardware runs: start skew of the senders plus clock uncertainty beyond "
+                             "which the run is marked degraded; 0: no limit"));
   return t;
 }
 

@@ -168,6 +168,12 @@ struct twin_spec {
   std::uint64_t max_events = 0;  // congestion events (marks, CNPs, ...) kept per run; 0: none
 };
 
+// Real-time runs (virtual lab, hardware): how far apart the senders may start.
+struct timing_spec {
+  // Start skew plus clock uncertainty beyond which the run is marked degraded; 0: no limit.
+  std::int64_t max_start_skew_ns = 0;
+};
+
 struct experiment_spec {
   std::string name;
   std::string backend = "twin";  // twin | virtual | lab
@@ -179,6 +185,7 @@ struct experiment_spec {
   workload_spec workload;
   fabric_spec fabric;
   twin_spec twin;
+  timing_spec timing;
 
   // Where values came from: path -> "file:line" or "--set ...". Sections too.
   std::map<std::string, std::string> origins;
