@@ -208,5 +208,34 @@ TEST(report, paths_unknown_are_said_so) {
   EXPECT_NE(h.path_source.find("unknown"), std::string::npos);
 }
 
+// A real-time run's start skew and the reasons it is degraded are on the page and in the
+// JSON; a twin run (no offsets, not degraded) shows neither row.
+TEST(report, start_skew_and_degraded_reasons_are_shown) {
+  const auto t = scenarios::two_incasts_and_bystanders();
+  report_header h;
+  h.run_id = "skewed";
+  run_records r = t.records;
+  const std::string twin_html = report_html(analyze_run(r, h, paths_for_run(r, &t.config.topology, t.config.seed, h)));
+  EXPECT_EQ(twin_html.find("<td>start skew</td>"), std::string::npos);
+  EXPECT_EQ(twin_html.find("<td>degraded</td>"), std::string::npos);
+  r.start_offsets_ns = {{"h1", 100'000}, {"h2", 2'600'000}};
+  r.start_source = "capture";
+  r.degraded = {"senders started 2.5 ms apart (h1 first, h2 last, from the capture), beyond "
+                "timing.max_start_skew_ns 1 ms"};
+  const run_analysis a = analyze_run(r, h, paths_for_run(r, &t.config.topology, t.config.seed, h));
+  const std::string html = report_html(a);
+  const auto row = html.find("<td>start skew</td>");
+  ASSERT_NE(row, std::string::npos);
+  EXPECT_EQ(html.substr(row, html.find("</tr>", row) - row), "<td>start skew</td><td>2.50 ms (from the capture)</td>");
+  EXPECT_NE(html.find("<td>degraded</td><td>senders started 2.5 ms apart"), std::string::npos);
+  const auto dir = std::filesystem::temp_directory_path() / ("rlr-skew-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(write_report(dir.string(), a).ok());
+  const auto j = nlohmann::json::parse(read_text((dir / "report.json").string()));
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(j["start_skew_ns"], 2'500'000);
+  ASSERT_EQ(j["degraded_reasons"].size(), 1u);
+}
+
 }  // namespace
 }  // namespace rocelab::experiments

@@ -33,7 +33,7 @@ TEST(start_skew, beyond_the_limit_names_the_numbers_and_the_hosts) {
   const run_records r = started({{"h2", 300'000}, {"h5", 2'800'000}, {"h9", 1'000'000}});
   const std::string why = start_skew_violation(r, 100'000);
   EXPECT_EQ(why,
-            "senders started 2.5 ms apart (h2 first, h5 last, from the capture), beyond timing.max_start_skew_ns "
+            "senders started 2.50 ms apart (h2 first, h5 last, from the capture), beyond timing.max_start_skew_ns "
             "100 us");
 }
 
@@ -41,8 +41,8 @@ TEST(start_skew, clock_uncertainty_counts_against_the_limit) {
   const run_records r = started({{"a", 0}, {"b", 60'000}});
   EXPECT_EQ(start_skew_violation(r, 100'000, 30'000), "");
   const std::string why = start_skew_violation(r, 100'000, 50'000);
-  EXPECT_NE(why.find("60 us apart"), std::string::npos) << why;
-  EXPECT_NE(why.find("clock uncertainty of 50 us"), std::string::npos) << why;
+  EXPECT_NE(why.find("60.0 us apart"), std::string::npos) << why;
+  EXPECT_NE(why.find("clock uncertainty of 50.0 us"), std::string::npos) << why;
 }
 
 TEST(start_skew, the_spec_field_takes_a_duration_and_round_trips) {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rocelab/common/units.hpp"
+#include "rocelab/experiments/run/start_skew.hpp"
 #include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/experiments/report/svg.hpp"
@@ -540,6 +541,11 @@ std::string report_html(const run_analysis& a, const report_options& o) {
                    std::to_string(a.records.totals.ce_marked) + " / " + std::to_string(a.records.totals.cnps) + " / " +
                        std::to_string(a.records.totals.retransmits) + " / " + std::to_string(a.records.totals.drops)},
                   {"paths", h.path_source}};
+  // Real-time runs: how far apart the senders started, and why the run is degraded.
+  if (!a.records.start_offsets_ns.empty())
+    summary.rows.push_back({"start skew", time(start_skew_ns(a.records.start_offsets_ns)) + " (from the " +
+                                              (a.records.start_source.empty() ? "nic" : a.records.start_source) + ")"});
+  for (const auto& d : a.records.degraded) summary.rows.push_back({"degraded", d});
   out += "<h2 id=\"summary\">Summary</h2><p>" + svg::escape(summary_sentence(a)) + "</p>" +
          html_table(summary, "table-summary");
   out += comparisons_section(a);
@@ -640,6 +646,8 @@ std::map<std::string, std::string> report_tables(const run_analysis& a) {
   j["status"] = a.header.status;
   j["paths"] = a.header.path_source;
   j["notes"] = a.header.notes;
+  j["start_skew_ns"] = start_skew_ns(a.records.start_offsets_ns);
+  j["degraded_reasons"] = a.records.degraded;
   for (const auto& [path, value, def] : a.header.configuration)
     j["configuration"].push_back({{"setting", path}, {"value", value}, {"default", def}});
   j["summary"] = stats_json(a.stats);

@@ -1,22 +1,14 @@
 #include "rocelab/experiments/run/start_skew.hpp"
 
 #include <algorithm>
-#include <cstdio>
+
+#include "rocelab/common/units.hpp"
 
 namespace rocelab::experiments {
 
 namespace {
 
-std::string readable_ns(std::int64_t ns) {
-  char b[32];
-  if (ns >= 1'000'000)
-    std::snprintf(b, sizeof b, "%.3g ms", static_cast<double>(ns) / 1e6);
-  else if (ns >= 1'000)
-    std::snprintf(b, sizeof b, "%.3g us", static_cast<double>(ns) / 1e3);
-  else
-    std::snprintf(b, sizeof b, "%lld ns", static_cast<long long>(ns));
-  return b;
-}
+std::string readable(std::int64_t ns) { return readable_duration(static_cast<double>(ns)); }
 
 }  // namespace
 
@@ -36,10 +28,10 @@ std::string start_skew_violation(const run_records& records, std::int64_t max_st
   const auto [first, last] =
       std::minmax_element(records.start_offsets_ns.begin(), records.start_offsets_ns.end(),
                           [](const auto& a, const auto& b) { return a.second < b.second; });
-  std::string why = "senders started " + readable_ns(skew) + " apart (" + first->first + " first, " + last->first +
+  std::string why = "senders started " + readable(skew) + " apart (" + first->first + " first, " + last->first +
                     " last" + (records.start_source.empty() ? "" : ", from the " + records.start_source) + ")";
-  if (uncertainty > 0) why += " with a clock uncertainty of " + readable_ns(uncertainty);
-  return why + ", beyond timing.max_start_skew_ns " + readable_ns(max_start_skew_ns);
+  if (uncertainty > 0) why += " with a clock uncertainty of " + readable(uncertainty);
+  return why + ", beyond timing.max_start_skew_ns " + readable(max_start_skew_ns);
 }
 
 }  // namespace rocelab::experiments
