@@ -12,6 +12,7 @@
 #include "agent_nic_links.hpp"
 #include "controller_impl.hpp"
 #include "rocelab/protocol/timebase.hpp"
+#include "rocelab/traffic/soft_nic/nic_line_times.hpp"
 
 namespace rocelab::controller {
 
@@ -141,9 +142,7 @@ result<std::unique_ptr<traffic::soft_nic::nic_links>> controller::impl::open_age
             }
             continue;
           }
-          for (const char* k : {"t_ns", "start_ns", "end_ns"})
-            if (auto f = j.find(k); f != j.end() && f->is_number_integer())
-              *f = e.clock.to_controller(f->get<std::int64_t>());
+          traffic::soft_nic::map_event_times(j, [&e](std::int64_t t) { return e.clock.to_controller(t); });
           relay->push(i, j.dump());
         }
       };
@@ -163,13 +162,7 @@ result<std::unique_ptr<traffic::soft_nic::nic_links>> controller::impl::open_age
     asio::post(io_, [e = entries[h], id = jobs[h], line = std::move(line)]() mutable {
       if (!e->alive) return;
       // An armed post's instant is on the controller's clock; its NIC holds it on the agent's.
-      if (line.find("\"at_ns\"") != std::string::npos) {
-        auto j = nlohmann::json::parse(line, nullptr, false);
-        if (auto f = j.is_object() ? j.find("at_ns") : j.end(); f != j.end() && f->is_number_integer()) {
-          *f = e->clock.to_agent(f->get<std::int64_t>());
-          line = j.dump();
-        }
-      }
+      line = traffic::soft_nic::map_command_times(line, [&e](std::int64_t t) { return e->clock.to_agent(t); });
       e->conn->send(nic_command{id, {line}});
     });
   };

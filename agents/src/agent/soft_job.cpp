@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <nlohmann/json.hpp>
 
+#include "rocelab/traffic/soft_nic/nic_line_times.hpp"
 #include "rocelab/traffic/soft_nic/nic_links.hpp"
 #include "rocelab/traffic/soft_nic/nic_process.hpp"
 
@@ -82,24 +83,14 @@ class soft_job final : public agent::job, public std::enable_shared_from_this<so
 
   // An armed post's at_ns, from the agent's clock to the NIC's CLOCK_MONOTONIC.
   std::string to_nic_clock(const std::string& line) const {
-    if (context_.clock.offset_ns == 0 || line.find("\"at_ns\"") == std::string::npos) return line;
-    json c = json::parse(line, nullptr, false);
-    if (auto it = c.is_object() ? c.find("at_ns") : c.end(); it != c.end() && it->is_number_integer()) {
-      *it = it->get<std::int64_t>() - context_.clock.offset_ns;
-      return c.dump();
-    }
-    return line;
+    if (context_.clock.offset_ns == 0) return line;
+    return traffic::soft_nic::map_command_times(line, [this](std::int64_t t) { return t - context_.clock.offset_ns; });
   }
 
   // Agent clock = CLOCK_MONOTONIC + offset; the NIC's lines carry CLOCK_MONOTONIC times.
   std::string to_agent_clock(const std::string& line) const {
     if (context_.clock.offset_ns == 0) return line;
-    json e = json::parse(line, nullptr, false);
-    if (!e.is_object()) return line;
-    for (const char* k : {"t_ns", "start_ns", "end_ns"})
-      if (auto it = e.find(k); it != e.end() && it->is_number_integer())
-        *it = it->get<std::int64_t>() + context_.clock.offset_ns;
-    return e.dump();
+    return traffic::soft_nic::map_event_times(line, [this](std::int64_t t) { return t + context_.clock.offset_ns; });
   }
 
   asio::awaitable<void> read_loop() {
