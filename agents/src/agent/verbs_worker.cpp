@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::uint32_t send_qpn_base = 0x100;  // nic_fleet's send_qpn(dst)
 
-class verbs_worker_job final : public agent::job, public std::enable_shared_from_this<verbs_worker_job> {
+class verbs_worker_job final : public agent::job {
  public:
   verbs_worker_job(job_context context, std::unique_ptr<verbs_transport> transport)
       : context_(std::move(context)), transport_(std::move(transport)) {}
@@ -29,7 +29,8 @@ class verbs_worker_job final : public agent::job, public std::enable_shared_from
 
   void start() override {
     emit({{"ev", "endpoints"}, {"device", transport_->device_name()}, {"connections", transport_->connections()}});
-    worker_ = std::thread([self = shared_from_this()] { self->work(); });
+    // The thread borrows the job: the job's owner outlives it by joining it.
+    worker_ = std::thread([this] { work(); });
   }
 
   void cancel() override { request_stop(); }
