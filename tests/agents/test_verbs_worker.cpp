@@ -120,5 +120,24 @@ TEST(verbs_worker_job, reports_per_flow_counts_as_not_measured_and_port_counts_a
   EXPECT_EQ(counters.value("tx_cnps", 0), 5);
 }
 
+// A path MTU that is no IB MTU (a netdev MTU such as 1500 or 9000) is refused by name
+// before anything is opened, instead of silently becoming 1024.
+TEST(verbs_job, refuses_a_path_mtu_that_is_no_ib_mtu) {
+  harness h;
+  for (const int mtu : {1500, 9000, 3000}) {
+    protocol::start_job spec;
+    spec.kind = protocol::job_kind::verbs;
+    spec.transport_config =
+        json{{"host", 0}, {"hosts", 2}, {"local_ip", "198.18.0.1"}, {"mtu", mtu}}.dump();
+    auto job = make_job(spec, h.context());
+    ASSERT_FALSE(job.ok()) << mtu;
+    if (job.error().message().find("built without rdma-core") != std::string::npos)
+      GTEST_SKIP() << "this agent is built without the verbs transport";
+    EXPECT_EQ(job.error().code(), error_code::invalid_argument) << job.error().message();
+    EXPECT_NE(job.error().message().find("path MTU " + std::to_string(mtu)), std::string::npos) << job.error().message();
+    EXPECT_NE(job.error().message().find("256, 512, 1024, 2048 or 4096"), std::string::npos) << job.error().message();
+  }
+}
+
 }  // namespace
 }  // namespace rocelab::agents::agent
