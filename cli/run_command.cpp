@@ -179,10 +179,14 @@ void print_text(const std::string& run_id, const experiments::experiment_spec& s
                   k.slowdown_p50, k.slowdown_p99);
   std::printf("pfc         %llu pause frames, %s paused\n", static_cast<unsigned long long>(s.pause_frames),
               t(s.paused_ns).c_str());
-  std::printf("ecn         %llu CE-marked, %llu CNPs\n", static_cast<unsigned long long>(s.ce_marked),
-              static_cast<unsigned long long>(s.cnp));
-  std::printf("loss        %llu drops, %llu retransmits\n", static_cast<unsigned long long>(s.drops),
-              static_cast<unsigned long long>(s.retransmits));
+  // A count the NICs did not measure is said so, never printed as 0.
+  const auto count = [](std::uint64_t v, bool measured, const char* what) {
+    return measured ? std::to_string(v) + " " + what : std::string(what) + " not measured";
+  };
+  std::printf("ecn         %llu CE-marked, %s\n", static_cast<unsigned long long>(s.ce_marked),
+              count(s.cnp, s.cnp_measured, "CNPs").c_str());
+  std::printf("loss        %llu drops, %s\n", static_cast<unsigned long long>(s.drops),
+              count(s.retransmits, s.retransmits_measured, "retransmits").c_str());
   if (s.capture)
     std::printf("capture     %s%s%llu frames of %llu mirrored, %llu lost\n",
                 s.capture->file.empty() ? "" : (dir + "/" + s.capture->file).c_str(), s.capture->file.empty() ? "" : ": ",

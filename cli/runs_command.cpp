@@ -67,8 +67,8 @@ json summary_json(const experiments::run_summary& s) {
   json by_kind = json::object();
   for (const auto& [kind, f] : s.by_kind) by_kind[kind] = stats(f);
   return {{"all", stats(s.all)},         {"by_kind", by_kind},       {"pause_frames", s.pause_frames},
-          {"paused_ns", s.paused_ns},    {"ce_marked", s.ce_marked}, {"cnp", s.cnp},
-          {"drops", s.drops},            {"retransmits", s.retransmits}};
+          {"paused_ns", s.paused_ns},    {"ce_marked", s.ce_marked}, {"cnp", s.cnp_measured ? json(s.cnp) : json(nullptr)},
+          {"drops", s.drops},            {"retransmits", s.retransmits_measured ? json(s.retransmits) : json(nullptr)}};
 }
 
 json run_json(const store::run_info& r, const experiments::run_summary* s) {
@@ -194,11 +194,12 @@ int diff_runs(const store::run_store& store, const runs_args& a) {
   for (const summary_metric& m : ma) {
     const summary_metric* other = experiments::find_metric(mb, m.name);
     if (other == nullptr) continue;
-    const auto percent = experiments::change_percent(m.value, other->value);
+    const bool both = m.measured && other->measured;  // null: not measured, no change
+    const auto percent = both ? experiments::change_percent(m.value, other->value) : std::nullopt;
     results.push_back({{"metric", m.name},
-                       {"a", m.value},
-                       {"b", other->value},
-                       {"change", other->value - m.value},
+                       {"a", m.measured ? json(m.value) : json(nullptr)},
+                       {"b", other->measured ? json(other->value) : json(nullptr)},
+                       {"change", both ? json(other->value - m.value) : json(nullptr)},
                        {"change_percent", percent ? json(*percent) : json(nullptr)}});
   }
   if (a.json) {
@@ -227,7 +228,9 @@ int diff_runs(const store::run_store& store, const runs_args& a) {
     const summary_metric* other = experiments::find_metric(mb, m.name);
     if (other == nullptr) continue;
     char change[24] = "";
-    if (const auto percent = experiments::change_percent(m.value, other->value))
+    const bool both = m.measured && other->measured;  // no change against a count not measured
+    if (!both) {
+    } else if (const auto percent = experiments::change_percent(m.value, other->value))
       std::snprintf(change, sizeof change, "%+.1f%%", *percent);
     else if (other->value != 0)
       std::snprintf(change, sizeof change, "new");

@@ -39,7 +39,7 @@ dcqcn_config dcqcn_config::mlx5() {
 
 dcqcn_config dcqcn_config::paper() {
   dcqcn_config c = mlx5();  // fields the paper does not set keep the firmware's values
-  c.initial_alpha_value = 1024;          // [paper] alpha starts at 1
+  c.initial_alpha_value = mlx5_max_initial_alpha_value;  // [paper] alpha starts at 1: 1023/1024, the firmware's most
   c.dce_tcp_g = 1020;                    // [paper] g = 1/256 -> 1024 - 1024/256
   c.dce_tcp_rtt_us = 55;                 // [paper] alpha timer K = 55 us
   c.rate_reduce_monitor_period_us = 0;   // [paper] the RP cuts on every CNP (the NP spaces them by N)

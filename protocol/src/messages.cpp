@@ -96,6 +96,12 @@ class field_reader {
     }
   }
 
+  // A field older peers do not send: read when there, else `out` keeps its default.
+  template <typename T>
+  void get_if_present(const char* name, T& out) {
+    if (ok() && object_.contains(name)) get(name, out);
+  }
+
   // One nested object, read by `read_one(field_reader&)`.
   template <typename F>
   void get_object(const char* name, F read_one) {
@@ -167,15 +173,19 @@ json settings_json(const std::vector<setting>& v) {
 }
 
 json flow_json(const flow_record& f) {
-  return {{"src", f.src},         {"dst", f.dst},
-          {"qp", f.qp},           {"priority", f.priority},
-          {"kind", static_cast<int>(f.kind)},
-          {"bytes", f.bytes},     {"start_ns", f.start_ns},
-          {"end_ns", f.end_ns},   {"fct_ns", f.fct_ns},
-          {"ideal_fct_ns", f.ideal_fct_ns},
-          {"retransmits", f.retransmits},
-          {"ce_marked", f.ce_marked},
-          {"cnps", f.cnps},       {"tag", f.tag}};
+  json j = {{"src", f.src},         {"dst", f.dst},
+            {"qp", f.qp},           {"priority", f.priority},
+            {"kind", static_cast<int>(f.kind)},
+            {"bytes", f.bytes},     {"start_ns", f.start_ns},
+            {"end_ns", f.end_ns},   {"fct_ns", f.fct_ns},
+            {"ideal_fct_ns", f.ideal_fct_ns},
+            {"retransmits", f.retransmits},
+            {"ce_marked", f.ce_marked},
+            {"cnps", f.cnps},       {"tag", f.tag}};
+  // Only when not measured, so a message about a soft NIC's flow stays as it was.
+  if (!f.retransmits_measured) j["retransmits_measured"] = false;
+  if (!f.cnps_measured) j["cnps_measured"] = false;
+  return j;
 }
 void read_flow(field_reader& r, flow_record& f) {
   r.get("src", f.src);
@@ -195,6 +205,8 @@ void read_flow(field_reader& r, flow_record& f) {
   r.get("ce_marked", f.ce_marked);
   r.get("cnps", f.cnps);
   r.get("tag", f.tag);
+  r.get_if_present("retransmits_measured", f.retransmits_measured);
+  r.get_if_present("cnps_measured", f.cnps_measured);
 }
 json counter_json(const counter_sample& c) {
   return {{"device", c.device}, {"port", c.port}, {"name", c.name}, {"t_ns", c.t_ns}, {"value", c.value}};
@@ -266,10 +278,13 @@ void read_event(field_reader& r, congestion_event& e) {
   read_source(r, e.source);
 }
 json totals_json(const run_totals& t) {
-  return {{"pfc_pause_frames", t.pfc_pause_frames}, {"pfc_resume_frames", t.pfc_resume_frames},
-          {"paused_ns", t.paused_ns},               {"ce_marked", t.ce_marked},
-          {"cnps", t.cnps},                         {"drops", t.drops},
-          {"retransmits", t.retransmits},           {"packets_forwarded", t.packets_forwarded}};
+  json j = {{"pfc_pause_frames", t.pfc_pause_frames}, {"pfc_resume_frames", t.pfc_resume_frames},
+            {"paused_ns", t.paused_ns},               {"ce_marked", t.ce_marked},
+            {"cnps", t.cnps},                         {"drops", t.drops},
+            {"retransmits", t.retransmits},           {"packets_forwarded", t.packets_forwarded}};
+  if (!t.retransmits_measured) j["retransmits_measured"] = false;
+  if (!t.cnps_measured) j["cnps_measured"] = false;
+  return j;
 }
 void read_totals(field_reader& r, run_totals& t) {
   r.get("pfc_pause_frames", t.pfc_pause_frames);
@@ -280,6 +295,8 @@ void read_totals(field_reader& r, run_totals& t) {
   r.get("drops", t.drops);
   r.get("retransmits", t.retransmits);
   r.get("packets_forwarded", t.packets_forwarded);
+  r.get_if_present("retransmits_measured", t.retransmits_measured);
+  r.get_if_present("cnps_measured", t.cnps_measured);
 }
 template <typename T, typename F>
 json array_of(const std::vector<T>& v, F one) {

@@ -13,7 +13,8 @@ namespace {
 result<insert_statements> prepare_inserts(sqlite3* db) {
   auto flow = sql::statement::prepare(
       db, "INSERT INTO flows (run, src, dst, qp, priority, kind, bytes, start_ns, end_ns, fct_ns, ideal_fct_ns, "
-          "retransmits, ce_marked, cnps, tag) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+          "retransmits, ce_marked, cnps, tag, retransmits_measured, cnps_measured) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+          "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
   if (!flow.ok()) return flow.error();
   auto pause = sql::statement::prepare(
       db, "INSERT INTO pauses (run, device, port, priority, start_ns, end_ns, source) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
@@ -137,7 +138,7 @@ status run_store::impl::append_in_transaction(std::int64_t run, const run_record
     ins.flow.bind(1, run).bind(2, *src).bind(3, *dst).bind(4, f.qp).bind(5, int{f.priority})
         .bind(6, static_cast<int>(f.kind)).bind(7, f.bytes).bind(8, f.start_ns).bind(9, f.end_ns)
         .bind(10, f.fct_ns).bind(11, f.ideal_fct_ns).bind(12, f.retransmits).bind(13, f.ce_marked)
-        .bind(14, f.cnps).bind(15, f.tag);
+        .bind(14, f.cnps).bind(15, f.tag).bind(16, int{f.retransmits_measured}).bind(17, int{f.cnps_measured});
     ROCELAB_RETURN_IF_ERROR(ins.flow.run());
   }
   for (std::size_t i = 0; i < records.pauses.size(); ++i) {
@@ -196,10 +197,12 @@ status run_store::impl::append_in_transaction(std::int64_t run, const run_record
       db.get(),
       "UPDATE totals SET pfc_pause_frames = pfc_pause_frames + ?2, pfc_resume_frames = pfc_resume_frames + ?3, "
       "paused_ns = paused_ns + ?4, ce_marked = ce_marked + ?5, cnps = cnps + ?6, drops = drops + ?7, "
-      "retransmits = retransmits + ?8, packets_forwarded = packets_forwarded + ?9 WHERE run = ?1");
+      "retransmits = retransmits + ?8, packets_forwarded = packets_forwarded + ?9, "
+      "retransmits_measured = min(retransmits_measured, ?10), cnps_measured = min(cnps_measured, ?11) WHERE run = ?1");
   if (!totals.ok()) return totals.error();
   totals->bind(1, run).bind(2, t.pfc_pause_frames).bind(3, t.pfc_resume_frames).bind(4, t.paused_ns)
-      .bind(5, t.ce_marked).bind(6, t.cnps).bind(7, t.drops).bind(8, t.retransmits).bind(9, t.packets_forwarded);
+      .bind(5, t.ce_marked).bind(6, t.cnps).bind(7, t.drops).bind(8, t.retransmits).bind(9, t.packets_forwarded)
+      .bind(10, int{t.retransmits_measured}).bind(11, int{t.cnps_measured});
   ROCELAB_RETURN_IF_ERROR(totals->run());
   auto simulated = sql::statement::prepare(db.get(), "UPDATE runs SET simulated_ns = max(simulated_ns, ?2) WHERE id = ?1");
   if (!simulated.ok()) return simulated.error();

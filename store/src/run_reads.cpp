@@ -103,7 +103,7 @@ result<run_records> run_store::load(std::int64_t run, const load_parts& parts) c
   if (parts.flows) {
     st = for_each_row(h,
                       "SELECT src, dst, qp, priority, kind, bytes, start_ns, end_ns, fct_ns, ideal_fct_ns, retransmits, "
-                      "ce_marked, cnps, tag FROM flows WHERE run = ?1 ORDER BY rowid",
+                      "ce_marked, cnps, tag, retransmits_measured, cnps_measured FROM flows WHERE run = ?1 ORDER BY rowid",
                       run, [&](sql::statement& s) {
                         flow_record f;
                         f.src = narrow<std::uint32_t>(s.column_int64(0));
@@ -120,6 +120,8 @@ result<run_records> run_store::load(std::int64_t run, const load_parts& parts) c
                         f.ce_marked = s.column_uint64(11);
                         f.cnps = s.column_uint64(12);
                         f.tag = s.column_uint64(13);
+                        f.retransmits_measured = s.column_int64(14) != 0;
+                        f.cnps_measured = s.column_int64(15) != 0;
                         out.flows.push_back(f);
                       });
     if (!st.ok()) return st.with_context(context);
@@ -205,7 +207,7 @@ result<run_records> run_store::load(std::int64_t run, const load_parts& parts) c
   }
   st = for_each_row(h,
                     "SELECT pfc_pause_frames, pfc_resume_frames, paused_ns, ce_marked, cnps, drops, retransmits, "
-                    "packets_forwarded FROM totals WHERE run = ?1",
+                    "packets_forwarded, retransmits_measured, cnps_measured FROM totals WHERE run = ?1",
                     run, [&](sql::statement& s) {
                       auto& t = out.totals;
                       t.pfc_pause_frames = s.column_uint64(0);
@@ -216,6 +218,8 @@ result<run_records> run_store::load(std::int64_t run, const load_parts& parts) c
                       t.drops = s.column_uint64(5);
                       t.retransmits = s.column_uint64(6);
                       t.packets_forwarded = s.column_uint64(7);
+                      t.retransmits_measured = s.column_int64(8) != 0;
+                      t.cnps_measured = s.column_int64(9) != 0;
                     });
   if (!st.ok()) return st.with_context(context);
   return out;

@@ -144,7 +144,17 @@ CREATE TABLE trial_params (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<std::string_view, 1> migrations{v1};
+// Version 2. Whether a flow's (and a run's) retransmits and CNPs were measured: a hardware
+// NIC counts neither per QP, and its 0 means "not measured" (records.hpp). Rows written
+// before were all measured.
+constexpr std::string_view v2 = R"sql(
+ALTER TABLE flows ADD COLUMN retransmits_measured INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE flows ADD COLUMN cnps_measured INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE totals ADD COLUMN retransmits_measured INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE totals ADD COLUMN cnps_measured INTEGER NOT NULL DEFAULT 1;
+)sql";
+
+constexpr std::array<std::string_view, 2> migrations{v1, v2};
 static_assert(migrations.size() == static_cast<std::size_t>(run_store::schema_version()),
               "one migration per schema version");
 

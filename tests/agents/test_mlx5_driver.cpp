@@ -118,6 +118,10 @@ TEST(mlx5_driver, a_wrong_name_or_value_writes_nothing) {
       {"negative", {{"rpg_ai_rate", "-5"}}, error_code::invalid_argument, "not a non-negative integer"},
       {"outside the model's range", {{"dce_tcp_g", "5000"}}, error_code::invalid_argument, "dce_tcp_g"},
       {"enable is 0 or 1", {{"roce_np/enable/3", "2"}}, error_code::invalid_argument, "0 or 1"},
+      {"alpha 1.0 (1024) is the model's, not the firmware's",
+       {{"initial_alpha_value", "1024"}},
+       error_code::invalid_argument,
+       "outside the mlx5 firmware's range 0..1023"},
       {"a path outside ecn/", {{"../../mtu", "1500"}}, error_code::not_found, "../../mtu"},
   };
   for (const auto& c : cases) {
@@ -234,6 +238,86 @@ TEST(mlx5_driver, says_clearly_what_is_missing) {
   EXPECT_NE(d.error().message().find("no RDMA device found for enp1s0f0np0"), std::string::npos) << d.error().message();
   EXPECT_NE(d.error().message().find(root + "/class/net/enp1s0f0np0/device/infiniband"), std::string::npos)
       << d.error().message();
+}
+
+// ---- upstream kernels: the DCQCN knobs in debugfs (tests/data/mlx5-debugfs) ----
+
+const std::string cc_params_dir = "kernel/debug/mlx5/0000:01:00.0/cc_params/";
+
+std::string copy_upstream_tree(const temp_dir& dir) {
+  const fs::path root = dir.path() / "sys";
+  fs::copy(fs::path(ROCELAB_SOURCE_DIR) / "tests/data/mlx5-debugfs", root,
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  return root.string();
+}
+
+TEST(mlx5_driver_debugfs, an_upstream_host_is_driven_through_cc_params_under_the_sysfs_names) {
+  temp_dir dir;
+  const auto root = copy_upstream_tree(dir);
+  auto d = open_recorded(root);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  EXPECT_EQ((*d)->knob_source(), "debugfs");
+  EXPECT_EQ((*d)->knob_directory(), root + "/" + cc_params_dir.substr(0, cc_params_dir.size() - 1));
+  EXPECT_EQ((*d)->rdma_device(), "mlx5_0");
+  auto settings = (*d)->read_settings();
+  ASSERT_TRUE(settings.ok()) << settings.error().message();
+  EXPECT_EQ(settings->size(), 22u);  // 16 rp, 4 np, 2 without a sysfs name; no enables
+  EXPECT_EQ(settings->at("roce_rp/rpg_time_reset"), "300");
+  EXPECT_EQ(settings->at("roce_rp/clamp_tgt_rate_after_time_inc"), "1");
+  EXPECT_EQ(settings->at("roce_np/cnp_802p_prio"), "6");
+  EXPECT_EQ(settings->at("roce_np/cnp_dscp"), "48");
+  EXPECT_EQ(settings->at("cc_params/rtt_resp_dscp"), "0");
+}
+
+TEST(mlx5_driver_debugfs, apply_and_restore_work_on_cc_params_as_on_sysfs) {
+  temp_dir dir;
+  const auto root = copy_upstream_tree(dir);
+  const auto before = picture(root);
+  auto d = open_recorded(root);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  ASSERT_TRUE((*d)->apply({{"rpg_time_reset", "100"}, {"roce_np/cnp_802p_prio", "3"}, {"initial_alpha_value", "512"}}).ok());
+  EXPECT_EQ(testing::read_file(fs::path(root) / cc_params_dir / "rp_time_reset"), "100\n");
+  EXPECT_EQ(testing::read_file(fs::path(root) / cc_params_dir / "np_cnp_prio"), "3\n");
+  EXPECT_EQ(testing::read_file(fs::path(root) / cc_params_dir / "rp_initial_alpha_value"), "512\n");
+  EXPECT_EQ((*d)->snapshot().at("roce_np/cnp_802p_prio"), "6");
+  ASSERT_TRUE((*d)->restore().ok());
+  EXPECT_EQ(picture(root), before);
+}
+
+TEST(mlx5_driver_debugfs, a_per_priority_enable_is_refused_with_the_reason) {
+  temp_dir dir;
+  const auto root = copy_upstream_tree(dir);
+  const auto before = picture(root);
+  auto d = open_recorded(root);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  auto st = (*d)->apply({{"roce_rp/enable/3", "1"}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), error_code::not_found);
+  EXPECT_NE(st.message().find("no per-priority enable"), std::string::npos) << st.message();
+  EXPECT_EQ(picture(root), before);
+}
+
+TEST(mlx5_driver_debugfs, the_mlnx_ofed_sysfs_wins_where_the_host_has_both) {
+  temp_dir dir;
+  const auto root = copy_recorded_tree(dir);
+  fs::create_directories(fs::path(root) / cc_params_dir);
+  { std::ofstream(fs::path(root) / cc_params_dir / "rp_time_reset") << "300\n"; }
+  auto d = open_recorded(root);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  EXPECT_EQ((*d)->knob_source(), "sysfs");
+}
+
+TEST(mlx5_driver_debugfs, with_neither_the_error_names_both_places) {
+  temp_dir dir;
+  const auto root = copy_upstream_tree(dir);
+  fs::remove_all(fs::path(root) / "kernel");
+  auto d = open_recorded(root);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().code(), error_code::unavailable);
+  EXPECT_NE(d.error().message().find("/ecn/roce_rp"), std::string::npos) << d.error().message();
+  EXPECT_NE(d.error().message().find(root + "/kernel/debug/mlx5/0000:01:00.0/cc_params"), std::string::npos)
+      << d.error().message();
+  EXPECT_NE(d.error().message().find("debugfs"), std::string::npos) << d.error().message();
 }
 
 // This host: loopback exists but is no mlx5 port.

@@ -317,6 +317,40 @@ TEST(attribution, tail_flows_split_their_excess_exactly) {
   EXPECT_EQ(a[1].queueing_ns + a[1].retransmission_ns + a[1].sharing_ns + a[1].unexplained_ns, 0);
 }
 
+// A hardware NIC's flows: retransmits and CNPs not measured. Correlation carries them as
+// unknown, attribution charges no retransmission time and says it was not measured (the
+// excess still adds up), and the rank correlations leave those flows out.
+TEST(attribution, counts_a_nic_did_not_measure_are_unknown_not_zero) {
+  run_records r = single_switch_run();
+  for (int i = 1; i <= 100; ++i) {
+    r.flows.push_back(flow(1, 0, 0, 100'000 + i * 1000, 10240, 100'000));
+    r.flows.back().retransmits_measured = false;
+    r.flows.back().cnps_measured = false;
+  }
+  const auto c = correlate_flows(r, nullptr);
+  ASSERT_EQ(c.size(), 100u);
+  for (const auto& x : c) {
+    EXPECT_FALSE(x.retransmits.has_value());
+    EXPECT_FALSE(x.cnps.has_value());
+  }
+  const auto a = attribute_tail(r, c);
+  ASSERT_FALSE(a.empty());
+  for (const auto& x : a) {
+    EXPECT_FALSE(x.retransmission_measured);
+    EXPECT_EQ(x.retransmission_ns, 0);
+    EXPECT_EQ(x.pause_ns + x.queueing_ns + x.retransmission_ns + x.sharing_ns + x.unexplained_ns, x.excess_ns);
+  }
+  for (const auto& rc : slowdown_correlations(c)) {
+    if (rc.measure == "cnps" || rc.measure == "retransmits") {
+      EXPECT_EQ(rc.n, 0u) << rc.measure;
+      EXPECT_FALSE(rc.rho.has_value()) << rc.measure;
+    }
+  }
+  // Measured flows keep their counts, 0 included.
+  r.flows[0].retransmits_measured = true;
+  EXPECT_EQ(correlate_flows(r, nullptr)[0].retransmits, std::optional<std::uint64_t>{0});
+}
+
 TEST(attribution, sharing_counts_other_flows_bytes_through_the_busier_end_during_the_flow) {
   run_records r = single_switch_run();
   // Flow 0 (h2 -> h1, 1 MB, 0..200 us, ideal 80 us) is the slowest; flow 1 (h3 -> h1)

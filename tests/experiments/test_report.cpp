@@ -66,6 +66,29 @@ TEST(report, html_has_every_plot_and_table) {
 
 // A run measured by `rocelab tune --verify` carries the twin's prediction: the report
 // shows both side by side; a run without one shows no such table.
+// The same run as a real lab's NICs would report it: no per-flow retransmits or CNPs and
+// no run-level retransmits. The page says "not measured" where it would have said 0.
+TEST(report, counts_the_nics_did_not_measure_read_not_measured) {
+  auto t = scenarios::two_incasts_and_bystanders();
+  for (auto& f : t.records.flows) {
+    f.retransmits = 0, f.retransmits_measured = false;
+    f.cnps = 0, f.cnps_measured = false;
+  }
+  t.records.totals.retransmits = 0, t.records.totals.retransmits_measured = false;
+  t.records.totals.cnps = 0, t.records.totals.cnps_measured = false;
+  t.records.events.clear();
+  report_header h;
+  h.run_id = "lab-run";
+  const path_fn paths = paths_for_run(t.records, &t.config.topology, t.config.seed, h);
+  const run_analysis a = analyze_run(t.records, h, paths);
+  const std::string html = report_html(a);
+  EXPECT_NE(html.find("CNPs not measured"), std::string::npos) << "summary sentence";
+  EXPECT_NE(html.find("/ not measured / not measured /"), std::string::npos) << "CE-marked / CNPs / retransmits / drops";
+  EXPECT_NE(html.find("retransmission not measured"), std::string::npos) << "attribution sentence";
+  EXPECT_NE(html.find("per-flow CNPs and retransmits not measured"), std::string::npos) << "marks plot title";
+  EXPECT_GE(count(html, "<td>not measured</td>"), 2u) << "flow table cells";
+}
+
 TEST(report, sim_to_real_table_beside_the_measurement) {
   const auto t = scenarios::two_incasts_and_bystanders();
   report_header h;

@@ -10,6 +10,7 @@
 
 #include "rocelab/experiments/tuning/objective.hpp"
 #include "rocelab/experiments/run/run_directory.hpp"
+#include "rocelab/experiments/run/summary_metrics.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -278,6 +279,47 @@ TEST(summary, json_reads_back_to_the_same_summary) {
   }
   EXPECT_FALSE(parse_summary_json("[1, 2]").ok());
   EXPECT_FALSE(parse_summary_json("{not json").ok());
+}
+
+// A real lab whose NICs count neither retransmits nor CNPs: the summary says null, reads
+// back as not measured, and an objective on them fails instead of scoring a perfect 0.
+TEST(summary, counts_not_measured_stay_unknown_through_json_metrics_and_objectives) {
+  run_records lab = sample_run();
+  lab.backend = "lab";
+  lab.totals.retransmits = 0;
+  lab.totals.retransmits_measured = false;
+  lab.totals.cnps = 0;
+  lab.totals.cnps_measured = false;
+  const run_records twin = sample_run();
+  const run_summary s = summarize({&twin, &lab}, {1, 2});
+  EXPECT_FALSE(s.retransmits_measured) << "one run without them leaves the pooled count unknown";
+  EXPECT_FALSE(s.cnp_measured);
+  const auto j = nlohmann::json::parse(summary_json({"r", "lab", "x"}, s, {s}));
+  EXPECT_TRUE(j.at("retransmits").is_null()) << j.dump();
+  EXPECT_TRUE(j.at("cnp").is_null()) << j.dump();
+  auto back = parse_summary_json(j.dump());
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_FALSE(back->aggregate.retransmits_measured);
+  EXPECT_FALSE(back->aggregate.cnp_measured);
+
+  for (const char* metric : {"retransmits", "cnp"}) {
+    auto v = metric_value(back->aggregate, metric);
+    ASSERT_FALSE(v.ok()) << metric << " read as " << *v;
+    EXPECT_EQ(v.error().code(), error_code::unavailable);
+    EXPECT_NE(v.error().message().find("not measured"), std::string::npos) << v.error().message();
+  }
+  EXPECT_TRUE(metric_value(back->aggregate, "drops").ok());
+
+  const auto metrics = key_metrics(back->aggregate);
+  const summary_metric* r = find_metric(metrics, "retransmits");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(metric_text(*r), "not measured");
+  EXPECT_EQ(metric_text(*find_metric(metrics, "drops")), "0");
+
+  // A twin or soft-NIC run keeps its numbers (0 is a measured 0 there).
+  const run_summary t = summarize({&twin}, {1});
+  EXPECT_TRUE(t.retransmits_measured);
+  EXPECT_EQ(nlohmann::json::parse(summary_json({"r", "twin", "x"}, t, {t})).at("retransmits"), 1);
 }
 
 }  // namespace

@@ -18,8 +18,11 @@ TEST(DcqcnPaper, RateAndAlphaFollowTheEquationsForAScriptedCnpSequence) {
   //   CNP:   R_T = R_C; R_C = R_C (1 - alpha/2); alpha = (1-g) alpha + g
   //   K without CNP: alpha = (1-g) alpha
   //   increase: fast recovery R_C = (R_T + R_C)/2; additive R_T += R_AI, then the same.
+  // alpha = 1 exactly (1024): the model takes it, a NIC does not (the preset has 1023).
   virtual_clock clk;
-  reaction_point rp(dcqcn_config::paper(), line, clk);
+  auto cfg = dcqcn_config::paper();
+  cfg.initial_alpha_value = 1024;
+  reaction_point rp(cfg, line, clk);
   const double g = 1.0 / 256;
   EXPECT_EQ(rp.rate_bps(), 100e9);
 
@@ -70,6 +73,7 @@ TEST(DcqcnPaper, ByteCounterDrivesIncreasesLikeTheTimer) {
   // 5 of fast recovery then additive (the timer stage is still 0, so not hyper).
   virtual_clock clk;
   auto cfg = dcqcn_config::paper();
+  cfg.initial_alpha_value = 1024;  // alpha = 1: the first cut halves
   reaction_point rp(cfg, line, clk);
   rp.on_cnp(0);
   double rc = 50e9;
@@ -267,7 +271,7 @@ struct preset_case {
 };
 const preset_case preset_cases[] = {
     {"rate_to_set_on_first_cnp", 0, 0}, {"rpg_min_rate", 1, 1}, {"rpg_max_rate", 0, 0},
-    {"initial_alpha_value", 1023, 1024}, {"dce_tcp_g", 1019, 1020}, {"dce_tcp_rtt", 1, 55},
+    {"initial_alpha_value", 1023, 1023}, {"dce_tcp_g", 1019, 1020}, {"dce_tcp_rtt", 1, 55},
     {"rate_reduce_monitor_period", 4, 0}, {"rpg_time_reset", 300, 55}, {"rpg_byte_reset", 32767, 10485760},
     {"rpg_threshold", 1, 5}, {"rpg_ai_rate", 5, 40}, {"rpg_hai_rate", 50, 50}, {"rpg_min_dec_fac", 50, 50},
     {"clamp_tgt_rate", 0, 1}, {"clamp_tgt_rate_after_time_inc", 1, 1}, {"min_time_between_cnps", 4, 50},
@@ -283,6 +287,15 @@ TEST(DcqcnConfig, PresetsByMlx5Name) {
   }
   EXPECT_TRUE(m.validate().ok());
   EXPECT_TRUE(p.validate().ok());
+}
+
+// Every preset must be something a ConnectX NIC accepts when the lab applies it.
+TEST(DcqcnConfig, PresetsStayInsideTheMlx5FirmwareRanges) {
+  for (const auto& [name, c] : {std::pair{"mlx5", dcqcn_config::mlx5()}, std::pair{"paper", dcqcn_config::paper()}}) {
+    SCOPED_TRACE(name);
+    EXPECT_GE(c.initial_alpha_value, 0);
+    EXPECT_LE(c.initial_alpha_value, dcqcn_config::mlx5_max_initial_alpha_value);
+  }
 }
 
 TEST(DcqcnConfig, SetByNameValidates) {

@@ -156,6 +156,8 @@ TEST(protocol, worker_messages_round_trip_with_every_record_kind) {
   ASSERT_EQ(b.flows.size(), 1u);
   EXPECT_EQ(b.flows[0].kind, workload_kind::victim);
   EXPECT_EQ(b.flows[0].end_ns, 99);
+  EXPECT_TRUE(b.flows[0].retransmits_measured);
+  EXPECT_TRUE(b.totals.cnps_measured);
   ASSERT_EQ(b.pauses.size(), 1u);
   EXPECT_EQ(b.pauses[0].source, pause_source::counter);
   EXPECT_EQ(b.pauses[0].end_ns, 20);
@@ -172,6 +174,28 @@ TEST(protocol, worker_messages_round_trip_with_every_record_kind) {
   EXPECT_EQ(b.lost_hosts, r.lost_hosts);
   EXPECT_EQ(b.degraded, r.degraded);
   EXPECT_TRUE(t.repeats[1].records.flows.empty());
+}
+
+// A hardware NIC's flows: the counts not measured survive the trip (and are only on the
+// wire when false, so a soft NIC's messages are as before).
+TEST(protocol, counts_not_measured_round_trip) {
+  run_records r;
+  r.hosts = {"h1", "h2"};
+  flow_record f;
+  f.dst = 1;
+  f.retransmits_measured = false;
+  f.cnps_measured = false;
+  r.flows = {f, flow_record{}};
+  r.totals.retransmits_measured = false;
+  auto t = round_trip(trial_result{1, 0, "", {trial_repeat{0, 1, r}}, true});
+  ASSERT_EQ(t.repeats.size(), 1u);
+  const run_records& b = t.repeats[0].records;
+  ASSERT_EQ(b.flows.size(), 2u);
+  EXPECT_FALSE(b.flows[0].retransmits_measured);
+  EXPECT_FALSE(b.flows[0].cnps_measured);
+  EXPECT_TRUE(b.flows[1].retransmits_measured);
+  EXPECT_FALSE(b.totals.retransmits_measured);
+  EXPECT_TRUE(b.totals.cnps_measured);
 }
 
 TEST(protocol, a_trial_result_with_a_bad_nested_record_names_it) {

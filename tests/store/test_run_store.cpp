@@ -168,6 +168,40 @@ TEST(run_store, appends_map_local_names_onto_the_runs_tables_and_add_totals) {
   EXPECT_EQ(out->simulated_ns, 100);
 }
 
+// A hardware NIC's flows carry retransmits and CNPs as not measured; the store keeps that
+// apart from a measured 0, per flow and for the run (one unmeasured append makes the
+// run's total unmeasured).
+TEST(run_store, keeps_not_measured_apart_from_zero) {
+  temp_dir dir;
+  auto store = run_store::open(dir.file("runs.db"));
+  ASSERT_TRUE(store.ok());
+  auto id = store->begin_run({"a", "lab", 1, "", {}, std::nullopt});
+  ASSERT_TRUE(id.ok());
+  run_records soft;
+  soft.hosts = {"h1", "h2"};
+  soft.flows = make_flows(1, 0, 2);
+  ASSERT_TRUE(store->append(*id, soft).ok());
+  run_records hw;
+  hw.hosts = {"h1", "h2"};
+  hw.flows = make_flows(1, 10, 2);
+  hw.flows[0].retransmits_measured = false;
+  hw.flows[0].cnps_measured = false;
+  hw.totals.retransmits_measured = false;
+  hw.totals.cnps = 4;  // the port's np_cnp_sent
+  ASSERT_TRUE(store->append(*id, hw).ok());
+
+  auto out = store->load(*id);
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  ASSERT_EQ(out->flows.size(), 2u);
+  EXPECT_TRUE(out->flows[0].retransmits_measured);
+  EXPECT_TRUE(out->flows[0].cnps_measured);
+  EXPECT_FALSE(out->flows[1].retransmits_measured);
+  EXPECT_FALSE(out->flows[1].cnps_measured);
+  EXPECT_FALSE(out->totals.retransmits_measured);
+  EXPECT_TRUE(out->totals.cnps_measured);
+  EXPECT_EQ(out->totals.cnps, 4u);
+}
+
 TEST(run_store, a_bad_record_rolls_back_the_whole_append) {
   temp_dir dir;
   auto store = run_store::open(dir.file("runs.db"));

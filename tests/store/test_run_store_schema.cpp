@@ -64,6 +64,42 @@ TEST(run_store_schema, migrates_a_version_0_file_and_keeps_what_else_is_in_it) {
   EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), std::to_string(run_store::schema_version()));
 }
 
+// A version 1 file (before the measured flags) opens, migrates, and reads its flows as
+// measured, which every backend then was.
+TEST(run_store_schema, migrates_a_version_1_file_whose_counts_were_all_measured) {
+  temp_dir dir;
+  const auto path = dir.file("runs.db");
+  std::int64_t run = 0;
+  {
+    auto store = run_store::open(path);
+    ASSERT_TRUE(store.ok());
+    auto id = store->begin_run({"a", "twin", 1, "", {}, std::nullopt});
+    ASSERT_TRUE(id.ok());
+    run = *id;
+    run_records r;
+    r.hosts = {"h1", "h2"};
+    r.flows.resize(1);
+    r.flows[0].dst = 1;
+    r.flows[0].retransmits = 3;
+    ASSERT_TRUE(store->append(run, r).ok());
+  }
+  // Back to what version 1 had.
+  raw_exec(path,
+           "ALTER TABLE flows DROP COLUMN retransmits_measured; ALTER TABLE flows DROP COLUMN cnps_measured; "
+           "ALTER TABLE totals DROP COLUMN retransmits_measured; ALTER TABLE totals DROP COLUMN cnps_measured; "
+           "PRAGMA user_version = 1;");
+  auto store = run_store::open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), std::to_string(run_store::schema_version()));
+  auto out = store->load(run);
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  ASSERT_EQ(out->flows.size(), 1u);
+  EXPECT_EQ(out->flows[0].retransmits, 3u);
+  EXPECT_TRUE(out->flows[0].retransmits_measured);
+  EXPECT_TRUE(out->flows[0].cnps_measured);
+  EXPECT_TRUE(out->totals.retransmits_measured);
+}
+
 TEST(run_store_schema, refuses_a_newer_schema_read_write_and_read_only) {
   temp_dir dir;
   const auto path = dir.file("runs.db");

@@ -26,6 +26,10 @@ class played_nics final : public nic_links {
     std::uint32_t armed_posts = 0;
     bool lose_before_ready = false;
     bool stopped = false;
+    // Plays hardware NICs (the verbs job): per-flow retransmits and CNPs null, and the
+    // port's tx_cnps in the final counters only when `port_cnps`.
+    bool hardware = false;
+    bool port_cnps = false;
   };
   played_nics(std::size_t hosts, std::shared_ptr<shared> s) : lost_(hosts), s_(std::move(s)) {
     for (std::uint32_t h = 0; h < hosts; ++h) {
@@ -55,7 +59,8 @@ class played_nics final : public nic_links {
                                     .dump());
       events_.emplace_back(host, json{{"ev", "sent"}, {"ref", c["ref"]}, {"qpn", c["qpn"]}, {"peer", dst},
                                       {"bytes", c["bytes"]}, {"start_ns", now}, {"end_ns", now + 1000},
-                                      {"retransmits", 0}, {"cnps", 1}}
+                                      {"retransmits", s_->hardware ? json(nullptr) : json(0)},
+                                      {"cnps", s_->hardware ? json(nullptr) : json(1)}}
                                      .dump());
     }
     return true;
@@ -70,7 +75,9 @@ class played_nics final : public nic_links {
     if (s_->stopped) return;
     s_->stopped = true;
     for (std::uint32_t h = 0; h < lost_.size(); ++h)
-      if (lost_[h].empty() && on_line) on_line(h, json{{"ev", "counters"}, {"tx_cnps", 5}}.dump());
+      if (lost_[h].empty() && on_line)
+        on_line(h, (s_->hardware && !s_->port_cnps ? json{{"ev", "counters"}} : json{{"ev", "counters"}, {"tx_cnps", 5}})
+                       .dump());
   }
 
  private:
@@ -175,6 +182,49 @@ TEST(NicFleetCarrier, AHostLostMidRunLeavesItsFlowsUnfinishedAndTheOthersComplet
   ASSERT_EQ(ran->nic_counters.size(), 4u);
   EXPECT_TRUE(ran->nic_counters[2].is_null()) << "no final counters from a lost NIC";
   EXPECT_EQ(ran->records.totals.cnps, 15u);
+  EXPECT_FALSE(ran->records.totals.cnps_measured) << "the lost NIC's CNPs are unknown, so is the total";
+}
+
+// A hardware NIC counts retransmits and CNPs per port, not per QP: its flows say "not
+// measured" instead of 0, and so do the totals unless the port's counters give them.
+TEST(NicFleetCarrier, AHardwareNicsPerFlowCountsAreNotMeasuredRatherThanZero) {
+  for (const bool port_cnps : {false, true}) {
+    SCOPED_TRACE(port_cnps ? "with the port's np_cnp_sent" : "without port counters");
+    fleet_run f;
+    f.nics->hardware = true;
+    f.nics->port_cnps = port_cnps;
+    auto fleet = nic_fleet::start(four_hosts(), f.options());
+    ASSERT_TRUE(fleet.ok()) << fleet.error().message();
+    auto load = incast_three_to_one(1);
+    auto ran = (*fleet)->run(*load, std::chrono::seconds(60));
+    ASSERT_TRUE(ran.ok()) << ran.error().message();
+    ASSERT_EQ(ran->records.flows.size(), 3u);
+    for (const auto& r : ran->records.flows) {
+      EXPECT_TRUE(r.completed());
+      EXPECT_FALSE(r.retransmits_measured);
+      EXPECT_FALSE(r.cnps_measured);
+      EXPECT_EQ(r.ce_marked, 2u) << "the receiver's CE count is still per flow";
+    }
+    EXPECT_FALSE(ran->records.totals.retransmits_measured);
+    EXPECT_EQ(ran->records.totals.cnps_measured, port_cnps);
+    EXPECT_EQ(ran->records.totals.cnps, port_cnps ? 20u : 0u);
+  }
+}
+
+TEST(NicFleetCarrier, SoftNicsCountEverythingPerFlow) {
+  fleet_run f;
+  auto fleet = nic_fleet::start(four_hosts(), f.options());
+  ASSERT_TRUE(fleet.ok()) << fleet.error().message();
+  auto load = incast_three_to_one(1);
+  auto ran = (*fleet)->run(*load, std::chrono::seconds(60));
+  ASSERT_TRUE(ran.ok()) << ran.error().message();
+  for (const auto& r : ran->records.flows) {
+    EXPECT_TRUE(r.retransmits_measured);
+    EXPECT_TRUE(r.cnps_measured);
+    EXPECT_EQ(r.cnps, 1u);
+  }
+  EXPECT_TRUE(ran->records.totals.retransmits_measured);
+  EXPECT_TRUE(ran->records.totals.cnps_measured);
 }
 
 TEST(NicFleetCarrier, ANicLostBeforeItIsReadyFailsTheStartNamingIt) {

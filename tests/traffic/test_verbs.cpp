@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <filesystem>
 #include <type_traits>
+
+#include "rocelab/traffic/verbs/path_mtu.hpp"
+#include "rocelab/traffic/verbs/signal_schedule.hpp"
 
 namespace rocelab::traffic::verbs {
 namespace {
@@ -166,6 +170,118 @@ TEST(verbs_endpoint, needs_an_address_to_choose_a_gid) {
   auto ep = rc_endpoint::open({});
   ASSERT_FALSE(ep.ok());
   EXPECT_EQ(ep.error().code(), error_code::invalid_argument);
+}
+
+// ---- path MTU (path_mtu.hpp): perftest's set_mtu, refusing what it would guess at ----
+
+TEST(path_mtu, takes_only_the_ib_mtu_sizes_and_names_them_otherwise) {
+  const std::pair<std::int64_t, ibv_mtu> good[] = {
+      {256, IBV_MTU_256}, {512, IBV_MTU_512}, {1024, IBV_MTU_1024}, {2048, IBV_MTU_2048}, {4096, IBV_MTU_4096}};
+  for (const auto& [bytes, mtu] : good) {
+    auto m = mtu_from_bytes(bytes);
+    ASSERT_TRUE(m.ok()) << bytes;
+    EXPECT_EQ(*m, mtu);
+    EXPECT_EQ(mtu_bytes(mtu), static_cast<std::uint32_t>(bytes));
+  }
+  for (std::int64_t bytes : {0, 128, 1500, 3000, 8192, 9000, -1}) {
+    auto m = mtu_from_bytes(bytes);
+    ASSERT_FALSE(m.ok()) << bytes << " must not become some other MTU";
+    EXPECT_EQ(m.error().code(), error_code::invalid_argument);
+    EXPECT_NE(m.error().message().find("256, 512, 1024, 2048 or 4096"), std::string::npos) << m.error().message();
+  }
+}
+
+struct mtu_case {
+  const char* name;
+  ibv_mtu requested, active;
+  std::uint8_t peer;
+  ibv_mtu expected;
+  bool lowered;
+};
+
+TEST(path_mtu, is_the_least_of_request_active_port_and_peer) {
+  const mtu_case cases[] = {
+      {"request below the port", IBV_MTU_1024, IBV_MTU_4096, 0, IBV_MTU_1024, false},
+      {"4096 on a 1500-byte netdev (active 1024)", IBV_MTU_4096, IBV_MTU_1024, 0, IBV_MTU_1024, true},
+      {"4096 on a 4200-byte netdev", IBV_MTU_4096, IBV_MTU_4096, 0, IBV_MTU_4096, false},
+      {"the peer asks for less", IBV_MTU_4096, IBV_MTU_4096, IBV_MTU_2048, IBV_MTU_2048, true},
+      {"port and peer both lower", IBV_MTU_4096, IBV_MTU_2048, IBV_MTU_1024, IBV_MTU_1024, true},
+      {"the peer asks for more", IBV_MTU_1024, IBV_MTU_4096, IBV_MTU_4096, IBV_MTU_1024, false},
+  };
+  for (const auto& c : cases) {
+    auto d = decide_path_mtu(c.requested, c.active, c.peer);
+    ASSERT_TRUE(d.ok()) << c.name << ": " << d.error().message();
+    EXPECT_EQ(d->mtu, c.expected) << c.name;
+    EXPECT_EQ(!d->note.empty(), c.lowered) << c.name << ": " << d->note;
+  }
+  auto d = decide_path_mtu(IBV_MTU_4096, IBV_MTU_1024, 0);
+  ASSERT_TRUE(d.ok());
+  EXPECT_NE(d->note.find("4096 lowered to the port's active MTU 1024"), std::string::npos) << d->note;
+}
+
+TEST(path_mtu, refuses_values_that_are_no_ibv_mtu) {
+  EXPECT_EQ(decide_path_mtu(static_cast<ibv_mtu>(9), IBV_MTU_4096, 0).error().code(), error_code::invalid_argument);
+  EXPECT_EQ(decide_path_mtu(IBV_MTU_1024, static_cast<ibv_mtu>(0), 0).error().code(), error_code::invalid_argument);
+  EXPECT_EQ(decide_path_mtu(IBV_MTU_1024, IBV_MTU_4096, 7).error().code(), error_code::invalid_argument);
+}
+
+// ---- selective signalling (signal_schedule.hpp): ib_write_bw's cq_mod ----
+
+// Runs a schedule against an in-order CQ: returns the signalled WR indexes and checks the
+// accounting; a window full of unsignalled WRs would hang the sender (never completes).
+std::vector<std::uint64_t> run_schedule(std::uint32_t every, std::uint32_t depth, std::uint64_t total) {
+  signal_schedule s(every, depth);
+  std::vector<std::uint64_t> signalled;
+  std::deque<std::uint64_t> cq;  // signalled WRs in flight, in order
+  for (int guard = 0; s.completed() < total && guard < 1'000'000; ++guard) {
+    while (s.posted() < total && s.in_flight() < depth) {
+      const std::uint64_t id = s.posted();
+      if (s.post(total)) {
+        signalled.push_back(id);
+        cq.push_back(id);
+      }
+    }
+    if (cq.empty()) {
+      ADD_FAILURE() << "every=" << every << " depth=" << depth << ": the window holds no signalled WR";
+      break;
+    }
+    cq.pop_front();
+    (void)s.complete();
+  }
+  EXPECT_EQ(s.completed(), total);
+  EXPECT_EQ(s.posted(), total);
+  EXPECT_EQ(s.in_flight(), 0u);
+  return signalled;
+}
+
+TEST(signal_schedule, signals_one_in_cq_mod_and_the_last) {
+  const auto sig = run_schedule(100, 128, 1000);
+  ASSERT_EQ(sig.size(), 10u);
+  for (std::size_t i = 0; i < sig.size(); ++i) EXPECT_EQ(sig[i], i * 100 + 99);
+  const auto tail = run_schedule(100, 128, 250);
+  EXPECT_EQ(tail, (std::vector<std::uint64_t>{99, 199, 249})) << "the last write is always signalled";
+}
+
+TEST(signal_schedule, cq_mod_1_signals_every_write) {
+  EXPECT_EQ(run_schedule(1, 8, 20).size(), 20u);
+}
+
+TEST(signal_schedule, never_leaves_a_full_window_without_a_signalled_write) {
+  for (std::uint32_t every : {1u, 3u, 7u, 64u, 100u, 1000u})
+    for (std::uint32_t depth : {1u, 2u, 5u, 64u, 128u})
+      for (std::uint64_t total : {1u, 2u, 63u, 64u, 65u, 1000u}) (void)run_schedule(every, depth, total);
+  EXPECT_EQ(signal_schedule(1000, 64).every(), 64u) << "cq_mod above tx_depth is lowered to it, as perftest does";
+  EXPECT_EQ(signal_schedule(0, 0).every(), 1u);
+}
+
+TEST(signal_schedule, a_completion_retires_its_batch) {
+  signal_schedule s(4, 16);
+  for (int i = 0; i < 10; ++i) (void)s.post(10);
+  EXPECT_EQ(s.complete(), 4u);
+  EXPECT_EQ(s.complete(), 4u);
+  EXPECT_EQ(s.complete(), 2u) << "the last write closes a short batch";
+  EXPECT_EQ(s.complete(), 0u) << "no signalled write left";
+  EXPECT_EQ(s.completed(), 10u);
 }
 
 }  // namespace

@@ -2,16 +2,15 @@
 
 #include <algorithm>
 #include <array>
-#include <condition_variable>
 #include <deque>
+#include <fstream>
 #include <map>
-#include <mutex>
-#include <thread>
 
-#include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
 
+#include "rocelab/traffic/verbs/path_mtu.hpp"
 #include "rocelab/traffic/verbs/rc_endpoint.hpp"
+#include "verbs_worker.hpp"
 
 namespace rocelab::agents::agent {
 
@@ -19,8 +18,6 @@ namespace verbs = rocelab::traffic::verbs;
 using json = nlohmann::json;
 
 namespace {
-
-constexpr std::uint32_t send_qpn_base = 0x100;  // nic_fleet's send_qpn(dst)
 
 struct verbs_config {
   std::uint32_t host = 0;
@@ -41,8 +38,9 @@ result<verbs_config> parse_config(const std::string& text) {
     c.endpoint.local_ip = j.at("local_ip").get<std::string>();
     c.endpoint.buffer_bytes = j.value("buffer_bytes", std::size_t{1} << 20);
     c.tx_depth = j.value("tx_depth", 64u);
-    const int mtu = j.value("mtu", 1024);
-    c.endpoint.mtu = mtu == 4096 ? IBV_MTU_4096 : mtu == 2048 ? IBV_MTU_2048 : mtu == 512 ? IBV_MTU_512 : IBV_MTU_1024;
+    auto mtu = verbs::mtu_from_bytes(j.value("mtu", std::int64_t{1024}));
+    if (!mtu) return mtu.error().with_context("verbs job: transport_config");
+    c.endpoint.mtu = *mtu;
   } catch (const json::exception& e) {
     return status(error_code::invalid_argument, std::string("verbs job: transport_config: ") + e.what());
   }
@@ -53,60 +51,25 @@ result<verbs_config> parse_config(const std::string& text) {
   return c;
 }
 
-class verbs_job final : public agent::job, public std::enable_shared_from_this<verbs_job> {
+// The QPs of one host, one rc_endpoint per peer host, on the job's worker thread.
+class endpoint_transport final : public verbs_transport {
  public:
-  verbs_job(protocol::start_job spec, job_context context, verbs_config config,
-            std::map<std::uint32_t, std::unique_ptr<verbs::rc_endpoint>> endpoints)
-      : spec_(std::move(spec)), context_(std::move(context)), config_(std::move(config)), endpoints_(std::move(endpoints)) {}
-
-  ~verbs_job() override {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    if (worker_.joinable()) worker_.join();
+  endpoint_transport(verbs_config config, std::map<std::uint32_t, std::unique_ptr<verbs::rc_endpoint>> endpoints)
+      : config_(std::move(config)), endpoints_(std::move(endpoints)) {
+    hw_counters_dir_ = config_.endpoint.sysfs_root + "/class/infiniband/" + endpoints_.begin()->second->device_name() +
+                       "/ports/" + std::to_string(config_.endpoint.port) + "/hw_counters";
+    at_open_ = read_port_counters();
   }
 
-  void start() override {
-    json connections = json::object();
-    for (const auto& [peer, ep] : endpoints_) connections[std::to_string(peer)] = verbs::to_json(ep->local());
-    emit({{"ev", "endpoints"}, {"device", endpoints_.begin()->second->device_name()}, {"connections", connections}});
-    worker_ = std::thread([self = shared_from_this()] { self->work(); });
+  std::string device_name() const override { return endpoints_.begin()->second->device_name(); }
+
+  json connections() const override {
+    json out = json::object();
+    for (const auto& [peer, ep] : endpoints_) out[std::to_string(peer)] = verbs::to_json(ep->local());
+    return out;
   }
 
-  void cancel() override {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-  }
-
-  void command(const std::vector<std::string>& lines) override {
-    {
-      std::lock_guard lock(mutex_);
-      for (const auto& l : lines) commands_.push_back(l);
-    }
-    wake_.notify_all();
-  }
-
- private:
-  // Lines go out on the agent's executor, in the order emitted.
-  void emit(json line) {
-    asio::post(context_.executor, [events = context_.events, line = line.dump()] { events({line}); });
-  }
-
-  void finish(const std::string& error) {
-    emit({{"ev", "counters"}});
-    protocol::job_report r;
-    r.started_ns = started_ns_;
-    r.done = true;
-    r.error = error;
-    asio::post(context_.executor, [report = context_.report, r] { report(r); });
-  }
-
-  status connect(const json& peers) {
+  status connect(const json& peers) override {
     for (auto& [peer, ep] : endpoints_) {
       const auto it = peers.find(std::to_string(peer));
       if (it == peers.end()) return status(error_code::invalid_argument, "connect: no connection data for host " + std::to_string(peer));
@@ -117,8 +80,11 @@ class verbs_job final : public agent::job, public std::enable_shared_from_this<v
     return status::success();
   }
 
+  bool has_peer(std::uint32_t peer) const override { return endpoints_.contains(peer); }
+
   // One message: consecutive writes of at most the buffer's size, tx_depth in flight.
-  status write_message(verbs::rc_endpoint& ep, std::uint64_t bytes) {
+  status write_message(std::uint32_t peer, std::uint64_t bytes, const std::function<bool()>& stopping) override {
+    verbs::rc_endpoint& ep = *endpoints_.at(peer);
     const auto chunk = static_cast<std::uint64_t>(config_.endpoint.buffer_bytes);
     std::uint64_t posted = 0, completed = 0, wr = 0;
     // A send completion carries no length: the writes of one QP complete in order.
@@ -139,75 +105,40 @@ class verbs_job final : public agent::job, public std::enable_shared_from_this<v
         in_flight.pop_front();
       }
       if (protocol::monotonic_ns() > deadline) return status(error_code::cancelled, "a write did not complete in 600 s");
-      std::unique_lock lock(mutex_);
-      if (stopping_) return status(error_code::cancelled, "stopped");
+      if (stopping()) return status(error_code::cancelled, "stopped");
     }
     return status::success();
   }
 
-  void work() {
-    started_ns_ = context_.clock.now_ns();
-    std::string error;
-    for (;;) {
-      std::string line;
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return stopping_ || !commands_.empty(); });
-        if (commands_.empty()) break;  // stopping
-        line = std::move(commands_.front());
-        commands_.pop_front();
-      }
-      const json c = json::parse(line, nullptr, false);
-      const std::string op = c.is_object() ? c.value("op", "") : "";
-      if (op == "stop") break;
-      if (op == "connect") {
-        if (auto st = connect(c.value("peers", json::object())); !st.ok()) {
-          error = st.message();
-          emit({{"ev", "error"}, {"error", error}});
-          break;
-        }
-        emit({{"ev", "ready"}, {"t_ns", context_.clock.now_ns()}});
-      } else if (op == "post") {
-        const auto qpn = c.value("qpn", 0u);
-        const auto peer = qpn - send_qpn_base;
-        const auto bytes = c.value("bytes", std::uint64_t{0});
-        auto ep = endpoints_.find(peer);
-        if (ep == endpoints_.end() || bytes == 0) {
-          emit({{"ev", "error"}, {"error", "post: no QP " + std::to_string(qpn) + " or no bytes"}});
-          continue;
-        }
-        // Armed start: an at_ns (the agent's clock) holds the post until that instant.
-        if (const auto at_ns = c.value("at_ns", std::int64_t{0}); at_ns > context_.clock.now_ns()) {
-          std::unique_lock lock(mutex_);
-          if (wake_.wait_for(lock, std::chrono::nanoseconds(at_ns - context_.clock.now_ns()), [&] { return stopping_; }))
-            break;
-        }
-        const std::int64_t start = context_.clock.now_ns();
-        if (auto st = write_message(*ep->second, bytes); !st.ok()) {
-          error = "host " + std::to_string(peer) + ": " + st.message();
-          emit({{"ev", "error"}, {"error", error}});
-          break;
-        }
-        emit({{"ev", "sent"},    {"ref", c.value("ref", std::uint64_t{0})}, {"qpn", qpn},
-              {"peer", peer},    {"bytes", bytes},                          {"start_ns", start},
-              {"end_ns", context_.clock.now_ns()}, {"retransmits", 0},      {"cnps", 0}});
-      } else {
-        emit({{"ev", "error"}, {"error", "unknown command: " + line.substr(0, 200)}});
-      }
+  // mlx5's hw_counters: np_cnp_sent (CNPs this port sent as notification point),
+  // rp_cnp_handled (CNPs it acted on as reaction point). Port totals, every QP included.
+  json port_counters() override {
+    const auto now = read_port_counters();
+    json out = json::object();
+    for (const auto& [name, key] : {std::pair{"np_cnp_sent", "tx_cnps"}, std::pair{"rp_cnp_handled", "rx_cnps"}}) {
+      const auto before = at_open_.find(name);
+      const auto after = now.find(name);
+      if (before != at_open_.end() && after != now.end() && after->second >= before->second)
+        out[key] = after->second - before->second;
     }
-    finish(error);
+    return out;
   }
 
-  protocol::start_job spec_;
-  job_context context_;
+ private:
+  std::map<std::string, std::uint64_t> read_port_counters() const {
+    std::map<std::string, std::uint64_t> out;
+    for (const char* name : {"np_cnp_sent", "rp_cnp_handled"}) {
+      std::ifstream in(hw_counters_dir_ + "/" + name);
+      std::uint64_t v = 0;
+      if (in >> v) out[name] = v;
+    }
+    return out;
+  }
+
   verbs_config config_;
   std::map<std::uint32_t, std::unique_ptr<verbs::rc_endpoint>> endpoints_;  // by peer host
-  std::int64_t started_ns_ = 0;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::string> commands_;
-  bool stopping_ = false;
-  std::thread worker_;
+  std::string hw_counters_dir_;
+  std::map<std::string, std::uint64_t> at_open_;
 };
 
 }  // namespace
@@ -227,8 +158,8 @@ result<std::shared_ptr<agent::job>> make_verbs_job(const protocol::start_job& sp
     if (!ep) return ep.error().with_context("transport verbs: the QP to host " + std::to_string(peer));
     endpoints[peer] = std::move(*ep);
   }
-  return std::shared_ptr<agent::job>(
-      std::make_shared<verbs_job>(spec, std::move(context), std::move(*config), std::move(endpoints)));
+  return make_verbs_worker_job(std::move(context),
+                               std::make_unique<endpoint_transport>(std::move(*config), std::move(endpoints)));
 }
 
 }  // namespace rocelab::agents::agent

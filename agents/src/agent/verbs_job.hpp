@@ -10,12 +10,16 @@
 //   out:        {"ev":"ready","t_ns":T}                                  every QP in RTS
 //   in:         {"op":"post","qpn":Q,"verb":"write","bytes":B,"ref":R}   Q = 0x100 + peer
 //   out:        {"ev":"sent","ref":R,"qpn":Q,"peer":P,"bytes":B,"start_ns":S,"end_ns":E,
-//                "retransmits":0,"cnps":0}   the last write's completion arrived
-//   in:         {"op":"stop"}; out: {"ev":"counters"} and the job's final report
+//                "retransmits":null,"cnps":null}   the last write's completion arrived; null:
+//               not measured (the NIC counts both per port, not per QP)
+//   in:         {"op":"stop"}; out: {"ev":"counters","tx_cnps":N,"rx_cnps":M} (the port's
+//               hw_counters np_cnp_sent / rp_cnp_handled since the job opened, where the
+//               host has them) and the job's final report
 // A message larger than the QP's buffer goes as consecutive writes of the buffer's size,
 // each signalled, at most tx_depth in flight. Posts run one after another on the job's
 // thread (one host's messages are serialized; perftest runs one stream per process too).
 // The NIC's congestion counters come from the mlx5 driver (agents/nic), not from here.
+// The thread, command loop and lifetime are verbs_worker.hpp's.
 //
 // transport_config: {"host": i, "hosts": n, "netdev": "eth2", "device": "" (optional),
 // "local_ip": "198.18.0.1", "mtu": 1024|4096, "buffer_bytes": B, "tx_depth": D}.

@@ -40,22 +40,55 @@ result<std::string> find_rdma_device(const std::string& root, const std::string&
   return status(error_code::unavailable, message);
 }
 
+// Upstream kernels' debugfs names (drivers/infiniband/hw/mlx5/cong.c, mlx5_ib_dbg_cc_name)
+// for the MLNX_OFED sysfs knobs, which stay rocelab's canonical names.
+constexpr std::pair<const char*, const char*> debugfs_names[] = {
+    {"roce_rp/clamp_tgt_rate", "rp_clamp_tgt_rate"},
+    {"roce_rp/clamp_tgt_rate_after_time_inc", "rp_clamp_tgt_rate_ati"},
+    {"roce_rp/rpg_time_reset", "rp_time_reset"},
+    {"roce_rp/rpg_byte_reset", "rp_byte_reset"},
+    {"roce_rp/rpg_threshold", "rp_threshold"},
+    {"roce_rp/rpg_ai_rate", "rp_ai_rate"},
+    {"roce_rp/rpg_max_rate", "rp_max_rate"},
+    {"roce_rp/rpg_hai_rate", "rp_hai_rate"},
+    {"roce_rp/rpg_min_dec_fac", "rp_min_dec_fac"},
+    {"roce_rp/rpg_min_rate", "rp_min_rate"},
+    {"roce_rp/rate_to_set_on_first_cnp", "rp_rate_to_set_on_first_cnp"},
+    {"roce_rp/dce_tcp_g", "rp_dce_tcp_g"},
+    {"roce_rp/dce_tcp_rtt", "rp_dce_tcp_rtt"},
+    {"roce_rp/rate_reduce_monitor_period", "rp_rate_reduce_monitor_period"},
+    {"roce_rp/initial_alpha_value", "rp_initial_alpha_value"},
+    {"roce_rp/rpg_gd", "rp_gd"},
+    {"roce_np/min_time_between_cnps", "np_min_time_between_cnps"},
+    {"roce_np/cnp_dscp", "np_cnp_dscp"},
+    {"roce_np/cnp_prio_mode", "np_cnp_prio_mode"},
+    {"roce_np/cnp_802p_prio", "np_cnp_prio"},
+};
+
 }  // namespace
 
 result<std::unique_ptr<mlx5_driver>> mlx5_driver::open(mlx5_options options) {
   if (!valid_component(options.ifname))
     return status(error_code::invalid_argument, "mlx5: interface name '" + options.ifname + "' is not a plain name");
   if (!options.io) options.io = posix_sysfs_io();
-  if (!options.ethtool) options.ethtool = read_ethtool_stats;
+  if (!options.ethtool) options.ethtool = [](const std::string& ifname) { return read_ethtool_stats(ifname); };
   const fs::path netdev = fs::path(options.sysfs_root) / "class/net" / options.ifname;
   std::error_code ec;
   if (!fs::exists(netdev, ec))
     return status(error_code::not_found, "mlx5: no interface " + options.ifname + " (" + netdev.string() + " is missing)");
+  // MLNX_OFED's sysfs where the host has it, else the upstream kernel's debugfs, found
+  // through the netdev's PCI function (debugfs is mounted at <root>/kernel/debug).
   const fs::path ecn = netdev / "ecn";
-  if (!fs::is_directory(ecn / "roce_rp", ec) || !fs::is_directory(ecn / "roce_np", ec))
-    return status(error_code::unavailable, "mlx5: " + options.ifname + " has no DCQCN knobs (" + ecn.string() +
-                                               "/roce_rp and roce_np are missing: not an mlx5 port, or a driver "
-                                               "without the ecn sysfs)");
+  const bool has_sysfs = fs::is_directory(ecn / "roce_rp", ec) && fs::is_directory(ecn / "roce_np", ec);
+  const fs::path pci = fs::canonical(netdev / "device", ec);
+  const fs::path cc_params = fs::path(options.sysfs_root) / "kernel/debug/mlx5" /
+                             (pci.empty() ? fs::path("<pci>") : pci.filename()) / "cc_params";
+  if (!has_sysfs && (pci.empty() || !fs::is_directory(cc_params, ec)))
+    return status(error_code::unavailable,
+                  "mlx5: " + options.ifname + " has no DCQCN knobs (neither MLNX_OFED's " + ecn.string() +
+                      "/roce_rp and roce_np nor the upstream kernel's " + cc_params.string() +
+                      ": not an mlx5 port, or debugfs is not mounted or not readable: mount -t debugfs none "
+                      "/sys/kernel/debug, as root)");
   if (options.rdma_device.empty()) {
     auto dev = find_rdma_device(options.sysfs_root, options.ifname);
     if (!dev.ok()) return dev.error().with_context("mlx5");
@@ -70,21 +103,44 @@ result<std::unique_ptr<mlx5_driver>> mlx5_driver::open(mlx5_options options) {
                                                " is missing)");
 
   std::unique_ptr<mlx5_driver> d(new mlx5_driver(std::move(options)));
-  d->ecn_dir_ = ecn.string();
   d->hw_counters_dir_ = hw.string();
-  for (const char* dir : directions) {
-    auto knobs = d->options_.io->list_files((ecn / dir).string());
-    if (!knobs.ok()) return knobs.error().with_context("mlx5 " + d->options_.ifname);
-    for (const auto& k : *knobs) d->names_.push_back(std::string(dir) + "/" + k);
-    for (int p = 0; p < priorities; ++p) {
-      const auto name = std::string(dir) + "/enable/" + std::to_string(p);
-      if (fs::exists(ecn / name, ec)) d->names_.push_back(name);
+  const std::string context = "mlx5 " + d->options_.ifname;
+  if (has_sysfs) {
+    d->knob_source_ = "sysfs";
+    d->knob_dir_ = ecn.string();
+    for (const char* dir : directions) {
+      auto knobs = d->options_.io->list_files((ecn / dir).string());
+      if (!knobs.ok()) return knobs.error().with_context(context);
+      for (const auto& k : *knobs) d->add_knob(std::string(dir) + "/" + k, (ecn / dir / k).string());
+      for (int p = 0; p < priorities; ++p) {
+        const auto name = std::string(dir) + "/enable/" + std::to_string(p);
+        if (fs::exists(ecn / name, ec)) d->add_knob(name, (ecn / name).string());
+      }
+    }
+  } else {
+    d->knob_source_ = "debugfs";
+    d->knob_dir_ = cc_params.string();
+    auto files = d->options_.io->list_files(cc_params.string());
+    if (!files.ok()) return files.error().with_context(context);
+    for (const auto& f : *files) {
+      std::string canonical = "cc_params/" + f;  // a parameter rocelab has no sysfs name for
+      for (const auto& [sysfs_name, debugfs_name] : debugfs_names)
+        if (f == debugfs_name) canonical = sysfs_name;
+      d->add_knob(canonical, (cc_params / f).string());
     }
   }
   return d;
 }
 
-std::string mlx5_driver::path_of(const std::string& canonical) const { return ecn_dir_ + "/" + canonical; }
+void mlx5_driver::add_knob(std::string canonical, std::string path) {
+  names_.push_back(canonical);
+  paths_.emplace(std::move(canonical), std::move(path));
+}
+
+std::string mlx5_driver::path_of(const std::string& canonical) const {
+  const auto it = paths_.find(canonical);
+  return it == paths_.end() ? knob_dir_ + "/" + canonical : it->second;
+}
 
 result<std::string> mlx5_driver::canonical_name(std::string_view name) const {
   const std::string wanted(name);
@@ -95,8 +151,16 @@ result<std::string> mlx5_driver::canonical_name(std::string_view name) const {
     for (const auto& n : names_)
       if (!is_enable_setting(n) && knob_of(n) == name) return n;
   }
+  if (knob_source_ == "debugfs" && is_enable_setting(wanted))
+    return status(error_code::not_found,
+                  "no DCQCN setting '" + wanted + "' on " + options_.ifname + ": the upstream kernel's " + knob_dir_ +
+                      " has no per-priority enable (MLNX_OFED's ecn/roce_rp|roce_np/enable/<p> only); upstream "
+                      "mlx5 runs DCQCN on every priority");
+  if (knob_source_ == "debugfs")
+    return status(error_code::not_found, "no DCQCN setting '" + wanted + "' on " + options_.ifname + " (under " +
+                                             knob_dir_ + ", named roce_rp/<knob> and roce_np/<knob> as MLNX_OFED's sysfs)");
   return status(error_code::not_found, "no DCQCN setting '" + wanted + "' on " + options_.ifname + " (under " +
-                                           ecn_dir_ + ": roce_rp/<knob>, roce_np/<knob>, roce_rp|roce_np/enable/<0..7>)");
+                                           knob_dir_ + ": roce_rp/<knob>, roce_np/<knob>, roce_rp|roce_np/enable/<0..7>)");
 }
 
 status mlx5_driver::validate(const std::string& canonical, const std::string& value) const {

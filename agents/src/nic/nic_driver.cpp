@@ -28,6 +28,10 @@ status validate_dcqcn_value(const std::string& canonical, const std::string& val
   // model (rpg_gd, cnp_prio_mode, ...) are passed through as integers.
   fabric::dcqcn_config probe = fabric::dcqcn_config::mlx5();
   const std::string knob(knob_of(canonical));
+  // The model takes alpha = 1.0 (1024); the firmware's field stops at 1023.
+  if (knob == "initial_alpha_value" && v > fabric::dcqcn_config::mlx5_max_initial_alpha_value)
+    return {error_code::invalid_argument, canonical + ": " + value + " is outside the mlx5 firmware's range 0.." +
+                                              std::to_string(fabric::dcqcn_config::mlx5_max_initial_alpha_value)};
   if (!probe.get(knob)) return status::success();
   if (auto st = probe.set(knob, v); !st.ok()) return {error_code::invalid_argument, canonical + ": " + st.message()};
   return status::success();

@@ -64,7 +64,8 @@ std::vector<flow_attribution> attribute_tail(const run_records& records, std::sp
     };
     a.pause_ns = take(static_cast<double>(c.paused_ns));
     a.queueing_ns = take(c.queueing_ns.value_or(0));
-    a.retransmission_ns = take(static_cast<double>(c.retransmits) * packet_ns);
+    a.retransmission_measured = c.retransmits.has_value();
+    a.retransmission_ns = take(static_cast<double>(c.retransmits.value_or(0)) * packet_ns);
     const double busier = std::max(shared_bytes(by_src[f.src], c.flow, f.start_ns, f.end_ns),
                                    shared_bytes(by_dst[f.dst], c.flow, f.start_ns, f.end_ns));
     a.sharing_ns = take(busier * ns_per_byte);
@@ -120,8 +121,14 @@ std::vector<rank_correlation> slowdown_correlations(std::span<const flow_correla
   static constexpr measure measures[] = {
       {"pause_ns", [](const flow_correlation& c) -> std::optional<double> { return static_cast<double>(c.paused_ns); }},
       {"ce_fraction", [](const flow_correlation& c) -> std::optional<double> { return c.ce_fraction; }},
-      {"cnps", [](const flow_correlation& c) -> std::optional<double> { return static_cast<double>(c.cnps); }},
-      {"retransmits", [](const flow_correlation& c) -> std::optional<double> { return static_cast<double>(c.retransmits); }},
+      {"cnps", [](const flow_correlation& c) -> std::optional<double> {
+         if (!c.cnps) return std::nullopt;
+         return static_cast<double>(*c.cnps);
+       }},
+      {"retransmits", [](const flow_correlation& c) -> std::optional<double> {
+         if (!c.retransmits) return std::nullopt;
+         return static_cast<double>(*c.retransmits);
+       }},
       {"queueing_ns", [](const flow_correlation& c) { return c.queueing_ns; }},
   };
   std::vector<rank_correlation> out;

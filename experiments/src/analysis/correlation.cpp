@@ -257,8 +257,8 @@ std::vector<flow_correlation> correlate_flows(const run_records& records, const 
     c.flow = i;
     c.packets = std::max<std::uint64_t>(1, (f.bytes + mtu - 1) / mtu);
     c.ce_fraction = std::min(1.0, static_cast<double>(f.ce_marked) / static_cast<double>(c.packets));
-    c.cnps = f.cnps;
-    c.retransmits = f.retransmits;
+    if (f.cnps_measured) c.cnps = f.cnps;
+    if (f.retransmits_measured) c.retransmits = f.retransmits;
     c.slowdown = f.slowdown();
     const std::int64_t from = f.start_ns, to = f.completed() ? f.end_ns : std::max(f.start_ns, end_of_run);
     spans.clear();

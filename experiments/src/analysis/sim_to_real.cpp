@@ -124,6 +124,12 @@ sim_to_real_comparison compare_sim_to_real(const run_summary& predicted, const r
       {"drops", static_cast<double>(predicted.drops), static_cast<double>(measured.drops), false},
       {"incomplete flows", static_cast<double>(predicted.all.flows - predicted.all.completed),
        static_cast<double>(measured.all.flows - measured.all.completed), false}};
+  // A count one side did not measure explains nothing (its 0 is not a difference).
+  std::erase_if(terms, [&](const term& t) {
+    return (t.name == std::string_view("CNPs") && !(predicted.cnp_measured && measured.cnp_measured)) ||
+           (t.name == std::string_view("retransmissions") &&
+            !(predicted.retransmits_measured && measured.retransmits_measured));
+  });
   std::erase_if(terms, [&](const term& t) {
     const double d = relative(t.predicted, t.measured);
     if (t.is_time && t.predicted < static_cast<double>(pause_floor_ns) && t.measured < static_cast<double>(pause_floor_ns))

@@ -152,6 +152,10 @@ std::string multi_run_html(const std::vector<report_run>& runs) {
         html += "<td>-</td>";
         continue;
       }
+      if (!m.measured || !other->measured) {  // no change against a count nobody measured
+        html += "<td>" + metric_text(*other) + "</td>";
+        continue;
+      }
       const bool better = m.lower_is_better ? other->value < m.value : other->value > m.value;
       const bool worse = m.lower_is_better ? other->value > m.value : other->value < m.value;
       const bool judged = m.name != "flows" && m.name != "completed" && m.name != "CE marked" && m.name != "CNPs";
@@ -177,7 +181,7 @@ std::string multi_run_json(const std::vector<report_run>& runs) {
     json overrides = json::object();
     for (const auto& [path, value] : r.overrides) overrides[path] = value;
     json results = json::object();
-    for (const auto& m : metrics.back()) results[m.name] = m.value;
+    for (const auto& m : metrics.back()) results[m.name] = m.measured ? json(m.value) : json(nullptr);
     out["runs"].push_back({{"id", r.id},
                            {"name", r.name},
                            {"backend", r.backend},
@@ -187,7 +191,7 @@ std::string multi_run_json(const std::vector<report_run>& runs) {
   }
   for (std::size_t i = 1; i < runs.size(); ++i)
     for (const summary_metric& m : metrics[0])
-      if (const summary_metric* other = find_metric(metrics[i], m.name)) {
+      if (const summary_metric* other = find_metric(metrics[i], m.name); other && m.measured && other->measured) {
         const auto p = change_percent(m.value, other->value);
         out["changes"].push_back({{"metric", m.name},
                                   {"run", runs[i].id},
@@ -212,7 +216,7 @@ status write_multi_run_report(const std::string& dir, const std::vector<report_r
     for (const auto& ms : metrics) {
       const summary_metric* x = find_metric(ms, m.name);
       char v[32] = "";
-      if (x != nullptr) std::snprintf(v, sizeof v, "%.17g", x->value);
+      if (x != nullptr && x->measured) std::snprintf(v, sizeof v, "%.17g", x->value);
       csv += std::string(",") + v;
     }
     csv += "\n";

@@ -322,6 +322,7 @@ std::string marks_over_time(const run_analysis& a, const report_options& o) {
   p.x = {"time (us)", svg::scale_kind::linear, 0.0, static_cast<double>(end) / 1e3};
   p.y = {"per " + num(width_ns / 1e3, 2) + " us", svg::scale_kind::linear, 0.0, {}};
   std::vector<double> ce(bins, 0), cnp(bins, 0), retx(bins, 0);
+  bool cnps_measured = a.marks_from_events, retransmits_measured = a.marks_from_events;
   const auto bin_of = [&](std::int64_t t) {
     return std::min(bins - 1, static_cast<std::size_t>(std::max<double>(0, static_cast<double>(t) / width_ns)));
   };
@@ -332,16 +333,19 @@ std::string marks_over_time(const run_analysis& a, const report_options& o) {
       if (e.kind == event_kind::retransmit) retx[bin_of(e.t_ns)] += 1;
     }
   } else {
-    // Spread each flow's counts evenly over its lifetime, bin by bin.
+    // Spread each flow's counts evenly over its lifetime, bin by bin; counts a flow's NIC
+    // did not measure add nothing, and a series no flow measured is left out.
     for (const auto& f : a.records.flows) {
+      cnps_measured = cnps_measured || f.cnps_measured;
+      retransmits_measured = retransmits_measured || f.retransmits_measured;
       const std::int64_t s = f.start_ns, e = f.completed() ? f.end_ns : end;
       const double life = static_cast<double>(std::max<std::int64_t>(1, e - s));
       for (std::size_t b = bin_of(s); b <= bin_of(e); ++b) {
         const double b0 = static_cast<double>(b) * width_ns, b1 = b0 + width_ns;
         const double share = std::max(0.0, std::min(b1, static_cast<double>(e)) - std::max(b0, static_cast<double>(s))) / life;
         ce[b] += share * static_cast<double>(f.ce_marked);
-        cnp[b] += share * static_cast<double>(f.cnps);
-        retx[b] += share * static_cast<double>(f.retransmits);
+        if (f.cnps_measured) cnp[b] += share * static_cast<double>(f.cnps);
+        if (f.retransmits_measured) retx[b] += share * static_cast<double>(f.retransmits);
       }
     }
   }
@@ -353,7 +357,14 @@ std::string marks_over_time(const run_analysis& a, const report_options& o) {
     scnp.x.push_back(x), scnp.y.push_back(cnp[b]);
     sretx.x.push_back(x), sretx.y.push_back(retx[b]);
   }
-  p.lines = {std::move(sce), std::move(scnp), std::move(sretx)};
+  p.lines = {std::move(sce)};
+  if (cnps_measured) p.lines.push_back(std::move(scnp));
+  if (retransmits_measured) p.lines.push_back(std::move(sretx));
+  if (!cnps_measured || !retransmits_measured)
+    p.title += std::string("; per-flow ") + (!cnps_measured && !retransmits_measured ? "CNPs and retransmits"
+                                              : !cnps_measured                       ? "CNPs"
+                                                                                     : "retransmits") +
+               " not measured";
   return svg::render(p);
 }
 
@@ -371,6 +382,9 @@ std::string csv(const table& t) {
 }
 
 std::string opt(const std::optional<double>& v, int precision = 1) { return v ? num(*v, precision) : ""; }
+// A count the hardware did not provide is "not measured", never 0.
+std::string count_or_unmeasured(const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : "not measured"; }
+std::string count_or_unmeasured(std::uint64_t v, bool measured) { return measured ? std::to_string(v) : "not measured"; }
 
 table flows_table(const run_analysis& a, const std::vector<std::size_t>& order) {
   table t{{"flow", "src", "dst", "qp", "priority", "kind", "bytes", "start_ns", "end_ns", "fct_ns", "ideal_fct_ns",
@@ -385,7 +399,7 @@ table flows_table(const run_analysis& a, const std::vector<std::size_t>& order) 
                       std::to_string(f.qp), std::to_string(f.priority), to_string(f.kind), std::to_string(f.bytes),
                       std::to_string(f.start_ns), std::to_string(f.end_ns), std::to_string(f.fct_ns),
                       std::to_string(f.ideal_fct_ns), num(c.slowdown, 3), std::to_string(c.paused_ns),
-                      num(c.ce_fraction, 4), std::to_string(c.cnps), std::to_string(c.retransmits),
+                      num(c.ce_fraction, 4), count_or_unmeasured(c.cnps), count_or_unmeasured(c.retransmits),
                       opt(c.queueing_ns), victims.count(c.flow) ? "yes" : "no"});
   }
   return t;
@@ -470,7 +484,8 @@ table attribution_table(const run_analysis& a) {
     t.rows.push_back({std::to_string(x.flow), host_name(a.records, f.src), host_name(a.records, f.dst),
                       std::to_string(f.bytes), num(x.slowdown, 3), std::to_string(x.fct_ns),
                       std::to_string(x.ideal_fct_ns), std::to_string(x.excess_ns), std::to_string(x.pause_ns),
-                      std::to_string(x.queueing_ns), std::to_string(x.retransmission_ns),
+                      std::to_string(x.queueing_ns),
+                      x.retransmission_measured ? std::to_string(x.retransmission_ns) : "not measured",
                       std::to_string(x.sharing_ns), std::to_string(x.unexplained_ns)});
   }
   return t;
@@ -538,8 +553,10 @@ std::string report_html(const run_analysis& a, const report_options& o) {
                   {"PFC storms (paused > " + duration(o.storms.threshold_ns) + ")", std::to_string(a.storms.size())},
                   {"victim flows", std::to_string(a.victims.victims.size())},
                   {"CE-marked / CNPs / retransmits / drops",
-                   std::to_string(a.records.totals.ce_marked) + " / " + std::to_string(a.records.totals.cnps) + " / " +
-                       std::to_string(a.records.totals.retransmits) + " / " + std::to_string(a.records.totals.drops)},
+                   std::to_string(a.records.totals.ce_marked) + " / " +
+                       count_or_unmeasured(a.records.totals.cnps, a.records.totals.cnps_measured) + " / " +
+                       count_or_unmeasured(a.records.totals.retransmits, a.records.totals.retransmits_measured) +
+                       " / " + std::to_string(a.records.totals.drops)},
                   {"paths", h.path_source}};
   // Real-time runs: how far apart the senders started, and why the run is degraded.
   if (!a.records.start_offsets_ns.empty())

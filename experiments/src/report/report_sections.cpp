@@ -145,11 +145,18 @@ std::string sim_to_real_section(const run_analysis& a) {
   };
   other("slowdown p99", p.all.slowdown_p99, m.all.slowdown_p99, fixed(p.all.slowdown_p99, 2),
         fixed(m.all.slowdown_p99, 2));
-  for (const auto& [name, pv, mv] : {std::tuple{"PFC pause frames", p.pause_frames, m.pause_frames},
-                                     std::tuple{"CE-marked", p.ce_marked, m.ce_marked}, std::tuple{"CNPs", p.cnp, m.cnp},
-                                     std::tuple{"retransmissions", p.retransmits, m.retransmits},
-                                     std::tuple{"drops", p.drops, m.drops}})
-    other(name, static_cast<double>(pv), static_cast<double>(mv), count_text(pv), count_text(mv));
+  // A count either side did not measure is shown as such, with no difference.
+  for (const auto& [name, pv, mv, p_known, m_known] :
+       {std::tuple{"PFC pause frames", p.pause_frames, m.pause_frames, true, true},
+        std::tuple{"CE-marked", p.ce_marked, m.ce_marked, true, true},
+        std::tuple{"CNPs", p.cnp, m.cnp, p.cnp_measured, m.cnp_measured},
+        std::tuple{"retransmissions", p.retransmits, m.retransmits, p.retransmits_measured, m.retransmits_measured},
+        std::tuple{"drops", p.drops, m.drops, true, true}}) {
+    if (p_known && m_known)
+      other(name, static_cast<double>(pv), static_cast<double>(mv), count_text(pv), count_text(mv));
+    else
+      t.rows.push_back({name, p_known ? count_text(pv) : "not measured", m_known ? count_text(mv) : "not measured", "-", ""});
+  }
   std::string reading =
       c.within ? "The twin predicts this run within " + fixed(c.tolerance * 100, 0) +
                      "% on FCT p50, FCT p99 and pause time."
@@ -185,7 +192,8 @@ std::string summary_sentence(const run_analysis& a) {
     out += "; the victims' p99 slowdown " + fixed(v->second.slowdown_p99, 2);
   out += ". PFC paused " + readable_duration(static_cast<double>(t.paused_ns)) + " in all (" +
          std::to_string(t.pfc_pause_frames) + " pause frames); " + std::to_string(t.ce_marked) + " CE-marked packets, " +
-         std::to_string(t.cnps) + " CNPs, " + std::to_string(t.drops) + " drops.";
+         (t.cnps_measured ? std::to_string(t.cnps) + " CNPs" : std::string("CNPs not measured")) + ", " +
+         std::to_string(t.drops) + " drops.";
   if (s.completed < s.flows) out += " Percentiles are over completed flows only.";
   return out;
 }
@@ -228,10 +236,13 @@ std::string attribution_sentence(const run_analysis& a) {
   }
   if (excess <= 0) return "The slowest flows completed in their ideal time: nothing to attribute.";
   const auto pct = [excess](double v) { return fixed(v / excess * 100, 0) + "%"; };
+  const bool retx_measured =
+      std::all_of(a.tail.begin(), a.tail.end(), [](const flow_attribution& x) { return x.retransmission_measured; });
   return "Of the " + std::to_string(a.tail.size()) + " slowest flows' excess FCT (" + readable_duration(excess) +
-         " in all), " + pct(pause) + " was PFC pause, " + pct(queueing) + " queueing, " + pct(retx) +
-         " retransmission, " + pct(sharing) + " bandwidth shared with other flows, and " + pct(rest) +
-         " is unexplained (rate cuts below the fair share, host delays).";
+         " in all), " + pct(pause) + " was PFC pause, " + pct(queueing) + " queueing, " +
+         (retx_measured ? pct(retx) + " retransmission" : std::string("retransmission not measured")) + ", " +
+         pct(sharing) + " bandwidth shared with other flows, and " + pct(rest) + " is unexplained (rate cuts below " +
+         "the fair share, host delays" + (retx_measured ? "" : ", and retransmissions the NICs did not count") + ").";
 }
 
 }  // namespace rocelab::experiments::report_detail

@@ -71,15 +71,16 @@ status write_run_directory(const std::string& dir, const run_files& files) {
   ROCELAB_RETURN_IF_ERROR(write_file(base / "flows.csv", [&](std::FILE* f) {
     std::fputs("repeat,seed,src,dst,qp,priority,kind,bytes,start_ns,end_ns,fct_ns,ideal_fct_ns,slowdown,"
                "retransmits,ce_marked,cnps,tag\n", f);
+    // A count the NIC did not measure is an empty cell, never 0.
+    const auto count = [](std::uint64_t v, bool measured) { return measured ? std::to_string(v) : std::string(); };
     for (std::size_t i = 0; i < files.repeats.size(); ++i)
       for (const flow_record& r : files.repeats[i]->flows)
-        std::fprintf(f, "%zu,%llu,%u,%u,%u,%u,%s,%llu,%lld,%lld,%lld,%lld,%.6g,%llu,%llu,%llu,%llu\n", i, seed_of(i),
-                     r.src, r.dst, r.qp, unsigned{r.priority}, to_string(r.kind),
-                     static_cast<unsigned long long>(r.bytes), static_cast<long long>(r.start_ns),
-                     static_cast<long long>(r.end_ns), static_cast<long long>(r.fct_ns),
-                     static_cast<long long>(r.ideal_fct_ns), r.slowdown(),
-                     static_cast<unsigned long long>(r.retransmits), static_cast<unsigned long long>(r.ce_marked),
-                     static_cast<unsigned long long>(r.cnps), static_cast<unsigned long long>(r.tag));
+        std::fprintf(f, "%zu,%llu,%u,%u,%u,%u,%s,%llu,%lld,%lld,%lld,%lld,%.6g,%s,%llu,%s,%llu\n", i, seed_of(i), r.src,
+                     r.dst, r.qp, unsigned{r.priority}, to_string(r.kind), static_cast<unsigned long long>(r.bytes),
+                     static_cast<long long>(r.start_ns), static_cast<long long>(r.end_ns),
+                     static_cast<long long>(r.fct_ns), static_cast<long long>(r.ideal_fct_ns), r.slowdown(),
+                     count(r.retransmits, r.retransmits_measured).c_str(), static_cast<unsigned long long>(r.ce_marked),
+                     count(r.cnps, r.cnps_measured).c_str(), static_cast<unsigned long long>(r.tag));
   }));
   ROCELAB_RETURN_IF_ERROR(write_file(base / "pauses.csv", [&](std::FILE* f) {
     std::fputs("repeat,seed,device,port,priority,start_ns,end_ns,duration_ns,source\n", f);

@@ -37,9 +37,9 @@ nlohmann::ordered_json summary_object(const run_summary& s) {
   nlohmann::ordered_json j = flow_json(s.all);
   j["pfc"] = {{"pause_frames", s.pause_frames}, {"paused_ns", s.paused_ns}};
   j["ecn"] = {{"ce_marked", s.ce_marked}};
-  j["cnp"] = s.cnp;
+  j["cnp"] = s.cnp_measured ? nlohmann::ordered_json(s.cnp) : nlohmann::ordered_json(nullptr);
   j["drops"] = s.drops;
-  j["retransmits"] = s.retransmits;
+  j["retransmits"] = s.retransmits_measured ? nlohmann::ordered_json(s.retransmits) : nlohmann::ordered_json(nullptr);
   if (s.allreduce) {
     const allreduce_stats& a = *s.allreduce;
     j["allreduce"] = {{"algorithm", a.algorithm},   {"ranks", a.ranks},
@@ -112,6 +112,8 @@ run_summary summarize(const std::vector<const run_records*>& runs, const std::ve
     s.cnp += r->totals.cnps;
     s.drops += r->totals.drops;
     s.retransmits += r->totals.retransmits;
+    s.cnp_measured = s.cnp_measured && r->totals.cnps_measured;
+    s.retransmits_measured = s.retransmits_measured && r->totals.retransmits_measured;
     s.simulated_ns = std::max(s.simulated_ns, r->simulated_ns);
     s.degraded.insert(s.degraded.end(), r->degraded.begin(), r->degraded.end());
     s.start_skew_ns = std::max(s.start_skew_ns, start_skew_ns(r->start_offsets_ns));
@@ -197,9 +199,12 @@ run_summary summary_from(const nlohmann::json& j) {
     s.paused_ns = j["pfc"].value("paused_ns", std::int64_t{0});
   }
   if (j.contains("ecn")) s.ce_marked = j["ecn"].value("ce_marked", std::uint64_t{0});
-  s.cnp = j.value("cnp", std::uint64_t{0});
+  // null: not measured (a real lab's NICs without the counter).
+  s.cnp_measured = !(j.contains("cnp") && j["cnp"].is_null());
+  s.cnp = s.cnp_measured ? j.value("cnp", std::uint64_t{0}) : 0;
   s.drops = j.value("drops", std::uint64_t{0});
-  s.retransmits = j.value("retransmits", std::uint64_t{0});
+  s.retransmits_measured = !(j.contains("retransmits") && j["retransmits"].is_null());
+  s.retransmits = s.retransmits_measured ? j.value("retransmits", std::uint64_t{0}) : 0;
   s.simulated_ns = j.value("simulated_ns", std::int64_t{0});
   s.start_skew_ns = j.value("start_skew_ns", std::int64_t{0});
   if (j.contains("start_offsets_ns")) {

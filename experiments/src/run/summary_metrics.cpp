@@ -29,12 +29,15 @@ std::vector<summary_metric> key_metrics(const run_summary& s) {
   m.push_back(time("paused", s.paused_ns));
   m.push_back(count("CE marked", s.ce_marked, false));
   m.push_back(count("CNPs", s.cnp, false));
+  m.back().measured = s.cnp_measured;
   m.push_back(count("drops", s.drops));
   m.push_back(count("retransmits", s.retransmits));
+  m.back().measured = s.retransmits_measured;
   return m;
 }
 
 std::string metric_text(const summary_metric& m) {
+  if (!m.measured) return "not measured";
   if (m.duration_ns) return readable_duration(m.value);
   char text[32];
   if (m.value == std::floor(m.value) && std::abs(m.value) < 1e15)

@@ -71,6 +71,11 @@ result<double> metric_value(const run_summary& s, std::string_view metric) {
   if (metric == "paused_ns") return static_cast<double>(s.paused_ns);
   if (metric == "paused_us") return static_cast<double>(s.paused_ns) / 1e3;
   if (metric == "ce_marked") return static_cast<double>(s.ce_marked);
+  // A count the hardware did not provide cannot be optimised: 0 would read as perfect.
+  if ((metric == "cnp" && !s.cnp_measured) || (metric == "retransmits" && !s.retransmits_measured))
+    return status(error_code::unavailable,
+                  std::string(metric) + ": not measured on this run (its NICs count " + std::string(metric) +
+                      " neither per flow nor per port); choose another objective");
   if (metric == "cnp") return static_cast<double>(s.cnp);
   if (metric == "drops") return static_cast<double>(s.drops);
   if (metric == "retransmits") return static_cast<double>(s.retransmits);

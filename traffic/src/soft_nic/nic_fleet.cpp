@@ -190,8 +190,14 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
       r.start_ns = e.value("start_ns", std::int64_t{0}) - t0;
       r.end_ns = e.value("end_ns", std::int64_t{0}) - t0;
       r.fct_ns = r.end_ns - r.start_ns;
-      r.retransmits = e.value("retransmits", std::uint64_t{0});
-      r.cnps = e.value("cnps", std::uint64_t{0});
+      // null or absent: the NIC does not count them per flow (a hardware NIC): not measured.
+      const auto count = [&](const char* key, std::uint64_t& value, bool& measured) {
+        const auto it = e.find(key);
+        measured = it != e.end() && it->is_number_unsigned();
+        value = measured ? it->get<std::uint64_t>() : 0;
+      };
+      count("retransmits", r.retransmits, r.retransmits_measured);
+      count("cnps", r.cnps, r.cnps_measured);
       ++acknowledged;
       callback_now = r.end_ns;
       const flow_record copy = r;  // the callback may post and grow the vector
@@ -339,11 +345,22 @@ result<fleet_result> nic_fleet::run(fabric::twin::workload& load, std::chrono::m
   p.stop_nics();
   for (auto& n : p.nics) p.out.nic_counters.push_back(n.counters);
   if (!p.failure.ok()) return p.failure;
-  for (const auto& f : p.out.records.flows) p.out.records.totals.retransmits += f.retransmits;
+  auto& totals = p.out.records.totals;
+  for (const auto& f : p.out.records.flows) {
+    totals.retransmits += f.retransmits;
+    // A completed flow whose NIC did not count its retransmits leaves the total unknown.
+    if (f.completed() && !f.retransmits_measured) totals.retransmits_measured = false;
+  }
   record_start_offsets(p.out.records, p.scheduled_ns);
   p.out.t0_ns = p.t0;
-  for (const auto& c : p.out.nic_counters)
-    if (c.is_object()) p.out.records.totals.cnps += c.value("tx_cnps", std::uint64_t{0});
+  // CNPs sent: every NIC's counters line must carry them (a hardware NIC's job reports its
+  // port's np_cnp_sent where the host has it), else the total is not measured.
+  for (const auto& c : p.out.nic_counters) {
+    if (c.is_object() && c.contains("tx_cnps") && c["tx_cnps"].is_number_unsigned())
+      totals.cnps += c["tx_cnps"].get<std::uint64_t>();
+    else
+      totals.cnps_measured = false;
+  }
   return std::move(p.out);
 }
 

@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <random>
 
+#include "rocelab/traffic/verbs/path_mtu.hpp"
+#include "rocelab/traffic/verbs/signal_schedule.hpp"
+
 namespace rocelab::traffic::verbs {
 namespace fs = std::filesystem;
 
@@ -82,6 +85,16 @@ result<std::unique_ptr<rc_endpoint>> rc_endpoint::open(endpoint_options options)
 
   ep->context_.reset(ibv_open_device(device));
   if (!ep->context_) return verb_error("ibv_open_device", 0).with_context(context);
+  // A RoCE port's active MTU follows its netdev's MTU; a path MTU above it sends frames the
+  // link drops (perftest's set_mtu clamps the same way).
+  ibv_port_attr port{};
+  if (int rc = ibv_query_port(ep->context_.get(), o.port, &port); rc != 0)
+    return verb_error("ibv_query_port", rc).with_context(context);
+  ep->active_mtu_ = port.active_mtu;
+  auto mtu = decide_path_mtu(o.mtu, ep->active_mtu_, 0);
+  if (!mtu) return mtu.error().with_context(context);
+  ep->path_mtu_ = *mtu;
+  if (!mtu->note.empty()) std::fprintf(stderr, "rocelab verbs: %s: %s\n", context.c_str(), mtu->note.c_str());
   if (o.completion_channel) {
     ep->channel_.reset(ibv_create_comp_channel(ep->context_.get()));
     if (!ep->channel_) return verb_error("ibv_create_comp_channel", 0).with_context(context);
@@ -116,7 +129,7 @@ connection_data rc_endpoint::local() const {
   c.rkey = mr_->rkey;
   c.addr = reinterpret_cast<std::uintptr_t>(memory_.get());
   c.length = static_cast<std::uint32_t>(options_.buffer_bytes);
-  c.mtu = static_cast<std::uint8_t>(options_.mtu);
+  c.mtu = static_cast<std::uint8_t>(path_mtu_.mtu);
   return c;
 }
 
@@ -130,9 +143,15 @@ status rc_endpoint::connect(const connection_data& peer) {
   if (int rc = ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS); rc != 0)
     return verb_error("ibv_modify_qp INIT", rc).with_context(context);
 
+  auto mtu = decide_path_mtu(options_.mtu, active_mtu_, peer.mtu);
+  if (!mtu) return mtu.error().with_context(context);
+  if (!mtu->note.empty() && mtu->note != path_mtu_.note)
+    std::fprintf(stderr, "rocelab verbs: %s: %s\n", context.c_str(), mtu->note.c_str());
+  path_mtu_ = *mtu;
+
   a = {};
   a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = peer.mtu != 0 ? std::min(options_.mtu, static_cast<ibv_mtu>(peer.mtu)) : options_.mtu;
+  a.path_mtu = path_mtu_.mtu;
   a.dest_qp_num = peer.qpn;
   a.rq_psn = peer.psn;
   a.max_dest_rd_atomic = 1;
@@ -219,27 +238,31 @@ result<std::size_t> rc_endpoint::wait(std::span<ibv_wc> out, std::chrono::millis
 }
 
 result<write_bw_result> rc_endpoint::write_bw(std::uint32_t message_bytes, std::uint64_t iterations,
-                                              std::uint32_t tx_depth, std::chrono::milliseconds timeout) {
+                                              std::uint32_t tx_depth, std::chrono::milliseconds timeout,
+                                              std::uint32_t cq_mod) {
   if (message_bytes == 0 || message_bytes > options_.buffer_bytes || message_bytes > peer_.length)
     return status(error_code::invalid_argument, "write_bw: message size outside both buffers");
   tx_depth = std::max<std::uint32_t>(1, std::min(tx_depth, options_.max_send_wr));
   write_bw_result r;
-  std::uint64_t posted = 0, completed = 0;
+  // One completion per cq_mod writes; each retires its batch (signal_schedule.hpp).
+  signal_schedule schedule(cq_mod, tx_depth);
   std::vector<ibv_wc> wcs(tx_depth);
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + timeout;
-  while (completed < iterations) {
-    while (posted < iterations && posted - completed < tx_depth)
-      ROCELAB_RETURN_IF_ERROR(post_write(posted++, 0, 0, message_bytes, true));
+  while (schedule.completed() < iterations) {
+    while (schedule.posted() < iterations && schedule.in_flight() < tx_depth) {
+      const std::uint64_t id = schedule.posted();
+      ROCELAB_RETURN_IF_ERROR(post_write(id, 0, 0, message_bytes, schedule.post(iterations)));
+    }
     auto n = poll(wcs);
     if (!n.ok()) return n.error().with_context("write_bw");
-    completed += *n;
+    for (std::size_t i = 0; i < *n; ++i) (void)schedule.complete();
     if (*n == 0 && std::chrono::steady_clock::now() > deadline)
-      return status(error_code::cancelled, "write_bw: " + std::to_string(completed) + " of " + std::to_string(iterations) +
-                                               " writes completed before the deadline");
+      return status(error_code::cancelled, "write_bw: " + std::to_string(schedule.completed()) + " of " +
+                                               std::to_string(iterations) + " writes completed before the deadline");
   }
-  r.messages = completed;
-  r.bytes = completed * message_bytes;
+  r.messages = schedule.completed();
+  r.bytes = schedule.completed() * message_bytes;
   r.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

@@ -47,6 +47,11 @@ struct flow_record {
   std::uint64_t ce_marked = 0;    // data packets that arrived CE-marked
   std::uint64_t cnps = 0;         // CNPs the sender received
   std::uint64_t tag = 0;          // the workload's reference for the message (twin: message::tag)
+  // Whether the backend counted retransmits and cnps for this flow. A hardware RDMA NIC
+  // keeps no per-QP count of either: its flows carry false with the count at 0, which
+  // means "not measured" (never "none"); analysis, reports and objectives say so.
+  bool retransmits_measured = true;
+  bool cnps_measured = true;
 
   [[nodiscard]] bool completed() const noexcept { return end_ns >= 0; }
   [[nodiscard]] double slowdown() const noexcept {
@@ -143,6 +148,10 @@ struct run_totals {
   std::uint64_t drops = 0;
   std::uint64_t retransmits = 0;
   std::uint64_t packets_forwarded = 0; // packet-hops through switches
+  // False when nothing in the run counted them (a real lab whose NICs keep no such port
+  // counter): the total is 0 and means "not measured".
+  bool retransmits_measured = true;
+  bool cnps_measured = true;
 };
 
 struct run_records {

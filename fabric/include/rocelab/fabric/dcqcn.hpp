@@ -59,8 +59,12 @@ struct dcqcn_config {
 
   // mlx5 firmware defaults (the default preset).
   [[nodiscard]] static dcqcn_config mlx5();
-  // The DCQCN paper's values.
+  // The DCQCN paper's values, as a real NIC takes them (initial_alpha_value 1023: the
+  // firmware's closest to the paper's alpha = 1).
   [[nodiscard]] static dcqcn_config paper();
+  // The largest initial_alpha_value the mlx5 firmware takes (0..1023); the model also
+  // takes 1024 (alpha = 1.0, as ns-3 does), which a NIC refuses.
+  static constexpr std::int64_t mlx5_max_initial_alpha_value = 1023;
 
   // Sets / reads a field by its mlx5 name (no unit suffix: "rpg_time_reset",
   // "dce_tcp_g", "cnp_802p_prio", ...) for spec files and `--set`; booleans are 0/1.

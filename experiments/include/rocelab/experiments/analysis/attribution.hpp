@@ -20,6 +20,8 @@ namespace rocelab::experiments {
 //   queueing      the queueing delay at its switch hops (mean depth / port rate);
 //   retransmission  retransmitted packets x one packet's serialization at the sender's
 //                 rate (a lower bound: go-back-N also waits a round trip or a timeout);
+//                 where the NIC did not count them (a hardware NIC), 0 with
+//                 retransmission_measured false: that share stays in unexplained;
 //   sharing       the time the flow's busier end link (its sender's NIC or its
 //                 destination's edge port) spent carrying other flows while it ran: the
 //                 other flows' bytes through that host during the flow's lifetime (each
@@ -32,6 +34,7 @@ struct flow_attribution {
   double slowdown = 0;
   std::int64_t fct_ns = 0, ideal_fct_ns = 0, excess_ns = 0;
   std::int64_t pause_ns = 0, queueing_ns = 0, retransmission_ns = 0, sharing_ns = 0, unexplained_ns = 0;
+  bool retransmission_measured = true;  // false: the flow's retransmits were not counted
 };
 
 struct attribution_options {
@@ -57,7 +60,8 @@ struct rank_correlation {
 };
 
 // Rank correlation of each exposure with slowdown over completed flows (queueing only
-// over flows with queueing figures).
+// over flows with queueing figures, cnps and retransmits only over flows that counted
+// them: n is 0 and rho empty when none did).
 [[nodiscard]] std::vector<rank_correlation> slowdown_correlations(std::span<const flow_correlation> flows);
 
 // ---------------------------------------------------------------- ports

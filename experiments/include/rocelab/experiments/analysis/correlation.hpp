@@ -180,7 +180,8 @@ struct flow_correlation {
   std::int64_t paused_ns = 0;            // union over the path
   std::uint64_t packets = 0;             // ceil(bytes / mtu)
   double ce_fraction = 0;                // ce_marked / packets
-  std::uint64_t cnps = 0, retransmits = 0;
+  // Empty: not measured (a hardware NIC counts neither per flow: flow_record's *_measured).
+  std::optional<std::uint64_t> cnps, retransmits;
   std::optional<double> queueing_ns;     // sum over switch hops with samples
   double slowdown = 0;                   // 0 when not completed
 };

@@ -52,6 +52,9 @@ struct run_summary {
   std::uint64_t pause_frames = 0;
   std::int64_t paused_ns = 0;
   std::uint64_t ce_marked = 0, cnp = 0, drops = 0, retransmits = 0;
+  // false when a run pooled in did not measure them (run_totals): "cnp" / "retransmits"
+  // are then null in the JSON, and objectives on them fail instead of reading 0.
+  bool cnp_measured = true, retransmits_measured = true;
   std::optional<allreduce_stats> allreduce;
   std::int64_t simulated_ns = 0;  // the longest of the runs
   // Why the results are not the fabric's behaviour (run_records::degraded of each run);

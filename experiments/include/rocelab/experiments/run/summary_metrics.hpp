@@ -17,6 +17,7 @@ struct summary_metric {
   double value = 0;
   bool duration_ns = false;    // a time in nanoseconds (print it in us/ms)
   bool lower_is_better = true; // fewer pauses, drops, shorter times, lower slowdown
+  bool measured = true;        // false: the run did not measure it (value 0 means nothing)
 };
 
 // flows, completed, fct p50/p99/max, slowdown p50/p99, per traffic class fct p99 and
@@ -24,7 +25,7 @@ struct summary_metric {
 [[nodiscard]] std::vector<summary_metric> key_metrics(const run_summary& summary);
 
 // The value as a reader wants it: times in us/ms/s (readable_duration), counts whole,
-// ratios to three significant digits.
+// ratios to three significant digits; "not measured" when it was not.
 [[nodiscard]] std::string metric_text(const summary_metric& metric);
 
 // The metric named `name` in `metrics`; nullptr when that list has none (a traffic class

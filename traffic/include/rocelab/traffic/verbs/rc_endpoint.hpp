@@ -8,8 +8,12 @@
 // needs (connection_data.hpp); connect(peer) moves the QP INIT -> RTR -> RTS with a GRH
 // to the peer's GID (RoCE has no LIDs). post_write() / poll() are the data path;
 // write_bw() runs iterations of one message size with tx_depth writes in flight,
-// signalling every one and polling the CQ, and reports bytes and time; write_lat() is
-// ib_write_lat's ping-pong.
+// signalling one in cq_mod as ib_write_bw does (signal_schedule.hpp) and polling the CQ,
+// and reports bytes and time; write_lat() is ib_write_lat's ping-pong.
+//
+// Path MTU: open() reads the port's active MTU (ibv_query_port) and uses
+// min(options.mtu, active MTU), connect() also the peer's; lowering it is logged on
+// stderr, and a value that is no ibv_mtu is an error (path_mtu.hpp).
 //
 // Errors carry the verb that failed and its errno. With no RDMA device: unavailable,
 // "no RDMA device found (...)". Threading: one thread per endpoint.
@@ -24,6 +28,7 @@
 #include "rocelab/common/result.hpp"
 #include "rocelab/traffic/verbs/connection_data.hpp"
 #include "rocelab/traffic/verbs/gid_table.hpp"
+#include "rocelab/traffic/verbs/path_mtu.hpp"
 #include "rocelab/traffic/verbs/verbs_handles.hpp"
 
 namespace rocelab::traffic::verbs {
@@ -80,8 +85,10 @@ class rc_endpoint {
   // channel's fd) or `timeout` passes (0 completions), then takes them as poll() does.
   // Without a channel it is an error (unsupported): use poll().
   [[nodiscard]] result<std::size_t> wait(std::span<ibv_wc> out, std::chrono::milliseconds timeout);
+  // cq_mod: one write in cq_mod asks for a completion (perftest's default 100; 1: every one).
   [[nodiscard]] result<write_bw_result> write_bw(std::uint32_t message_bytes, std::uint64_t iterations,
-                                                 std::uint32_t tx_depth, std::chrono::milliseconds timeout);
+                                                 std::uint32_t tx_depth, std::chrono::milliseconds timeout,
+                                                 std::uint32_t cq_mod = 100);
 
   // ib_write_lat's ping-pong: the initiator writes `message_bytes` into the peer's buffer,
   // the peer sees the message's last byte change in its own memory and writes back; each
@@ -92,6 +99,9 @@ class rc_endpoint {
   [[nodiscard]] std::span<std::uint8_t> buffer() noexcept { return {memory_.get(), options_.buffer_bytes}; }
   [[nodiscard]] const gid_entry& gid() const noexcept { return gid_; }
   [[nodiscard]] const std::string& device_name() const noexcept { return device_name_; }
+  // The path MTU in use: after open() min(options.mtu, active MTU), after connect() also
+  // the peer's; note says what lowered it.
+  [[nodiscard]] const path_mtu_decision& path_mtu() const noexcept { return path_mtu_; }
 
  private:
   explicit rc_endpoint(endpoint_options options) : options_(std::move(options)) {}
@@ -100,6 +110,8 @@ class rc_endpoint {
   std::string device_name_;
   gid_entry gid_;
   connection_data peer_{};
+  ibv_mtu active_mtu_ = IBV_MTU_1024;
+  path_mtu_decision path_mtu_;
   // Creation order (rc_pingpong, perftest): destroyed in reverse by member order.
   context_ptr context_;
   comp_channel_ptr channel_;
