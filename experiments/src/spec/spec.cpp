@@ -484,6 +484,8 @@ std::vector<field_info> build_table() {
                          "reproduce the HPCC ns-3 simulator's modelling shortcuts"));
   t.push_back(integer_field<std::uint64_t>("twin.max_events", [](auto& s) -> auto& { return s.twin.max_events; }, 0,
                                            big, "congestion events (marks, CNPs, retransmits, drops) kept; 0: none"));
+  t.push_back(integer_field<std::uint32_t>("nic.data_dscp", [](auto& s) -> auto& { return s.nic.data_dscp; }, 0, 63,
+                                           "DSCP of RoCE data; the switch maps it to nic.data_priority"));
   return t;
 }
 
