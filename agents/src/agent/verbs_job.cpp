@@ -11,6 +11,7 @@
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
 
+#include "rocelab/fabric/lossless_class.hpp"
 #include "rocelab/traffic/verbs/rc_endpoint.hpp"
 
 namespace rocelab::agents::agent {
@@ -41,6 +42,14 @@ result<verbs_config> parse_config(const std::string& text) {
     c.endpoint.local_ip = j.at("local_ip").get<std::string>();
     c.endpoint.buffer_bytes = j.value("buffer_bytes", std::size_t{1} << 20);
     c.tx_depth = j.value("tx_depth", 64u);
+    // The lossless class (fabric/lossless_class.hpp): GRH traffic class from the DSCP, SL = priority.
+    const auto data_dscp = j.value("data_dscp", 26u);
+    const auto data_priority = j.value("data_priority", 3u);
+    if (data_dscp > 63 || data_priority > 7)
+      return status(error_code::invalid_argument, "verbs job: transport_config: data_dscp must be 0..63 and "
+                                                  "data_priority 0..7");
+    c.endpoint.traffic_class = fabric::traffic_class_of(static_cast<std::uint8_t>(data_dscp));
+    c.endpoint.service_level = static_cast<std::uint8_t>(data_priority);
     const int mtu = j.value("mtu", 1024);
     c.endpoint.mtu = mtu == 4096 ? IBV_MTU_4096 : mtu == 2048 ? IBV_MTU_2048 : mtu == 512 ? IBV_MTU_512 : IBV_MTU_1024;
   } catch (const json::exception& e) {

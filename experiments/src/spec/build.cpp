@@ -162,7 +162,7 @@ status validate(const experiment_spec& spec) {
 result<fabric::lossless_class> lossless_class_of(const experiment_spec& spec) {
   auto c = fabric::make_lossless_class(spec.nic.data_priority, spec.nic.data_dscp, spec.nic.dcqcn, spec.sw.pfc.enabled);
   if (!c) {
-    const std::string& msg = c.error().message();
+    const std::string msg = c.error().message();
     return fail(spec, msg.substr(0, msg.find(' ')), msg.substr(msg.find(' ') + 1));
   }
   return c;
