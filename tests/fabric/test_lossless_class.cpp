@@ -81,7 +81,7 @@ TEST(lossless_class, an_agreeing_lab_passes) {
   EXPECT_TRUE(check_lossless_class(c, seen).ok());
 }
 
-// A stock SONiC switch: RoCE's DSCP 26 lands in lossy TC 1 (issue: no PFC, no marks, no CNPs).
+// A stock SONiC switch: RoCE's DSCP 26 lands in lossy TC 1 (no PFC, no marks, no CNPs).
 TEST(lossless_class, a_stock_sonic_map_fails_naming_dscp_26_and_tc_1) {
   const lossless_class c = default_class();
   lossless_observation seen;

@@ -92,7 +92,7 @@ const json counters_db = json::parse(R"({
 // apply-patch checks each operation as sonic-utilities' Generic Config Updater does before
 // it writes anything (generic_config_updater/field_operation_validators.py,
 // rdma_config_update_validator, with gcu_field_operation_validators.conf.json of the
-// 202305..202505 releases, the strictest; later releases allow more): for WRED_PROFILE,
+// 202305..202505 releases, the strictest; the 2026 releases allow more): for WRED_PROFILE,
 // BUFFER_PROFILE, BUFFER_POOL and PFC_WD the HWSKU must be listed, and every field the op
 // touches -- the path below the table with elements holding a digit dropped, lowercased,
 // plus each key of a dict value -- must be one of a scenario's fields, with the op among

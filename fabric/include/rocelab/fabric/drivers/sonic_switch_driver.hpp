@@ -75,7 +75,7 @@ struct sonic_options {
 
 // The config_db fields that put `settings` on `running` (a config_db dump) in forms
 // config apply-patch accepts: {"TABLE": {"key": {"field": "value"}}}, fields of existing
-// keys; new keys only in QUEUE, PORT_QOS_MAP and MIRROR_SESSION (no field validator).
+// keys; keys added only in QUEUE, PORT_QOS_MAP and MIRROR_SESSION (no field validator).
 // Errors: invalid_argument (names, ranges), not_found (no entry to change: no BUFFER_PG
 // covering the PG, no DSCP map bound), unsupported (what the updater refuses, or two
 // settings asking different values of one shared profile or map), each naming the rule.
@@ -83,7 +83,7 @@ struct sonic_options {
                                                           const nlohmann::json& running, const sonic_options& options);
 
 // The JSON Patch that writes `desired` (as to_config_db_changes gives it) over `running`:
-// fields of existing keys replaced (added where absent) one by one, new keys and tables
+// fields of existing keys replaced (added where absent) one by one, absent keys and tables
 // added whole, null keys removed.
 [[nodiscard]] nlohmann::json make_apply_patch(const nlohmann::json& running, const nlohmann::json& desired);
 
