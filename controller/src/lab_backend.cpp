@@ -65,7 +65,13 @@ result<experiments::experiment_result> run_lab(const experiments::experiment_spe
     nic::fleet_options fo;
     fo.nic.line_rate_bps = static_cast<std::int64_t>(spec.topology.link_gbps * 1e9);
     fo.nic.mtu_bytes = spec.nic.mtu_bytes;
-    fo.nic.data_priority = static_cast<std::uint8_t>(spec.nic.data_priority);
+    auto cls = experiments::lossless_class_of(spec);
+    if (!cls) {
+      failure = cls.error();
+      break;
+    }
+    fo.nic.data_priority = cls->data_priority;
+    fo.nic.data_dscp = cls->data_dscp;
     const auto limit = experiments::virtual_run_limit(spec);
     fo.links = [&](const std::vector<nic::fleet_host>& fh, const std::vector<nic::nic_process_config>&) {
       std::vector<std::string> configs;
@@ -76,7 +82,9 @@ result<experiments::experiment_result> run_lab(const experiments::experiment_spe
                                          {"local_ip", inv.hosts[i].nic_ip},
                                          {"mtu", spec.nic.mtu_bytes},
                                          {"buffer_bytes", 1 << 20},
-                                         {"tx_depth", 64}}
+                                         {"tx_depth", 64},
+                                         {"data_dscp", cls->data_dscp},
+                                         {"data_priority", cls->data_priority}}
                               .dump());
       return lab.open_links(fh, protocol::job_kind::verbs, configs, run, 2 * limit + std::chrono::milliseconds(60'000));
     };

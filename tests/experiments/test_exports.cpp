@@ -65,6 +65,9 @@ TEST(exports, sonic_config_db_carries_the_tuned_thresholds) {
   EXPECT_TRUE(j.contains("QUEUE"));
   EXPECT_EQ(j["PORT_QOS_MAP"]["Ethernet8"]["pfc_enable"], "3");
   EXPECT_TRUE(j.contains("BUFFER_PROFILE"));
+  // The lossless class: SONiC's default map sends DSCP 26 to lossy TC 1; the export moves it.
+  EXPECT_EQ(j["DSCP_TO_TC_MAP"]["AZURE"]["26"], "3") << *text;
+  EXPECT_EQ(j["DSCP_TO_TC_MAP"]["AZURE"]["48"], "6");
   // Default ports: one per host, SONiC's names.
   EXPECT_EQ(export_ports(tuned(), {}), (std::vector<std::string>{"Ethernet0", "Ethernet4", "Ethernet8"}));
 }

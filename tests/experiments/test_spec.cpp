@@ -161,6 +161,27 @@ TEST(spec, cross_field_errors_name_the_line_of_the_field) {
   }
 }
 
+// The lossless class is one setting: nic.data_dscp beside nic.data_priority and the CNP's
+// knobs; a CNP DSCP equal to the data DSCP on another priority is refused by name.
+TEST(spec, the_lossless_class_comes_from_the_nic_section) {
+  auto spec = load_spec("nic:\n  data_priority: 4\n  data_dscp: 4\nworkload:\n  incast:\n    senders: 4\n", "t.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  ASSERT_TRUE(validate(*spec).ok()) << validate(*spec).message();
+  auto c = lossless_class_of(*spec);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->data_priority, 4);
+  EXPECT_EQ(c->data_dscp, 4);
+  EXPECT_EQ(c->cnp_dscp, 48);
+  EXPECT_EQ(c->cnp_priority, 6);
+  EXPECT_EQ(load_spec("workload:\n  incast:\n    senders: 4\n", "t.yaml")->nic.data_dscp, 26u) << "the default";
+  EXPECT_FALSE(apply_override(*spec, "nic.data_dscp=64").ok());
+  ASSERT_TRUE(apply_override(*spec, "nic.dcqcn.cnp_dscp=4").ok());
+  const status st = validate(*spec);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("nic.dcqcn.cnp_dscp"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("one DSCP to one traffic class"), std::string::npos) << st.message();
+}
+
 TEST(spec, set_overrides_any_field) {
   auto spec = load_spec_file(examples + "/incast-16to1.yaml");
   ASSERT_TRUE(spec.ok());

@@ -46,6 +46,7 @@ TEST_F(soft_switch_driver_lab, applies_reads_back_and_restores_exactly) {
   s.ecn = {{ports[0], 3, true, 10000, 50000, 0.2}};
   s.pfc = {{ports[0], {3, 4}}, {ports[1], {3, 4}}};
   s.buffers = {{ports[1], 3, 2048, 40000, 4096, 0, -1}};
+  s.dscp_maps = {{ports[0], {{26, 4}, {10, 3}}}, {ports[1], {{26, 4}, {10, 3}}}};
   mirror_setting m;
   m.enabled = true;
   m.direction = mirror_direction::rx;
@@ -70,6 +71,10 @@ TEST_F(soft_switch_driver_lab, applies_reads_back_and_restores_exactly) {
       EXPECT_EQ(b, s.buffers[0]);
     }
   }
+  ASSERT_EQ(after->dscp_maps.size(), 2u);
+  EXPECT_EQ(after->dscp_maps[1].dscp_to_tc.at(26), 4);
+  EXPECT_EQ(after->dscp_maps[1].dscp_to_tc.at(10), 3);
+  EXPECT_EQ(after->dscp_maps[1].dscp_to_tc.at(27), before->dscp_maps[1].dscp_to_tc.at(27)) << "other entries stay";
   ASSERT_TRUE(after->mirror.has_value());
   EXPECT_TRUE(after->mirror->enabled);
   EXPECT_EQ(after->mirror->direction, mirror_direction::rx);
@@ -83,6 +88,28 @@ TEST_F(soft_switch_driver_lab, applies_reads_back_and_restores_exactly) {
   EXPECT_EQ(restored->pfc, before->pfc);
   EXPECT_EQ(restored->buffers, before->buffers);
   EXPECT_EQ(restored->mirror, before->mirror);
+  EXPECT_EQ(restored->dscp_maps, before->dscp_maps);
+}
+
+// The lab's switch holds the lossless class of a default spec (DSCP 26 and mlx5's CNP DSCP
+// 48 on their priorities, PFC on 3) once lossless_class_settings are applied.
+TEST_F(soft_switch_driver_lab, the_lossless_class_applied_passes_its_check) {
+  auto d = soft_switch_driver::connect({state_.control_socket});
+  ASSERT_TRUE(d.ok());
+  const auto ports = (*d)->ports();
+  auto cls = make_lossless_class(3, 10, dcqcn_config::mlx5(), true);
+  ASSERT_TRUE(cls.ok());
+  lossless_observation seen;
+  auto before = (*d)->read_settings(ports);
+  ASSERT_TRUE(before.ok());
+  seen.switch_ports = lossless_ports(*before, ports);
+  EXPECT_FALSE(check_lossless_class(*cls, seen).ok()) << "DSCP 10 is not on priority 3 by default";
+  ASSERT_TRUE((*d)->apply(lossless_class_settings(*cls, ports, {3})).ok());
+  auto after = (*d)->read_settings(ports);
+  ASSERT_TRUE(after.ok());
+  seen.switch_ports = lossless_ports(*after, ports);
+  EXPECT_TRUE(check_lossless_class(*cls, seen).ok()) << check_lossless_class(*cls, seen).message();
+  ASSERT_TRUE((*d)->restore().ok());
 }
 
 TEST_F(soft_switch_driver_lab, refuses_what_the_soft_switch_cannot_do_and_changes_nothing) {

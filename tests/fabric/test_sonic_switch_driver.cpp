@@ -13,9 +13,20 @@ using testing::temp_dir;
 namespace fs = std::filesystem;
 
 // The part of a SONiC switch's running config_db the driver touches and what it refers to
-// (as `sonic-cfggen -d --print-data` prints it): two 100G ports, SONiC's default lossless
-// WRED profile on queues 3 and 4, PFC on 3,4, a lossless PG profile, no mirror session.
-const json running_config = json::parse(R"({
+// (as `sonic-cfggen -d --print-data` prints it on a Mellanox SN2700 with SONiC's defaults):
+// two 100G ports, SONiC's default lossless WRED profile on queues 3 and 4, PFC on 3,4,
+// the lossless PG profile on the range key <port>|3-4 (buffers_config.j2), the DSCP map
+// AZURE of qos_config.j2 (DSCP 26 -> TC 1: lossy), no mirror session.
+json sonic_default_dscp_map() {
+  json m = json::object();
+  for (int d = 0; d < 64; ++d) m[std::to_string(d)] = "1";
+  for (const auto& [d, tc] : std::map<int, const char*>{{3, "3"}, {4, "4"}, {5, "2"}, {8, "0"}, {46, "5"}, {48, "6"}})
+    m[std::to_string(d)] = tc;
+  return m;
+}
+const json running_config = [] {
+  json j = json::parse(R"({
+  "DEVICE_METADATA": {"localhost": {"hwsku": "Mellanox-SN2700", "hostname": "sw1"}},
   "PORT": {
     "Ethernet0": {"lanes": "0,1,2,3", "speed": "100000", "mtu": "9100", "admin_status": "up"},
     "Ethernet4": {"lanes": "4,5,6,7", "speed": "100000", "mtu": "9100", "admin_status": "up"}
@@ -29,8 +40,8 @@ const json running_config = json::parse(R"({
                                       "xon": "1248", "xon_offset": "2496", "dynamic_th": "0"}
   },
   "BUFFER_PG": {
-    "Ethernet0|3": {"profile": "pg_lossless_100000_5m_profile"},
-    "Ethernet4|3": {"profile": "pg_lossless_100000_5m_profile"}
+    "Ethernet0|3-4": {"profile": "pg_lossless_100000_5m_profile"},
+    "Ethernet4|3-4": {"profile": "pg_lossless_100000_5m_profile"}
   },
   "WRED_PROFILE": {
     "AZURE_LOSSLESS": {"ecn": "ecn_all", "wred_green_enable": "true", "wred_yellow_enable": "true",
@@ -45,10 +56,13 @@ const json running_config = json::parse(R"({
     "Ethernet4|3": {"wred_profile": "AZURE_LOSSLESS"}
   },
   "PORT_QOS_MAP": {
-    "Ethernet0": {"pfc_enable": "3,4"},
-    "Ethernet4": {"pfc_enable": "3,4"}
+    "Ethernet0": {"pfc_enable": "3,4", "dscp_to_tc_map": "AZURE"},
+    "Ethernet4": {"pfc_enable": "3,4", "dscp_to_tc_map": "AZURE"}
   }
 })");
+  j["DSCP_TO_TC_MAP"]["AZURE"] = sonic_default_dscp_map();
+  return j;
+}();
 
 // COUNTERS_DB as sonic-db-cli HGETALL prints it (Python dicts).
 const json counters_db = json::parse(R"({
@@ -71,9 +85,19 @@ const json counters_db = json::parse(R"({
 
 // A test double for the remote switch, since no SONiC switch exists here: an `ssh` program
 // first on PATH that records its argv (one JSON array per line in calls.jsonl) and serves
-// the three commands the driver runs from state files -- config_db.json (to which it
-// applies the JSON Patches it receives, so a later read sees them) and counters.json.
-// It pins the exact commands; the YANG test below checks what they carry.
+// the commands the driver runs from state files -- config_db.json (to which it applies the
+// JSON Patches it receives, so a later read sees them) and counters.json. Several
+// sonic-db-cli commands may come in one session, separated by ";" words.
+//
+// apply-patch checks each operation as sonic-utilities' Generic Config Updater does before
+// it writes anything (generic_config_updater/field_operation_validators.py,
+// rdma_config_update_validator, with gcu_field_operation_validators.conf.json of the
+// 202305..202505 releases, the strictest; the 2026 releases allow more): for WRED_PROFILE,
+// BUFFER_PROFILE, BUFFER_POOL and PFC_WD the HWSKU must be listed, and every field the op
+// touches -- the path below the table with elements holding a digit dropped, lowercased,
+// plus each key of a dict value -- must be one of a scenario's fields, with the op among
+// its operations. Other tables have no field validator. A rejection prints the updater's
+// message, so every patch the driver sends in these tests passes those rules.
 constexpr const char* fake_ssh = R"(#!/usr/bin/python3
 import json, os, sys
 d = os.environ["FAKE_SSH_DIR"]
@@ -85,6 +109,27 @@ if "--" not in args:
 cmd = args[args.index("--") + 2:]
 def pointer(p):
     return [s.replace("~1", "/").replace("~0", "~") for s in p.split("/")[1:]]
+RULES = {
+    "WRED_PROFILE": [(["azure_lossless/green_min_threshold", "azure_lossless/green_max_threshold",
+                       "azure_lossless/green_drop_probability"], ["replace"])],
+    "BUFFER_PROFILE": [(["dynamic_th"], ["replace"]), (["xoff"], ["replace"])],
+    "BUFFER_POOL": [(["ingress_lossless_pool/xoff", "ingress_lossless_pool/size", "egress_lossy_pool/size"], ["replace"])],
+    "PFC_WD": [(["restoration_time", "detection_time", "action", "global/poll_interval", ""], ["remove", "add", "replace"])],
+}
+LISTED = ["mellanox-sn2700", "acs-msn2700", "acs-msn3800", "mellanox-sn3800-d112c8", "acs-msn4700"]
+def gcu_allows(op, hwsku):
+    parts = pointer(op["path"])
+    if parts[0] not in RULES: return True
+    if hwsku.lower() not in LISTED: return False
+    cleaned = "/".join(e for e in parts[1:] if not any(c.isdigit() for c in e)).lower()
+    if isinstance(op.get("value"), dict):
+        fields = [cleaned + "/" + k if cleaned else k for k in op["value"]]
+    else:
+        fields = [cleaned]
+    for field in fields:
+        scenario = next((s for s in RULES[parts[0]] if field in s[0]), None)
+        if scenario is None or op["op"] not in scenario[1]: return False
+    return True
 if cmd == ["sudo", "sonic-cfggen", "-d", "--print-data"]:
     sys.stdout.write(open(os.path.join(d, "config_db.json")).read())
 elif cmd == ["sudo", "config", "apply-patch", "/dev/stdin"]:
@@ -94,16 +139,36 @@ elif cmd == ["sudo", "config", "apply-patch", "/dev/stdin"]:
     if os.path.exists(os.path.join(d, "fail_apply")):
         sys.stderr.write("Error: Given patch will produce invalid config\n"); sys.exit(1)
     db = json.load(open(os.path.join(d, "config_db.json")))
+    hwsku = db.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku", "")
+    for op in patch:
+        if not gcu_allows(op, hwsku):
+            table = pointer(op["path"])[0]
+            sys.stderr.write("Error: Failed to apply patch on the following scopes:\n- localhost: Modification of " +
+                             table + " table is illegal- validating function generic_config_updater."
+                             "field_operation_validators.rdma_config_update_validator returned False\n")
+            sys.exit(1)
     for op in patch:
         parts = pointer(op["path"]); parent = db
         for p in parts[:-1]: parent = parent[p]
         if op["op"] == "add": parent[parts[-1]] = op["value"]
+        elif op["op"] == "replace":
+            if parts[-1] not in parent:
+                sys.stderr.write("fake ssh: replace of a missing member " + op["path"] + "\n"); sys.exit(1)
+            parent[parts[-1]] = op["value"]
         elif op["op"] == "remove": del parent[parts[-1]]
         else: sys.stderr.write("fake ssh: op " + op["op"] + "\n"); sys.exit(1)
     json.dump(db, open(os.path.join(d, "config_db.json"), "w"), indent=1, sort_keys=True)
     print("Patch applied successfully.")
-elif len(cmd) == 4 and cmd[:3] == ["sonic-db-cli", "COUNTERS_DB", "HGETALL"]:
-    print(repr(json.load(open(os.path.join(d, "counters.json"))).get(cmd[3], {})))
+elif cmd and cmd[0] == "sonic-db-cli":
+    counters = json.load(open(os.path.join(d, "counters.json")))
+    words = []
+    for w in cmd + [";"]:
+        if w != ";":
+            words.append(w); continue
+        if len(words) != 4 or words[:3] != ["sonic-db-cli", "COUNTERS_DB", "HGETALL"]:
+            sys.stderr.write("fake ssh: unexpected command %r\n" % (words,)); sys.exit(255)
+        print(repr(counters.get(words[3], {})))
+        words = []
 else:
     sys.stderr.write("fake ssh: unexpected command %r\n" % (cmd,)); sys.exit(255)
 )";
@@ -132,6 +197,13 @@ class fake_switch {
     for (std::string line; std::getline(in, line);) out.push_back(json::parse(line).get<std::vector<std::string>>());
     return out;
   }
+  [[nodiscard]] int patches() const {
+    int n = 0;
+    while (fs::exists(dir_.path() / ("patch-" + std::to_string(n) + ".json"))) ++n;
+    return n;
+  }
+  void set_config_db(const json& db) { std::ofstream(dir_.path() / "config_db.json") << db.dump(1); }
+  void set_counters(const json& c) { std::ofstream(dir_.path() / "counters.json") << c.dump(1); }
   [[nodiscard]] json patch(int n) const {
     return json::parse(testing::slurp(dir_.path() / ("patch-" + std::to_string(n) + ".json")));
   }
@@ -159,6 +231,7 @@ switch_settings incast_settings() {
   s.ecn = {{"Ethernet0", 3, true, 20480, 204800, 0.05}, {"Ethernet4", 3, true, 20480, 204800, 0.05}};
   s.pfc = {{"Ethernet0", {3}}, {"Ethernet4", {3}}};
   s.buffers = {{"Ethernet0", 3, 1248, 65536, 1248, 2496, -2}};
+  s.dscp_maps = {{"Ethernet0", {{26, 3}, {48, 6}}}, {"Ethernet4", {{26, 3}, {48, 6}}}};
   mirror_setting m;
   m.name = "rocelab";
   m.source_ports = {"Ethernet0", "Ethernet4"};
@@ -189,6 +262,10 @@ class sonic_yang : public ::testing::Test {
         if (entry.is_null()) continue;
         for (const auto& [field, value] : entry.items()) db[table][key][field] = value;
       }
+    return validate_db(db, out);
+  }
+  // A whole config_db (the fake switch's after an apply).
+  static int validate_db(const json& db, std::string& out) {
     const fs::path data = dir_->path() / "data.xml";
     std::ofstream(data) << testing::to_yang_xml(db);
     return testing::yanglint(*models_, data, out);
@@ -292,31 +369,32 @@ TEST(sonic_switch_driver, apply_runs_exactly_these_commands_and_patches_the_runn
   EXPECT_EQ(calls[1], with({"sudo", "config", "apply-patch", "/dev/stdin"}));
 
   const json patch = sw.patch(0);
-  // Existing keys are changed field by field; new keys and the new table are added whole.
-  EXPECT_NE(std::find(patch.begin(), patch.end(),
-                      json{{"op", "add"}, {"path", "/QUEUE/Ethernet0|3/wred_profile"}, {"value", "ROCELAB_Ethernet0_Q3"}}),
-            patch.end())
+  auto has = [&](const json& op) { return std::find(patch.begin(), patch.end(), op) != patch.end(); };
+  // The switch's own lossless entries, field by field with "replace": the WRED profile's
+  // green curve, the PG profile's xoff and dynamic_th, the DSCP map's entry for 26.
+  EXPECT_TRUE(has({{"op", "replace"}, {"path", "/WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold"}, {"value", "20480"}}))
       << patch.dump(1);
-  EXPECT_NE(std::find(patch.begin(), patch.end(),
-                      json{{"op", "add"}, {"path", "/PORT_QOS_MAP/Ethernet0/pfc_enable"}, {"value", "3"}}),
-            patch.end());
-  bool mirror_table_added = false;
+  EXPECT_TRUE(has({{"op", "replace"}, {"path", "/WRED_PROFILE/AZURE_LOSSLESS/green_max_threshold"}, {"value", "204800"}}));
   for (const auto& op : patch)
+    EXPECT_NE(op["path"], "/WRED_PROFILE/AZURE_LOSSLESS/green_drop_probability") << "5 is already there";
+  EXPECT_TRUE(has({{"op", "replace"}, {"path", "/BUFFER_PROFILE/pg_lossless_100000_5m_profile/xoff"}, {"value", "65536"}}));
+  EXPECT_TRUE(has({{"op", "replace"}, {"path", "/BUFFER_PROFILE/pg_lossless_100000_5m_profile/dynamic_th"}, {"value", "-2"}}));
+  EXPECT_TRUE(has({{"op", "replace"}, {"path", "/DSCP_TO_TC_MAP/AZURE/26"}, {"value", "3"}}));
+  EXPECT_TRUE(has({{"op", "replace"}, {"path", "/PORT_QOS_MAP/Ethernet0/pfc_enable"}, {"value", "3"}}));
+  bool mirror_table_added = false;
+  for (const auto& op : patch) {
     if (op["path"] == "/MIRROR_SESSION") mirror_table_added = op["value"].contains("rocelab");
-  EXPECT_TRUE(mirror_table_added) << patch.dump(1);
-  // Profiles come before the entries that refer to them.
-  std::size_t first_queue = patch.size(), last_wred = 0;
-  for (std::size_t i = 0; i < patch.size(); ++i) {
-    const std::string p = patch[i]["path"];
-    if (p.starts_with("/QUEUE")) first_queue = std::min(first_queue, i);
-    if (p.starts_with("/WRED_PROFILE")) last_wred = i;
+    EXPECT_FALSE(op["path"].get<std::string>().starts_with("/BUFFER_PG")) << "no BUFFER_PG key is written";
+    EXPECT_EQ(op["path"].get<std::string>().find("ROCELAB"), std::string::npos) << "no profiles of our own";
   }
-  EXPECT_LT(last_wred, first_queue);
+  EXPECT_TRUE(mirror_table_added) << patch.dump(1);
 
   const json db = sw.config_db();
-  EXPECT_EQ(db["QUEUE"]["Ethernet0|3"]["wred_profile"], "ROCELAB_Ethernet0_Q3");
-  EXPECT_EQ(db["QUEUE"]["Ethernet0|4"]["wred_profile"], "AZURE_LOSSLESS") << "queue 4 was not asked for";
-  EXPECT_EQ(db["BUFFER_PG"]["Ethernet0|3"]["profile"], "ROCELAB_PG_Ethernet0_3");
+  EXPECT_EQ(db["QUEUE"]["Ethernet0|3"]["wred_profile"], "AZURE_LOSSLESS");
+  EXPECT_EQ(db["WRED_PROFILE"]["AZURE_LOSSLESS"]["yellow_min_threshold"], "1048576") << "yellow is not ours";
+  EXPECT_EQ(db["BUFFER_PG"], running_config["BUFFER_PG"]);
+  EXPECT_EQ(db["DSCP_TO_TC_MAP"]["AZURE"]["26"], "3");
+  EXPECT_EQ(db["DSCP_TO_TC_MAP"]["AZURE"]["25"], "1") << "other DSCPs are left alone";
   EXPECT_EQ(db["MIRROR_SESSION"]["rocelab"]["dst_ip"], "198.18.1.2");
 
   auto read = (*d)->read_settings({"Ethernet0"});
@@ -324,9 +402,12 @@ TEST(sonic_switch_driver, apply_runs_exactly_these_commands_and_patches_the_runn
   ASSERT_FALSE(read->ecn.empty());
   EXPECT_EQ(read->ecn[0], (ecn_setting{"Ethernet0", 3, true, 20480, 204800, 0.05}));
   EXPECT_EQ(read->pfc[0].priorities, std::vector<std::uint8_t>{3});
-  EXPECT_EQ(read->buffers[0], incast_settings().buffers[0]);
+  EXPECT_EQ(read->buffers[0], incast_settings().buffers[0]) << "PG 3 of the range key 3-4";
   ASSERT_TRUE(read->mirror.has_value());
   EXPECT_EQ(read->mirror->dst_ip, "198.18.1.2");
+  ASSERT_EQ(read->dscp_maps.size(), 1u);
+  EXPECT_EQ(read->dscp_maps[0].dscp_to_tc.size(), 64u);
+  EXPECT_EQ(read->dscp_maps[0].dscp_to_tc.at(26), 3);
 }
 
 TEST(sonic_switch_driver, restore_puts_back_exactly_the_previous_config_db) {
@@ -400,11 +481,304 @@ TEST(sonic_switch_driver, counters_map_sai_names_onto_the_common_vocabulary) {
     if (s.name == "pg3.pfc_rx_frames") seen_pfc = s.value == 12;
   }
   EXPECT_TRUE(seen_pfc);
-  // 3 name maps, then the port, its queue and PG, and their watermarks.
-  const auto calls = sw.calls();
-  ASSERT_EQ(calls.size(), 8u);
-  EXPECT_EQ(calls[3].back(), "COUNTERS:oid:0x1000000000002");
-  EXPECT_EQ(calls[5].back(), "USER_WATERMARKS:oid:0x15000000000230");
+  // One session for the 3 name maps, one for the port, its queue and PG and their
+  // watermarks; the next sample is one session (the maps are kept).
+  auto calls = sw.calls();
+  ASSERT_EQ(calls.size(), 2u);
+  const std::vector<std::string> counters_session(calls[1].begin() + 6, calls[1].end());
+  const std::vector<std::string> want{
+      "sonic-db-cli", "COUNTERS_DB", "HGETALL", "COUNTERS:oid:0x1000000000002",          ";",
+      "sonic-db-cli", "COUNTERS_DB", "HGETALL", "COUNTERS:oid:0x15000000000230",         ";",
+      "sonic-db-cli", "COUNTERS_DB", "HGETALL", "USER_WATERMARKS:oid:0x15000000000230", ";",
+      "sonic-db-cli", "COUNTERS_DB", "HGETALL", "COUNTERS:oid:0x1a000000000063",         ";",
+      "sonic-db-cli", "COUNTERS_DB", "HGETALL", "USER_WATERMARKS:oid:0x1a000000000063"};
+  EXPECT_EQ(counters_session, want);
+  ASSERT_TRUE((*d)->read_counters().ok());
+  EXPECT_EQ(sw.calls().size(), 3u) << "one SSH session per sample";
+}
+
+// The switch re-created its objects (a config reload): the kept name maps are re-read once.
+TEST(sonic_switch_driver, counters_follow_object_ids_that_changed) {
+  fake_switch sw;
+  auto d = sonic_switch_driver::open(options());
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE((*d)->read_counters().ok());
+  json c = counters_db;
+  c["COUNTERS_PORT_NAME_MAP"]["Ethernet0"] = "oid:0x1000000000009";
+  c["COUNTERS:oid:0x1000000000009"] = c["COUNTERS:oid:0x1000000000002"];
+  c.erase("COUNTERS:oid:0x1000000000002");
+  sw.set_counters(c);
+  auto again = (*d)->read_counters();
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  bool rx = false;
+  for (const auto& x : *again) rx = rx || (x.scope == "port" && x.name == "rx_packets" && x.value == 1000);
+  EXPECT_TRUE(rx);
+  EXPECT_EQ(sw.calls().size(), 5u) << "2 + the stale sample, the maps, the sample again";
+}
+
+// A platform that does not count WRED ECN marks: the queue's marks are unknown, not 0.
+TEST(sonic_switch_driver, a_missing_wred_ecn_counter_is_reported_missing_never_zero) {
+  fake_switch sw;
+  json c = counters_db;
+  c["COUNTERS:oid:0x15000000000230"].erase("SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS");
+  sw.set_counters(c);
+  auto d = sonic_switch_driver::open(options());
+  ASSERT_TRUE(d.ok());
+  auto counters = (*d)->read_counters();
+  ASSERT_TRUE(counters.ok()) << counters.error().message();
+  int seen = 0;
+  for (const auto& x : *counters)
+    if (x.scope == "queue" && x.index == 3 && x.name == "ecn_marked_packets") {
+      ++seen;
+      EXPECT_TRUE(x.missing);
+    }
+  EXPECT_EQ(seen, 1);
+  EXPECT_EQ(missing_counter_names(*counters), std::vector<std::string>{"Ethernet0 queue3.ecn_marked_packets"});
+  const auto samples =
+      to_counter_samples(*counters, 0, [](const std::string&) -> std::optional<std::uint32_t> { return 1u; }, 5);
+  for (const auto& smp : samples) EXPECT_NE(smp.name, "queue3.ecn_marked_packets") << "no 0 in the records";
+  // Where the platform counts them, they are not missing.
+  sw.set_counters(counters_db);
+  auto d2 = sonic_switch_driver::open(options());
+  ASSERT_TRUE(d2.ok());
+  auto counted = (*d2)->read_counters();
+  ASSERT_TRUE(counted.ok());
+  EXPECT_TRUE(missing_counter_names(*counted).empty());
+}
+
+// ---- the config updater's field rules, over every kind of patch the driver sends ----
+
+// Each kind of setting alone and all together, applied twice (the second changes the
+// first's fields again) and restored: every patch passes the fake updater's rules (a
+// rejected one fails the apply or restore), the config_db after the apply validates
+// against the YANG models, and restore gives back the running config_db exactly.
+TEST_F(sonic_yang, every_patch_the_driver_emits_passes_the_config_updaters_field_rules) {
+  switch_settings ecn, pfc, buffers, dscp, span, erspan;
+  ecn.ecn = {{"Ethernet0", 3, true, 20480, 204800, 0.05}, {"Ethernet0", 4, true, 20480, 204800, 0.05},
+             {"Ethernet4", 3, true, 20480, 204800, 0.05}, {"Ethernet4", 4, true, 20480, 204800, 0.05}};
+  pfc.pfc = {{"Ethernet0", {3}}, {"Ethernet4", {3, 4}}};
+  buffers.buffers = {{"Ethernet0", 3, 1248, 65536, 1248, 2496, -2}, {"Ethernet0", 4, 1248, 65536, 1248, 2496, -2},
+                     {"Ethernet4", 3, 1248, 65536, 1248, 2496, -2}};
+  dscp.dscp_maps = {{"Ethernet0", {{26, 3}, {48, 6}, {24, 3}}}};
+  span.mirror = incast_settings().mirror;
+  span.mirror->dst_ip.clear();
+  span.mirror->src_ip.clear();
+  span.mirror->destination_port = "Ethernet4";
+  span.mirror->source_ports = {"Ethernet0"};
+  erspan.mirror = incast_settings().mirror;
+  struct case_t {
+    const char* name;
+    switch_settings first, second;
+  };
+  switch_settings ecn2 = ecn;
+  for (auto& e : ecn2.ecn) e.kmax_bytes = 409600, e.pmax = 0.2;
+  switch_settings buffers2 = buffers;
+  for (auto& b : buffers2.buffers) b.dynamic_th = 1, b.xoff_bytes = 80000;
+  switch_settings dscp2;
+  dscp2.dscp_maps = {{"Ethernet0", {{26, 4}}}, {"Ethernet4", {{26, 4}}}};
+  const case_t cases[] = {
+      {"ECN", ecn, ecn2},         {"PFC", pfc, switch_settings{}}, {"buffers on a range key", buffers, buffers2},
+      {"DSCP map", dscp, dscp2},  {"SPAN", span, switch_settings{}}, {"ERSPAN then off", erspan, [] {
+                                                                        switch_settings off;
+                                                                        off.mirror = incast_settings().mirror;
+                                                                        off.mirror->enabled = false;
+                                                                        return off;
+                                                                      }()},
+      {"all", incast_settings(), ecn2},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    fake_switch sw;
+    auto d = sonic_switch_driver::open(options());
+    ASSERT_TRUE(d.ok());
+    auto st = (*d)->apply(c.first);
+    ASSERT_TRUE(st.ok()) << st.message();
+    std::string out;
+    EXPECT_EQ(validate_db(sw.config_db(), out), 0) << out;
+    if (!c.second.empty()) {
+      st = (*d)->apply(c.second);
+      ASSERT_TRUE(st.ok()) << st.message();
+    }
+    st = (*d)->restore();
+    ASSERT_TRUE(st.ok()) << st.message();
+    EXPECT_EQ(sw.config_db(), running_config) << sw.config_db().dump(1);
+    EXPECT_GE(sw.patches(), 2);
+    // Only what the driver added is ever removed: nothing of the running config_db.
+    for (int i = 0; i < sw.patches(); ++i)
+      for (const auto& op : sw.patch(i))
+        if (op["op"] == "remove") {
+          EXPECT_FALSE(running_config.contains(json::json_pointer(op["path"].get<std::string>()))) << op.dump();
+        }
+  }
+}
+
+// The rules are not a formality: the fake updater refuses what sonic-utilities refuses --
+// the profiles of our own an earlier driver added -- and takes the replaces it allows.
+TEST(sonic_switch_driver, the_fake_updater_refuses_what_the_config_updater_refuses) {
+  fake_switch sw;
+  auto run = [&](const json& patch) {
+    auto r = run_process({"ssh", "--", "admin@sw1", "sudo", "config", "apply-patch", "/dev/stdin"}, patch.dump(),
+                         std::chrono::seconds(30));
+    EXPECT_TRUE(r.ok());
+    return *r;
+  };
+  const json refused[] = {
+      json::array({{{"op", "add"}, {"path", "/WRED_PROFILE/ROCELAB_Ethernet0_Q3"}, {"value", {{"ecn", "ecn_all"}}}}}),
+      json::array({{{"op", "add"}, {"path", "/WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold"}, {"value", "1"}}}),
+      json::array({{{"op", "replace"}, {"path", "/WRED_PROFILE/AZURE_LOSSLESS/yellow_min_threshold"}, {"value", "1"}}}),
+      json::array({{{"op", "replace"}, {"path", "/WRED_PROFILE/AZURE_LOSSLESS/ecn"}, {"value", "ecn_none"}}}),
+      json::array({{{"op", "add"},
+                    {"path", "/BUFFER_PROFILE/ROCELAB_PG_Ethernet0_3"},
+                    {"value", {{"pool", "ingress_lossless_pool"}, {"size", "0"}}}}}),
+      json::array({{{"op", "replace"}, {"path", "/BUFFER_PROFILE/pg_lossless_100000_5m_profile/size"}, {"value", "1"}}}),
+  };
+  for (const auto& p : refused) {
+    const auto r = run(p);
+    EXPECT_EQ(r.exit_code, 1) << p.dump();
+    EXPECT_NE(r.err.find("table is illegal"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(sw.config_db(), running_config);
+  const auto ok = run(json::array(
+      {{{"op", "replace"}, {"path", "/WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold"}, {"value", "1"}},
+       {{"op", "replace"}, {"path", "/BUFFER_PROFILE/pg_lossless_100000_5m_profile/xoff"}, {"value", "1"}}}));
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  // An HWSKU the updater does not list may not change them at all.
+  json db = running_config;
+  db["DEVICE_METADATA"]["localhost"]["hwsku"] = "Some-Vendor-Box";
+  sw.set_config_db(db);
+  const auto unlisted = run(json::array(
+      {{{"op", "replace"}, {"path", "/WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold"}, {"value", "2"}}}));
+  EXPECT_EQ(unlisted.exit_code, 1);
+}
+
+// What the updater would refuse, the driver refuses before it sends anything, naming why.
+TEST(sonic_switch_driver, settings_the_config_updater_cannot_apply_are_refused_by_name) {
+  struct case_t {
+    const char* name;
+    switch_settings settings;
+    std::function<void(json&)> switch_state;
+    error_code code;
+    const char* in_message;
+  };
+  switch_settings ecn_off;
+  ecn_off.ecn = {{"Ethernet0", 3, false, 0, 0, 0.0}};
+  switch_settings two_curves;
+  two_curves.ecn = {{"Ethernet0", 3, true, 20480, 204800, 0.05}, {"Ethernet4", 3, true, 40960, 204800, 0.05}};
+  switch_settings other_size;
+  other_size.buffers = {{"Ethernet0", 3, 65536, 65536, 1248, 2496, 0}};
+  switch_settings pg7;
+  pg7.buffers = {{"Ethernet0", 7, 1248, 65536, 1248, 2496, 0}};
+  switch_settings dscp_two_ways;
+  dscp_two_ways.dscp_maps = {{"Ethernet0", {{26, 3}}}, {"Ethernet4", {{26, 4}}}};
+  const case_t cases[] = {
+      {"ECN off", ecn_off, {}, error_code::unsupported, "turning ECN off"},
+      {"two curves on one shared profile", two_curves, {}, error_code::unsupported, "AZURE_LOSSLESS"},
+      {"another PG size", other_size, {}, error_code::unsupported, "only xoff and dynamic_th"},
+      {"a PG no BUFFER_PG entry covers", pg7, {}, error_code::not_found, "no BUFFER_PG entry covers"},
+      {"one DSCP two ways in a shared map", dscp_two_ways, {}, error_code::unsupported, "is shared"},
+      {"an unlisted HWSKU", incast_settings(),
+       [](json& db) { db["DEVICE_METADATA"]["localhost"]["hwsku"] = "Some-Vendor-Box"; }, error_code::unsupported,
+       "HWSKU 'Some-Vendor-Box'"},
+      {"a profile name without a digit", incast_settings(),
+       [](json& db) {
+         db["BUFFER_PROFILE"]["ingress_lossless_profile"] = db["BUFFER_PROFILE"]["pg_lossless_100000_5m_profile"];
+         db["BUFFER_PG"]["Ethernet0|3-4"]["profile"] = "ingress_lossless_profile";
+       },
+       error_code::unsupported, "whose name has a digit"},
+      {"no DSCP map bound", incast_settings(),
+       [](json& db) {
+         for (auto& [k, v] : db["PORT_QOS_MAP"].items()) v.erase("dscp_to_tc_map");
+       },
+       error_code::not_found, "binds no dscp_to_tc_map"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    fake_switch sw;
+    json db = running_config;
+    if (c.switch_state) c.switch_state(db);
+    sw.set_config_db(db);
+    auto d = sonic_switch_driver::open(options());
+    ASSERT_TRUE(d.ok());
+    const status st = (*d)->apply(c.settings);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.code(), c.code) << st.message();
+    EXPECT_NE(st.message().find(c.in_message), std::string::npos) << st.message();
+    EXPECT_EQ(sw.patches(), 0) << "nothing was sent";
+  }
+}
+
+// ---- BUFFER_PG range keys (recorded: SONiC's buffers_config.j2 writes Ethernet0|3-4) ----
+
+TEST(sonic_switch_driver, restore_keeps_sonics_range_key_and_pg_3_keeps_its_buffer) {
+  fake_switch sw;
+  auto d = sonic_switch_driver::open(options());
+  ASSERT_TRUE(d.ok());
+  switch_settings s;
+  s.buffers = {{"Ethernet0", 3, 1248, 65536, 1248, 2496, -2}};
+  ASSERT_TRUE((*d)->apply(s).ok());
+  json db = sw.config_db();
+  EXPECT_EQ(db["BUFFER_PG"], running_config["BUFFER_PG"]) << "no Ethernet0|3 key beside Ethernet0|3-4";
+  EXPECT_EQ(db["BUFFER_PROFILE"]["pg_lossless_100000_5m_profile"]["xoff"], "65536");
+  ASSERT_TRUE((*d)->restore().ok());
+  db = sw.config_db();
+  ASSERT_TRUE(db["BUFFER_PG"].contains("Ethernet0|3-4")) << "PG 3 still has its lossless buffer";
+  EXPECT_EQ(db["BUFFER_PG"]["Ethernet0|3-4"]["profile"], "pg_lossless_100000_5m_profile");
+  EXPECT_EQ(db, running_config);
+  for (int i = 0; i < sw.patches(); ++i)
+    for (const auto& op : sw.patch(i)) EXPECT_FALSE(op["path"].get<std::string>().starts_with("/BUFFER_PG")) << op;
+}
+
+// Older releases write references as "[TABLE|name]": read and changed alike.
+TEST(sonic_switch_driver, bracketed_references_of_older_releases_are_followed) {
+  fake_switch sw;
+  json db = running_config;
+  db["BUFFER_PG"]["Ethernet0|3-4"]["profile"] = "[BUFFER_PROFILE|pg_lossless_100000_5m_profile]";
+  db["PORT_QOS_MAP"]["Ethernet0"]["dscp_to_tc_map"] = "[DSCP_TO_TC_MAP|AZURE]";
+  db["QUEUE"]["Ethernet0|3"]["wred_profile"] = "[WRED_PROFILE|AZURE_LOSSLESS]";
+  sw.set_config_db(db);
+  auto d = sonic_switch_driver::open(options());
+  ASSERT_TRUE(d.ok());
+  auto read = (*d)->read_settings({"Ethernet0"});
+  ASSERT_TRUE(read.ok());
+  ASSERT_EQ(read->buffers.size(), 2u) << "PGs 3 and 4 of the range";
+  EXPECT_EQ(read->buffers[0].xoff_bytes, 56160);
+  EXPECT_EQ(read->dscp_maps[0].dscp_to_tc.at(26), 1);
+  ASSERT_FALSE(read->ecn.empty());
+  switch_settings s;
+  s.buffers = {{"Ethernet0", 4, 1248, 60000, 1248, 2496, 0}};
+  s.dscp_maps = {{"Ethernet0", {{26, 3}}}};
+  ASSERT_TRUE((*d)->apply(s).ok());
+  EXPECT_EQ(sw.config_db()["DSCP_TO_TC_MAP"]["AZURE"]["26"], "3");
+  ASSERT_TRUE((*d)->restore().ok());
+  EXPECT_EQ(sw.config_db(), db);
+}
+
+// ---- the lossless class on a SONiC switch ----
+
+// A stock switch sends DSCP 26 to lossy TC 1: the check names it; after apply it agrees.
+TEST(sonic_switch_driver, the_lossless_class_is_checked_then_programmed_into_dscp_to_tc_map) {
+  fake_switch sw;
+  auto d = sonic_switch_driver::open(options());
+  ASSERT_TRUE(d.ok());
+  auto cls = make_lossless_class(3, 26, dcqcn_config::mlx5(), true);
+  ASSERT_TRUE(cls.ok());
+  const std::vector<std::string> ports{"Ethernet0", "Ethernet4"};
+  auto before = (*d)->read_settings(ports);
+  ASSERT_TRUE(before.ok());
+  lossless_observation seen;
+  seen.switch_ports = lossless_ports(*before, ports);
+  const auto m = lossless_mismatches(*cls, seen);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0], "switch port Ethernet0: DSCP_TO_TC_MAP maps DSCP 26 to TC 1, not to the data priority 3");
+
+  ASSERT_TRUE((*d)->apply(lossless_class_settings(*cls, ports, {3, 4})).ok());
+  auto after = (*d)->read_settings(ports);
+  ASSERT_TRUE(after.ok());
+  seen.switch_ports = lossless_ports(*after, ports);
+  EXPECT_TRUE(check_lossless_class(*cls, seen).ok()) << check_lossless_class(*cls, seen).message();
+  EXPECT_EQ(sw.config_db()["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"], "3,4");
+  ASSERT_TRUE((*d)->restore().ok());
+  EXPECT_EQ(sw.config_db()["DSCP_TO_TC_MAP"]["AZURE"]["26"], "1") << "the stock map is back";
 }
 
 TEST(sonic_switch_driver, names_that_are_not_plain_never_reach_ssh) {

@@ -88,6 +88,8 @@ inline const std::map<std::string, table_map>& yang_tables() {
       {"QUEUE", {"sonic-queue", "QUEUE_LIST", {"ifname", "qindex"}}},
       {"PORT_QOS_MAP", {"sonic-port-qos-map", "PORT_QOS_MAP_LIST", {"ifname"}}},
       {"MIRROR_SESSION", {"sonic-mirror-session", "MIRROR_SESSION_LIST", {"name"}}},
+      // A list of maps, each a list of {dscp, tc}: to_yang_xml nests it.
+      {"DSCP_TO_TC_MAP", {"sonic-dscp-tc-map", "DSCP_TO_TC_MAP_LIST", {"name"}}},
   };
   return m;
 }
@@ -108,6 +110,17 @@ inline std::string xml_escape(const std::string& s) {
 inline std::string to_yang_xml(const nlohmann::json& db) {
   std::string xml;
   for (const auto& [table, keys] : db.items()) {
+    if (table == "DEVICE_METADATA") {  // containers, not lists: DEVICE_METADATA/localhost/hwsku
+      xml += "<sonic-device_metadata xmlns=\"http://github.com/sonic-net/sonic-device_metadata\"><DEVICE_METADATA>";
+      for (const auto& [name, entry] : keys.items()) {
+        xml += "<" + name + ">";
+        for (const auto& [field, value] : entry.items())
+          xml += "<" + field + ">" + xml_escape(value.get<std::string>()) + "</" + field + ">";
+        xml += "</" + name + ">";
+      }
+      xml += "</DEVICE_METADATA></sonic-device_metadata>\n";
+      continue;
+    }
     const auto it = yang_tables().find(table);
     if (it == yang_tables().end()) throw std::runtime_error("no YANG mapping for table " + table);
     const auto& t = it->second;
@@ -119,8 +132,13 @@ inline std::string to_yang_xml(const nlohmann::json& db) {
       for (std::string part; std::getline(ks, part, '|');) parts.push_back(part);
       for (std::size_t i = 0; i < t.keys.size() && i < parts.size(); ++i)
         xml += "<" + t.keys[i] + ">" + xml_escape(parts[i]) + "</" + t.keys[i] + ">";
-      for (const auto& [field, value] : entry.items())
-        xml += "<" + field + ">" + xml_escape(value.get<std::string>()) + "</" + field + ">";
+      for (const auto& [field, value] : entry.items()) {
+        if (table == "DSCP_TO_TC_MAP")
+          xml += "<DSCP_TO_TC_MAP><dscp>" + field + "</dscp><tc>" + xml_escape(value.get<std::string>()) +
+                 "</tc></DSCP_TO_TC_MAP>";
+        else
+          xml += "<" + field + ">" + xml_escape(value.get<std::string>()) + "</" + field + ">";
+      }
       xml += "</" + std::string(t.list) + ">";
     }
     xml += "</" + table + "></" + std::string(t.module) + ">\n";

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rocelab/fabric/lossless_class.hpp"
 #include "rocelab/traffic/verbs/path_mtu.hpp"
 #include "rocelab/traffic/verbs/rc_endpoint.hpp"
 #include "verbs_worker.hpp"
@@ -41,6 +42,14 @@ result<verbs_config> parse_config(const std::string& text) {
     auto mtu = verbs::mtu_from_bytes(j.value("mtu", std::int64_t{1024}));
     if (!mtu) return mtu.error().with_context("verbs job: transport_config");
     c.endpoint.mtu = *mtu;
+    // The lossless class (fabric/lossless_class.hpp): GRH traffic class from the DSCP, SL = priority.
+    const auto data_dscp = j.value("data_dscp", 26u);
+    const auto data_priority = j.value("data_priority", 3u);
+    if (data_dscp > 63 || data_priority > 7)
+      return status(error_code::invalid_argument, "verbs job: transport_config: data_dscp must be 0..63 and "
+                                                  "data_priority 0..7");
+    c.endpoint.traffic_class = fabric::traffic_class_of(static_cast<std::uint8_t>(data_dscp));
+    c.endpoint.service_level = static_cast<std::uint8_t>(data_priority);
   } catch (const json::exception& e) {
     return status(error_code::invalid_argument, std::string("verbs job: transport_config: ") + e.what());
   }

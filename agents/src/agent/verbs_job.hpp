@@ -22,7 +22,9 @@
 // The thread, command loop and lifetime are verbs_worker.hpp's.
 //
 // transport_config: {"host": i, "hosts": n, "netdev": "eth2", "device": "" (optional),
-// "local_ip": "198.18.0.1", "mtu": 1024|4096, "buffer_bytes": B, "tx_depth": D}.
+// "local_ip": "198.18.0.1", "mtu": 1024|4096, "buffer_bytes": B, "tx_depth": D,
+// "data_dscp": 26, "data_priority": 3} (the lossless class: GRH traffic class
+// traffic_class_of(data_dscp), service level data_priority).
 // With no RDMA device the job fails at once: "no RDMA device found (...)".
 // Private to agents/src/agent.
 

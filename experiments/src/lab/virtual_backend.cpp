@@ -127,6 +127,12 @@ status configure_lab_switch(const lab::lab_state& s, const experiment_spec& spec
     fields.push_back({{"field", "queue.ecn.pmax"}, {"value", spec.sw.ecn.pmax}, {"priority", q}});
   }
   fields.push_back({{"field", "ecn_mark_on_dequeue"}, {"value", spec.sw.ecn_mark_on_dequeue}});
+  // The lossless class: the data and CNP DSCPs onto their priorities, as on a SONiC switch.
+  auto cls = lossless_class_of(spec);
+  if (!cls) return cls.error();
+  json dscp = json::object();
+  for (const auto& [d, tc] : fabric::switch_class_entries(*cls)) dscp[std::to_string(d)] = tc;
+  fields.push_back({{"field", "dscp_to_tc"}, {"value", std::move(dscp)}});
   const auto& wd = spec.sw.pfc.watchdog;
   fields.push_back({{"field", "pfc.watchdog.enabled"}, {"value", wd.enabled}});
   if (wd.enabled) {
@@ -416,6 +422,8 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     switch_snapshot = std::move(*driver);
     ROCELAB_RETURN_IF_ERROR(
         configure_lab_switch(state, spec, switch_snapshot.get()).with_context("lab '" + options.lab_name + "'"));
+    auto cls = lossless_class_of(spec);
+    if (!cls) return cls.error();
     std::vector<nic::fleet_host> hosts;
     for (std::uint32_t i = 0; i < spec.topology.hosts; ++i) {
       const auto& h = state.hosts[i];
@@ -429,14 +437,27 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     fo.log_dir = options.log_dir;
     fo.nic.line_rate_bps = static_cast<std::int64_t>(spec.topology.link_gbps * 1e9);
     fo.nic.mtu_bytes = spec.nic.mtu_bytes;
-    fo.nic.data_priority = 3;
-    fo.nic.data_dscp = 26;
+    fo.nic.data_priority = cls->data_priority;
+    fo.nic.data_dscp = cls->data_dscp;
     fo.nic.dcqcn_enabled = spec.nic.dcqcn_enabled;
     fo.nic.dcqcn = spec.nic.dcqcn;
     fo.nic.pfc_enabled = spec.sw.pfc.enabled;
     fo.nic.ack_every_packets = spec.nic.ack_every_packets;
     fo.nic.retransmit_timeout_ns = retransmit_timeout_for(spec);
     fo.links = options.nic_links;
+    // Before T0: the NICs and the switch agree on the lossless class, or the run fails
+    // naming what disagrees (fabric/lossless_class.hpp).
+    {
+      const auto& ports = switch_snapshot->ports();
+      auto sw = switch_snapshot->read_settings(ports);
+      if (!sw) return sw.error().with_context("lab '" + options.lab_name + "': reading the switch's settings");
+      fabric::lossless_observation seen;
+      for (const auto& h : hosts)
+        seen.nics.push_back({h.name, fo.nic.data_dscp, fo.nic.data_priority, fo.nic.dcqcn.cnp_dscp,
+                             fo.nic.dcqcn.cnp_802p_prio});
+      seen.switch_ports = fabric::drivers::lossless_ports(*sw, ports);
+      ROCELAB_RETURN_IF_ERROR(fabric::check_lossless_class(*cls, seen).with_context("lab '" + options.lab_name + "'"));
+    }
     // Capture: plain copies of every frame the switch sends (egress), so each data packet
     // is seen once, with the CE mark it left with. Kept where options.capture_file says;
     // otherwise a file in /tmp, removed after the analysis.

@@ -129,6 +129,7 @@ status validate(const experiment_spec& spec) {
   if (spec.sw.buffer_bytes < spec.sw.cell_bytes)
     return fail(spec, "switch.buffer_bytes", "smaller than one cell");
   if (auto st = spec.nic.dcqcn.validate(); !st.ok()) return fail(spec, "nic.dcqcn", st.message());
+  if (auto c = lossless_class_of(spec); !c) return c.error();
 
   const workload_spec& w = spec.workload;
   if (!w.incast.enabled && !w.allreduce.enabled && !w.background.enabled && !w.victim.enabled)
@@ -156,6 +157,15 @@ status validate(const experiment_spec& spec) {
     return fail(spec, "twin", msg);
   }
   return status::success();
+}
+
+result<fabric::lossless_class> lossless_class_of(const experiment_spec& spec) {
+  auto c = fabric::make_lossless_class(spec.nic.data_priority, spec.nic.data_dscp, spec.nic.dcqcn, spec.sw.pfc.enabled);
+  if (!c) {
+    const std::string msg = c.error().message();
+    return fail(spec, msg.substr(0, msg.find(' ')), msg.substr(msg.find(' ') + 1));
+  }
+  return c;
 }
 
 std::uint32_t max_ports_per_switch(const topology_spec& t) {

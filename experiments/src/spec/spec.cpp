@@ -489,6 +489,8 @@ std::vector<field_info> build_table() {
                              0,
                              "virtual and hardware runs: start skew of the senders plus clock uncertainty beyond "
                              "which the run is marked degraded; 0: no limit"));
+  t.push_back(integer_field<std::uint32_t>("nic.data_dscp", [](auto& s) -> auto& { return s.nic.data_dscp; }, 0, 63,
+                                           "DSCP of RoCE data; the switch maps it to nic.data_priority"));
   return t;
 }
 

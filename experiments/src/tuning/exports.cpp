@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/fabric/drivers/sonic_switch_driver.hpp"
 #include "rocelab/fabric/headroom.hpp"
 #include "rocelab/fabric/twin/frames.hpp"
@@ -130,6 +131,11 @@ result<std::string> sonic_config_db_json(const experiment_spec& spec, const expo
         settings.buffers.push_back(pg);
       }
   }
+  // The lossless class: the data and CNP DSCPs onto their priorities (SONiC's default
+  // DSCP_TO_TC_MAP sends DSCP 26 to lossy TC 1).
+  auto cls = lossless_class_of(spec);
+  if (!cls) return cls.error().with_context("exporting SONiC config_db");
+  for (const std::string& port : ports) settings.dscp_maps.push_back({port, fabric::switch_class_entries(*cls)});
   ROCELAB_RETURN_IF_ERROR(fabric::drivers::validate(settings).with_context("exporting SONiC config_db"));
   fabric::drivers::sonic_options sonic;
   auto json = fabric::drivers::to_config_db(settings, sonic);

@@ -44,9 +44,12 @@ result<int> soft_switch_driver::port_index(const std::string& name) const {
 
 namespace {
 
+// The switch-wide 64- and 8-entry class tables: their value is the whole array.
+bool class_table(std::string_view field) { return field == "dscp_to_tc" || field == "pcp_to_tc"; }
+
 json at(const json& config, const char* field, int port, int priority = -1) {
   const json& v = config.at(field);
-  if (!v.is_array()) return v;
+  if (!v.is_array() || class_table(field)) return v;
   const json& per_port = v.at(static_cast<std::size_t>(port));
   return priority >= 0 && per_port.is_array() ? per_port.at(static_cast<std::size_t>(priority)) : per_port;
 }
@@ -86,6 +89,11 @@ result<switch_settings> soft_switch_driver::read_settings(const std::vector<std:
                                static_cast<int>(at(c, "pg.dynamic_th", *p, q).get<std::int64_t>())});
       }
       out.pfc.push_back(std::move(pfc));
+      dscp_map_setting map{name, {}};
+      const json& table = c.at("dscp_to_tc");
+      for (std::size_t d = 0; d < table.size() && d < 64; ++d)
+        map.dscp_to_tc[static_cast<std::uint8_t>(d)] = table[d].get<std::uint8_t>();
+      out.dscp_maps.push_back(std::move(map));
     }
     const json& m = (*mirror)["mirror"];
     mirror_setting ms;
@@ -138,6 +146,19 @@ status soft_switch_driver::apply(const switch_settings& settings) {
     std::int64_t mask = 0;
     for (auto q : first) mask |= std::int64_t{1} << q;
     fields.push_back({{"field", "lossless_priorities"}, {"value", mask}});
+  }
+  if (!settings.dscp_maps.empty()) {
+    // One map for the whole switch, as its PFC enable.
+    const auto& first = settings.dscp_maps[0];
+    json entries = json::object();
+    for (const auto& d : settings.dscp_maps) {
+      ROCELAB_RETURN_IF_ERROR(port_index(d.port).error().with_context(context));
+      if (d.dscp_to_tc != first.dscp_to_tc)
+        return {error_code::unsupported, context + ": the soft switch's DSCP map is switch-wide; " + d.port +
+                                             " asks for other entries than " + first.port};
+    }
+    for (const auto& [dscp, tc] : first.dscp_to_tc) entries[std::to_string(dscp)] = tc;
+    fields.push_back({{"field", "dscp_to_tc"}, {"value", std::move(entries)}});
   }
 
   std::optional<json> mirror_before;
@@ -235,7 +256,8 @@ result<std::vector<switch_counter>> soft_switch_driver::read_counters() {
         out.push_back({name, "queue", i, "tx_packets", u(q, "dequeued_packets")});
         out.push_back({name, "queue", i, "tx_bytes", u(q, "dequeued_bytes")});
         out.push_back({name, "queue", i, "dropped_packets", u(q, "dropped_packets")});
-        out.push_back({name, "queue", i, "ecn_marked_packets", u(q, "ecn_marked")});
+        // Unknown when the switch does not report it, never 0.
+        out.push_back({name, "queue", i, "ecn_marked_packets", u(q, "ecn_marked"), !q.contains("ecn_marked")});
         out.push_back({name, "queue", i, "watermark_bytes", u(q, "watermark_bytes")});
       }
       for (const auto& g : p.at("pgs")) {

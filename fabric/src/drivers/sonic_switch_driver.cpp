@@ -6,6 +6,7 @@
 #include <set>
 
 #include "rocelab/fabric/drivers/process_runner.hpp"
+#include "sonic_gcu_platforms.hpp"
 
 namespace rocelab::fabric::drivers {
 
@@ -50,8 +51,8 @@ const char* sonic_direction(mirror_direction d) {
 
 // Tables in the order their entries may be created: referenced before referencing.
 // Removal runs the other way round.
-constexpr const char* table_order[] = {"WRED_PROFILE", "BUFFER_PROFILE", "QUEUE", "BUFFER_PG", "PORT_QOS_MAP",
-                                       "MIRROR_SESSION"};
+constexpr const char* table_order[] = {"WRED_PROFILE",  "BUFFER_PROFILE", "DSCP_TO_TC_MAP", "QUEUE",
+                                       "BUFFER_PG",     "PORT_QOS_MAP",   "MIRROR_SESSION"};
 
 int rank(const std::string& table) {
   for (int i = 0; i < static_cast<int>(std::size(table_order)); ++i)
@@ -122,6 +123,17 @@ result<json> to_config_db(const switch_settings& settings, const sonic_options& 
                                      {"dynamic_th", std::to_string(b.dynamic_th)}};
     db["BUFFER_PG"][b.port + "|" + std::to_string(b.priority_group)] = {{"profile", profile}};
   }
+  for (const auto& d : settings.dscp_maps) {
+    ROCELAB_RETURN_IF_ERROR(check(d.port, "port"));
+    ROCELAB_RETURN_IF_ERROR(check(options.dscp_to_tc_map, "DSCP_TO_TC_MAP"));
+    for (const auto& [dscp, tc] : d.dscp_to_tc) {
+      json& slot = db["DSCP_TO_TC_MAP"][options.dscp_to_tc_map][std::to_string(dscp)];
+      if (!slot.is_null() && slot != std::to_string(tc))
+        return status(error_code::unsupported, "DSCP_TO_TC_MAP " + options.dscp_to_tc_map + " is shared: DSCP " +
+                                                   std::to_string(dscp) + " asked to map to two traffic classes");
+      slot = std::to_string(tc);
+    }
+  }
   if (settings.mirror) {
     const auto& m = *settings.mirror;
     ROCELAB_RETURN_IF_ERROR(check(m.name, "mirror session"));
@@ -168,13 +180,189 @@ json make_apply_patch(const json& running, const json& desired) {
       } else if (!key_exists) {
         patch.push_back({{"op", "add"}, {"path", ptr(table, key)}, {"value", entry}});
       } else {
-        for (const auto& [field, value] : entry.items())
-          patch.push_back({{"op", "add"}, {"path", ptr(table, key, field)}, {"value", value}});
+        // "replace" where the field exists: the config updater's field validators
+        // (WRED_PROFILE, BUFFER_PROFILE) allow changes to existing fields by that op only.
+        const json& now = running[table][key];
+        for (const auto& [field, value] : entry.items()) {
+          if (now.is_object() && now.contains(field) && now[field] == value) continue;
+          const char* op = now.is_object() && now.contains(field) ? "replace" : "add";
+          patch.push_back({{"op", op}, {"path", ptr(table, key, field)}, {"value", value}});
+        }
       }
     }
     if (!table_exists && !new_table.empty()) patch.push_back({{"op", "add"}, {"path", ptr(table)}, {"value", new_table}});
   }
   return patch;
+}
+
+namespace {
+
+// A reference field as config_db holds it: "name", or "[TABLE|name]" in older releases.
+std::string referenced(const json& entry, const char* field, const std::string& table) {
+  if (!entry.is_object() || !entry.contains(field) || !entry[field].is_string()) return {};
+  std::string v = entry[field].get<std::string>();
+  const std::string prefix = "[" + table + "|";
+  if (v.starts_with(prefix) && v.ends_with("]")) v = v.substr(prefix.size(), v.size() - prefix.size() - 1);
+  return v;
+}
+
+const json& table_of(const json& db, const char* name) {
+  static const json empty = json::object();
+  return db.contains(name) && db[name].is_object() ? db[name] : empty;
+}
+
+// The BUFFER_PG key of `port` whose PG range ("3" or "3-4") holds `pg`, or empty.
+std::string buffer_pg_key(const json& running, const std::string& port, int pg) {
+  for (const auto& [key, entry] : table_of(running, "BUFFER_PG").items()) {
+    if (!key.starts_with(port + "|")) continue;
+    const std::string range = key.substr(port.size() + 1);
+    int first = -1, last = -1;
+    const auto dash = range.find('-');
+    std::from_chars(range.data(), range.data() + (dash == std::string::npos ? range.size() : dash), first);
+    if (dash == std::string::npos) last = first;
+    else std::from_chars(range.data() + dash + 1, range.data() + range.size(), last);
+    if (first >= 0 && first <= pg && pg <= last) return key;
+  }
+  return {};
+}
+
+// The DSCP_TO_TC_MAP a port classifies by: its PORT_QOS_MAP binding, else the global one.
+std::string dscp_map_of(const json& running, const std::string& port) {
+  const json& qos = table_of(running, "PORT_QOS_MAP");
+  for (const std::string& key : {port, std::string("global")})
+    if (qos.contains(key))
+      if (auto name = referenced(qos[key], "dscp_to_tc_map", "DSCP_TO_TC_MAP"); !name.empty()) return name;
+  return {};
+}
+
+// Every port a setting names goes into config_db keys and JSON pointers.
+status check_names(const switch_settings& settings) {
+  std::vector<std::string> ports;
+  for (const auto& e : settings.ecn) ports.push_back(e.port);
+  for (const auto& p : settings.pfc) ports.push_back(p.port);
+  for (const auto& b : settings.buffers) ports.push_back(b.port);
+  for (const auto& d : settings.dscp_maps) ports.push_back(d.port);
+  if (settings.mirror) {
+    ports.push_back(settings.mirror->name);
+    for (const auto& p : settings.mirror->source_ports) ports.push_back(p);
+  }
+  for (const auto& name : ports)
+    if (!plain_name(name)) return {error_code::invalid_argument, "'" + name + "' is not a plain name"};
+  return status::success();
+}
+
+bool has_digit(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+// Sets db[table][key][field] = value unless another setting already asked for a different
+// value there (shared profiles and maps): then unsupported, naming both.
+status set_shared(json& db, const std::string& table, const std::string& key, const std::string& field,
+                  const std::string& value, const std::string& who, std::map<std::string, std::string>& owners) {
+  const std::string where = table + "|" + key + " " + field;
+  json& slot = db[table][key][field];
+  if (!slot.is_null() && slot != value)
+    return {error_code::unsupported, where + " is shared: " + owners[where] + " asks for " + slot.get<std::string>() +
+                                         ", " + who + " for " + value};
+  slot = value;
+  owners[where] = who;
+  return status::success();
+}
+
+}  // namespace
+
+result<json> to_config_db_changes(const switch_settings& settings, const json& running, const sonic_options& options) {
+  ROCELAB_RETURN_IF_ERROR(validate(settings).with_context("SONiC config"));
+  ROCELAB_RETURN_IF_ERROR(check_names(settings));
+  json db = json::object();
+  std::map<std::string, std::string> owners;
+  auto unsupported = [](const std::string& s) { return status(error_code::unsupported, s); };
+
+  const bool rdma_tables = !settings.ecn.empty() || !settings.buffers.empty();
+  if (rdma_tables && options.check_gcu_hwsku) {
+    const json& meta = table_of(running, "DEVICE_METADATA");
+    const std::string hwsku = meta.contains("localhost") ? meta["localhost"].value("hwsku", "") : "";
+    if (!gcu_rdma_asic(hwsku))
+      return unsupported("HWSKU '" + hwsku + "' is not in sonic-utilities' list of platforms whose WRED_PROFILE and "
+                         "BUFFER_PROFILE config apply-patch may change (gcu_field_operation_validators.conf.json); "
+                         "set ECN and buffers with `config load` on the switch instead");
+  }
+  // ECN: the green thresholds of the lossless WRED profile, the one field set the config
+  // updater lets change (a replace of AZURE_LOSSLESS green_min_threshold,
+  // green_max_threshold, green_drop_probability); the queue is bound to it.
+  constexpr const char* lossless_wred = "AZURE_LOSSLESS";
+  for (const auto& e : settings.ecn) {
+    const std::string who = "ECN of " + e.port + " queue " + std::to_string(e.queue);
+    if (!table_of(running, "WRED_PROFILE").contains(lossless_wred))
+      return unsupported(who + ": the switch has no WRED_PROFILE " + lossless_wred + ", the only profile config "
+                         "apply-patch lets change");
+    const json& profile = table_of(running, "WRED_PROFILE")[lossless_wred];
+    if (!e.enabled)
+      return unsupported(who + ": turning ECN off changes WRED_PROFILE ecn, which config apply-patch does not allow");
+    if (profile.value("ecn", "ecn_none") == "ecn_none" || profile.value("wred_green_enable", "false") != "true")
+      return unsupported(who + ": WRED_PROFILE " + lossless_wred + " does not mark green packets (ecn " +
+                         profile.value("ecn", "absent") + ", wred_green_enable " +
+                         profile.value("wred_green_enable", "absent") + ") and config apply-patch cannot change that");
+    const std::string pmax = std::to_string(static_cast<int>(std::lround(e.pmax * 100.0)));
+    ROCELAB_RETURN_IF_ERROR(
+        set_shared(db, "WRED_PROFILE", lossless_wred, "green_min_threshold", std::to_string(e.kmin_bytes), who, owners));
+    ROCELAB_RETURN_IF_ERROR(
+        set_shared(db, "WRED_PROFILE", lossless_wred, "green_max_threshold", std::to_string(e.kmax_bytes), who, owners));
+    ROCELAB_RETURN_IF_ERROR(set_shared(db, "WRED_PROFILE", lossless_wred, "green_drop_probability", pmax, who, owners));
+    db["QUEUE"][e.port + "|" + std::to_string(e.queue)]["wred_profile"] = lossless_wred;
+  }
+  for (const auto& p : settings.pfc) {
+    std::set<int> prios(p.priorities.begin(), p.priorities.end());
+    std::string list;
+    for (int q : prios) list += (list.empty() ? "" : ",") + std::to_string(q);
+    db["PORT_QOS_MAP"][p.port]["pfc_enable"] = list;
+  }
+  // Buffers: xoff and dynamic_th of the profile the PG's BUFFER_PG entry names (a single PG
+  // or a range such as Ethernet0|3-4): config apply-patch replaces only those two fields
+  // of a BUFFER_PROFILE, and no BUFFER_PG key is written, so none is ever removed.
+  for (const auto& b : settings.buffers) {
+    const std::string who = "buffer of " + b.port + " PG " + std::to_string(b.priority_group);
+    const std::string key = buffer_pg_key(running, b.port, b.priority_group);
+    if (key.empty()) return status(error_code::not_found, who + ": no BUFFER_PG entry covers it");
+    const std::string name = referenced(table_of(running, "BUFFER_PG")[key], "profile", "BUFFER_PROFILE");
+    if (!table_of(running, "BUFFER_PROFILE").contains(name))
+      return status(error_code::not_found, who + ": BUFFER_PG|" + key + " names profile '" + name +
+                                               "', which BUFFER_PROFILE does not hold");
+    // The updater strips path elements with a digit before matching "xoff"/"dynamic_th":
+    // only profiles named like pg_lossless_100000_5m_profile can be changed.
+    if (!has_digit(name))
+      return unsupported(who + ": config apply-patch changes BUFFER_PROFILE fields only of profiles whose name has "
+                         "a digit (pg_lossless_<speed>_<cable>_profile); BUFFER_PG|" + key + " names " + name);
+    const json& profile = table_of(running, "BUFFER_PROFILE")[name];
+    const std::pair<const char*, std::int64_t> fixed[] = {
+        {"size", b.size_bytes}, {"xon", b.xon_bytes}, {"xon_offset", b.xon_offset_bytes}};
+    for (const auto& [field, want] : fixed)
+      if (to_int(profile, field, -1) != want)
+        return unsupported(who + ": BUFFER_PROFILE " + name + " " + field + " is " + profile.value(field, "absent") +
+                           ", " + std::to_string(want) + " asked; config apply-patch changes only xoff and dynamic_th");
+    ROCELAB_RETURN_IF_ERROR(
+        set_shared(db, "BUFFER_PROFILE", name, "xoff", std::to_string(b.xoff_bytes), who, owners));
+    ROCELAB_RETURN_IF_ERROR(
+        set_shared(db, "BUFFER_PROFILE", name, "dynamic_th", std::to_string(b.dynamic_th), who, owners));
+  }
+  // The lossless class: entries of the DSCP_TO_TC_MAP each port is bound to.
+  for (const auto& d : settings.dscp_maps) {
+    const std::string who = "DSCP map of " + d.port;
+    const std::string map = dscp_map_of(running, d.port);
+    if (map.empty()) return status(error_code::not_found, who + ": PORT_QOS_MAP binds no dscp_to_tc_map to it");
+    if (!table_of(running, "DSCP_TO_TC_MAP").contains(map))
+      return status(error_code::not_found, who + ": DSCP_TO_TC_MAP " + map + " does not exist");
+    for (const auto& [dscp, tc] : d.dscp_to_tc)
+      ROCELAB_RETURN_IF_ERROR(
+          set_shared(db, "DSCP_TO_TC_MAP", map, std::to_string(dscp), std::to_string(tc), who, owners));
+  }
+  if (settings.mirror) {
+    // MIRROR_SESSION has no field validator: the session is added and removed whole.
+    auto whole = to_config_db(switch_settings{{}, {}, {}, settings.mirror, {}}, options);
+    if (!whole.ok()) return whole.error();
+    db["MIRROR_SESSION"] = (*whole)["MIRROR_SESSION"];
+  }
+  return db;
 }
 
 result<std::unique_ptr<sonic_switch_driver>> sonic_switch_driver::open(sonic_options options) {
@@ -224,11 +412,14 @@ status sonic_switch_driver::apply_patch(const json& patch, const std::string& co
 
 status sonic_switch_driver::apply(const switch_settings& settings) {
   const std::string context = "applying switch settings to SONiC " + options_.host;
-  auto desired = to_config_db(settings, options_);
-  if (!desired.ok()) return desired.error().with_context(context);
+  ROCELAB_RETURN_IF_ERROR(validate(settings).with_context(context));
+  ROCELAB_RETURN_IF_ERROR(check_names(settings).with_context(context));
   auto running = read_config_db();
   if (!running.ok()) return running.error().with_context(context);
-  // Snapshot every key about to change, once, before writing anything.
+  auto desired = to_config_db_changes(settings, *running, options_);
+  if (!desired.ok()) return desired.error().with_context(context);
+  // Snapshot every key about to change, once, before writing anything: its previous entry
+  // (null: absent) and the fields written, which are all that restore() puts back.
   for (const auto& [table, keys] : desired->items()) {
     const bool table_exists = running->contains(table) && (*running)[table].is_object() && !(*running)[table].empty();
     if (!table_exists && !snapshot_.contains(table) &&
@@ -236,8 +427,13 @@ status sonic_switch_driver::apply(const switch_settings& settings) {
       tables_created_.push_back(table);
     for (const auto& [key, entry] : keys.items()) {
       auto& t = snapshot_[table];
-      if (t.contains(key)) continue;
-      t[key] = table_exists && (*running)[table].contains(key) ? (*running)[table][key] : json(nullptr);
+      if (!t.contains(key))
+        t[key] = {{"previous", table_exists && (*running)[table].contains(key) ? (*running)[table][key] : json(nullptr)},
+                  {"fields", json::array()}};
+      json& fields = t[key]["fields"];
+      if (entry.is_object())
+        for (const auto& [field, v] : entry.items())
+          if (std::find(fields.begin(), fields.end(), field) == fields.end()) fields.push_back(field);
     }
   }
   return apply_patch(make_apply_patch(*running, *desired), context);
@@ -266,14 +462,27 @@ status sonic_switch_driver::restore() {
         continue;
       }
     }
-    for (const auto& [key, previous] : snapshot_.at(table)) {
+    for (const auto& [key, snap] : snapshot_.at(table)) {
+      const json& previous = snap["previous"];
       const bool key_now = exists_now && (*running)[table].contains(key);
       if (previous.is_null()) {
         if (key_now) patch.push_back({{"op", "remove"}, {"path", ptr(table, key)}});
       } else if (!exists_now) {
         patch.push_back({{"op", "add"}, {"path", ptr(table)}, {"value", json{{key, previous}}}});
-      } else {
+      } else if (!key_now) {
         patch.push_back({{"op", "add"}, {"path", ptr(table, key)}, {"value", previous}});
+      } else {
+        // Field by field, only the fields apply() wrote: a key that existed is never
+        // removed (a BUFFER_PG range key, a shared profile), and the updater's field
+        // validators see the same replace ops as at apply.
+        const json& now = (*running)[table][key];
+        for (const auto& f : snap["fields"]) {
+          const std::string field = f.get<std::string>();
+          const bool had = previous.contains(field), has = now.contains(field);
+          if (had && has && previous[field] == now[field]) continue;
+          if (had) patch.push_back({{"op", has ? "replace" : "add"}, {"path", ptr(table, key, field)}, {"value", previous[field]}});
+          else if (has) patch.push_back({{"op", "remove"}, {"path", ptr(table, key, field)}});
+        }
       }
     }
   }
@@ -295,7 +504,7 @@ result<switch_settings> sonic_switch_driver::read_settings(const std::vector<std
     for (int q = 0; q < 8; ++q) {
       const std::string key = port + "|" + std::to_string(q);
       if (!table("QUEUE").contains(key)) continue;
-      const std::string profile = table("QUEUE")[key].value("wred_profile", "");
+      const std::string profile = referenced(table("QUEUE")[key], "wred_profile", "WRED_PROFILE");
       if (profile.empty() || !table("WRED_PROFILE").contains(profile)) continue;
       const json& w = table("WRED_PROFILE")[profile];
       out.ecn.push_back({port, static_cast<std::uint8_t>(q), w.value("ecn", "ecn_none") != "ecn_none",
@@ -309,13 +518,23 @@ result<switch_settings> sonic_switch_driver::read_settings(const std::vector<std
         if (c >= '0' && c <= '7') pfc.priorities.push_back(static_cast<std::uint8_t>(c - '0'));
     }
     out.pfc.push_back(std::move(pfc));
+    dscp_map_setting map{port, {}};
+    if (const std::string name = dscp_map_of(*db, port); !name.empty() && table("DSCP_TO_TC_MAP").contains(name))
+      for (const auto& [dscp, tc] : table("DSCP_TO_TC_MAP")[name].items()) {
+        int d = -1, t = -1;
+        std::from_chars(dscp.data(), dscp.data() + dscp.size(), d);
+        const std::string tc_text = tc.is_string() ? tc.get<std::string>() : "";
+        std::from_chars(tc_text.data(), tc_text.data() + tc_text.size(), t);
+        if (d >= 0 && d < 64 && t >= 0 && t < 8) map.dscp_to_tc[static_cast<std::uint8_t>(d)] = static_cast<std::uint8_t>(t);
+      }
+    out.dscp_maps.push_back(std::move(map));
     // BUFFER_PG keys may name a range of PGs ("Ethernet0|3-4").
     for (const auto& [key, entry] : table("BUFFER_PG").items()) {
       if (!key.starts_with(port + "|")) continue;
       const std::string range = key.substr(port.size() + 1);
       const int first = range[0] - '0';
       const int last = range.size() == 3 ? range[2] - '0' : first;
-      const std::string profile = entry.value("profile", "");
+      const std::string profile = referenced(entry, "profile", "BUFFER_PROFILE");
       if (!table("BUFFER_PROFILE").contains(profile)) continue;
       const json& b = table("BUFFER_PROFILE")[profile];
       for (int pg = first; pg <= last && pg >= 0 && pg < 8; ++pg)
@@ -367,12 +586,35 @@ result<std::map<std::string, std::string>> parse_python_dict(const std::string& 
   return out;
 }
 
-result<std::map<std::string, std::string>> sonic_switch_driver::hgetall(const std::string& key) {
-  auto out = remote({"sonic-db-cli", "COUNTERS_DB", "HGETALL", key});
+result<std::vector<std::map<std::string, std::string>>> sonic_switch_driver::hgetall(
+    const std::vector<std::string>& keys) {
+  // One SSH session for every key: `sonic-db-cli ... HGETALL k1 ; sonic-db-cli ... HGETALL
+  // k2 ; ...` runs in the switch's login shell; each prints its dict on one line.
+  std::vector<std::string> command;
+  for (const auto& key : keys) {
+    if (!command.empty()) command.push_back(";");
+    command.insert(command.end(), {"sonic-db-cli", "COUNTERS_DB", "HGETALL", key});
+  }
+  auto out = remote(command);
   if (!out.ok()) return out.error();
-  auto d = parse_python_dict(*out);
-  if (!d.ok()) return d.error().with_context("SONiC " + options_.host + ": HGETALL " + key);
-  return d;
+  std::vector<std::string> lines;
+  for (std::size_t b = 0; b < out->size();) {
+    const auto e = out->find('\n', b);
+    std::string line = out->substr(b, e == std::string::npos ? std::string::npos : e - b);
+    if (line.find_first_not_of(" \r\t") != std::string::npos) lines.push_back(std::move(line));
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  if (lines.size() != keys.size())
+    return status(error_code::malformed_input, "SONiC " + options_.host + ": " + std::to_string(keys.size()) +
+                                                   " HGETALLs printed " + std::to_string(lines.size()) + " lines");
+  std::vector<std::map<std::string, std::string>> values;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    auto d = parse_python_dict(lines[i]);
+    if (!d.ok()) return d.error().with_context("SONiC " + options_.host + ": HGETALL " + keys[i]);
+    values.push_back(std::move(*d));
+  }
+  return values;
 }
 
 namespace {
@@ -414,53 +656,79 @@ result<std::uint64_t> parse_u64(const std::string& s, const std::string& what) {
 
 result<std::vector<switch_counter>> sonic_switch_driver::read_counters() {
   const std::string context = "reading counters of SONiC " + options_.host;
-  auto port_map = hgetall("COUNTERS_PORT_NAME_MAP");
-  if (!port_map.ok()) return port_map.error().with_context(context);
-  auto queue_map = hgetall("COUNTERS_QUEUE_NAME_MAP");
-  if (!queue_map.ok()) return queue_map.error().with_context(context);
-  auto pg_map = hgetall("COUNTERS_PG_NAME_MAP");
-  if (!pg_map.ok()) return pg_map.error().with_context(context);
-
-  std::vector<switch_counter> out;
-  auto add_all = [&](const std::string& port, const char* scope, int index, const std::string& table,
-                     const std::string& oid, const std::map<std::string, std::string>& names) -> status {
-    if (!oid_name(oid)) return {error_code::malformed_input, context + ": '" + oid + "' is not an object id"};
-    auto values = hgetall(table + ":" + oid);
+  // The name maps change only when the switch re-creates its objects (a config reload, a
+  // restart); an object id that answers with nothing sends us back to the maps, once.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const bool fresh = !port_map_ || attempt > 0;
+    if (fresh) {
+      auto maps = hgetall({"COUNTERS_PORT_NAME_MAP", "COUNTERS_QUEUE_NAME_MAP", "COUNTERS_PG_NAME_MAP"});
+      if (!maps.ok()) return maps.error().with_context(context);
+      port_map_ = (*maps)[0];
+      queue_map_ = (*maps)[1];
+      pg_map_ = (*maps)[2];
+    }
+    struct object {
+      std::string port;
+      const char* scope;
+      int index;
+      std::string table, oid;
+      const std::map<std::string, std::string>* names;
+    };
+    std::vector<object> objects;
+    for (const auto& port : options_.ports) {
+      const auto p = port_map_->find(port);
+      if (p == port_map_->end())
+        return status(error_code::not_found, context + ": no port " + port + " in COUNTERS_PORT_NAME_MAP");
+      objects.push_back({port, "port", -1, "COUNTERS", p->second, &port_names()});
+      for (int i = 0; i < 8; ++i) {
+        const std::string key = port + ":" + std::to_string(i);
+        if (auto q = queue_map_->find(key); q != queue_map_->end()) {
+          objects.push_back({port, "queue", i, "COUNTERS", q->second, &queue_names()});
+          objects.push_back({port, "queue", i, "USER_WATERMARKS", q->second, &queue_names()});
+        }
+        if (auto g = pg_map_->find(key); g != pg_map_->end()) {
+          objects.push_back({port, "pg", i, "COUNTERS", g->second, &pg_names()});
+          objects.push_back({port, "pg", i, "USER_WATERMARKS", g->second, &pg_names()});
+        }
+      }
+    }
+    std::vector<std::string> keys;
+    for (const auto& o : objects) {
+      if (!oid_name(o.oid)) return status(error_code::malformed_input, context + ": '" + o.oid + "' is not an object id");
+      keys.push_back(o.table + ":" + o.oid);
+    }
+    auto values = hgetall(keys);
     if (!values.ok()) return values.error().with_context(context);
-    for (const auto& [sai, text] : *values) {
-      auto v = parse_u64(text, table + ":" + oid + " " + sai);
-      if (!v.ok()) return v.error().with_context(context);
-      // PFC frames per priority are port counters in SAI; they belong to the PG.
-      int prio = -1;
-      std::string dir;
-      if (std::sscanf(sai.c_str(), "SAI_PORT_STAT_PFC_%d_", &prio) == 1 && prio >= 0 && prio < 8) {
-        if (sai.ends_with("_RX_PKTS")) out.push_back({port, "pg", prio, "pfc_rx_frames", *v});
-        else if (sai.ends_with("_TX_PKTS")) out.push_back({port, "pg", prio, "pfc_tx_frames", *v});
-        else out.push_back({port, "pg", prio, sai, *v});
-        continue;
+    bool stale = false;
+    for (std::size_t i = 0; i < objects.size(); ++i)
+      if (objects[i].table == "COUNTERS" && (*values)[i].empty()) stale = true;
+    if (stale && !fresh) continue;
+
+    std::vector<switch_counter> out;
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+      const auto& o = objects[i];
+      for (const auto& [sai, text] : (*values)[i]) {
+        auto v = parse_u64(text, keys[i] + " " + sai);
+        if (!v.ok()) return v.error().with_context(context);
+        // PFC frames per priority are port counters in SAI; they belong to the PG.
+        int prio = -1;
+        if (std::sscanf(sai.c_str(), "SAI_PORT_STAT_PFC_%d_", &prio) == 1 && prio >= 0 && prio < 8) {
+          if (sai.ends_with("_RX_PKTS")) out.push_back({o.port, "pg", prio, "pfc_rx_frames", *v});
+          else if (sai.ends_with("_TX_PKTS")) out.push_back({o.port, "pg", prio, "pfc_tx_frames", *v});
+          else out.push_back({o.port, "pg", prio, sai, *v});
+          continue;
+        }
+        const auto it = o.names->find(sai);
+        out.push_back({o.port, o.scope, o.index, it != o.names->end() ? it->second : sai, *v});
       }
-      const auto it = names.find(sai);
-      out.push_back({port, scope, index, it != names.end() ? it->second : sai, *v});
+      // A platform that does not count WRED ECN marks leaves the SAI name out: unknown.
+      if (o.table == "COUNTERS" && std::string_view(o.scope) == "queue" &&
+          !(*values)[i].contains("SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS"))
+        out.push_back({o.port, "queue", o.index, "ecn_marked_packets", 0, true});
     }
-    return status::success();
-  };
-  for (const auto& port : options_.ports) {
-    const auto p = port_map->find(port);
-    if (p == port_map->end()) return status(error_code::not_found, context + ": no port " + port + " in COUNTERS_PORT_NAME_MAP");
-    ROCELAB_RETURN_IF_ERROR(add_all(port, "port", -1, "COUNTERS", p->second, port_names()));
-    for (int i = 0; i < 8; ++i) {
-      const std::string key = port + ":" + std::to_string(i);
-      if (auto q = queue_map->find(key); q != queue_map->end()) {
-        ROCELAB_RETURN_IF_ERROR(add_all(port, "queue", i, "COUNTERS", q->second, queue_names()));
-        ROCELAB_RETURN_IF_ERROR(add_all(port, "queue", i, "USER_WATERMARKS", q->second, queue_names()));
-      }
-      if (auto g = pg_map->find(key); g != pg_map->end()) {
-        ROCELAB_RETURN_IF_ERROR(add_all(port, "pg", i, "COUNTERS", g->second, pg_names()));
-        ROCELAB_RETURN_IF_ERROR(add_all(port, "pg", i, "USER_WATERMARKS", g->second, pg_names()));
-      }
-    }
+    return out;
   }
-  return out;
+  return status(error_code::internal, context + ": unreachable");
 }
 
 }  // namespace rocelab::fabric::drivers

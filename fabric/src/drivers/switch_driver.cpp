@@ -1,5 +1,7 @@
 #include "rocelab/fabric/drivers/switch_driver.hpp"
 
+#include <algorithm>
+
 namespace rocelab::fabric::drivers {
 namespace {
 
@@ -30,6 +32,13 @@ status validate(const switch_settings& s) {
       return bad(where, "negative size");
     if (b.dynamic_th < -7 || b.dynamic_th > 3) return bad(where, "dynamic_th outside -7..3");
   }
+  for (const auto& d : s.dscp_maps) {
+    if (d.port.empty()) return bad("DSCP map", "no port");
+    for (const auto& [dscp, tc] : d.dscp_to_tc) {
+      if (dscp > 63) return bad("DSCP map of " + d.port, "DSCP " + std::to_string(dscp) + " outside 0..63");
+      if (tc > 7) return bad("DSCP map of " + d.port, "traffic class " + std::to_string(tc) + " outside 0..7");
+    }
+  }
   if (s.mirror) {
     const auto& m = *s.mirror;
     if (m.name.empty()) return bad("mirror session", "no name");
@@ -39,12 +48,40 @@ status validate(const switch_settings& s) {
   return status::success();
 }
 
+std::vector<lossless_observation::switch_port> lossless_ports(const switch_settings& settings,
+                                                             const std::vector<std::string>& ports) {
+  std::vector<lossless_observation::switch_port> out;
+  for (const auto& port : ports) {
+    lossless_observation::switch_port p{port, {}, {}};
+    for (const auto& d : settings.dscp_maps)
+      if (d.port == port) p.dscp_to_tc = d.dscp_to_tc;
+    for (const auto& f : settings.pfc)
+      if (f.port == port) p.pfc_priorities = f.priorities;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+switch_settings lossless_class_settings(const lossless_class& c, const std::vector<std::string>& ports,
+                                        const std::vector<std::uint8_t>& pfc_priorities) {
+  switch_settings s;
+  std::vector<std::uint8_t> lossless = pfc_priorities;
+  if (std::find(lossless.begin(), lossless.end(), c.data_priority) == lossless.end()) lossless.push_back(c.data_priority);
+  std::sort(lossless.begin(), lossless.end());
+  for (const auto& port : ports) {
+    s.dscp_maps.push_back({port, switch_class_entries(c)});
+    if (c.pfc) s.pfc.push_back({port, lossless});
+  }
+  return s;
+}
+
 std::vector<counter_sample> to_counter_samples(
     const std::vector<switch_counter>& counters, std::uint32_t device,
     const std::function<std::optional<std::uint32_t>(const std::string& port)>& port_index, std::int64_t t_ns) {
   std::vector<counter_sample> out;
   out.reserve(counters.size());
   for (const auto& c : counters) {
+    if (c.missing) continue;
     if (c.scope == "switch") {
       out.push_back({device, 0, "switch." + c.name, t_ns, c.value});
       continue;
@@ -54,6 +91,15 @@ std::vector<counter_sample> to_counter_samples(
     std::string name = c.scope == "port" ? c.name : c.scope + std::to_string(c.index) + "." + c.name;
     out.push_back({device, *port, std::move(name), t_ns, c.value});
   }
+  return out;
+}
+
+std::vector<std::string> missing_counter_names(const std::vector<switch_counter>& counters) {
+  std::vector<std::string> out;
+  for (const auto& c : counters)
+    if (c.missing)
+      out.push_back((c.port.empty() ? std::string() : c.port + " ") +
+                    (c.scope == "port" || c.scope == "switch" ? c.name : c.scope + std::to_string(c.index) + "." + c.name));
   return out;
 }
 

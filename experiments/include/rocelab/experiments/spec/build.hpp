@@ -6,6 +6,7 @@
 
 #include "rocelab/common/result.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
+#include "rocelab/fabric/lossless_class.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
 
 namespace rocelab::experiments {
@@ -19,6 +20,11 @@ namespace rocelab::experiments {
 [[nodiscard]] std::uint32_t max_ports_per_switch(const topology_spec& t);
 
 [[nodiscard]] result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, std::uint64_t seed);
+
+// The lossless RoCE class of the spec (nic.data_priority, nic.data_dscp, the CNP's
+// nic.dcqcn.cnp_dscp and cnp_802p_prio, switch.pfc.enabled): what the NICs send with and
+// the switch maps and pauses, on every backend. Errors name the spec field.
+[[nodiscard]] result<fabric::lossless_class> lossless_class_of(const experiment_spec& spec);
 
 // The spec's workloads (one, or a composite of several) for one run with `seed`.
 // Reads a user CDF file (relative to spec.base_dir).

@@ -90,6 +90,7 @@ struct nic_spec {
   fabric::dcqcn_config dcqcn = fabric::dcqcn_config::mlx5();
   std::int64_t retransmit_timeout_ns = 4'000'000;
   std::uint32_t ack_every_packets = 1;
+  std::uint32_t data_dscp = 26;  // DSCP of RoCE data (fabric/lossless_class.hpp)
 };
 
 // A workload section is on when the spec has it (or a --set names one of its fields)

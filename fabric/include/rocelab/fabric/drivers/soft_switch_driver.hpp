@@ -6,6 +6,8 @@
 //            pfc_setting of one apply must name the same priorities (else unsupported).
 //   buffers: pg.reserve_bytes (size), pg.headroom_bytes (xoff), pg.xon_bytes,
 //            pg.xon_offset_bytes, pg.dynamic_th
+//   DSCP:    dscp_to_tc entries (switch-wide like PFC: every dscp_map_setting of one
+//            apply must name the same entries, else unsupported)
 //   mirror:  the mirror op (enabled, direction, truncate_bytes, erspan 0|2 by dst_ip);
 //            the session always mirrors every port to the lab's mirror port.
 // The snapshot holds each touched (field, port, priority)'s previous value and the

@@ -1,27 +1,44 @@
 #pragma once
-// The SONiC switch driver. Settings become config_db entries (as SONiC's YANG models in
-// sonic-buildimage src/sonic-yang-models define them):
-//   WRED_PROFILE|ROCELAB_<port>_Q<q>    wred_{green,yellow,red}_enable, ecn (ecn_all |
-//                                       ecn_none), {green,yellow,red}_{min,max}_threshold
-//                                       (bytes), *_drop_probability (percent, Pmax x 100)
-//   QUEUE|<port>|<q>                    wred_profile
-//   PORT_QOS_MAP|<port>                 pfc_enable ("3,4")
-//   BUFFER_PROFILE|ROCELAB_PG_<port>_<pg>  pool, size, xoff, xon, xon_offset, dynamic_th
-//   BUFFER_PG|<port>|<pg>               profile
-//   MIRROR_SESSION|<name>               type SPAN (dst_port) or ERSPAN (src_ip, dst_ip,
-//                                       gre_type, dscp, ttl), src_port, direction
-// Applied over SSH as a JSON Patch (RFC 6902) with SONiC's Generic Config Updater,
-// `sudo config apply-patch /dev/stdin`, which validates it against the same YANG models
-// and applies it in dependency order; the running config_db is read with
-// `sudo sonic-cfggen -d --print-data`. Before the first write the driver keeps the
-// previous entry of every key it changes (or that the key was absent), and restore()
-// sends the patch that puts those entries back exactly (and removes what it added).
+// The SONiC switch driver.
 //
-// Counters come from COUNTERS_DB through `sonic-db-cli COUNTERS_DB HGETALL ...`: the
-// port, queue and PG name maps, then COUNTERS:<oid> of each port, queue and PG of the
-// configured ports and USER_WATERMARKS:<oid> of each queue and PG. SAI names are mapped
-// onto switch_driver.hpp's vocabulary (PFC counters per priority land on the PG of that
-// number); the others are kept with their SAI names.
+// apply() changes the running config_db over SSH with SONiC's Generic Config Updater,
+// `sudo config apply-patch /dev/stdin` (a JSON Patch, RFC 6902, validated against the YANG
+// models in sonic-buildimage src/sonic-yang-models and against sonic-utilities' field
+// operation validators, gcu_field_operation_validators.conf.json). Those validators allow
+// only a `replace` of WRED_PROFILE AZURE_LOSSLESS green_min_threshold, green_max_threshold
+// and green_drop_probability, and of BUFFER_PROFILE xoff and dynamic_th, on the HWSKUs
+// they list; so the driver changes the switch's own lossless entries instead of adding
+// profiles (to_config_db_changes):
+//   ECN     WRED_PROFILE|AZURE_LOSSLESS green_{min,max}_threshold (bytes),
+//           green_drop_probability (Pmax x 100), shared by every lossless queue;
+//           QUEUE|<port>|<q> wred_profile AZURE_LOSSLESS
+//   PFC     PORT_QOS_MAP|<port> pfc_enable ("3,4")
+//   buffers xoff and dynamic_th of the BUFFER_PROFILE that the PG's BUFFER_PG entry names
+//           (a single PG or SONiC's range key, Ethernet0|3-4; no BUFFER_PG key is written);
+//           size, xon and xon_offset must already be what is asked
+//   DSCP    entries of the DSCP_TO_TC_MAP that PORT_QOS_MAP|<port> (or |global) binds
+//           (dscp_to_tc_map), e.g. AZURE 26 -> 3 for the lossless class
+//   mirror  MIRROR_SESSION|<name>, added and removed whole
+// Anything else the validators refuse (ECN off, another size, an unlisted HWSKU) is an
+// `unsupported` error naming the rule before anything is sent. The running config_db is
+// read with `sudo sonic-cfggen -d --print-data`. Before the first write the driver keeps
+// the previous value of every field it changes (or that the key was absent), and
+// restore() replaces those fields back, removes the keys it added and never removes a key
+// that existed.
+//
+// to_config_db() is the export form of the same settings, for `config load` on a switch
+// (which runs no field validators): profiles of their own, ROCELAB_<port>_Q<q> and
+// ROCELAB_PG_<port>_<pg>, bound to the queues and PGs, and DSCP_TO_TC_MAP entries of
+// options.dscp_to_tc_map.
+//
+// Counters come from COUNTERS_DB with `sonic-db-cli COUNTERS_DB HGETALL ...`: the port,
+// queue and PG name maps (read once and kept while their object ids answer), then
+// COUNTERS:<oid> of each port, queue and PG of the configured ports and
+// USER_WATERMARKS:<oid> of each queue and PG, all in one SSH command per sample. SAI names
+// are mapped onto switch_driver.hpp's vocabulary (PFC counters per priority land on the PG
+// of that number); the others are kept with their SAI names. A queue without
+// SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS (the platform does not count WRED ECN marks) has
+// ecn_marked_packets reported missing, never 0.
 //
 // ssh runs with an argv vector (BatchMode, so it never prompts); the remote command is
 // made of fixed words and validated names only.
@@ -45,6 +62,10 @@ struct sonic_options {
   std::string ssh_program = "ssh";
   std::vector<std::string> ports;         // the ports whose counters are read
   std::string lossless_pool = "ingress_lossless_pool";
+  std::string dscp_to_tc_map = "AZURE";  // the map to_config_db's DSCP entries go to
+  // false: skip the HWSKU check (a cisco-8000 or marvell-teralynx switch, which the
+  // updater knows by its ASIC type).
+  bool check_gcu_hwsku = true;
   std::chrono::milliseconds timeout{60000};
 };
 
@@ -52,8 +73,17 @@ struct sonic_options {
 // A disabled mirror session is the key mapped to null (delete it).
 [[nodiscard]] result<nlohmann::json> to_config_db(const switch_settings& settings, const sonic_options& options);
 
-// The JSON Patch that writes `desired` (as to_config_db gives it) over `running` (a
-// config_db dump): fields of existing keys are replaced one by one, new keys and tables
+// The config_db fields that put `settings` on `running` (a config_db dump) in forms
+// config apply-patch accepts: {"TABLE": {"key": {"field": "value"}}}, fields of existing
+// keys; keys added only in QUEUE, PORT_QOS_MAP and MIRROR_SESSION (no field validator).
+// Errors: invalid_argument (names, ranges), not_found (no entry to change: no BUFFER_PG
+// covering the PG, no DSCP map bound), unsupported (what the updater refuses, or two
+// settings asking different values of one shared profile or map), each naming the rule.
+[[nodiscard]] result<nlohmann::json> to_config_db_changes(const switch_settings& settings,
+                                                          const nlohmann::json& running, const sonic_options& options);
+
+// The JSON Patch that writes `desired` (as to_config_db_changes gives it) over `running`:
+// fields of existing keys replaced (added where absent) one by one, absent keys and tables
 // added whole, null keys removed.
 [[nodiscard]] nlohmann::json make_apply_patch(const nlohmann::json& running, const nlohmann::json& desired);
 
@@ -75,13 +105,16 @@ class sonic_switch_driver final : public switch_driver {
   explicit sonic_switch_driver(sonic_options options) : options_(std::move(options)) {}
   [[nodiscard]] result<std::string> remote(const std::vector<std::string>& command, const std::string& input = {});
   [[nodiscard]] status apply_patch(const nlohmann::json& patch, const std::string& context);
-  [[nodiscard]] result<std::map<std::string, std::string>> hgetall(const std::string& key);
+  // HGETALL of every key in COUNTERS_DB, in one SSH session; one map per key, in order.
+  [[nodiscard]] result<std::vector<std::map<std::string, std::string>>> hgetall(const std::vector<std::string>& keys);
 
   sonic_options options_;
-  // table -> key -> previous entry (null: the key did not exist); tables_created_: tables
-  // that did not exist at all, removed whole on restore.
+  // table -> key -> {"previous": entry (null: the key did not exist), "fields": [written]};
+  // tables_created_: tables that did not exist at all, removed whole on restore.
   std::map<std::string, std::map<std::string, nlohmann::json>> snapshot_;
   std::vector<std::string> tables_created_;
+  // COUNTERS_{PORT,QUEUE,PG}_NAME_MAP, kept between samples while their object ids answer.
+  std::optional<std::map<std::string, std::string>> port_map_, queue_map_, pg_map_;
 };
 
 // `sonic-db-cli ... HGETALL` prints a Python dict: {'name': 'value', ...}.

@@ -6,7 +6,7 @@
 //   ECN/WRED per egress queue (Kmin, Kmax in bytes; Pmax as a probability 0..1),
 //   PFC enable per port and priority, the lossless priority group's buffer profile
 //   (size = reserved bytes, xoff = headroom, xon, xon_offset, dynamic_th = log2 alpha),
-//   and one mirror session.
+//   one mirror session, and entries of the DSCP -> traffic class map.
 // apply() snapshots what it is about to change before the first write, then writes;
 // restore() puts the snapshot back and forgets it. A failed apply keeps its snapshot, so
 // restore() afterwards undoes whatever part of it took effect.
@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,7 @@
 
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
+#include "rocelab/fabric/lossless_class.hpp"
 
 namespace rocelab::fabric::drivers {
 
@@ -59,6 +61,15 @@ struct pg_buffer_setting {
   friend bool operator==(const pg_buffer_setting&, const pg_buffer_setting&) = default;
 };
 
+// The DSCP -> traffic class entries of the map a port classifies by (SONiC DSCP_TO_TC_MAP
+// bound in PORT_QOS_MAP dscp_to_tc_map; the soft switch's dscp_to_tc). apply() sets the
+// entries given and leaves the others; read_settings() gives the whole map.
+struct dscp_map_setting {
+  std::string port;
+  std::map<std::uint8_t, std::uint8_t> dscp_to_tc;
+  friend bool operator==(const dscp_map_setting&, const dscp_map_setting&) = default;
+};
+
 enum class mirror_direction : std::uint8_t { rx, tx, both };
 
 struct mirror_setting {
@@ -81,7 +92,10 @@ struct switch_settings {
   std::vector<pfc_setting> pfc;
   std::vector<pg_buffer_setting> buffers;
   std::optional<mirror_setting> mirror;
-  [[nodiscard]] bool empty() const noexcept { return ecn.empty() && pfc.empty() && buffers.empty() && !mirror; }
+  std::vector<dscp_map_setting> dscp_maps;
+  [[nodiscard]] bool empty() const noexcept {
+    return ecn.empty() && pfc.empty() && buffers.empty() && !mirror && dscp_maps.empty();
+  }
 };
 
 struct switch_counter {
@@ -90,6 +104,9 @@ struct switch_counter {
   int index = -1;     // queue or PG index; -1 for port and switch scope
   std::string name;
   std::uint64_t value = 0;
+  // The switch does not provide this counter (a platform without WRED ECN counters):
+  // unknown, and `value` means nothing. Never a zero.
+  bool missing = false;
 };
 
 class switch_driver {
@@ -112,12 +129,28 @@ class switch_driver {
 // dynamic_th -7..3, sizes non-negative, port names non-empty); errors name the entry.
 [[nodiscard]] status validate(const switch_settings& settings);
 
+// The switch settings of `ports` -- the DSCP map and PFC priorities each reports -- as the
+// switch side of a lossless class check (fabric/lossless_class.hpp). A port with no PFC
+// entry has none enabled; a port with no DSCP map, an empty one.
+[[nodiscard]] std::vector<lossless_observation::switch_port> lossless_ports(const switch_settings& settings,
+                                                                           const std::vector<std::string>& ports);
+
+// The settings that put the lossless class on `ports`: the DSCP map entries
+// (switch_class_entries) and, when the class has PFC, PFC on its data priority beside the
+// lossless priorities the spec lists (`pfc_priorities`).
+[[nodiscard]] switch_settings lossless_class_settings(const lossless_class& c, const std::vector<std::string>& ports,
+                                                      const std::vector<std::uint8_t>& pfc_priorities);
+
 // Counters as the run's counter_sample records of switch `device` at t_ns: the port by
 // the run's index for it (`port_index`; ports it does not know are left out), the name
 // with its scope, "queue3.ecn_marked_packets", "pg3.pfc_rx_frames", and port counters
 // by name alone ("rx_packets"); switch-wide counters on port 0 as "switch.<name>".
+// Missing counters give no sample (unknown is not 0); missing_counter_names lists them.
 [[nodiscard]] std::vector<counter_sample> to_counter_samples(
     const std::vector<switch_counter>& counters, std::uint32_t device,
     const std::function<std::optional<std::uint32_t>(const std::string& port)>& port_index, std::int64_t t_ns);
+
+// The counters marked missing, as "<port> queue3.ecn_marked_packets", for a run's notes.
+[[nodiscard]] std::vector<std::string> missing_counter_names(const std::vector<switch_counter>& counters);
 
 }  // namespace rocelab::fabric::drivers
