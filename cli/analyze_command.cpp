@@ -150,7 +150,9 @@ status write_tables(const std::string& dir, const captures::capture_analysis& a)
 std::function<int()> setup(CLI::App& app) {
   auto args = std::make_shared<analyze_args>();
   app.description("Count RoCEv2 traffic, ECN marks, CNPs, PFC/PAUSE frames and pause intervals in a capture");
-  app.add_option("file", args->file, "pcap or pcapng file")->required()->check(CLI::ExistingFile);
+  app.add_option("file", args->file, "pcap or pcapng file, or - for standard input (e.g. zcat F.pcapng.gz | ...)")
+      ->required()
+      ->check(CLI::ExistingFile | CLI::IsMember({"-"}));
   app.add_flag("--json", args->json, "Print one JSON object (the summary; with --flows/--pauses the full lists)");
   app.add_flag("--flows", args->flows, "Every flow, not the ten with most retransmissions and CE marks");
   app.add_flag("--pauses", args->pauses, "Every pause interval, not the per-port summary and the ten longest");

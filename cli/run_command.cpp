@@ -25,6 +25,7 @@
 #include "number_checks.hpp"
 #include "output_files.hpp"
 #include "progress_line.hpp"
+#include "run_progress_text.hpp"
 #include "stop_signal.hpp"
 #include "rocelab/cli/in_process_agents.hpp"
 #include "rocelab/common/units.hpp"
@@ -357,14 +358,13 @@ std::function<int()> setup(CLI::App& app) {
     // A real-time run's workload on a terminal's status line; nothing in a pipe.
     progress_line progress(args->quiet || args->json, std::chrono::milliseconds(500));
     const auto started = std::chrono::steady_clock::now();
-    request.on_progress = [&](std::uint64_t done, std::uint64_t posted) {
-      if (!progress.due()) return;
-      char text[128];
-      std::snprintf(text, sizeof text, "messages completed %llu of %llu posted, %.1f s",
-                    static_cast<unsigned long long>(done), static_cast<unsigned long long>(posted),
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-      progress.update(text);
-    };
+    if (progress.shown()) {
+      request.on_progress = [&](const experiments::run_progress& p) {
+        if (!progress.due()) return;
+        progress.update(virtual_run_progress_text(
+            p, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()));
+      };
+    }
     auto outcome = (*ctl)->run_spec(*spec, request);
     progress.finish();
     if (!outcome) {

@@ -3,7 +3,7 @@
 //   read     the reader alone (record headers, every packet's length summed)
 //   dissect  the reader and dissect() of every packet
 //   analyze  analyze_capture() with the options of `rocelab analyze` (summary only)
-// Each pass reads the file as `rocelab analyze` does (capture_file_reader::open_streamed),
+// Each pass reads the file as `rocelab analyze` does (capture_file_reader::open_sequential),
 // so each pays the same copy of the file out of the page cache.
 #include <CLI/CLI.hpp>
 
@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
 
   std::uint64_t frames = 0, sink = 0;
   const auto pass = [&](const char* stage) -> double {
-    auto reader = capture_file_reader::open_streamed(path);
+    auto reader = capture_file_reader::open_sequential(path);
     if (!reader) {
       std::cerr << "bench_analyze_stages: " << reader.error().message() << "\n";
       std::exit(1);

@@ -26,9 +26,7 @@ capture_file_analysis analyze_capture(capture_file_reader& reader, const analyze
 
 result<capture_file_analysis> analyze_capture_file(const std::string& path,
                                                    const analyzer_options& options) {
-  // Streamed: a window in cache instead of a mapping whose page tables cost more than
-  // the copy (bench/README.md, analyze at mirror-port scale).
-  auto reader = capture_file_reader::open_streamed(path);
+  auto reader = capture_file_reader::open_sequential(path);
   if (!reader) return reader.error().with_context("analyzing " + path);
   capture_file_analysis out = analyze_capture(*reader, options);
   if (!out.read_status.ok()) out.read_status = out.read_status.with_context(path);

@@ -20,6 +20,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <utility>
 
@@ -115,6 +116,21 @@ struct timestamp_scale {
   }
 };
 
+// " (gzip-compressed: ...)" when the first bytes are a compressor's magic, so the
+// message says what to do; empty otherwise.
+std::string compressed_hint(const std::uint8_t* p, std::size_t n) {
+  const auto starts = [&](std::initializer_list<std::uint8_t> magic) {
+    return n >= magic.size() && std::equal(magic.begin(), magic.end(), p);
+  };
+  const char* kind = starts({0x1f, 0x8b})                   ? "gzip"
+                     : starts({0x28, 0xb5, 0x2f, 0xfd})       ? "zstd"
+                     : starts({0xfd, 0x37, 0x7a, 0x58, 0x5a}) ? "xz"
+                     : starts({0x42, 0x5a, 0x68})             ? "bzip2"
+                                                              : nullptr;
+  if (kind == nullptr) return {};
+  return std::string(" (") + kind + "-compressed: decompress it into a pipe, e.g. `zcat FILE | rocelab analyze -`)";
+}
+
 std::int64_t pow10(unsigned e) noexcept {
   std::int64_t v = 1;
   while (e-- > 0) v *= 10;
@@ -138,6 +154,8 @@ struct capture_file_reader::impl {
   detail::unique_fd file;       // streamed only
   std::vector<std::uint8_t> window;
   std::uint64_t window_offset = 0;
+  // The file's size; for a stream whose size is not known up front (a pipe) the
+  // unknown_size sentinel until read(2) meets its end.
   std::uint64_t file_size = 0;
   std::uint64_t consumed = 0;   // records (pcap) or blocks (pcapng) read so far
   mode state = mode::done;
@@ -169,7 +187,11 @@ struct capture_file_reader::impl {
     return interfaces.size() - section_first_interface;
   }
 
+  static constexpr std::uint64_t unknown_size = std::uint64_t{1} << 62;
+
   // Bytes of the file from `pos` to its end (for a mapped file or memory, size - pos).
+  // For a stream of unknown size an upper bound until ensure() meets the end: callers
+  // check a length against it once more after ensure() has made that length available.
   [[nodiscard]] std::size_t file_remaining() const noexcept {
     return static_cast<std::size_t>(file_size - window_offset - pos);
   }
@@ -196,6 +218,10 @@ struct capture_file_reader::impl {
     while (size < window.size() && window_offset + size < file_size) {
       const ssize_t got = ::read(file.get(), window.data() + size, window.size() - size);
       if (got < 0 && errno == EINTR) continue;
+      if (got == 0 && file_size == unknown_size) {
+        file_size = window_offset + size;
+        break;
+      }
       if (got <= 0) {
         fail(got < 0 ? "reading the file: " + std::string(std::strerror(errno))
                      : "the file ended before its size (" + std::to_string(file_size) + " bytes)",
@@ -209,11 +235,11 @@ struct capture_file_reader::impl {
 
   template <bool swapped>
   bool next_pcap(packet_view& out) {
+    if (!ensure(pcap_record_header_bytes)) [[unlikely]] return false;
     const std::size_t remaining = file_remaining();
     if (remaining < pcap_record_header_bytes) [[unlikely]] {
       return end_pcap(remaining);
     }
-    if (!ensure(pcap_record_header_bytes)) [[unlikely]] return false;
     const std::uint8_t* p = data + pos;
     std::uint32_t h[4];  // ts seconds, ts fraction, captured length, original length
     std::memcpy(h, p, sizeof h);
@@ -227,6 +253,9 @@ struct capture_file_reader::impl {
       return caplen_exceeds(h[2], remaining - pcap_record_header_bytes);
     }
     if (!ensure(pcap_record_header_bytes + h[2])) [[unlikely]] return false;
+    if (h[2] > file_remaining() - pcap_record_header_bytes) [[unlikely]] {
+      return caplen_exceeds(h[2], file_remaining() - pcap_record_header_bytes);
+    }
     p = data + pos;
     // uint32 seconds * 1e9 + uint32 * 1000 stays below 2^63: no overflow possible.
     out.timestamp_ns = static_cast<std::int64_t>(h[0]) * ns_per_s +
@@ -287,6 +316,7 @@ struct capture_file_reader::impl {
   template <bool swapped>
   step next_pcapng(packet_view& out) {
     for (;;) {
+      if (!ensure(block_min_bytes)) [[unlikely]] return step::stop;
       const std::size_t remaining = file_remaining();
       if (remaining < block_min_bytes) [[unlikely]] {
         if (remaining == 0) {
@@ -297,7 +327,6 @@ struct capture_file_reader::impl {
         }
         return step::stop;
       }
-      if (!ensure(block_min_bytes)) [[unlikely]] return step::stop;
       const std::uint8_t* b = data + pos;
       const std::uint32_t type = load32<swapped>(b);
       // A new section may switch the byte order: hand back to the dispatcher.
@@ -310,6 +339,10 @@ struct capture_file_reader::impl {
         return step::stop;
       }
       if (!ensure(length)) [[unlikely]] return step::stop;
+      if (length > file_remaining()) [[unlikely]] {
+        bad_block_length(length, file_remaining());
+        return step::stop;
+      }
       b = data + pos;
       if (load32<swapped>(b + length - 4) != length) [[unlikely]] {
         fail("trailing block length " + std::to_string(load32<swapped>(b + length - 4)) +
@@ -433,13 +466,13 @@ struct capture_file_reader::impl {
 
   // Reads the SHB at `pos`, which sets the byte order of everything up to the next one.
   bool read_section_header() {
+    if (!ensure(shb_min_bytes)) return false;
     const std::size_t remaining = file_remaining();
     if (remaining < shb_min_bytes) {
       fail("section header block truncated: " + std::to_string(remaining) + " of at least " +
            std::to_string(shb_min_bytes) + " bytes");
       return false;
     }
-    if (!ensure(shb_min_bytes)) return false;
     const std::uint8_t* b = data + pos;
     const std::uint32_t magic = load32<false>(b + 8);
     if (magic == byte_order_magic) return read_section_header_as<false>(b, remaining);
@@ -463,6 +496,10 @@ struct capture_file_reader::impl {
       return false;
     }
     if (!ensure(length)) return false;
+    if (length > file_remaining()) {
+      bad_block_length(length, file_remaining());
+      return false;
+    }
     b = data + pos;
     if (load32<swapped>(b + length - 4) != length) {
       fail("trailing block length " + std::to_string(load32<swapped>(b + length - 4)) +
@@ -589,13 +626,12 @@ struct capture_file_reader::impl {
   // open() returns, as it is for pcap. A malformed one is left for next() to report.
   template <bool swapped>
   void read_leading_interfaces() {
-    while (file_remaining() >= block_min_bytes) {
-      if (!ensure(block_min_bytes)) return;
+    while (ensure(block_min_bytes) && file_remaining() >= block_min_bytes) {
       const std::uint8_t* b = data + pos;
       if (load32<swapped>(b) != block_interface_description) return;
       const std::uint32_t length = load32<swapped>(b + 4);
       if (length < idb_min_bytes || length % 4 != 0 || length > file_remaining()) return;
-      if (!ensure(length)) return;
+      if (!ensure(length) || length > file_remaining()) return;
       b = data + pos;
       if (load32<swapped>(b + length - 4) != length) return;
       if (!read_interface<swapped>(b, length)) {
@@ -634,7 +670,7 @@ struct capture_file_reader::impl {
       return start_pcap<true>();
     }
     return {error_code::malformed_input,
-            "not a pcap or pcapng file: magic " + hex32(magic)};
+            "not a pcap or pcapng file: magic " + hex32(magic) + compressed_hint(data, size)};
   }
 
   template <bool swapped>
@@ -672,34 +708,72 @@ capture_file_reader::capture_file_reader(capture_file_reader&&) noexcept = defau
 capture_file_reader& capture_file_reader::operator=(capture_file_reader&&) noexcept = default;
 capture_file_reader::~capture_file_reader() = default;
 
-result<capture_file_reader> capture_file_reader::open(const std::string& path) {
-  detail::unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+namespace {
+
+// Opens `path` for reading; "-" is standard input (a duplicate, so the reader's close
+// leaves the process's stdin alone).
+result<unique_fd> open_input(const std::string& path, struct stat& st) {
+  unique_fd fd(path == "-" ? ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return status::from_errno("opening " + path);
-  struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return status::from_errno("stat of " + path);
+  return fd;
+}
+
+status empty_file() { return {error_code::malformed_input, "too short to be a capture file: 0 bytes"}; }
+
+// Maps a regular file read-only (MAP_PRIVATE: the reader never writes).
+result<detail::mapped_region> map_file(int fd, std::size_t length, const std::string& path) {
+  void* base = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (base == MAP_FAILED) return status::from_errno("mapping " + path);
+  return detail::mapped_region(base, length);
+}
+
+}  // namespace
+
+result<capture_file_reader> capture_file_reader::from_mapping(detail::mapped_region mapping) {
+  auto state = std::make_unique<impl>();
+  state->data = mapping.bytes().data();
+  state->size = mapping.bytes().size();
+  state->file_size = mapping.bytes().size();
+  state->mapping = std::move(mapping);
+  if (status st_start = state->start(); !st_start.ok()) return st_start;
+  return capture_file_reader(std::move(state));
+}
+
+result<capture_file_reader> capture_file_reader::open(const std::string& path) {
+  struct stat st {};
+  auto fd = open_input(path, st);
+  if (!fd) return fd.error();
   if (!S_ISREG(st.st_mode)) {
     return status(error_code::unsupported, path + " is not a regular file (cannot be mapped)");
   }
-  if (st.st_size == 0) {
-    return status(error_code::malformed_input, "too short to be a capture file: 0 bytes");
-  }
+  if (st.st_size == 0) return empty_file();
   const auto length = static_cast<std::size_t>(st.st_size);
   // No MAP_POPULATE: faulting pages in as the reader walks lets it start at once and
   // overlap with the kernel's read-ahead, which MADV_SEQUENTIAL makes aggressive.
-  void* base = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-  if (base == MAP_FAILED) return status::from_errno("mapping " + path);
-  detail::mapped_region mapping(base, length);
+  auto mapping = map_file(fd->get(), length, path);
+  if (!mapping) return mapping.error();
   // Advice only: a failure changes speed, not results.
-  (void)::madvise(base, length, MADV_SEQUENTIAL);
-
-  auto state = std::make_unique<impl>();
-  state->data = mapping.bytes().data();
-  state->size = length;
-  state->file_size = length;
-  state->mapping = std::move(mapping);
+  (void)::madvise(const_cast<std::uint8_t*>(mapping->bytes().data()), length, MADV_SEQUENTIAL);
   // The mapping outlives the descriptor; `fd` closes here.
-  if (status st_start = state->start(); !st_start.ok()) return st_start;
-  return capture_file_reader(std::move(state));
+  return from_mapping(std::move(*mapping));
+}
+
+result<capture_file_reader> capture_file_reader::open_sequential(const std::string& path) {
+  struct stat st {};
+  auto fd = open_input(path, st);
+  if (!fd) return fd.error();
+  if (!S_ISREG(st.st_mode)) return open_stream(std::move(*fd), path, unknown_size_bytes);
+  if (st.st_size == 0) return empty_file();
+  const auto length = static_cast<std::size_t>(st.st_size);
+  auto mapping = map_file(fd->get(), length, path);
+  if (!mapping) return mapping.error();
+  // Advice only. MADV_SEQUENTIAL: aggressive read-ahead, pages behind the reader are the
+  // first to go. Neither MADV_HUGEPAGE nor prefaulting the page tables a window ahead
+  // (MADV_POPULATE_READ) measured a gain: a fault maps a whole large page-cache folio
+  // (bench/README.md, analyze with a mapped file).
+  (void)::madvise(const_cast<std::uint8_t*>(mapping->bytes().data()), length, MADV_SEQUENTIAL);
+  return from_mapping(std::move(*mapping));
 }
 
 result<capture_file_reader> capture_file_reader::from_memory(std::span<const std::uint8_t> bytes) {
@@ -712,19 +786,22 @@ result<capture_file_reader> capture_file_reader::from_memory(std::span<const std
 }
 
 result<capture_file_reader> capture_file_reader::open_streamed(const std::string& path) {
-  detail::unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return status::from_errno("opening " + path);
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return status::from_errno("stat of " + path);
-  if (!S_ISREG(st.st_mode)) return status(error_code::unsupported, path + " is not a regular file");
-  if (st.st_size == 0) {
-    return status(error_code::malformed_input, "too short to be a capture file: 0 bytes");
-  }
+  auto fd = open_input(path, st);
+  if (!fd) return fd.error();
+  if (!S_ISREG(st.st_mode)) return open_stream(std::move(*fd), path, unknown_size_bytes);
+  if (st.st_size == 0) return empty_file();
   // Advice only: a failure changes speed, not results.
-  (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  (void)::posix_fadvise(fd->get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  return open_stream(std::move(*fd), path, static_cast<std::uint64_t>(st.st_size));
+}
+
+result<capture_file_reader> capture_file_reader::open_stream(unique_fd fd, const std::string& path,
+                                                             std::uint64_t size_bytes) {
+  static_assert(unknown_size_bytes == impl::unknown_size);
   auto state = std::make_unique<impl>();
   state->file = std::move(fd);
-  state->file_size = static_cast<std::uint64_t>(st.st_size);
+  state->file_size = size_bytes;
   // A window that stays in a core's L2 cache while its records are read.
   constexpr std::size_t window_bytes = 256 * 1024;
   state->window.resize(window_bytes);

@@ -54,6 +54,32 @@ TEST(lab_dpdk_capture, af_packet_port_captures_every_frame_sent_without_drops) {
   std::cout << out.output;
 }
 
+// Frames longer than DPDK's default 1500-byte MTU reach the file whole: 4 KB and 9 KB
+// RoCEv2 frames on veths with a 9216-byte MTU, through an af_packet vdev named without
+// framesz= (whose own default, 2 KB ring frames, cuts them): the capture sizes the ring,
+// the mbufs and the port's MTU for its capture MTU.
+TEST(lab_dpdk_capture, af_packet_port_captures_4k_and_9k_frames_whole) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (namespaces, veth)";
+  auto ns = test_netns::create();
+  ASSERT_TRUE(ns.ok()) << ns.error().message();
+  for (const char* veth : {test_netns::veth_a, test_netns::veth_b})
+    ASSERT_TRUE(run_program({"ip", "-n", ns->name(), "link", "set", veth, "mtu", "9216"}).ok());
+  for (const std::size_t payload : {std::size_t{4096}, std::size_t{9000}}) {
+    constexpr std::uint32_t frames = 300;
+    const std::string tag = std::to_string(::getpid()) + "j" + std::to_string(payload);
+    const scoped_file file{"/tmp/rl-lab-dpdk-" + tag + ".pcapng"};
+    const scoped_dir runtime_dir{"/var/run/dpdk/rl" + tag};
+    const std::string eal = "-l 0 --no-huge --no-pci -m 512 --no-shconf --no-telemetry --file-prefix=rl" + tag +
+                            " --vdev=net_af_packet0,iface=" + std::string(test_netns::veth_b) +
+                            " --log-level=lib.eal:notice";
+    const auto out = run_capture_lab(*ns, {"--dpdk", eal}, frames, file.path, payload);
+    SCOPED_TRACE("payload " + std::to_string(payload) + " bytes");
+    ASSERT_NO_FATAL_FAILURE(expect_complete_capture(out, frames));
+    EXPECT_NE(out.output.find("MTU 1500"), std::string::npos) << "af_packet's port takes 1500 (max_rx_pktlen 1518); "
+                                                                 "its ring decides\n" << out.output;
+  }
+}
+
 // A capture kept off the CPU for longer than its ring lasts loses frames in the kernel
 // (the PMD's PACKET_MMAP ring is full). DPDK 22.11's af_packet PMD counts none of them in
 // any ethdev counter; `rocelab capture` reads them from the PMD's socket and reports them as

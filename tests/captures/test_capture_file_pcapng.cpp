@@ -326,6 +326,15 @@ TEST(OpenErrors, NamePathErrnoOrMagic) {
     EXPECT_EQ(reader.error().message(), "not a pcap or pcapng file: magic 0x6c6c6568");
   }
   {
+    // A compressed capture is named as such, with what to do.
+    const std::vector<std::uint8_t> gzip = {0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0};
+    auto reader = capture_file_reader::from_memory(gzip);
+    ASSERT_FALSE(reader.ok());
+    EXPECT_EQ(reader.error().message(),
+              "not a pcap or pcapng file: magic 0x00088b1f (gzip-compressed: decompress it into a pipe, "
+              "e.g. `zcat FILE | rocelab analyze -`)");
+  }
+  {
     auto f = make_pcap(false, false, {});
     f.bytes[4] = 3;  // major version 3
     auto reader = capture_file_reader::from_memory(f.bytes);

@@ -1,16 +1,20 @@
-// open_streamed() reads a file through a window instead of a mapping: the same packets,
-// interfaces and errors as open(), on real captures, on every prefix of small files and
-// on large files cut and corrupted around the window's edges.
+// open_streamed() reads a file through a window instead of a mapping, open_sequential()
+// maps a regular file and streams a pipe: the same packets, interfaces and errors as
+// open() from each, and from a pipe through either, on real captures, on every prefix of
+// small files and on large files cut and corrupted around the window's edges.
 #include "rocelab/captures/capture_file.hpp"
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "capture_test_support.hpp"
@@ -23,6 +27,8 @@ using test::read_all;
 class streamed_file : public ::testing::Test {
  protected:
   void SetUp() override {
+    // A reader that stops at an error closes the pipe before its writer has written all.
+    std::signal(SIGPIPE, SIG_IGN);
     path_ = (std::filesystem::temp_directory_path() / ("rocelab-streamed-" + std::to_string(::getpid()) + ".cap"))
                 .string();
   }
@@ -31,28 +37,66 @@ class streamed_file : public ::testing::Test {
   void write(const std::vector<std::uint8_t>& bytes) {
     std::ofstream out(path_, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    bytes_ = bytes;
   }
 
-  // Both readers over the file: the same outcome of opening, packets, interfaces, error.
+  // The mapping against each other way of reading: the file streamed, the file opened
+  // sequentially (mapped), and the same bytes through a pipe, streamed and sequentially.
   void expect_same(const std::string& what) {
+    using opener = result<capture_file_reader> (*)(const std::string&);
+    expect_same_as(what + " (streamed)", [&] { return capture_file_reader::open_streamed(path_); });
+    expect_same_as(what + " (sequential)", [&] { return capture_file_reader::open_sequential(path_); });
+    for (const opener open : {&capture_file_reader::open_streamed, &capture_file_reader::open_sequential}) {
+      int fds[2];
+      ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+      unique_fd read_end(fds[0]), write_end(fds[1]);
+      std::thread writer([&, fd = std::move(write_end)] {
+        std::size_t done = 0;
+        while (done < bytes_.size()) {
+          const ssize_t n = ::write(fd.get(), bytes_.data() + done, bytes_.size() - done);
+          if (n <= 0) break;  // the reader stopped early and closed its end
+          done += static_cast<std::size_t>(n);
+        }
+      });
+      const std::string dev = "/dev/fd/" + std::to_string(read_end.get());
+      expect_same_as(what + " (pipe)", [&] {
+        auto r = open(dev);
+        read_end.reset();
+        return r;
+      }, dev);
+      read_end.reset();
+      writer.join();
+    }
+    ++compared_;
+  }
+
+  template <class Open>
+  void expect_same_as(const std::string& what, Open open_other, const std::string& other_path = {}) {
     auto mapped = capture_file_reader::open(path_);
-    auto streamed = capture_file_reader::open_streamed(path_);
-    ASSERT_EQ(mapped.ok(), streamed.ok()) << what;
+    auto streamed = open_other();
+    // An error from opening names the path it was given.
+    const auto message = [&](const status& st) {
+      std::string m = st.message();
+      if (!other_path.empty())
+        for (std::size_t at; (at = m.find(other_path)) != std::string::npos;) m.replace(at, other_path.size(), path_);
+      return m;
+    };
+    ASSERT_EQ(mapped.ok(), streamed.ok()) << what << ": " << (mapped.ok() ? streamed.error().message() : mapped.error().message());
     if (!mapped.ok()) {
-      EXPECT_EQ(mapped.error().message(), streamed.error().message()) << what;
+      EXPECT_EQ(mapped.error().message(), message(streamed.error())) << what;
       return;
     }
     const auto a = read_all(*mapped), b = read_all(*streamed);
     ASSERT_EQ(a.size(), b.size()) << what;
     for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << what << ", packet " << i;
-    EXPECT_EQ(mapped->error().message(), streamed->error().message()) << what;
+    EXPECT_EQ(mapped->error().message(), message(streamed->error())) << what;
     ASSERT_EQ(mapped->interfaces().size(), streamed->interfaces().size()) << what;
     for (std::size_t i = 0; i < mapped->interfaces().size(); ++i)
       EXPECT_EQ(mapped->interfaces()[i].name, streamed->interfaces()[i].name) << what;
-    ++compared_;
   }
 
   std::string path_;
+  std::vector<std::uint8_t> bytes_;
   std::size_t compared_ = 0;
 };
 

@@ -173,6 +173,25 @@ TEST_F(cli_inputs, analyze_summarises_a_pause_storm_and_lists_everything_on_requ
   EXPECT_TRUE(fs::exists(dir_ / "tables" / "pause_summary.csv"));
 }
 
+TEST_F(cli_inputs, analyze_reads_a_pipe_as_it_reads_the_file) {
+  std::vector<std::pair<std::int64_t, std::vector<std::uint8_t>>> frames;
+  for (std::int64_t i = 0; i < 3000; ++i) {
+    frames.push_back({1'000'000 * i, pfc(0xffff)});
+    frames.push_back({1'000'000 * i + 700, pfc(0)});
+  }
+  write_pcap(dir_ / "storm.pcap", frames);
+  const ran file = rocelab("analyze storm.pcap --pauses");
+  ASSERT_EQ(file.exit_code, 0) << file.output;
+  const std::string bin = std::string(ROCELAB_BINARY_DIR) + "/rocelab";
+  const fs::path log = dir_ / "piped";
+  ASSERT_EQ(std::system(("cd " + dir_.string() + " && cat storm.pcap | " + bin + " analyze - --pauses >" +
+                         log.string() + " 2>&1").c_str()),
+            0);
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, file.output);
+}
+
 TEST_F(cli_inputs, analyze_refuses_a_link_speed_that_is_not_a_sane_rate) {
   write_pcap(dir_ / "one.pcap", {{1'000, pfc(0xffff)}});
   for (const char* gbps : {"nan", "inf", "1e30", "1e-30", "0", "-100"}) {

@@ -1,6 +1,7 @@
 // The CLI's status line: drawn in place on a terminal, silent in a pipe and with --quiet.
 // stderr is pointed at a pseudo-terminal or a pipe for each case and restored after.
 #include "../../cli/progress_line.hpp"
+#include "../../cli/run_progress_text.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -70,6 +71,15 @@ TEST(progress_line, in_a_pipe_or_quiet_it_writes_nothing) {
   ::close(master);
   ::close(slave);
   EXPECT_EQ(quiet, "");
+}
+
+TEST(progress_line, a_virtual_run_shows_flows_elapsed_and_pauses_so_far) {
+  EXPECT_EQ(virtual_run_progress_text({.completed = 3, .posted = 8, .pause_frames = 1234}, 2.25),
+            "flows done 3 of 8 started, 2.2 s, pauses so far 1234");
+  EXPECT_EQ(virtual_run_progress_text({.completed = 0, .posted = 8, .pause_frames = 0}, 0),
+            "flows done 0 of 8 started, 0.0 s, pauses so far 0");
+  EXPECT_EQ(virtual_run_progress_text({.completed = 8, .posted = 8, .pause_frames = std::nullopt}, 10), "flows done 8 of 8 started, 10.0 s")
+      << "no pause count before the switch has answered";
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -28,12 +29,13 @@ inline constexpr std::size_t lab_payload_bytes = 64;
 // Ethernet + IPv4 + UDP + BTH: where an RC SEND-only payload starts.
 inline constexpr std::size_t lab_payload_offset = 14 + 20 + 8 + 12;
 
-// Frame `seq`: RC SEND-only from 198.18.100.1 to 198.18.100.2 with psn = seq. The
+// Frame `seq`: RC SEND-only from 198.18.100.1 to 198.18.100.2 with psn = seq and
+// `payload_bytes` of payload (at least lab_payload_bytes). The
 // destination MAC is a locally administered one that is not veth_b's, so the kernel on
 // veth_b ignores the frame (no ICMP port unreachable to pollute the capture) while a
 // promiscuous capture still sees it.
-inline std::vector<std::uint8_t> lab_frame(std::uint32_t seq) {
-  std::array<std::uint8_t, lab_payload_bytes> payload{};
+inline std::vector<std::uint8_t> lab_frame(std::uint32_t seq, std::size_t payload_bytes = lab_payload_bytes) {
+  std::vector<std::uint8_t> payload(std::max(payload_bytes, lab_payload_bytes));
   std::memcpy(payload.data(), lab_payload_marker.data(), lab_payload_marker.size());
   for (int i = 0; i < 4; ++i) payload[4 + i] = static_cast<std::uint8_t>(seq >> (24 - 8 * i));
   for (std::size_t i = 8; i < payload.size(); ++i) payload[i] = static_cast<std::uint8_t>(seq + i);
@@ -83,7 +85,8 @@ struct scoped_file {
 // Runs the capture with `capture_args` (after "rocelab capture"; "-w <file>" and
 // "--count <frames>" are added) in `ns`, sends `frames` frames on veth_a, and checks.
 inline lab_capture_outcome run_capture_lab(test_netns& ns, std::vector<std::string> capture_args,
-                                           std::uint32_t frames, const std::string& file) {
+                                           std::uint32_t frames, const std::string& file,
+                                           std::size_t payload_bytes = lab_payload_bytes) {
   using namespace std::chrono_literals;
   lab_capture_outcome out;
   std::vector<std::string> args = {std::string(ROCELAB_BINARY_DIR) + "/rocelab", "capture"};
@@ -111,7 +114,7 @@ inline lab_capture_outcome run_capture_lab(test_netns& ns, std::vector<std::stri
   }
   std::vector<std::vector<std::uint8_t>> sent;
   sent.reserve(frames);
-  for (std::uint32_t seq = 0; seq < frames; ++seq) sent.push_back(lab_frame(seq));
+  for (std::uint32_t seq = 0; seq < frames; ++seq) sent.push_back(lab_frame(seq, payload_bytes));
   // Paced in small groups: the receive rings (512 frames for af_packet's default) must
   // not overflow if the capture loses the CPU for a few milliseconds on a busy machine.
   constexpr std::uint32_t group = 32;

@@ -56,8 +56,12 @@ TEST_F(SoftNicRun, VirtualIncastExampleRunsCapturesCompletelyAndRemovesItsLab) {
   o.capture_dpdk = std::getenv("ROCELAB_TEST_PCAP") == nullptr;
   // Through the registry with a progress hook, as `rocelab run` watches a virtual run.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> progress;
+  std::vector<std::uint64_t> pauses;  // the switch's PFC frames so far, where known
   run_hooks hooks;
-  hooks.on_progress = [&](std::uint64_t done, std::uint64_t posted) { progress.emplace_back(done, posted); };
+  hooks.on_progress = [&](const run_progress& p) {
+    progress.emplace_back(p.completed, p.posted);
+    if (p.pause_frames) pauses.push_back(*p.pause_frames);
+  };
   auto ran = local_backends(o).run(*spec, hooks);
   ASSERT_TRUE(ran.ok()) << ran.error().message();
   ASSERT_EQ(ran->repeats.size(), 1u);
@@ -71,6 +75,8 @@ TEST_F(SoftNicRun, VirtualIncastExampleRunsCapturesCompletelyAndRemovesItsLab) {
       EXPECT_GE(progress[i].first, progress[i - 1].first) << "completed messages never go back";
     }
   }
+  ASSERT_FALSE(pauses.empty()) << "the switch's pause count was never known during the run";
+  for (std::size_t i = 1; i < pauses.size(); ++i) EXPECT_GE(pauses[i], pauses[i - 1]) << "pauses never go back";
   for (const auto& f : r.flows) {
     EXPECT_TRUE(f.completed());
     EXPECT_EQ(f.bytes, 512u * 1024);

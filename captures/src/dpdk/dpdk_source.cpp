@@ -4,6 +4,9 @@
 
 #include "rocelab/captures/dpdk_source.hpp"
 
+#include "rocelab/captures/dpdk_rx_plan.hpp"
+#include "rocelab/captures/nic_clock.hpp"
+
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -36,8 +39,11 @@ namespace {
 
 constexpr std::uint16_t burst_size = 32;
 constexpr unsigned mempool_cache_size = 256;
-// How long the device clock is watched at open to learn its rate against CLOCK_REALTIME.
+// How long the device clock is watched at open to learn its rate against CLOCK_REALTIME,
+// and how often it is sampled again while the capture runs (the fit follows the
+// oscillator over its last 64 samples, about 6 s).
 constexpr auto clock_calibration_window = std::chrono::milliseconds(50);
+constexpr auto clock_sample_interval = std::chrono::milliseconds(100);
 
 std::int64_t realtime_ns() noexcept {
   timespec ts{};
@@ -96,6 +102,10 @@ class eal_state {
     const std::lock_guard lock(mutex_);
     return claimed_.insert(port).second;
   }
+  bool claimed(std::uint16_t port) {
+    const std::lock_guard lock(mutex_);
+    return claimed_.count(port) != 0;
+  }
   void release(std::uint16_t port) noexcept {
     const std::lock_guard lock(mutex_);
     claimed_.erase(port);
@@ -132,8 +142,10 @@ class eal_state {
 
 }  // namespace
 
-// Per-port state. The hardware clock mapping is epoch_ns = base_realtime_ns +
-// (ticks - base_ticks) * ns_per_tick, learned at open (see rte_eth_read_clock's notes).
+// Per-port state. Hardware timestamps become epoch ns through `clock` (nic_clock.hpp):
+// as they are when the PMD stamps wall-clock time, else by a line fitted to samples of
+// rte_eth_read_clock against CLOCK_REALTIME taken at open and every
+// clock_sample_interval while polling.
 struct dpdk_source::port_state {
   std::uint16_t id = 0;
   interface_info info;
@@ -142,9 +154,8 @@ struct dpdk_source::port_state {
   bool hardware_timestamps = false;
   int timestamp_offset = -1;     // mbuf dynamic field offset
   std::uint64_t timestamp_flag = 0;  // ol_flags bit saying the field is valid
-  std::uint64_t base_ticks = 0;
-  std::int64_t base_realtime_ns = 0;
-  double ns_per_tick = 1.0;
+  nic_clock_map clock;
+  std::chrono::steady_clock::time_point last_clock_sample{};
   std::uint64_t received = 0;
   std::uint64_t bytes = 0;
   // net_af_packet: the interface its socket is bound to, and the ring overflows read
@@ -174,25 +185,23 @@ void dpdk_source::mempool_deleter::operator()(rte_mempool* pool) const noexcept 
 
 namespace {
 
-// Learns the device clock's rate and offset against CLOCK_REALTIME. The realtime sample
-// is the midpoint of two reads around the device read, halving the read-latency error.
-bool calibrate_clock(std::uint16_t port, std::uint64_t& base_ticks, std::int64_t& base_ns,
-                     double& ns_per_tick) {
-  const auto sample = [port](std::uint64_t& ticks, std::int64_t& ns) {
-    const std::int64_t before = realtime_ns();
-    if (rte_eth_read_clock(port, &ticks) != 0) return false;
-    ns = before + (realtime_ns() - before) / 2;
-    return true;
-  };
-  std::uint64_t t0 = 0, t1 = 0;
-  std::int64_t n0 = 0, n1 = 0;
-  if (!sample(t0, n0)) return false;
-  std::this_thread::sleep_for(clock_calibration_window);
-  if (!sample(t1, n1) || t1 <= t0 || n1 <= n0) return false;
-  base_ticks = t1;
-  base_ns = n1;
-  ns_per_tick = static_cast<double>(n1 - n0) / static_cast<double>(t1 - t0);
+// One reading of the device clock against CLOCK_REALTIME into `clock`. The realtime
+// sample is the midpoint of two reads around the device read, halving the read-latency
+// error. False when the device clock cannot be read.
+bool sample_clock(std::uint16_t port, nic_clock_map& clock) {
+  const std::int64_t before = realtime_ns();
+  std::uint64_t ticks = 0;
+  if (rte_eth_read_clock(port, &ticks) != 0) return false;
+  clock.sample(ticks, before + (realtime_ns() - before) / 2);
   return true;
+}
+
+// Two readings clock_calibration_window apart: enough to map counter stamps from the
+// first packet on; poll() keeps sampling.
+bool calibrate_clock(std::uint16_t port, nic_clock_map& clock) {
+  if (!sample_clock(port, clock)) return false;
+  std::this_thread::sleep_for(clock_calibration_window);
+  return sample_clock(port, clock) && clock.calibrated();
 }
 
 // The af_packet PMD copies each ring frame (framesz minus the 32 bytes of TPACKET2
@@ -258,8 +267,8 @@ result<std::unique_ptr<dpdk_source>> dpdk_source::open(const dpdk_source_options
   if (options.snaplen == 0 || options.rx_descriptors == 0)
     return status(error_code::invalid_argument, "snaplen and rx_descriptors must be positive");
   auto& eal = eal_state::instance();
-  ROCELAB_RETURN_IF_ERROR(eal.ensure_initialised(options.eal_args)
-                              .with_context("initialising the DPDK EAL"));
+  const std::string eal_args = af_packet_args_for_mtu(options.eal_args, options.capture_mtu);
+  ROCELAB_RETURN_IF_ERROR(eal.ensure_initialised(eal_args).with_context("initialising the DPDK EAL"));
 
   std::vector<std::uint16_t> port_ids = options.ports;
   if (port_ids.empty()) {
@@ -282,8 +291,28 @@ result<std::unique_ptr<dpdk_source>> dpdk_source::open(const dpdk_source_options
                                    (options.rx_descriptors + burst_size) +
                                mempool_cache_size;
   const std::uint32_t mbufs = std::max(options.mbufs, needed);
-  const std::uint32_t data_room = options.mbuf_data_bytes != 0 ? options.mbuf_data_bytes
-                                                                 : af_packet_frame_bytes(options.eal_args);
+  std::uint32_t data_room = options.mbuf_data_bytes != 0 ? options.mbuf_data_bytes
+                                                           : af_packet_frame_bytes(eal_args);
+  // Each port's MTU and scatter for frames up to the capture MTU; a port without scatter
+  // makes the pool's mbufs hold a whole frame.
+  constexpr std::uint32_t max_data_room = UINT16_MAX - RTE_PKTMBUF_HEADROOM;
+  std::vector<dpdk_rx_plan> plans;
+  for (const auto id : port_ids) {
+    // A port another capture holds is refused before a pool is made for it.
+    if (eal.claimed(id))
+      return status(error_code::invalid_argument, "port is already used by another capture")
+          .with_context("opening DPDK port " + std::to_string(id));
+    rte_eth_dev_info info{};
+    if (const int rc = rte_eth_dev_info_get(id, &info); rc != 0)
+      return status(error_code::io_error, "rte_eth_dev_info_get: " + dpdk_error(rc))
+          .with_context("DPDK port " + std::to_string(id));
+    const dpdk_rx_caps caps{.max_rx_pktlen = info.max_rx_pktlen,
+                            .min_mtu = info.min_mtu,
+                            .max_mtu = info.max_mtu,
+                            .offers_scatter = (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) != 0};
+    plans.push_back(plan_dpdk_rx(caps, options.capture_mtu, data_room, max_data_room));
+  }
+  for (const auto& plan : plans) data_room = std::max(data_room, plan.mbuf_data_bytes);
   if (data_room + RTE_PKTMBUF_HEADROOM > UINT16_MAX)
     return status(error_code::invalid_argument, "mbuf data room of " + std::to_string(data_room) +
                                                     " bytes: at most " +
@@ -297,7 +326,9 @@ result<std::unique_ptr<dpdk_source>> dpdk_source::open(const dpdk_source_options
                       dpdk_error(rte_errno));
 
   std::vector<port_handle> ports;
-  for (const auto id : port_ids) {
+  for (std::size_t k = 0; k < port_ids.size(); ++k) {
+    const std::uint16_t id = port_ids[k];
+    const dpdk_rx_plan& plan = plans[k];
     char name[RTE_ETH_NAME_MAX_LEN] = {};
     if (rte_eth_dev_get_name_by_port(id, name) != 0)
       std::snprintf(name, sizeof name, "port%u", static_cast<unsigned>(id));
@@ -315,6 +346,9 @@ result<std::unique_ptr<dpdk_source>> dpdk_source::open(const dpdk_source_options
           .with_context(context);
 
     rte_eth_conf conf{};
+    conf.rxmode.mtu = plan.mtu;
+    // A frame longer than one mbuf arrives as a chain; poll() linearises it.
+    if (plan.frame_bytes > data_room && plan.scatter) conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
     const bool offers_timestamps =
         (dev_info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP) != 0;
     const bool want_hw = options.prefer_hardware_timestamps && offers_timestamps;
@@ -346,7 +380,8 @@ result<std::unique_ptr<dpdk_source>> dpdk_source::open(const dpdk_source_options
             .with_context(context);
     }
 
-    std::string notes;
+    std::string notes = "MTU " + std::to_string(plan.mtu) +
+                        ((conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_SCATTER) != 0 ? ", scatter" : "") + ". ";
     if (want_hw) {
       if (rte_mbuf_dyn_rx_timestamp_register(&port->timestamp_offset, &port->timestamp_flag) !=
           0) {
@@ -370,8 +405,7 @@ result<std::unique_ptr<dpdk_source>> dpdk_source::open(const dpdk_source_options
     if (const int rc = rte_eth_stats_reset(id); rc != 0)
       notes += "rte_eth_stats_reset: " + dpdk_error(rc) + "; counters include earlier traffic. ";
 
-    if (port->hardware_timestamps &&
-        !calibrate_clock(id, port->base_ticks, port->base_realtime_ns, port->ns_per_tick)) {
+    if (port->hardware_timestamps && !calibrate_clock(id, port->clock)) {
       port->hardware_timestamps = false;
       notes += "device clock unreadable (rte_eth_read_clock); software timestamps. ";
     }
@@ -412,6 +446,10 @@ result<std::size_t> dpdk_source::poll(std::chrono::milliseconds timeout,
       if (n == 0) continue;
       any = true;
       const std::int64_t burst_ns = realtime_ns();
+      if (port.hardware_timestamps && clock::now() - port.last_clock_sample >= clock_sample_interval) {
+        (void)sample_clock(port.id, port.clock);  // a failed read keeps the fit it has
+        port.last_clock_sample = clock::now();
+      }
       std::uint16_t next = 0;
       // The caller's sink may throw; the mbufs not yet handed back still belong to us.
       struct free_rest {
@@ -430,12 +468,8 @@ result<std::size_t> dpdk_source::poll(std::chrono::milliseconds timeout,
         view.original_length = rte_pktmbuf_pkt_len(m);
         view.timestamp_ns = burst_ns;
         if (port.hardware_timestamps && (m->ol_flags & port.timestamp_flag) != 0) {
-          const auto ticks = *RTE_MBUF_DYNFIELD(m, port.timestamp_offset, rte_mbuf_timestamp_t*);
-          // Signed: a packet stamped just before calibration read the clock is negative.
-          const auto delta_ticks = static_cast<std::int64_t>(ticks - port.base_ticks);
-          view.timestamp_ns = port.base_realtime_ns +
-                              static_cast<std::int64_t>(static_cast<double>(delta_ticks) *
-                                                        port.ns_per_tick);
+          const auto stamp = *RTE_MBUF_DYNFIELD(m, port.timestamp_offset, rte_mbuf_timestamp_t*);
+          if (const auto ns = port.clock.to_realtime_ns(stamp, burst_ns)) view.timestamp_ns = *ns;
         }
         const std::uint32_t caplen = std::min(rte_pktmbuf_pkt_len(m), snaplen_);
         if (m->nb_segs == 1 || caplen <= rte_pktmbuf_data_len(m)) {

@@ -9,6 +9,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <thread>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -204,6 +210,40 @@ void add_queue_samples(fabric::soft_switch::control_client& c, std::int64_t t0_m
     if (!j->value("more", false)) break;
   }
 }
+
+// The PFC frames the switch has sent since `start`, read on a control connection of its
+// own every 250 ms while a run goes, for its progress line; none until the first read
+// and after a failed one. Joined by its destructor.
+class pause_poller {
+ public:
+  pause_poller(const std::string& control_socket, switch_counts start)
+      : thread_([this, control_socket, start = std::move(start)](std::stop_token stop) {
+          auto c = fabric::soft_switch::control_client::connect(control_socket);
+          if (!c) return;
+          while (!stop.stop_requested()) {
+            auto now = read_switch_counts(*c);
+            auto since = now ? counts_since(start, *now) : result<switch_counts>(now.error());
+            std::uint64_t sent = 0;
+            if (since)
+              for (const auto& port : since->ports) sent += port.pfc_tx_frames;
+            frames_.store(since ? static_cast<std::int64_t>(sent) : -1, std::memory_order_relaxed);
+            std::unique_lock lock(mutex_);
+            wake_.wait_for(lock, stop, std::chrono::milliseconds(250), [] { return false; });
+          }
+        }) {}
+
+  [[nodiscard]] std::optional<std::uint64_t> frames() const {
+    const std::int64_t v = frames_.load(std::memory_order_relaxed);
+    if (v < 0) return std::nullopt;
+    return static_cast<std::uint64_t>(v);
+  }
+
+ private:
+  std::atomic<std::int64_t> frames_{-1};
+  std::mutex mutex_;
+  std::condition_variable_any wake_;
+  std::jthread thread_;  // last: stopped and joined before the members it uses go
+};
 
 // `rocelab capture --dpdk` in the capture namespace, its stderr on a pipe to us. Started
 // before the NICs, stopped (SIGINT) after them; ready once it prints "capturing on".
@@ -511,7 +551,16 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     auto fleet = nic::nic_fleet::start(hosts, fo);
     if (!fleet) return fleet.error().with_context("starting the soft NICs");
     const auto limit = virtual_run_limit(spec);
-    auto ran = (*fleet)->run(**workload, limit, options.cancel_requested, options.on_progress);
+    std::function<void(std::uint64_t, std::uint64_t)> fleet_progress;
+    std::optional<pause_poller> pauses;
+    if (options.on_progress) {
+      pauses.emplace(state.control_socket, *start_counts);
+      fleet_progress = [&](std::uint64_t done, std::uint64_t posted) {
+        options.on_progress({.completed = done, .posted = posted, .pause_frames = pauses->frames()});
+      };
+    }
+    auto ran = (*fleet)->run(**workload, limit, options.cancel_requested, fleet_progress);
+    pauses.reset();  // joined before the switch's counters are read for the record
     if (!ran) return ran.error();
     // T0 of the run's timeline: the fleet's armed start; queue samples and capture times
     // are put on it, so they line up with the flows.

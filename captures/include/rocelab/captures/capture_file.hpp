@@ -16,8 +16,13 @@
 
 #include "rocelab/captures/packet.hpp"
 #include "rocelab/common/result.hpp"
+#include "rocelab/common/unique_fd.hpp"
 
 namespace rocelab::captures {
+
+namespace detail {
+class mapped_region;
+}
 
 enum class capture_format { pcap, pcapng };
 
@@ -25,11 +30,16 @@ class capture_file_reader {
  public:
   // Opens and maps `path`; detects the format from its magic number.
   static result<capture_file_reader> open(const std::string& path);
-  // Opens `path` and reads it front to back with read(2) through a window the size of a
-  // core's L2 cache, instead of mapping it: no page-table work per 4 KiB of file, and
-  // each record is in cache when it is read. The same packets and errors as open();
-  // a packet_view is valid only until the next call to next().
+  // Opens `path` ("-": standard input) and reads it front to back with read(2) through a
+  // window the size of a core's L2 cache, instead of mapping it. A regular file or a pipe
+  // (whose size is learnt at its end). The same packets and errors as open(); a
+  // packet_view is valid only until the next call to next().
   static result<capture_file_reader> open_streamed(const std::string& path);
+  // How `rocelab analyze` reads: a regular file is mapped read-only and walked front to
+  // back (MADV_SEQUENTIAL); a pipe, FIFO or character device ("-" for standard input,
+  // /dev/fd/N) is read as open_streamed() reads it. The same packets and errors as
+  // open() either way; a packet_view is valid only until the next call to next().
+  static result<capture_file_reader> open_sequential(const std::string& path);
   // Reads from memory the caller keeps alive for the reader's lifetime (tests, fuzzing).
   static result<capture_file_reader> from_memory(std::span<const std::uint8_t> bytes);
 
@@ -51,6 +61,11 @@ class capture_file_reader {
  private:
   struct impl;
   explicit capture_file_reader(std::unique_ptr<impl> p);
+  // read(2) through a window from an open descriptor of any kind; size_bytes is the
+  // file's size, or unknown_size_bytes for a pipe (learnt when read(2) meets its end).
+  static constexpr std::uint64_t unknown_size_bytes = std::uint64_t{1} << 62;
+  static result<capture_file_reader> open_stream(unique_fd fd, const std::string& path, std::uint64_t size_bytes);
+  static result<capture_file_reader> from_mapping(detail::mapped_region mapping);
   std::unique_ptr<impl> impl_;
 };
 

@@ -53,6 +53,10 @@ struct dpdk_source_options {
   // af_packet `framesz=N` in eal_args (the PMD refuses a pool whose mbufs are smaller than
   // its ring frames, "N bytes will not fit in mbuf"), at least DPDK's default 2048.
   std::uint32_t mbuf_data_bytes = 0;
+  // The longest frame's MTU the capture receives whole (capped at each port's largest):
+  // rxmode.mtu, scatter or mbuf size (dpdk_rx_plan.hpp), and the ring frame size of an
+  // af_packet vdev given without framesz=.
+  std::uint32_t capture_mtu = 9216;
   bool prefer_hardware_timestamps = true;
 };
 

@@ -118,7 +118,7 @@ struct run_request {
   // submission_parameter so a retry finds the run; empty for none.
   std::string submission;
   // How far a real-time run's workload is (experiments::run_hooks::on_progress).
-  std::function<void(std::uint64_t, std::uint64_t)> on_progress;
+  std::function<void(const experiments::run_progress&)> on_progress;
 };
 
 struct run_outcome {

@@ -42,6 +42,7 @@
 
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
+#include "rocelab/experiments/run/backend.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
 
 namespace rocelab::agents::lab {
@@ -78,8 +79,10 @@ struct virtual_backend_options {
   // still collects the counters and the capture of what ran, and takes its lab down.
   // Flows not finished have end_ns -1. (Ctrl-C from the CLI and from Python.)
   std::function<bool()> cancel_requested;
-  // Told as the NICs run (at most every 20 ms): messages acknowledged, messages posted.
-  std::function<void(std::uint64_t, std::uint64_t)> on_progress;
+  // Told as the NICs run (at most every 20 ms): messages acknowledged, messages posted,
+  // and the PFC frames the switch has sent since the run started (polled on its control
+  // socket every 250 ms by a thread of its own while this is set).
+  std::function<void(const run_progress&)> on_progress;
   // Where the soft NICs run (nic_fleet's fleet_options::links): empty, child processes of
   // this one; the controller passes its agents' soft jobs. A NIC lost mid-run makes the
   // records' lost_hosts (the run partial) instead of failing the run.

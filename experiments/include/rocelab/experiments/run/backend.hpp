@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <map>
 #include <memory>
 #include <string>
@@ -32,6 +33,15 @@ struct experiment_result {
   std::vector<run_records> repeats;  // one per seed
 };
 
+// How far a real-time repeat is: messages completed of those posted so far, and the
+// PFC frames the fabric has sent since the repeat started where a live source counts
+// them (the virtual lab's switch), none where nothing does.
+struct run_progress {
+  std::uint64_t completed = 0;
+  std::uint64_t posted = 0;
+  std::optional<std::uint64_t> pause_frames;
+};
+
 struct run_hooks {
   // Called before each repeat starts with (repeat index, seed): progress output.
   std::function<void(std::uint32_t, std::uint64_t)> on_repeat;
@@ -40,9 +50,9 @@ struct run_hooks {
   // starts. The caller that answered true knows the result is partial.
   std::function<bool()> cancel_requested;
   // Told while a real-time repeat runs (the virtual lab: every 20 ms at most) how far its
-  // workload is: messages completed of those posted so far. Backends in virtual time,
-  // which finish faster than anyone watches, do not call it.
-  std::function<void(std::uint64_t completed, std::uint64_t posted)> on_progress;
+  // workload is (run_progress). Backends in virtual time, which finish faster than
+  // anyone watches, do not call it.
+  std::function<void(const run_progress&)> on_progress;
 };
 
 class backend {
