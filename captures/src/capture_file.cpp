@@ -741,22 +741,11 @@ result<capture_file_reader> capture_file_reader::from_mapping(detail::mapped_reg
 }
 
 result<capture_file_reader> capture_file_reader::open(const std::string& path) {
+  // open_sequential maps a regular file and streams anything else; open() maps or refuses.
   struct stat st {};
-  auto fd = open_input(path, st);
-  if (!fd) return fd.error();
-  if (!S_ISREG(st.st_mode)) {
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
     return status(error_code::unsupported, path + " is not a regular file (cannot be mapped)");
-  }
-  if (st.st_size == 0) return empty_file();
-  const auto length = static_cast<std::size_t>(st.st_size);
-  // No MAP_POPULATE: faulting pages in as the reader walks lets it start at once and
-  // overlap with the kernel's read-ahead, which MADV_SEQUENTIAL makes aggressive.
-  auto mapping = map_file(fd->get(), length, path);
-  if (!mapping) return mapping.error();
-  // Advice only: a failure changes speed, not results.
-  (void)::madvise(const_cast<std::uint8_t*>(mapping->bytes().data()), length, MADV_SEQUENTIAL);
-  // The mapping outlives the descriptor; `fd` closes here.
-  return from_mapping(std::move(*mapping));
+  return open_sequential(path);
 }
 
 result<capture_file_reader> capture_file_reader::open_sequential(const std::string& path) {
@@ -766,13 +755,16 @@ result<capture_file_reader> capture_file_reader::open_sequential(const std::stri
   if (!S_ISREG(st.st_mode)) return open_stream(std::move(*fd), path, unknown_size_bytes);
   if (st.st_size == 0) return empty_file();
   const auto length = static_cast<std::size_t>(st.st_size);
+  // No MAP_POPULATE: faulting pages in as the reader walks lets it start at once and
+  // overlap with the kernel's read-ahead.
   auto mapping = map_file(fd->get(), length, path);
   if (!mapping) return mapping.error();
-  // Advice only. MADV_SEQUENTIAL: aggressive read-ahead, pages behind the reader are the
-  // first to go. Neither MADV_HUGEPAGE nor prefaulting the page tables a window ahead
-  // (MADV_POPULATE_READ) measured a gain: a fault maps a whole large page-cache folio
-  // (bench/README.md, analyze with a mapped file).
+  // Advice only (a failure changes speed, not results). MADV_SEQUENTIAL: aggressive
+  // read-ahead, pages behind the reader are the first to go. Neither MADV_HUGEPAGE nor
+  // prefaulting the page tables a window ahead (MADV_POPULATE_READ) measured a gain: a
+  // fault maps a whole large page-cache folio (bench/README.md, analyze with a mapped file).
   (void)::madvise(const_cast<std::uint8_t*>(mapping->bytes().data()), length, MADV_SEQUENTIAL);
+  // The mapping outlives the descriptor; `fd` closes here.
   return from_mapping(std::move(*mapping));
 }
 
