@@ -186,9 +186,7 @@ std::function<int()> setup(CLI::App& app) {
     auto opened = experiments::open_sweep(*db, *spec, *settings,
                                           args->resume ? std::optional<std::int64_t>(args->resume) : std::nullopt);
     if (!opened) return fail(opened.error().message(), opened.error().code() == error_code::invalid_argument ? 2 : 1);
-    const std::uint32_t total = settings->method == experiments::tuning_method::grid
-                                    ? static_cast<std::uint32_t>(experiments::grid(*settings, settings->budget).size())
-                                    : settings->budget;
+    const std::uint32_t total = experiments::planned_trials(*settings);
     if (opened->resumed)
       std::cerr << "rocelab tune: resuming sweep " << opened->id << " (" << settings->name << ") at trial "
                 << opened->trials.size() << " of " << total << "\n";

@@ -239,8 +239,7 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
     };
     done.emplace(run_sweep(settings, evaluate(), std::move(history), hooks));
   }
-  const std::size_t total = settings.method == tuning_method::grid ? grid(settings, settings.budget).size()
-                                                                    : settings.budget;
+  const std::size_t total = planned_trials(settings);
   py::object executor_out = py::none();
   if (!executor.empty())
     executor_out = finish_executor(workers, executor, !done->ok() || (*done)->size() < total || bool(caught));

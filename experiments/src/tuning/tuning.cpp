@@ -473,11 +473,15 @@ void parallel_for(std::uint32_t n, std::uint32_t jobs, const std::function<void(
     });
 }
 
+std::uint32_t planned_trials(const tuning_settings& settings) {
+  return settings.method == tuning_method::grid ? static_cast<std::uint32_t>(grid(settings, settings.budget).size())
+                                                : settings.budget;
+}
+
 result<std::vector<trial>> run_sweep(const tuning_settings& s, const trial_evaluator& evaluate,
                                      std::vector<trial> history, const sweep_hooks& hooks) {
   ROCELAB_RETURN_IF_ERROR(validate(s));
-  const std::uint32_t total =
-      s.method == tuning_method::grid ? static_cast<std::uint32_t>(grid(s, s.budget).size()) : s.budget;
+  const std::uint32_t total = planned_trials(s);
   while (history.size() < total) {
     if (hooks.stop && hooks.stop->load()) break;
     const auto first = static_cast<std::uint32_t>(history.size());

@@ -74,6 +74,8 @@ struct tuning_settings {
 // The grid the grid method walks (at most `budget` points, at least 2 per axis when the
 // budget allows), in lexicographic order of the parameters.
 [[nodiscard]] std::vector<std::vector<double>> grid(const tuning_settings& settings, std::uint32_t budget);
+// The trials a sweep runs: the grid's points for the grid method, else the budget.
+[[nodiscard]] std::uint32_t planned_trials(const tuning_settings& settings);
 [[nodiscard]] std::uint32_t initial_points(const tuning_settings& settings) noexcept;
 
 struct trial {
