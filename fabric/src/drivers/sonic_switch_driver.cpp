@@ -495,6 +495,13 @@ status sonic_switch_driver::restore() {
 result<switch_settings> sonic_switch_driver::read_settings(const std::vector<std::string>& ports) {
   auto db = read_config_db();
   if (!db.ok()) return db.error();
+  return settings_from_config_db(*db, ports);
+}
+
+std::string dscp_to_tc_map_name(const json& running, const std::string& port) { return dscp_map_of(running, port); }
+
+switch_settings settings_from_config_db(const json& config_db, const std::vector<std::string>& ports) {
+  const json* db = &config_db;
   const json empty = json::object();
   auto table = [&](const char* name) -> const json& {
     return db->contains(name) && (*db)[name].is_object() ? (*db)[name] : empty;

@@ -87,6 +87,15 @@ struct sonic_options {
 // added whole, null keys removed.
 [[nodiscard]] nlohmann::json make_apply_patch(const nlohmann::json& running, const nlohmann::json& desired);
 
+// The settings of `ports` and the mirror session a config_db dump holds, as read_settings()
+// gives them: WRED of the queues that name a profile, PORT_QOS_MAP pfc_enable, the
+// DSCP_TO_TC_MAP each port is bound to, the BUFFER_PG profiles (range keys expanded), and
+// the session "rocelab" if present, else the first. Pure.
+[[nodiscard]] switch_settings settings_from_config_db(const nlohmann::json& config_db,
+                                                      const std::vector<std::string>& ports);
+// The DSCP_TO_TC_MAP that PORT_QOS_MAP|<port> (else |global) binds; empty: none.
+[[nodiscard]] std::string dscp_to_tc_map_name(const nlohmann::json& config_db, const std::string& port);
+
 class sonic_switch_driver final : public switch_driver {
  public:
   [[nodiscard]] static result<std::unique_ptr<sonic_switch_driver>> open(sonic_options options);

@@ -1,0 +1,146 @@
+#pragma once
+// The hardware bring-up checklist (`rocelab lab check`): what a new lab must have before
+// its first run, judged from facts gathered on its hosts, its switch and its capture host.
+//
+// Items, each a line with a verdict, the observed value and, on FAIL, the fix:
+//   rdma_device     the host's RDMA device and the RoCE v2 GID of its RoCE address
+//   active_mtu      the port's active MTU (the kernel's iboe_get_mtu: the largest RoCE MTU
+//                   at least 96 bytes below the netdev MTU) against the path MTU
+//   nic_pfc         PFC on the data priority at the NIC (dcb / mlnx_qos)
+//   switch_pfc      PFC on the data priority at the hosts' switch ports (PORT_QOS_MAP)
+//   dscp_map        DSCP_TO_TC: data DSCP -> data priority, CNP DSCP -> CNP priority
+//   ecn             WRED/ECN marking on the lossless queue of the hosts' switch ports
+//   mirror_session  the inventory's mirror session, to its destination port
+//   capture_mtu     the capture device takes the largest mirrored RoCE frame whole (its
+//                   netdev MTU, and the DPDK rx plan rocelab capture --dpdk makes for it)
+//   clock_source    what the host's timestamps come from (clocksource, the NIC's PHC)
+// Verdicts: pass, fail (with a fix), missing (the fact could not be gathered: never a
+// pass), skip (the expectation does not ask for it, e.g. nic_pfc on a lossy spec).
+//
+// Pure: facts in, items out; no I/O. Gathering is bringup_facts.hpp (experiments/lab).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rocelab/common/result.hpp"
+#include "rocelab/fabric/drivers/switch_driver.hpp"
+#include "rocelab/fabric/lossless_class.hpp"
+
+namespace rocelab::experiments {
+
+// What the lab is checked against: the spec's lossless class, path MTU and ECN, the
+// inventory's mirror session, and the MTU a DPDK capture asks for.
+struct bringup_expectation {
+  fabric::lossless_class lossless;
+  std::uint32_t path_mtu_bytes = 4096;  // RoCE path MTU: 256..4096
+  bool ecn = true;                      // ECN marking expected on the lossless queue
+  std::uint32_t dpdk_capture_mtu = 9216;  // rocelab capture --dpdk's capture MTU
+};
+
+// The inventory as the checklist sees it (controller::lab_inventory, without the YAML).
+struct bringup_inventory {
+  struct host {
+    std::string name;
+    std::string nic_device;
+    std::string nic_driver;  // mlx5 | soft
+    std::string nic_ip;      // the RoCE address; empty: any IPv4 of the device
+    std::string switch_port;
+  };
+  std::string switch_name;
+  std::string switch_driver;  // sonic | soft
+  std::vector<host> hosts;
+  std::string mirror_session;
+  std::string mirror_destination_port;
+  std::string capture_host;
+  std::string capture_device;
+};
+
+// One host's NIC as its facts reader saw it. nullopt: not known (the reason in `notes`).
+struct host_facts {
+  std::string host;
+  std::string device;      // the netdev
+  std::string driver;      // mlx5 | soft
+  std::string unavailable; // non-empty: nothing could be gathered, and why
+  std::optional<std::uint32_t> netdev_mtu;
+  std::optional<std::string> rdma_device;  // "mlx5_0"; the soft NIC: "soft RoCEv2 NIC"
+  std::optional<std::string> roce_v2_gid;  // "::ffff:198.18.0.1"
+  std::optional<std::uint32_t> roce_v2_gid_index;
+  std::string gid_note;                    // why there is no GID (what the table has)
+  std::optional<std::vector<std::uint8_t>> pfc_priorities;  // PFC-enabled priorities at the NIC
+  std::string pfc_source;                  // "dcb pfc show", "soft NIC per run", ...
+  std::optional<std::string> clocksource;  // the kernel's current_clocksource: "tsc"
+  std::optional<std::string> phc;          // the NIC's PTP hardware clock ("ptp0"); "": none
+  std::map<std::string, std::string> notes;  // per fact left unknown: why
+  friend bool operator==(const host_facts&, const host_facts&) = default;
+};
+
+// host_facts as JSON (what `rocelab lab facts` prints, one file per host) and back.
+// Errors name the field.
+[[nodiscard]] std::string host_facts_json(const host_facts& f);
+[[nodiscard]] result<host_facts> host_facts_from_json(std::string_view text, const std::string& source_name);
+
+struct switch_facts {
+  std::string name;
+  std::string driver;       // sonic | soft
+  std::string unavailable;  // non-empty: the switch could not be read, and why
+  std::optional<fabric::drivers::switch_settings> settings;  // of the hosts' ports
+  std::vector<std::string> mirror_sessions;  // every session the switch has (SONiC MIRROR_SESSION keys)
+  std::map<std::string, std::string> dscp_map_names;  // port -> the DSCP_TO_TC_MAP it is bound to (SONiC)
+};
+
+struct capture_facts {
+  std::string host;
+  std::string device;
+  std::string unavailable;
+  std::optional<std::uint32_t> netdev_mtu;
+};
+
+struct lab_facts {
+  std::vector<host_facts> hosts;  // in inventory order; a host without facts: unavailable set
+  switch_facts sw;
+  capture_facts capture;
+};
+
+enum class check_verdict : std::uint8_t { pass, fail, missing, skip };
+[[nodiscard]] const char* to_string(check_verdict v) noexcept;  // "PASS", "FAIL", "MISSING", "SKIP"
+
+struct check_item {
+  std::string item;    // rdma_device, active_mtu, nic_pfc, ...
+  std::string target;  // "h1 eth0", "switch sw (p1, p2)", "capture cap eth0"
+  check_verdict verdict = check_verdict::missing;
+  std::string observed;
+  std::string expected;
+  std::string fix;     // on fail: the command or configuration to apply; on missing: how to find out
+};
+
+// The checklist, in item order: per host rdma_device, active_mtu, nic_pfc, clock_source;
+// then the switch's switch_pfc, dscp_map, ecn, mirror_session; then capture_mtu.
+[[nodiscard]] std::vector<check_item> check_bringup(const bringup_expectation& want, const bringup_inventory& inv,
+                                                    const lab_facts& facts);
+
+// True when every item passed or was skipped (a missing fact is not a pass).
+[[nodiscard]] bool bringup_passed(const std::vector<check_item>& items) noexcept;
+
+// One line per item: "PASS  active_mtu      h1 eth0: netdev MTU 4200, active MTU 4096 ..."
+// with "      fix: ..." below a FAIL or MISSING; a last line counting each verdict.
+[[nodiscard]] std::string bringup_text(const std::vector<check_item>& items);
+// {"passed": bool, "items": [{item, target, verdict, observed, expected, fix}]}
+[[nodiscard]] std::string bringup_json(const std::vector<check_item>& items);
+
+// The port's active MTU for a netdev MTU, as the kernel's iboe_get_mtu (include/rdma/
+// ib_addr.h) computes it: the largest of 4096, 2048, 1024, 512, 256 that fits in the
+// netdev MTU less GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 = 96 bytes;
+// 0 when none does.
+[[nodiscard]] std::uint32_t roce_active_mtu(std::uint32_t netdev_mtu) noexcept;
+
+// The PFC-enabled priorities in `dcb pfc show dev IF` output (iproute2's dcb:
+// "pfc-cap 8 macsec-bypass off delay 0\nprio-pfc 0:off 1:off 2:off 3:on ...") or in
+// `mlnx_qos -i IF` output ("PFC configuration:\n\tpriority 0 1 2 ...\n\tenabled 0 0 0 1 ...").
+// Errors: malformed_input when neither form is there.
+[[nodiscard]] result<std::vector<std::uint8_t>> parse_pfc_priorities(std::string_view text);
+
+}  // namespace rocelab::experiments

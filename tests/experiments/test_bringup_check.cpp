@@ -1,0 +1,271 @@
+#include "rocelab/experiments/bringup/bringup_check.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "../support/temp_dir.hpp"
+#include "../support/text_file.hpp"
+#include "rocelab/controller/inventory.hpp"
+#include "rocelab/experiments/lab/bringup_facts.hpp"
+
+// The bring-up checklist against recorded hardware data (tests/data/bringup/README.md):
+// the mlx5 sysfs tree of tests/data/mlx5-sysfs, `dcb pfc show` output, and SONiC
+// config_db dumps as `sonic-cfggen -d --print-data` prints them.
+
+namespace rocelab::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path data = fs::path(ROCELAB_SOURCE_DIR) / "tests/data";
+const fs::path recorded_sysfs = data / "mlx5-sysfs";
+
+bringup_inventory rack0() {
+  auto inv = controller::load_inventory_file((data / "bringup/inventory.yml").string());
+  EXPECT_TRUE(inv.ok()) << inv.error().message();
+  bringup_inventory out;
+  out.switch_name = inv->switch_name;
+  out.switch_driver = inv->switch_driver;
+  for (const auto& h : inv->hosts) out.hosts.push_back({h.name, h.nic_device, h.nic_driver, h.nic_ip, h.switch_port});
+  out.mirror_session = inv->mirror_session;
+  out.mirror_destination_port = inv->mirror_destination_port;
+  out.capture_host = inv->capture_host;
+  out.capture_device = inv->capture_device;
+  return out;
+}
+
+// The lab as recorded: gpu01 from the sysfs tree at `root` with PFC as `dcb_file` says,
+// the switch from `config_db`, the capture host's port from the same tree.
+lab_facts recorded_lab(const fs::path& root, const std::string& dcb_file, const std::string& config_db) {
+  lab_facts f;
+  sysfs_host_options h;
+  h.host = "gpu01";
+  h.device = "enp1s0f0np0";
+  h.ip = "198.18.0.1";
+  h.sysfs_root = root.string();
+  h.pfc_text = testing::read_text(data / "bringup" / dcb_file);
+  f.hosts.push_back(read_sysfs_host_facts(h));
+  const auto db = nlohmann::json::parse(testing::read_text(data / "bringup" / config_db));
+  f.sw = sonic_switch_facts(db, "leaf1", {"Ethernet0"});
+  sysfs_host_options c = h;
+  c.sysfs_root = recorded_sysfs.string();
+  c.host = "cap01";
+  c.driver = "capture";
+  const host_facts cap = read_sysfs_host_facts(c);
+  f.capture.host = "cap01";
+  f.capture.device = cap.device;
+  f.capture.netdev_mtu = cap.netdev_mtu;
+  f.capture.unavailable = cap.unavailable;
+  return f;
+}
+
+std::set<std::string> items_with(const std::vector<check_item>& items, check_verdict v) {
+  std::set<std::string> out;
+  for (const auto& c : items)
+    if (c.verdict == v) out.insert(c.item);
+  return out;
+}
+
+const check_item& item(const std::vector<check_item>& items, const std::string& name) {
+  const auto it = std::find_if(items.begin(), items.end(), [&](const check_item& c) { return c.item == name; });
+  if (it == items.end()) throw std::runtime_error("no item " + name);
+  return *it;
+}
+
+// A copy of the recorded tree with the netdev MTU changed, as `ip link set mtu` would.
+struct tree_copy {
+  testing::temp_dir dir{"bringup"};
+  fs::path root;
+  explicit tree_copy(std::uint32_t mtu) {
+    root = dir.path() / "sys";
+    fs::copy(recorded_sysfs, root, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    std::ofstream(root / "class/net/enp1s0f0np0/mtu") << mtu << "\n";
+  }
+};
+
+TEST(bringup_check, a_correctly_set_lab_passes_every_item) {
+  const auto items = check_bringup({}, rack0(), recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json"));
+  for (const auto& c : items)
+    EXPECT_EQ(c.verdict, check_verdict::pass) << c.item << " " << c.target << ": " << c.observed << " / " << c.fix;
+  EXPECT_EQ(items.size(), 9u);
+  EXPECT_TRUE(bringup_passed(items));
+  EXPECT_EQ(item(items, "rdma_device").observed, "mlx5_0, RoCE v2 GID index 3 ::ffff:198.18.0.1");
+  EXPECT_EQ(item(items, "active_mtu").observed, "netdev MTU 4200, active MTU 4096");
+  EXPECT_NE(item(items, "clock_source").observed.find("PHC ptp0"), std::string::npos);
+  EXPECT_NE(item(items, "mirror_session").observed.find("SPAN to Ethernet48"), std::string::npos);
+  EXPECT_NE(item(items, "dscp_map").observed.find("DSCP 26 -> TC 3, DSCP 48 -> TC 6"), std::string::npos);
+}
+
+// Stock SONiC's DSCP_TO_TC_MAP (qos_config.j2: 26 -> TC 1), a netdev MTU of 1500 under a
+// path MTU of 4096, and no PFC on priority 3 at the NIC: exactly those three fail, each
+// with its fix, and nothing else does.
+TEST(bringup_check, a_mis_set_lab_fails_exactly_dscp_mtu_and_pfc_with_their_fixes) {
+  const tree_copy tree(1500);
+  const auto items = check_bringup({}, rack0(), recorded_lab(tree.root, "dcb-pfc-off.txt", "config_db-stock.json"));
+  EXPECT_EQ(items_with(items, check_verdict::fail), (std::set<std::string>{"dscp_map", "active_mtu", "nic_pfc"}));
+  EXPECT_TRUE(items_with(items, check_verdict::missing).empty());
+  EXPECT_FALSE(bringup_passed(items));
+
+  const auto& dscp = item(items, "dscp_map");
+  EXPECT_EQ(dscp.observed, "Ethernet0: DSCP 26 -> TC 1, DSCP 48 -> TC 6");
+  EXPECT_EQ(dscp.fix, R"(`echo '[{"op":"replace","path":"/DSCP_TO_TC_MAP/AZURE/26","value":"3"}]' | )"
+                      "sudo config apply-patch /dev/stdin`");
+  const auto& mtu = item(items, "active_mtu");
+  EXPECT_EQ(mtu.observed.rfind("netdev MTU 1500, active MTU 1024", 0), 0u) << mtu.observed;
+  EXPECT_NE(mtu.fix.find("ip link set dev enp1s0f0np0 mtu 9000"), std::string::npos) << mtu.fix;
+  const auto& pfc = item(items, "nic_pfc");
+  EXPECT_EQ(pfc.observed, "PFC on none (dcb pfc show)");
+  EXPECT_NE(pfc.fix.find("dcb pfc set dev enp1s0f0np0 prio-pfc 3:on"), std::string::npos) << pfc.fix;
+  EXPECT_NE(pfc.fix.find("mlnx_qos -i enp1s0f0np0 --pfc 0,0,0,1,0,0,0,0"), std::string::npos) << pfc.fix;
+
+  const std::string text = bringup_text(items);
+  EXPECT_NE(text.find("FAIL    dscp_map"), std::string::npos) << text;
+  EXPECT_NE(text.find("        fix: `echo"), std::string::npos) << text;
+  EXPECT_NE(text.find("6 passed, 3 failed, 0 missing, 0 skipped"), std::string::npos) << text;
+  const auto j = nlohmann::json::parse(bringup_json(items));
+  EXPECT_FALSE(j["passed"].get<bool>());
+  int failed = 0;
+  for (const auto& i : j["items"])
+    if (i["verdict"] == "FAIL") {
+      ++failed;
+      EXPECT_FALSE(i["fix"].get<std::string>().empty()) << i.dump();
+    }
+  EXPECT_EQ(failed, 3);
+}
+
+// Switch-side faults, one at a time on the otherwise correct recorded switch.
+TEST(bringup_check, switch_faults_fail_their_own_item_with_the_sonic_fix) {
+  struct fault {
+    const char* name;
+    std::function<void(nlohmann::json&)> apply;
+    const char* item;
+    const char* fix;
+  };
+  const std::vector<fault> faults = {
+      {"no PFC on 3 at the port", [](auto& db) { db["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = "4"; }, "switch_pfc",
+       "sudo config interface pfc priority Ethernet0 3 on"},
+      {"no WRED on queue 3", [](auto& db) { db["QUEUE"].erase("Ethernet0|3"); }, "ecn",
+       R"("path":"/QUEUE/Ethernet0|3","value":{"wred_profile":"AZURE_LOSSLESS"})"},
+      {"ECN off in the profile", [](auto& db) { db["WRED_PROFILE"]["AZURE_LOSSLESS"]["ecn"] = "ecn_none"; }, "ecn",
+       "apply-patch"},
+      {"no mirror session", [](auto& db) { db.erase("MIRROR_SESSION"); }, "mirror_session",
+       "sudo config mirror_session span add everflow0 Ethernet48 Ethernet0 both"},
+      {"CNP DSCP lossy", [](auto& db) { db["DSCP_TO_TC_MAP"]["AZURE"]["48"] = "1"; }, "dscp_map",
+       R"("path":"/DSCP_TO_TC_MAP/AZURE/48","value":"6")"},
+  };
+  for (const auto& f : faults) {
+    auto db = nlohmann::json::parse(testing::read_text(data / "bringup/config_db-lossless.json"));
+    f.apply(db);
+    lab_facts facts = recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json");
+    facts.sw = sonic_switch_facts(db, "leaf1", {"Ethernet0"});
+    const auto items = check_bringup({}, rack0(), facts);
+    EXPECT_EQ(items_with(items, check_verdict::fail), (std::set<std::string>{f.item})) << f.name;
+    EXPECT_NE(item(items, f.item).fix.find(f.fix), std::string::npos) << f.name << ": " << item(items, f.item).fix;
+  }
+}
+
+// Unknown is never a pass: a host without facts and a switch not read are MISSING with
+// how to get them, and the lab does not pass.
+TEST(bringup_check, facts_that_cannot_be_had_are_missing_not_passed) {
+  lab_facts facts;  // nothing gathered
+  facts.sw.unavailable = "SONiC switch leaf1 not read (no --config-db or --switch-ssh)";
+  facts.capture.unavailable = "no facts of cap01";
+  const auto items = check_bringup({}, rack0(), facts);
+  EXPECT_TRUE(items_with(items, check_verdict::pass).empty());
+  EXPECT_EQ(items_with(items, check_verdict::missing).size(), 9u);
+  EXPECT_FALSE(bringup_passed(items));
+  EXPECT_NE(item(items, "rdma_device").fix.find("rocelab lab facts --device enp1s0f0np0"), std::string::npos);
+  EXPECT_NE(item(items, "dscp_map").fix.find("--config-db"), std::string::npos);
+
+  // A host whose PFC state could not be read: nic_pfc alone is missing.
+  lab_facts partial = recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json");
+  partial.hosts[0].pfc_priorities.reset();
+  partial.hosts[0].notes["pfc_priorities"] = "`dcb pfc show dev enp1s0f0np0` exited 1: no such device";
+  const auto p = check_bringup({}, rack0(), partial);
+  EXPECT_EQ(items_with(p, check_verdict::missing), (std::set<std::string>{"nic_pfc"}));
+  EXPECT_EQ(item(p, "nic_pfc").observed, "`dcb pfc show dev enp1s0f0np0` exited 1: no such device");
+}
+
+TEST(bringup_check, a_lossy_spec_skips_pfc_and_a_spec_without_ecn_skips_ecn) {
+  bringup_expectation want;
+  want.lossless.pfc = false;
+  want.ecn = false;
+  const auto items = check_bringup(want, rack0(), recorded_lab(recorded_sysfs, "dcb-pfc-off.txt", "config_db-lossless.json"));
+  EXPECT_EQ(items_with(items, check_verdict::skip), (std::set<std::string>{"nic_pfc", "switch_pfc", "ecn"}));
+  EXPECT_TRUE(bringup_passed(items));
+}
+
+TEST(bringup_check, the_capture_port_must_take_a_whole_write_at_the_path_mtu) {
+  lab_facts facts = recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json");
+  facts.capture.netdev_mtu = 1500;
+  auto items = check_bringup({}, rack0(), facts);
+  EXPECT_EQ(items_with(items, check_verdict::fail), (std::set<std::string>{"capture_mtu"}));
+  EXPECT_NE(item(items, "capture_mtu").observed.find("rxmode.mtu 1500"), std::string::npos)
+      << item(items, "capture_mtu").observed;
+  facts.capture.netdev_mtu = 4156;  // path MTU 4096 + IPv4, UDP, BTH, RETH, ICRC: exactly enough
+  items = check_bringup({}, rack0(), facts);
+  EXPECT_EQ(item(items, "capture_mtu").verdict, check_verdict::pass) << item(items, "capture_mtu").observed;
+  facts.capture.netdev_mtu = 4155;
+  items = check_bringup({}, rack0(), facts);
+  EXPECT_EQ(item(items, "capture_mtu").verdict, check_verdict::fail);
+}
+
+// iboe_get_mtu (include/rdma/ib_addr.h): the netdev MTU less 96 bytes, rounded down to a RoCE MTU.
+TEST(bringup_check, active_mtu_follows_the_kernels_iboe_rule) {
+  struct row {
+    std::uint32_t netdev, active;
+  };
+  for (const auto& r : std::vector<row>{{1500, 1024}, {4191, 2048}, {4192, 4096}, {9000, 4096}, {2144, 2048},
+                                        {2143, 1024}, {351, 0}, {352, 256}, {0, 0}})
+    EXPECT_EQ(roce_active_mtu(r.netdev), r.active) << r.netdev;
+}
+
+TEST(bringup_check, pfc_state_parses_from_dcb_and_mlnx_qos_output) {
+  EXPECT_EQ(*parse_pfc_priorities(testing::read_text(data / "bringup/dcb-pfc-prio3.txt")),
+            (std::vector<std::uint8_t>{3}));
+  EXPECT_TRUE(parse_pfc_priorities(testing::read_text(data / "bringup/dcb-pfc-off.txt"))->empty());
+  EXPECT_EQ(*parse_pfc_priorities(testing::read_text(data / "bringup/mlnx-qos-prio3.txt")),
+            (std::vector<std::uint8_t>{3}));
+  EXPECT_EQ(*parse_pfc_priorities("prio-pfc 0:off 1:off 2:off 3:on 4:on 5:off 6:off 7:off"),
+            (std::vector<std::uint8_t>{3, 4}));
+  EXPECT_FALSE(parse_pfc_priorities("Error: Device does not support DCB").ok());
+  EXPECT_FALSE(parse_pfc_priorities("prio-pfc").ok());
+  EXPECT_FALSE(parse_pfc_priorities("PFC configuration:\n\tpriority 0 1 2\n\tenabled 0 1\n").ok());
+}
+
+TEST(bringup_check, host_facts_round_trip_through_json_and_refuse_unknown_fields) {
+  sysfs_host_options h;
+  h.host = "gpu01";
+  h.device = "enp1s0f0np0";
+  h.ip = "198.18.0.1";
+  h.sysfs_root = recorded_sysfs.string();
+  h.pfc_text = testing::read_text(data / "bringup/dcb-pfc-prio3.txt");
+  const host_facts f = read_sysfs_host_facts(h);
+  EXPECT_EQ(f.netdev_mtu, 4200u);
+  EXPECT_EQ(f.rdma_device, "mlx5_0");
+  EXPECT_EQ(f.roce_v2_gid, "::ffff:198.18.0.1");
+  EXPECT_EQ(f.phc, "ptp0");
+  EXPECT_EQ(f.clocksource, "tsc");
+  auto back = host_facts_from_json(host_facts_json(f), "gpu01.json");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(*back, f);
+  EXPECT_FALSE(host_facts_from_json(R"({"host":"a","device":"b","driver":"mlx5","mtu":1500})", "a.json").ok());
+  EXPECT_FALSE(host_facts_from_json(R"({"host":"a","device":"b","driver":"mlx5","pfc_priorities":[9]})", "a.json").ok());
+
+  // An address the GID table does not have: no GID, and the reason.
+  h.ip = "198.18.0.9";
+  const host_facts other = read_sysfs_host_facts(h);
+  EXPECT_FALSE(other.roce_v2_gid);
+  EXPECT_FALSE(other.gid_note.empty());
+  // A netdev that is not there: unavailable.
+  h.device = "enp9s0";
+  EXPECT_FALSE(read_sysfs_host_facts(h).unavailable.empty());
+}
+
+}  // namespace
+}  // namespace rocelab::experiments
