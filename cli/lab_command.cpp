@@ -175,13 +175,16 @@ int run_check(const lab_args& a) {
   want.lossless = *cls;
   want.path_mtu_bytes = c.path_mtu != 0 ? c.path_mtu : !c.spec.empty() ? spec.nic.mtu_bytes : 4096;
   want.ecn = spec.sw.ecn.enabled;
-  const experiments::bringup_inventory binv = to_bringup(*inv);
+  experiments::bringup_inventory binv = to_bringup(*inv);
 
   // The virtual lab, when the inventory has soft parts.
   bool soft = inv->switch_driver == "soft";
   for (const auto& h : inv->hosts) soft = soft || h.nic_driver == "soft";
   std::optional<result<lab::lab_state>> state;
-  if (soft) state = lab::load_lab(a.state_root, a.name);
+  if (soft) {
+    state = lab::load_lab(a.state_root, a.name);
+    binv.virtual_lab = a.name;
+  }
   const auto lab_missing = [&]() -> std::string {
     return !state || state->ok() ? std::string()
                                  : "virtual lab " + a.name + ": " + state->error().message();

@@ -50,22 +50,23 @@ std::string note_or(const host_facts& f, const std::string& fact, const std::str
   return n != f.notes.end() && !n->second.empty() ? n->second : otherwise;
 }
 
-std::string facts_fix(const host_facts& f) {
+std::string facts_fix(const host_facts& f, const std::string& ip) {
   if (f.driver == "soft")
     return "bring the virtual lab up (`rocelab lab up --name NAME --hosts N`) and pass --name NAME";
-  return "run `rocelab lab facts --device " + f.device + " --driver " + f.driver + " > " + f.host + ".json` on " +
-         f.host + " and pass the directory with --host-facts";
+  return "run `rocelab lab facts --host " + f.host + " --device " + f.device + (ip.empty() ? "" : " --ip " + ip) +
+         " > " + f.host + ".json` on " + f.host + " and pass the directory with --host-facts";
 }
 
 // ---- host items ----
 
 check_item rdma_item(const host_facts& f, const bringup_inventory::host& h, const std::string& target) {
+  const std::string& ip = h.nic_ip;
   check_item c = make("rdma_device", target);
   c.expected = "an RDMA device on " + f.device + " with a RoCE v2 GID" +
                (h.nic_ip.empty() ? std::string() : " for " + h.nic_ip);
   if (!f.unavailable.empty()) {
     c.observed = f.unavailable;
-    c.fix = facts_fix(f);
+    c.fix = facts_fix(f, ip);
     return c;
   }
   if (!f.rdma_device) {
@@ -89,13 +90,14 @@ check_item rdma_item(const host_facts& f, const bringup_inventory::host& h, cons
   return c;
 }
 
-check_item mtu_item(const bringup_expectation& want, const host_facts& f, const std::string& target) {
+check_item mtu_item(const bringup_expectation& want, const host_facts& f, const std::string& ip,
+                    const std::string& target) {
   check_item c = make("active_mtu", target);
   c.expected = "active MTU >= path MTU " + std::to_string(want.path_mtu_bytes) + " (netdev MTU >= " +
                std::to_string(want.path_mtu_bytes + iboe_overhead_bytes) + ")";
   if (!f.unavailable.empty() || !f.netdev_mtu) {
     c.observed = !f.unavailable.empty() ? f.unavailable : note_or(f, "netdev_mtu", "netdev MTU unknown");
-    c.fix = !f.unavailable.empty() ? facts_fix(f) : "`ip link show dev " + f.device + "` on " + f.host;
+    c.fix = !f.unavailable.empty() ? facts_fix(f, ip) : "`ip link show dev " + f.device + "` on " + f.host;
     return c;
   }
   const std::uint32_t active = roce_active_mtu(*f.netdev_mtu);
@@ -117,7 +119,8 @@ check_item mtu_item(const bringup_expectation& want, const host_facts& f, const 
   return c;
 }
 
-check_item nic_pfc_item(const bringup_expectation& want, const host_facts& f, const std::string& target) {
+check_item nic_pfc_item(const bringup_expectation& want, const host_facts& f, const std::string& ip,
+                        const std::string& target) {
   check_item c = make("nic_pfc", target);
   const std::uint8_t p = want.lossless.data_priority;
   c.expected = "PFC on priority " + std::to_string(p);
@@ -128,7 +131,7 @@ check_item nic_pfc_item(const bringup_expectation& want, const host_facts& f, co
   }
   if (!f.unavailable.empty() || !f.pfc_priorities) {
     c.observed = !f.unavailable.empty() ? f.unavailable : note_or(f, "pfc_priorities", "PFC state unknown");
-    c.fix = !f.unavailable.empty() ? facts_fix(f)
+    c.fix = !f.unavailable.empty() ? facts_fix(f, ip)
                                    : "install iproute2's dcb on " + f.host + " (`dcb pfc show dev " + f.device + "`)";
     return c;
   }
@@ -147,12 +150,12 @@ check_item nic_pfc_item(const bringup_expectation& want, const host_facts& f, co
   return c;
 }
 
-check_item clock_item(const host_facts& f, const std::string& target) {
+check_item clock_item(const host_facts& f, const std::string& ip, const std::string& target) {
   check_item c = make("clock_source", target);
   c.expected = "a known clock (the kernel's clocksource; the NIC's PHC for hardware timestamps)";
   if (!f.unavailable.empty() || !f.clocksource) {
     c.observed = !f.unavailable.empty() ? f.unavailable : note_or(f, "clocksource", "clocksource unknown");
-    c.fix = !f.unavailable.empty() ? facts_fix(f)
+    c.fix = !f.unavailable.empty() ? facts_fix(f, ip)
                                    : "`cat /sys/devices/system/clocksource/clocksource0/current_clocksource` on " + f.host;
     return c;
   }
@@ -205,9 +208,11 @@ check_item switch_line(std::string item, const std::string& target, std::string 
   return c;
 }
 
-std::string soft_ctl(const std::string& args) { return "`rocelab switch-ctl --lab NAME " + args + "`"; }
+std::string soft_ctl(const std::string& lab, const std::string& args) {
+  return "`rocelab switch-ctl --lab " + (lab.empty() ? std::string("NAME") : lab) + " " + args + "`";
+}
 
-std::vector<port_verdict> pfc_ports(const bringup_expectation& want, const switch_facts& sw,
+std::vector<port_verdict> pfc_ports(const bringup_expectation& want, const switch_facts& sw, const std::string& lab,
                                     const std::vector<std::string>& ports) {
   const std::uint8_t p = want.lossless.data_priority;
   std::vector<port_verdict> out;
@@ -220,7 +225,7 @@ std::vector<port_verdict> pfc_ports(const bringup_expectation& want, const switc
       if (sw.driver == "soft") {
         unsigned mask = 1u << p;
         for (auto q : on) mask |= 1u << q;
-        v.fix = soft_ctl("set field=lossless_priorities value=" + std::to_string(mask));
+        v.fix = soft_ctl(lab, "set field=lossless_priorities value=" + std::to_string(mask));
       } else {
         v.fix = "`sudo config interface pfc priority " + port + " " + std::to_string(p) + " on`";
       }
@@ -230,7 +235,7 @@ std::vector<port_verdict> pfc_ports(const bringup_expectation& want, const switc
   return out;
 }
 
-std::vector<port_verdict> dscp_ports(const bringup_expectation& want, const switch_facts& sw,
+std::vector<port_verdict> dscp_ports(const bringup_expectation& want, const switch_facts& sw, const std::string& lab,
                                      const std::vector<std::string>& ports) {
   const auto entries = fabric::switch_class_entries(want.lossless);
   std::vector<port_verdict> out;
@@ -256,7 +261,7 @@ std::vector<port_verdict> dscp_ports(const bringup_expectation& want, const swit
     v.observed = join(seen, ", ");
     if (!v.ok) {
       if (sw.driver == "soft")
-        v.fix = soft_ctl(R"('{"op":"set","field":"dscp_to_tc","value":{)" + join(soft_entries, ",") + "}}'");
+        v.fix = soft_ctl(lab, R"('{"op":"set","field":"dscp_to_tc","value":{)" + join(soft_entries, ",") + "}}'");
       else if (name.empty() && sw.driver == "sonic")
         v.fix = "bind a DSCP_TO_TC_MAP to " + port + " (PORT_QOS_MAP|" + port + " dscp_to_tc_map) holding " +
                 join(soft_entries, ", ");
@@ -268,7 +273,7 @@ std::vector<port_verdict> dscp_ports(const bringup_expectation& want, const swit
   return out;
 }
 
-std::vector<port_verdict> ecn_ports(const bringup_expectation& want, const switch_facts& sw,
+std::vector<port_verdict> ecn_ports(const bringup_expectation& want, const switch_facts& sw, const std::string& lab,
                                     const std::vector<std::string>& ports) {
   const std::uint8_t q = want.lossless.data_priority;
   std::vector<port_verdict> out;
@@ -288,7 +293,7 @@ std::vector<port_verdict> ecn_ports(const bringup_expectation& want, const switc
     }
     if (!v.ok)
       v.fix = sw.driver == "soft"
-                  ? soft_ctl("set field=queue.ecn.enabled value=true priority=" + std::to_string(q))
+                  ? soft_ctl(lab, "set field=queue.ecn.enabled value=true priority=" + std::to_string(q))
                   : R"(`echo '[{"op":"add","path":"/QUEUE/)" + port + "|" + std::to_string(q) +
                         R"(","value":{"wred_profile":"AZURE_LOSSLESS"}}]' | sudo config apply-patch /dev/stdin` )"
                         "(AZURE_LOSSLESS with ecn ecn_all)";
@@ -352,8 +357,8 @@ check_item capture_item(const bringup_expectation& want, const capture_facts& ca
                " whole)";
   if (!cap.unavailable.empty() || !cap.netdev_mtu) {
     c.observed = !cap.unavailable.empty() ? cap.unavailable : "capture device MTU unknown";
-    c.fix = "run `rocelab lab facts --device " + cap.device + " --driver capture > " + cap.host + ".json` on " +
-            cap.host + " and pass the directory with --host-facts";
+    c.fix = "run `rocelab lab facts --host " + cap.host + " --device " + cap.device + " --driver capture > " +
+            cap.host + ".json` on " + cap.host + " and pass the directory with --host-facts";
     return c;
   }
   // What `rocelab capture --dpdk` asks of a port that takes frames up to the netdev MTU.
@@ -444,9 +449,9 @@ std::vector<check_item> check_bringup(const bringup_expectation& want, const bri
       if (g.host == h.name) f = g;
     const std::string target = h.name + " " + h.nic_device;
     out.push_back(rdma_item(f, h, target));
-    out.push_back(mtu_item(want, f, target));
-    out.push_back(nic_pfc_item(want, f, target));
-    out.push_back(clock_item(f, target));
+    out.push_back(mtu_item(want, f, h.nic_ip, target));
+    out.push_back(nic_pfc_item(want, f, h.nic_ip, target));
+    out.push_back(clock_item(f, h.nic_ip, target));
   }
 
   std::vector<std::string> ports;
@@ -469,7 +474,7 @@ std::vector<check_item> check_bringup(const bringup_expectation& want, const bri
   } else {
     const std::uint8_t p = want.lossless.data_priority;
     if (want.lossless.pfc) {
-      out.push_back(switch_line("switch_pfc", target, "PFC on priority " + std::to_string(p), pfc_ports(want, sw, ports)));
+      out.push_back(switch_line("switch_pfc", target, "PFC on priority " + std::to_string(p), pfc_ports(want, sw, inv.virtual_lab, ports)));
     } else {
       check_item c = make("switch_pfc", target);
       c.verdict = check_verdict::skip;
@@ -479,9 +484,9 @@ std::vector<check_item> check_bringup(const bringup_expectation& want, const bri
     std::string expected;
     for (const auto& [d, tc] : fabric::switch_class_entries(want.lossless))
       expected += (expected.empty() ? "" : ", ") + ("DSCP " + std::to_string(d) + " -> TC " + std::to_string(tc));
-    out.push_back(switch_line("dscp_map", target, expected, dscp_ports(want, sw, ports)));
+    out.push_back(switch_line("dscp_map", target, expected, dscp_ports(want, sw, inv.virtual_lab, ports)));
     if (want.ecn) {
-      out.push_back(switch_line("ecn", target, "ECN marking on queue " + std::to_string(p), ecn_ports(want, sw, ports)));
+      out.push_back(switch_line("ecn", target, "ECN marking on queue " + std::to_string(p), ecn_ports(want, sw, inv.virtual_lab, ports)));
     } else {
       check_item c = make("ecn", target);
       c.verdict = check_verdict::skip;

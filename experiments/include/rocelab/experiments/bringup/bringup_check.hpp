@@ -57,6 +57,7 @@ struct bringup_inventory {
   std::string mirror_destination_port;
   std::string capture_host;
   std::string capture_device;
+  std::string virtual_lab;  // the virtual lab's name, for the fixes of soft parts; empty: "NAME"
 };
 
 // One host's NIC as its facts reader saw it. nullopt: not known (the reason in `notes`).
