@@ -2,8 +2,8 @@
 // test brings up with `rocelab lab up` (root: namespaces, veths, the soft switch): every
 // item passes, twice on the same lab with the same answer (nothing the check does stays
 // behind); on a lab mis-set the way a new lab often is (interface MTU 1500, RoCE's DSCP
-// mapped to a lossy class) exactly those items fail, each with its fix, and applying the
-// printed fix makes the item pass.
+// mapped to a lossy class, PFC on another priority) exactly those items fail, each with
+// its fix, and applying the printed fix makes the item pass.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,6 +79,17 @@ class lab_check : public ::testing::Test {
       out[i["verdict"].get<std::string>()].insert(i["item"].get<std::string>());
     return out;
   }
+  // Runs a fix as printed ("`rocelab switch-ctl --lab N ...`"), with this test's state
+  // root added (its lab is not under the default one).
+  void apply_fix(const std::string& fix) {
+    const std::string prefix = "`rocelab switch-ctl";
+    ASSERT_EQ(fix.rfind(prefix, 0), 0u) << fix;
+    int rc = 0;
+    const std::string out = shell(rocelab_bin + " switch-ctl --state-root " + root_.string() +
+                                      fix.substr(prefix.size(), fix.size() - prefix.size() - 1),
+                                  &rc);
+    ASSERT_EQ(rc, 0) << fix << ": " << out;
+  }
   static nlohmann::json item(const nlohmann::json& j, const std::string& name) {
     for (const auto& i : j["items"])
       if (i["item"] == name) return i;
@@ -124,7 +135,8 @@ TEST_F(lab_check, a_mis_set_virtual_lab_fails_its_items_and_the_printed_fix_repa
   nlohmann::json j = check(&rc);
   EXPECT_EQ(rc, 1) << j.dump(1);
   EXPECT_FALSE(j.value("passed", true));
-  EXPECT_EQ(by_verdict(j)["FAIL"], (std::set<std::string>{"active_mtu", "dscp_map", "capture_mtu"})) << j.dump(1);
+  // The capture namespace keeps its own MTU (9216), so the capture item still passes.
+  EXPECT_EQ(by_verdict(j)["FAIL"], (std::set<std::string>{"active_mtu", "dscp_map"})) << j.dump(1);
   EXPECT_TRUE(by_verdict(j)["MISSING"].empty()) << j.dump(1);
   EXPECT_EQ(item(j, "active_mtu")["observed"].get<std::string>().rfind("netdev MTU 1500, active MTU 1024", 0), 0u);
   EXPECT_NE(item(j, "active_mtu")["fix"].get<std::string>().find("rocelab lab up --mtu 4200"), std::string::npos);
@@ -133,15 +145,22 @@ TEST_F(lab_check, a_mis_set_virtual_lab_fails_its_items_and_the_printed_fix_repa
       "`rocelab switch-ctl --lab " + name_ + R"( '{"op":"set","field":"dscp_to_tc","value":{"26":3}}'`)";
   ASSERT_EQ(dscp_fix, expected_fix);
 
-  // The fix as printed (the lab's state root added, which this test's lab does not have at
-  // its default place).
-  const std::string command = dscp_fix.substr(1, dscp_fix.size() - 2);
-  const std::string out =
-      shell(rocelab_bin + " switch-ctl --state-root " + root_.string() + command.substr(std::string("rocelab switch-ctl").size()),
-            &rc);
-  ASSERT_EQ(rc, 0) << out;
+  apply_fix(dscp_fix);
   j = check(&rc);
-  EXPECT_EQ(by_verdict(j)["FAIL"], (std::set<std::string>{"active_mtu", "capture_mtu"})) << j.dump(1);
+  EXPECT_EQ(by_verdict(j)["FAIL"], (std::set<std::string>{"active_mtu"})) << j.dump(1);
+
+  // PFC moved off the data priority at the switch: switch_pfc fails, its fix repairs it.
+  const std::string off = shell(rocelab_bin + " switch-ctl --state-root " + root_.string() + " --lab " + name_ +
+                                    " set field=lossless_priorities value=16",
+                                &rc);
+  ASSERT_EQ(rc, 0) << off;
+  j = check(&rc);
+  EXPECT_EQ(by_verdict(j)["FAIL"], (std::set<std::string>{"active_mtu", "switch_pfc"})) << j.dump(1);
+  const std::string pfc_fix = item(j, "switch_pfc")["fix"].get<std::string>();
+  ASSERT_EQ(pfc_fix, "`rocelab switch-ctl --lab " + name_ + " set field=lossless_priorities value=24`");
+  apply_fix(pfc_fix);
+  j = check(&rc);
+  EXPECT_EQ(by_verdict(j)["FAIL"], (std::set<std::string>{"active_mtu"})) << j.dump(1);
 }
 
 }  // namespace

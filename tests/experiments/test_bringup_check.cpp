@@ -179,7 +179,7 @@ TEST(bringup_check, facts_that_cannot_be_had_are_missing_not_passed) {
   EXPECT_TRUE(items_with(items, check_verdict::pass).empty());
   EXPECT_EQ(items_with(items, check_verdict::missing).size(), 9u);
   EXPECT_FALSE(bringup_passed(items));
-  EXPECT_NE(item(items, "rdma_device").fix.find("rocelab lab facts --device enp1s0f0np0"), std::string::npos);
+  EXPECT_NE(item(items, "rdma_device").fix.find("rocelab lab facts --host gpu01 --device enp1s0f0np0 --ip 198.18.0.1 > gpu01.json"), std::string::npos);
   EXPECT_NE(item(items, "dscp_map").fix.find("--config-db"), std::string::npos);
 
   // A host whose PFC state could not be read: nic_pfc alone is missing.
