@@ -34,19 +34,20 @@ py::dict flows_columns(const run_records& r) {
   py::array_t<std::uint64_t> bytes(n), retransmits(n), ce_marked(n), cnps(n), tag(n);
   py::array_t<std::int64_t> start_ns(n), end_ns(n), fct_ns(n), ideal_fct_ns(n);
   py::array_t<double> slowdown(n);
-  py::array_t<bool> completed(n);
+  py::array_t<bool> completed(n), retransmits_measured(n), cnps_measured(n);
   struct {
     std::uint32_t *src, *dst, *qp;
     std::uint8_t *priority, *kind;
     std::uint64_t *bytes, *retransmits, *ce_marked, *cnps, *tag;
     std::int64_t *start_ns, *end_ns, *fct_ns, *ideal_fct_ns;
     double* slowdown;
-    bool* completed;
+    bool *completed, *retransmits_measured, *cnps_measured;
   } out{src.mutable_data(),         dst.mutable_data(),          qp.mutable_data(),       priority.mutable_data(),
         kind.mutable_data(),        bytes.mutable_data(),        retransmits.mutable_data(),
         ce_marked.mutable_data(),   cnps.mutable_data(),         tag.mutable_data(),      start_ns.mutable_data(),
         end_ns.mutable_data(),      fct_ns.mutable_data(),       ideal_fct_ns.mutable_data(),
-        slowdown.mutable_data(),    completed.mutable_data()};
+        slowdown.mutable_data(),    completed.mutable_data(),    retransmits_measured.mutable_data(),
+        cnps_measured.mutable_data()};
   {
     py::gil_scoped_release release;
     constexpr double nan = std::numeric_limits<double>::quiet_NaN();
@@ -61,6 +62,7 @@ py::dict flows_columns(const run_records& r) {
       // NaN for flows that did not complete (or have no ideal time), so pandas skips them.
       out.slowdown[i] = x.completed() && x.ideal_fct_ns > 0 ? x.slowdown() : nan;
       out.completed[i] = x.completed();
+      out.retransmits_measured[i] = x.retransmits_measured, out.cnps_measured[i] = x.cnps_measured;
     }
   }
   py::dict d;
@@ -68,6 +70,7 @@ py::dict flows_columns(const run_records& r) {
   d["start_ns"] = start_ns, d["end_ns"] = end_ns, d["fct_ns"] = fct_ns, d["ideal_fct_ns"] = ideal_fct_ns;
   d["slowdown"] = slowdown, d["completed"] = completed, d["retransmits"] = retransmits;
   d["ce_marked"] = ce_marked, d["cnps"] = cnps, d["tag"] = tag;
+  d["retransmits_measured"] = retransmits_measured, d["cnps_measured"] = cnps_measured;
   return d;
 }
 
@@ -155,9 +158,10 @@ py::dict totals(const run_records& r) {
   d["pfc_resume_frames"] = t.pfc_resume_frames;
   d["paused_ns"] = t.paused_ns;
   d["ce_marked"] = t.ce_marked;
-  d["cnps"] = t.cnps;
+  // None where nothing in the run counted them (a real lab's NICs): not measured, never 0.
+  d["cnps"] = t.cnps_measured ? py::object(py::int_(t.cnps)) : py::none();
   d["drops"] = t.drops;
-  d["retransmits"] = t.retransmits;
+  d["retransmits"] = t.retransmits_measured ? py::object(py::int_(t.retransmits)) : py::none();
   d["packets_forwarded"] = t.packets_forwarded;
   return d;
 }
@@ -236,6 +240,7 @@ void bind_records(py::module_& m) {
           d["slowdown"] = f.completed() && f.ideal_fct_ns > 0 ? f.slowdown() : std::nan("");
           d["completed"] = f.completed(), d["retransmits"] = f.retransmits, d["ce_marked"] = f.ce_marked;
           d["cnps"] = f.cnps, d["tag"] = f.tag;
+          d["retransmits_measured"] = f.retransmits_measured, d["cnps_measured"] = f.cnps_measured;
           out.append(std::move(d));
         }
         return out;

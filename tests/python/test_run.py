@@ -17,6 +17,7 @@ FLOW_DTYPES = {
     "dst_host": "category", "qp": "uint32", "priority": "uint8", "kind": "category", "bytes": "uint64",
     "start_ns": "int64", "end_ns": "int64", "fct_ns": "int64", "ideal_fct_ns": "int64", "slowdown": "float64",
     "completed": "bool", "retransmits": "uint64", "ce_marked": "uint64", "cnps": "uint64", "tag": "uint64",
+    "retransmits_measured": "bool", "cnps_measured": "bool",
 }
 
 

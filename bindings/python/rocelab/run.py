@@ -11,7 +11,12 @@ Frames and their dtypes:
   dst_host (category), qp (uint32), priority (uint8), kind (category: incast, allreduce,
   background, other), bytes (uint64), start_ns, end_ns, fct_ns, ideal_fct_ns (int64; -1
   when not completed), slowdown (float64; NaN when not completed), completed (bool),
-  retransmits, ce_marked, cnps, tag (uint64).
+  retransmits, ce_marked, cnps, tag (uint64), retransmits_measured, cnps_measured (bool).
+  A flow whose backend did not count its retransmits or CNPs (a real RDMA NIC keeps no
+  per-QP count) has the flag False and the count 0, which then means "not measured",
+  never "none": select ``flows[flows.retransmits_measured]`` before summing, as the
+  reports do (they leave such flows out and say "not measured"). ``totals`` has None for
+  a count nothing in the run measured.
 - ``pauses``: repeat, seed, device (category), port (uint32), priority (uint8), start_ns,
   end_ns, duration_ns (int64), source (category: capture, counter, model).
 - ``events``: congestion events (CE marks, CNPs, retransmissions, drops) where the
@@ -177,11 +182,15 @@ class Run:
 
     @property
     def totals(self):
-        """Backend totals (PFC frames, paused time, CE marks, CNPs, drops, ...) summed over repeats."""
+        """Backend totals (PFC frames, paused time, CE marks, CNPs, drops, ...) summed over
+        repeats. retransmits and cnps are None when a repeat did not measure them (the sum
+        of a count nobody took is unknown, not 0)."""
         out = {}
         for r in self.records:
             for k, v in r.totals.items():
-                out[k] = out.get(k, 0) + v
+                if k in out and out[k] is None:
+                    continue
+                out[k] = None if v is None else out.get(k, 0) + v
         return out
 
     # --- summary ----------------------------------------------------------------------
