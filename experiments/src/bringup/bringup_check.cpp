@@ -91,7 +91,7 @@ check_item rdma_item(const host_facts& f, const bringup_inventory::host& h, cons
 }
 
 check_item mtu_item(const bringup_expectation& want, const host_facts& f, const std::string& ip,
-                    const std::string& target) {
+                    const std::string& switch_port, const std::string& target) {
   check_item c = make("active_mtu", target);
   c.expected = "active MTU >= path MTU " + std::to_string(want.path_mtu_bytes) + " (netdev MTU >= " +
                std::to_string(want.path_mtu_bytes + iboe_overhead_bytes) + ")";
@@ -115,7 +115,8 @@ check_item mtu_item(const bringup_expectation& want, const host_facts& f, const 
   else
     c.fix = "`ip link set dev " + f.device +
             " mtu 9000` on " + f.host + " (and the switch port's MTU at least as large, SONiC `sudo config "
-            "interface mtu PORT 9100`), or a spec with a smaller nic.mtu_bytes";
+            "interface mtu " + (switch_port.empty() ? std::string("PORT") : switch_port) +
+            " 9100`), or a spec with a smaller nic.mtu_bytes";
   return c;
 }
 
@@ -449,7 +450,7 @@ std::vector<check_item> check_bringup(const bringup_expectation& want, const bri
       if (g.host == h.name) f = g;
     const std::string target = h.name + " " + h.nic_device;
     out.push_back(rdma_item(f, h, target));
-    out.push_back(mtu_item(want, f, h.nic_ip, target));
+    out.push_back(mtu_item(want, f, h.nic_ip, h.switch_port, target));
     out.push_back(nic_pfc_item(want, f, h.nic_ip, target));
     out.push_back(clock_item(f, h.nic_ip, target));
   }
