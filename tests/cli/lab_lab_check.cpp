@@ -119,8 +119,9 @@ TEST_F(lab_check, every_item_passes_on_a_fresh_virtual_lab_and_again_on_the_same
   // The text form: one line per item, the count last.
   const std::string text = lab("check --inventory " + inventory, &rc);
   EXPECT_EQ(rc, 0) << text;
-  EXPECT_NE(text.find("PASS    dscp_map       switch sw (p1, p2, p3, p4): DSCP 26 -> TC 3, DSCP 48 -> TC 6 on every port"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("PASS    dscp_map       switch sw (p1, p2, p3, p4): DSCP 26 -> TC 3, DSCP 48 -> TC 6 on every port"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("21 passed, 0 failed, 0 missing, 0 skipped"), std::string::npos) << text;
 }

@@ -89,7 +89,8 @@ struct tree_copy {
 };
 
 TEST(bringup_check, a_correctly_set_lab_passes_every_item) {
-  const auto items = check_bringup({}, rack0(), recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json"));
+  const auto items =
+      check_bringup({}, rack0(), recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json"));
   for (const auto& c : items)
     EXPECT_EQ(c.verdict, check_verdict::pass) << c.item << " " << c.target << ": " << c.observed << " / " << c.fix;
   EXPECT_EQ(items.size(), 9u);
@@ -179,7 +180,9 @@ TEST(bringup_check, facts_that_cannot_be_had_are_missing_not_passed) {
   EXPECT_TRUE(items_with(items, check_verdict::pass).empty());
   EXPECT_EQ(items_with(items, check_verdict::missing).size(), 9u);
   EXPECT_FALSE(bringup_passed(items));
-  EXPECT_NE(item(items, "rdma_device").fix.find("rocelab lab facts --host gpu01 --device enp1s0f0np0 --ip 198.18.0.1 > gpu01.json"), std::string::npos);
+  EXPECT_NE(item(items, "rdma_device")
+                .fix.find("rocelab lab facts --host gpu01 --device enp1s0f0np0 --ip 198.18.0.1 > gpu01.json"),
+            std::string::npos);
   EXPECT_NE(item(items, "dscp_map").fix.find("--config-db"), std::string::npos);
 
   // A host whose PFC state could not be read: nic_pfc alone is missing.
@@ -195,7 +198,8 @@ TEST(bringup_check, a_lossy_spec_skips_pfc_and_a_spec_without_ecn_skips_ecn) {
   bringup_expectation want;
   want.lossless.pfc = false;
   want.ecn = false;
-  const auto items = check_bringup(want, rack0(), recorded_lab(recorded_sysfs, "dcb-pfc-off.txt", "config_db-lossless.json"));
+  const auto items =
+      check_bringup(want, rack0(), recorded_lab(recorded_sysfs, "dcb-pfc-off.txt", "config_db-lossless.json"));
   EXPECT_EQ(items_with(items, check_verdict::skip), (std::set<std::string>{"nic_pfc", "switch_pfc", "ecn"}));
   EXPECT_TRUE(bringup_passed(items));
 }
@@ -220,8 +224,15 @@ TEST(bringup_check, active_mtu_follows_the_kernels_iboe_rule) {
   struct row {
     std::uint32_t netdev, active;
   };
-  for (const auto& r : std::vector<row>{{1500, 1024}, {4191, 2048}, {4192, 4096}, {9000, 4096}, {2144, 2048},
-                                        {2143, 1024}, {351, 0}, {352, 256}, {0, 0}})
+  for (const auto& r : std::vector<row>{{1500, 1024},
+                                        {4191, 2048},
+                                        {4192, 4096},
+                                        {9000, 4096},
+                                        {2144, 2048},
+                                        {2143, 1024},
+                                        {351, 0},
+                                        {352, 256},
+                                        {0, 0}})
     EXPECT_EQ(roce_active_mtu(r.netdev), r.active) << r.netdev;
 }
 
@@ -255,7 +266,8 @@ TEST(bringup_check, host_facts_round_trip_through_json_and_refuse_unknown_fields
   ASSERT_TRUE(back.ok()) << back.error().message();
   EXPECT_EQ(*back, f);
   EXPECT_FALSE(host_facts_from_json(R"({"host":"a","device":"b","driver":"mlx5","mtu":1500})", "a.json").ok());
-  EXPECT_FALSE(host_facts_from_json(R"({"host":"a","device":"b","driver":"mlx5","pfc_priorities":[9]})", "a.json").ok());
+  EXPECT_FALSE(
+      host_facts_from_json(R"({"host":"a","device":"b","driver":"mlx5","pfc_priorities":[9]})", "a.json").ok());
 
   // An address the GID table does not have: no GID, and the reason.
   h.ip = "198.18.0.9";

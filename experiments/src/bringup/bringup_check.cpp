@@ -36,7 +36,9 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
   return out;
 }
 
-bool has(const std::vector<std::uint8_t>& v, std::uint8_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool has(const std::vector<std::uint8_t>& v, std::uint8_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 check_item make(std::string item, std::string target) {
   check_item c;
@@ -62,8 +64,8 @@ std::string facts_fix(const host_facts& f, const std::string& ip) {
 check_item rdma_item(const host_facts& f, const bringup_inventory::host& h, const std::string& target) {
   const std::string& ip = h.nic_ip;
   check_item c = make("rdma_device", target);
-  c.expected = "an RDMA device on " + f.device + " with a RoCE v2 GID" +
-               (h.nic_ip.empty() ? std::string() : " for " + h.nic_ip);
+  c.expected =
+      "an RDMA device on " + f.device + " with a RoCE v2 GID" + (h.nic_ip.empty() ? std::string() : " for " + h.nic_ip);
   if (!f.unavailable.empty()) {
     c.observed = f.unavailable;
     c.fix = facts_fix(f, ip);
@@ -72,8 +74,8 @@ check_item rdma_item(const host_facts& f, const bringup_inventory::host& h, cons
   if (!f.rdma_device) {
     c.verdict = check_verdict::fail;
     c.observed = note_or(f, "rdma_device", "no RDMA device on " + f.device);
-    c.fix = "load the RDMA driver (`modprobe mlx5_ib`); `rdma link show` must list a device whose netdev is " +
-            f.device;
+    c.fix =
+        "load the RDMA driver (`modprobe mlx5_ib`); `rdma link show` must list a device whose netdev is " + f.device;
     return c;
   }
   if (!f.roce_v2_gid) {
@@ -93,8 +95,8 @@ check_item rdma_item(const host_facts& f, const bringup_inventory::host& h, cons
 check_item mtu_item(const bringup_expectation& want, const host_facts& f, const std::string& ip,
                     const std::string& switch_port, const std::string& target) {
   check_item c = make("active_mtu", target);
-  c.expected = "active MTU >= path MTU " + std::to_string(want.path_mtu_bytes) + " (netdev MTU >= " +
-               std::to_string(want.path_mtu_bytes + iboe_overhead_bytes) + ")";
+  c.expected = "active MTU >= path MTU " + std::to_string(want.path_mtu_bytes) +
+               " (netdev MTU >= " + std::to_string(want.path_mtu_bytes + iboe_overhead_bytes) + ")";
   if (!f.unavailable.empty() || !f.netdev_mtu) {
     c.observed = !f.unavailable.empty() ? f.unavailable : note_or(f, "netdev_mtu", "netdev MTU unknown");
     c.fix = !f.unavailable.empty() ? facts_fix(f, ip) : "`ip link show dev " + f.device + "` on " + f.host;
@@ -113,9 +115,10 @@ check_item mtu_item(const bringup_expectation& want, const host_facts& f, const 
     c.fix = "bring the lab up with a larger MTU: `rocelab lab down` then `rocelab lab up --mtu " +
             std::to_string(want.path_mtu_bytes + iboe_overhead_bytes + 8) + "`";
   else
-    c.fix = "`ip link set dev " + f.device +
-            " mtu 9000` on " + f.host + " (and the switch port's MTU at least as large, SONiC `sudo config "
-            "interface mtu " + (switch_port.empty() ? std::string("PORT") : switch_port) +
+    c.fix = "`ip link set dev " + f.device + " mtu 9000` on " + f.host +
+            " (and the switch port's MTU at least as large, SONiC `sudo config "
+            "interface mtu " +
+            (switch_port.empty() ? std::string("PORT") : switch_port) +
             " 9100`), or a spec with a smaller nic.mtu_bytes";
   return c;
 }
@@ -156,8 +159,9 @@ check_item clock_item(const host_facts& f, const std::string& ip, const std::str
   c.expected = "a known clock (the kernel's clocksource; the NIC's PHC for hardware timestamps)";
   if (!f.unavailable.empty() || !f.clocksource) {
     c.observed = !f.unavailable.empty() ? f.unavailable : note_or(f, "clocksource", "clocksource unknown");
-    c.fix = !f.unavailable.empty() ? facts_fix(f, ip)
-                                   : "`cat /sys/devices/system/clocksource/clocksource0/current_clocksource` on " + f.host;
+    c.fix = !f.unavailable.empty()
+                ? facts_fix(f, ip)
+                : "`cat /sys/devices/system/clocksource/clocksource0/current_clocksource` on " + f.host;
     return c;
   }
   c.verdict = check_verdict::pass;
@@ -254,9 +258,9 @@ std::vector<port_verdict> dscp_ports(const bringup_expectation& want, const swit
                      (it == map.end() ? std::string("unmapped") : "TC " + std::to_string(it->second)));
       if (it != map.end() && it->second == tc) continue;
       v.ok = false;
-      patch.push_back(R"({"op":")" + std::string(it == map.end() ? "add" : "replace") + R"(","path":"/DSCP_TO_TC_MAP/)" +
-                      (name.empty() ? "MAP" : name) + "/" + std::to_string(dscp) + R"(","value":")" +
-                      std::to_string(tc) + R"("})");
+      patch.push_back(R"({"op":")" + std::string(it == map.end() ? "add" : "replace") +
+                      R"(","path":"/DSCP_TO_TC_MAP/)" + (name.empty() ? "MAP" : name) + "/" + std::to_string(dscp) +
+                      R"(","value":")" + std::to_string(tc) + R"("})");
       soft_entries.push_back("\"" + std::to_string(dscp) + "\":" + std::to_string(tc));
     }
     v.observed = join(seen, ", ");
@@ -317,7 +321,8 @@ check_item mirror_item(const bringup_inventory& inv, const switch_facts& sw, con
       c.fix = "restart the lab's switch (`rocelab lab down`, `rocelab lab up`)";
       return c;
     }
-    c.observed = "the switch's session to " + (m->destination_port.empty() ? std::string("no port") : m->destination_port) +
+    c.observed = "the switch's session to " +
+                 (m->destination_port.empty() ? std::string("no port") : m->destination_port) +
                  (m->enabled ? ", enabled" : ", off until a capturing run enables it");
     c.verdict = m->destination_port == inv.mirror_destination_port ? check_verdict::pass : check_verdict::fail;
     if (c.verdict == check_verdict::fail)
@@ -341,8 +346,10 @@ check_item mirror_item(const bringup_inventory& inv, const switch_facts& sw, con
       c.observed += " SPAN to " + (m->destination_port.empty() ? std::string("no port") : m->destination_port);
       if (m->destination_port != inv.mirror_destination_port) {
         c.verdict = check_verdict::fail;
-        c.fix = "the session must mirror to " + inv.mirror_destination_port + " (the capture host's port): `sudo config "
-                "mirror_session remove " + inv.mirror_session + "` and add it again";
+        c.fix = "the session must mirror to " + inv.mirror_destination_port +
+                " (the capture host's port): `sudo config "
+                "mirror_session remove " +
+                inv.mirror_session + "` and add it again";
         return c;
       }
     }
@@ -385,10 +392,14 @@ check_item capture_item(const bringup_expectation& want, const capture_facts& ca
 
 const char* to_string(check_verdict v) noexcept {
   switch (v) {
-    case check_verdict::pass: return "PASS";
-    case check_verdict::fail: return "FAIL";
-    case check_verdict::missing: return "MISSING";
-    case check_verdict::skip: return "SKIP";
+    case check_verdict::pass:
+      return "PASS";
+    case check_verdict::fail:
+      return "FAIL";
+    case check_verdict::missing:
+      return "MISSING";
+    case check_verdict::skip:
+      return "SKIP";
   }
   return "?";
 }
@@ -422,7 +433,8 @@ result<std::vector<std::uint8_t>> parse_pfc_priorities(std::string_view text) {
     const auto en = text.find("enabled", at);
     if (en == std::string_view::npos) return status(error_code::malformed_input, "mlnx_qos: no 'enabled' row");
     const auto eol = text.find('\n', en);
-    std::istringstream in{std::string(text.substr(en + 7, eol == std::string_view::npos ? std::string_view::npos : eol - en - 7))};
+    std::istringstream in{
+        std::string(text.substr(en + 7, eol == std::string_view::npos ? std::string_view::npos : eol - en - 7))};
     int v = 0;
     std::uint8_t p = 0;
     while (p < 8 && in >> v) {
@@ -475,7 +487,8 @@ std::vector<check_item> check_bringup(const bringup_expectation& want, const bri
   } else {
     const std::uint8_t p = want.lossless.data_priority;
     if (want.lossless.pfc) {
-      out.push_back(switch_line("switch_pfc", target, "PFC on priority " + std::to_string(p), pfc_ports(want, sw, inv.virtual_lab, ports)));
+      out.push_back(switch_line("switch_pfc", target, "PFC on priority " + std::to_string(p),
+                                pfc_ports(want, sw, inv.virtual_lab, ports)));
     } else {
       check_item c = make("switch_pfc", target);
       c.verdict = check_verdict::skip;
@@ -487,7 +500,8 @@ std::vector<check_item> check_bringup(const bringup_expectation& want, const bri
       expected += (expected.empty() ? "" : ", ") + ("DSCP " + std::to_string(d) + " -> TC " + std::to_string(tc));
     out.push_back(switch_line("dscp_map", target, expected, dscp_ports(want, sw, inv.virtual_lab, ports)));
     if (want.ecn) {
-      out.push_back(switch_line("ecn", target, "ECN marking on queue " + std::to_string(p), ecn_ports(want, sw, inv.virtual_lab, ports)));
+      out.push_back(switch_line("ecn", target, "ECN marking on queue " + std::to_string(p),
+                                ecn_ports(want, sw, inv.virtual_lab, ports)));
     } else {
       check_item c = make("ecn", target);
       c.verdict = check_verdict::skip;
@@ -562,9 +576,10 @@ result<host_facts> host_facts_from_json(std::string_view text, const std::string
   if (j.is_discarded() || !j.is_object())
     return status(error_code::malformed_input, source_name + ": not a JSON object");
   host_facts f;
-  static const std::array<const char*, 14> known = {"host", "device", "driver", "unavailable", "netdev_mtu",
-                                                    "rdma_device", "roce_v2_gid", "roce_v2_gid_index", "gid_note",
-                                                    "pfc_priorities", "pfc_source", "clocksource", "phc", "notes"};
+  static const std::array<const char*, 14> known = {"host",       "device",         "driver",      "unavailable",
+                                                    "netdev_mtu", "rdma_device",    "roce_v2_gid", "roce_v2_gid_index",
+                                                    "gid_note",   "pfc_priorities", "pfc_source",  "clocksource",
+                                                    "phc",        "notes"};
   for (const auto& [key, value] : j.items())
     if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) == known.end())
       return status(error_code::malformed_input, source_name + ": unknown field '" + key + "'");
@@ -582,8 +597,9 @@ result<host_facts> host_facts_from_json(std::string_view text, const std::string
       std::vector<std::uint8_t> p;
       for (const auto& v : j["pfc_priorities"]) {
         const int x = v.get<int>();
-        if (x < 0 || x > 7) return status(error_code::malformed_input, source_name + ": pfc_priorities: " +
-                                                                         std::to_string(x) + " is not 0..7");
+        if (x < 0 || x > 7)
+          return status(error_code::malformed_input,
+                        source_name + ": pfc_priorities: " + std::to_string(x) + " is not 0..7");
         p.push_back(static_cast<std::uint8_t>(x));
       }
       f.pfc_priorities = std::move(p);

@@ -104,7 +104,9 @@ void read_gid(const fs::path& root, const std::string& dev, const std::string& i
   f.gid_note = "the GID table of " + dev + " has no RoCE v2 entry of an IPv4 address on " + ifname;
 }
 
-std::string ipv4_gid(const std::string& ip) { return "::ffff:" + ip; }
+std::string ipv4_gid(const std::string& ip) {
+  return "::ffff:" + ip;
+}
 
 }  // namespace
 
