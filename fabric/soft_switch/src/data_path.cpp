@@ -135,7 +135,9 @@ void soft_switch::impl::admit_copy(std::uint16_t in, std::uint16_t out, std::spa
 std::size_t soft_switch::impl::service_ports(std::int64_t now) {
   std::size_t work = 0;
   for (std::uint16_t p = 0; p < ports_.size(); ++p) {
-    for (int k = 0; k < 64; ++k) {
+    packet_pacer& pacer = pacers_[p];
+    for (std::size_t k = 0; k < packet_port::max_batch; ++k) {
+      if (pacer.limited() && !pacer.ready(now)) break;
       if (model_->next_dequeue_time_ns(p, now) > now) break;
       // Back to back from the previous frame's exact end when we are late by a little;
       // from now after an idle gap (see the header).
@@ -144,11 +146,23 @@ std::size_t soft_switch::impl::service_ports(std::int64_t now) {
       auto d = model_->dequeue(p, t);
       if (!d && t != now) d = model_->dequeue(p, now);
       if (!d) break;
+      if (!d->discarded) pacer.on_departure(now);
       depart(p, *d, now);
       ++work;
     }
+    flush_tx(p);
   }
   return work;
+}
+
+void soft_switch::impl::flush_tx(std::uint16_t port) {
+  auto& slots = tx_slots_[port];
+  if (slots.empty()) return;
+  std::array<std::span<const std::uint8_t>, packet_port::max_batch> frames;
+  for (std::size_t i = 0; i < slots.size(); ++i) frames[i] = slot_bytes(slots[i]).first(meta_[slots[i]].len);
+  (void)ports_[port].send_batch(std::span(frames.data(), slots.size()));
+  for (const std::uint32_t s : slots) free_slot(s);
+  slots.clear();
 }
 
 void soft_switch::impl::depart(std::uint16_t port, const departure& d, std::int64_t now) {
@@ -175,8 +189,7 @@ void soft_switch::impl::depart(std::uint16_t port, const departure& d, std::int6
     ++soft_[port].delayed_frames;
     return;
   }
-  (void)ports_[port].send(bytes);
-  free_slot(slot);
+  tx_slots_[port].push_back(slot);  // sent by flush_tx at the end of this pass
 }
 
 std::size_t soft_switch::impl::service_faults(std::int64_t now) {
@@ -229,7 +242,8 @@ void soft_switch::impl::mirror(std::span<const std::uint8_t> frame, std::uint16_
 std::int64_t soft_switch::impl::next_deadline(std::int64_t now) {
   std::int64_t t = clock_.next_due_ns();
   for (std::uint16_t p = 0; p < ports_.size(); ++p) {
-    t = std::min(t, model_->next_dequeue_time_ns(p, now));
+    const std::int64_t due = model_->next_dequeue_time_ns(p, now);
+    t = std::min(t, due != never_ns && pacers_[p].limited() ? std::max(due, pacers_[p].next_ns()) : due);
     if (delay_count_[p] > 0) t = std::min(t, delay_ring_[p][delay_head_[p]].due_ns);
   }
   for (const auto& f : faults_)
