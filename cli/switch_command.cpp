@@ -127,8 +127,10 @@ result<ss::soft_switch_options> options_from(const switch_args& a) {
   while (slot < static_cast<std::uint32_t>(mtu + 18 + 64)) slot *= 2;
   o.ring.frame_bytes = slot;
   const auto in_flight = static_cast<double>(rate_bps) / 8 * 2 * static_cast<double>(response_ns) / 1e9;
+  // With a frame-rate limit, as many frames as that rate brings in twice the same time.
+  const double in_flight_frames = std::max(in_flight / (mtu + 18), a.port_kpps * 1000 * 4 * static_cast<double>(response_ns) / 1e9);
   o.ring.frames = a.ring_frames != 0 ? a.ring_frames
-                                     : std::clamp<std::uint32_t>(static_cast<std::uint32_t>(in_flight / (mtu + 18)) + 64, 512, 16384);
+                                     : std::clamp<std::uint32_t>(static_cast<std::uint32_t>(in_flight_frames) + 64, 512, 16384);
   if (a.no_ecn)
     for (auto& p : o.settings.model.ports) p.queues[3].ecn.enabled = false;
   if (a.no_pfc) o.settings.model.lossless_priorities = 0;

@@ -174,7 +174,9 @@ class SoftSwitchRate : public ::testing::Test {
   }
   void TearDown() override {
     fleet_.reset();
-    if (!name_.empty()) EXPECT_TRUE(lab_down(name_).ok());
+    if (!name_.empty()) {
+      EXPECT_TRUE(lab_down(name_).ok());
+    }
   }
   lab_state up(int hosts, std::int64_t buffer_kb) {
     lab_options o;

@@ -85,6 +85,23 @@ TEST(Pacer, NoBurstAtTheFirstDepartureAfterStart) {
   EXPECT_EQ(p.next_ns(), 5'001'000'000);
 }
 
+// After the switch's loop was away for 5 ms (a stall it measured in its rings), a
+// window that wide lets the port use the 500 slots it missed, back to back; the default
+// 50 us window would give one.
+TEST(Pacer, AStallWideWindowSendsTheMissedSlotsAndNoMore) {
+  for (const std::int64_t window_ns : {50'000, 6'000'000}) {
+    packet_pacer p(100'000, 50'000);  // 10 us slots
+    p.on_departure(1'000'000);
+    const std::int64_t now = 6'000'000;
+    int sent = 0;
+    while (p.ready(now) && sent < 10'000) {
+      p.on_departure(now, window_ns);
+      ++sent;
+    }
+    EXPECT_EQ(sent, window_ns == 50'000 ? 1 : 500) << "window " << window_ns << " ns";
+  }
+}
+
 struct cause_case {
   std::string name;
   std::uint64_t port_drop_causes::*field;

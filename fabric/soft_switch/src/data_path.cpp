@@ -136,21 +136,26 @@ std::size_t soft_switch::impl::service_ports(std::int64_t now) {
   std::size_t work = 0;
   for (std::uint16_t p = 0; p < ports_.size(); ++p) {
     packet_pacer& pacer = pacers_[p];
+    const std::int64_t window = std::max(opt_.max_catchup_ns, stall_catchup_ns_[p]);
     for (std::size_t k = 0; k < packet_port::max_batch; ++k) {
       if (pacer.limited() && !pacer.ready(now)) break;
       if (model_->next_dequeue_time_ns(p, now) > now) break;
       // Back to back from the previous frame's exact end when we are late by a little;
       // from now after an idle gap (see the header).
       const std::int64_t link_free = model_->next_transmit_time_ns(p);
-      const std::int64_t t = (link_free <= now && now - link_free <= opt_.max_catchup_ns) ? link_free : now;
+      const std::int64_t t = (link_free <= now && now - link_free <= window) ? link_free : now;
       auto d = model_->dequeue(p, t);
       if (!d && t != now) d = model_->dequeue(p, now);
       if (!d) break;
-      if (!d->discarded) pacer.on_departure(now);
+      if (!d->discarded) pacer.on_departure(now, window);
       depart(p, *d, now);
       ++work;
     }
     flush_tx(p);
+    // Caught up (the link's schedule reaches now) or nothing left: the stall's credit ends.
+    if (stall_catchup_ns_[p] != 0 &&
+        (model_->next_transmit_time_ns(p) >= now || model_->next_dequeue_time_ns(p, now) == never_ns))
+      stall_catchup_ns_[p] = 0;
   }
   return work;
 }
@@ -291,8 +296,14 @@ status soft_switch::impl::run(const std::atomic<bool>& stop) {
   while (!stop.load(std::memory_order_relaxed)) {
     std::int64_t now = clock_.now_ns();
     std::size_t work = 0;
-    for (std::uint16_t p = 0; p < ports_.size(); ++p)
-      work += ports_[p].receive(64, [&](std::span<const std::uint8_t> f) { on_frame(p, f, now); });
+    std::int64_t stall_ns = 0;
+    for (std::uint16_t p = 0; p < ports_.size(); ++p) {
+      const std::size_t got = ports_[p].receive(64, [&](std::span<const std::uint8_t> f) { on_frame(p, f, now); });
+      if (got > 0) stall_ns = std::max(stall_ns, ports_[p].last_batch_wait_ns());
+      work += got;
+    }
+    if (stall_ns > opt_.max_catchup_ns)
+      for (auto& c : stall_catchup_ns_) c = std::max(c, std::min(stall_ns, opt_.max_stall_catchup_ns));
     now = clock_.now_ns();
     clock_.run_due(now);
     work += service_ports(now);

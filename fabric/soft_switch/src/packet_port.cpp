@@ -123,6 +123,7 @@ packet_port::packet_port(packet_port&& o) noexcept
       left_in_block_(o.left_in_block_),
       next_in_block_(o.next_in_block_),
       wait_budget_ns_(o.wait_budget_ns_),
+      batch_wait_ns_(o.batch_wait_ns_),
       head_stamp_ns_(o.head_stamp_ns_),
       link_drops_base_(o.link_drops_base_),
       stats_(o.stats_) {}

@@ -275,6 +275,7 @@ class soft_switch::impl final : public pfc_frame_sink {
   std::vector<slot_meta> meta_;
   std::vector<std::uint32_t> free_;
   std::vector<packet_pacer> pacers_;                 // per port (rate_pps)
+  std::vector<std::int64_t> stall_catchup_ns_;       // per port: catch-up window after a loop stall
   std::vector<std::vector<std::uint32_t>> tx_slots_;  // per port: departed, not yet sent
   std::uint32_t slot_bytes_ = 0, slots_ = 0;
   std::unordered_map<std::uint64_t, std::uint16_t> fdb_;

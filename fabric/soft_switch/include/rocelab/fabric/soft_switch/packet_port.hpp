@@ -84,6 +84,9 @@ class packet_port {
   static constexpr std::size_t max_batch = 64;
   std::size_t send_batch(std::span<const std::span<const std::uint8_t>> frames) noexcept;
 
+  // How long the first frame of the last receive() that returned frames had waited in
+  // the ring (ns, 0 without a timestamp): how long the loop was away from this port.
+  [[nodiscard]] std::int64_t last_batch_wait_ns() const noexcept { return batch_wait_ns_; }
   [[nodiscard]] int fd() const noexcept { return fd_.get(); }
   [[nodiscard]] int ifindex() const noexcept { return ifindex_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
@@ -115,8 +118,9 @@ class packet_port {
   std::uint32_t left_in_block_ = 0;
   std::uint8_t* next_in_block_ = nullptr;
   std::int64_t wait_budget_ns_ = 0;
-  std::int64_t head_stamp_ns_ = 0;
-  std::pair<std::uint64_t, std::uint64_t> link_drops_base_{};  // read_link_drops() at open / reset  // kernel timestamp (CLOCK_REALTIME) of the frame peek() returned
+  std::int64_t batch_wait_ns_ = 0;
+  std::int64_t head_stamp_ns_ = 0;  // kernel timestamp (CLOCK_REALTIME) of the frame peek() returned
+  std::pair<std::uint64_t, std::uint64_t> link_drops_base_{};  // read_link_drops() at open / reset
   packet_port_stats stats_;
   alignas(8) std::uint8_t vlan_scratch_[16384 + 4];
 };
@@ -132,7 +136,10 @@ std::size_t packet_port::receive(std::size_t budget, Fn&& fn) {
     const std::span<const std::uint8_t> frame = peek(vlan_scratch_);
     if (frame.empty()) break;
     // One clock read per batch: the first frame of a batch has waited longest.
-    if (n == 0) now = ring_clock_ns();
+    if (n == 0) {
+      now = ring_clock_ns();
+      batch_wait_ns_ = head_stamp_ns_ != 0 && now > head_stamp_ns_ ? now - head_stamp_ns_ : 0;
+    }
     note_wait(now);
     ++stats_.rx_frames;
     stats_.rx_bytes += frame.size();

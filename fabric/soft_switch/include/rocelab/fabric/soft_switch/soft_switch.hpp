@@ -15,7 +15,11 @@
 // sends a frame when the model says the link is free. When the loop wakes late (by at
 // most max_catchup_ns) it continues back to back from the exact end of the previous
 // frame, so the long-run rate is the configured one; after a longer idle period the next
-// frame starts at the real time (no burst credit is saved up).
+// frame starts at the real time (no burst credit is saved up). When the loop itself was
+// away (descheduled: the first frame of a receive batch waited W in its ring), the frames
+// that arrived meanwhile would have been leaving at the port's rate all along, so the
+// window widens to W (at most max_stall_catchup_ns) until the port has caught up: the
+// loop's stalls below that bound cost no drops and no pauses below the shaped rate.
 //
 // Packet-rate shaping (rate_pps): a port may also be limited in frames per second (see
 // packet_pacer.hpp), the rate the forwarder is declared to sustain; frames above it wait
@@ -76,6 +80,7 @@ struct soft_switch_options {
   packet_port_options ring;    // ifname ignored
   std::uint32_t max_frame_bytes = 9216 + 64;
   std::int64_t max_catchup_ns = 50'000;
+  std::int64_t max_stall_catchup_ns = 20'000'000;
   // Frames per second each port sends at most (packet_pacer); 0: no limit beyond rate_bps.
   std::int64_t port_rate_pps = 0;
   std::int64_t spin_ns = 20'000;  // sleep only when the next deadline is further away
