@@ -85,22 +85,39 @@ TEST(Pacer, NoBurstAtTheFirstDepartureAfterStart) {
   EXPECT_EQ(p.next_ns(), 5'001'000'000);
 }
 
-// After the switch's loop was away for 5 ms (a stall it measured in its rings), a
-// window that wide lets the port use the 500 slots it missed, back to back; the default
-// 50 us window would give one.
-TEST(Pacer, AStallWideWindowSendsTheMissedSlotsAndNoMore) {
-  for (const std::int64_t window_ns : {50'000, 6'000'000}) {
-    packet_pacer p(100'000, 50'000);  // 10 us slots
-    p.on_departure(1'000'000);
-    const std::int64_t now = 6'000'000;
-    int sent = 0;
-    while (p.ready(now) && sent < 10'000) {
-      p.on_departure(now, window_ns);
-      ++sent;
-    }
-    EXPECT_EQ(sent, window_ns == 50'000 ? 1 : 500) << "window " << window_ns << " ns";
+// After the switch's loop was away for 5 ms (a stall it measured in its rings), the port
+// may use the slots of those 5 ms, back to back, and no more; without a stall, one.
+struct stall_case {
+  std::string name;
+  std::int64_t last_departure_ns, now_ns, stall_ns;
+  int want_departures;
+};
+
+class PacerStall : public ::testing::TestWithParam<stall_case> {};
+
+TEST_P(PacerStall, SendsTheSlotsTheStallCoveredAndNoMore) {
+  const stall_case& c = GetParam();
+  packet_pacer p(100'000, 50'000);  // 10 us slots
+  p.on_departure(c.last_departure_ns);
+  int sent = 0;
+  while (p.ready(c.now_ns) && sent < 10'000) {
+    p.on_departure(c.now_ns, c.stall_ns);
+    ++sent;
   }
+  EXPECT_EQ(sent, c.want_departures);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, PacerStall,
+    ::testing::Values(
+        // Busy until the stall (last departure 1 ms, back at 6 ms after 5 ms away): the
+        // 500 slots 1.01 .. 6.00 ms.
+        stall_case{"BusyPortUsesTheStallsSlots", 1'000'000, 6'000'000, 5'000'000, 500},
+        // Idle long before the stall: only the stall's own 5 ms (15.00 .. 20.00 ms), not
+        // the idle time before it.
+        stall_case{"IdlePortGetsOnlyTheStallNotTheIdleTime", 1'000'000, 20'000'000, 5'000'000, 501},
+        stall_case{"NoStallNoBurst", 1'000'000, 6'000'000, 0, 1}),
+    [](const auto& i) { return i.param.name; });
 
 struct cause_case {
   std::string name;

@@ -136,18 +136,22 @@ std::size_t soft_switch::impl::service_ports(std::int64_t now) {
   std::size_t work = 0;
   for (std::uint16_t p = 0; p < ports_.size(); ++p) {
     packet_pacer& pacer = pacers_[p];
-    const std::int64_t window = std::max(opt_.max_catchup_ns, stall_catchup_ns_[p]);
+    const std::int64_t stall = stall_catchup_ns_[p];
+    const std::int64_t window = std::max(opt_.max_catchup_ns, stall);
     for (std::size_t k = 0; k < packet_port::max_batch; ++k) {
       if (pacer.limited() && !pacer.ready(now)) break;
       if (model_->next_dequeue_time_ns(p, now) > now) break;
       // Back to back from the previous frame's exact end when we are late by a little;
       // from now after an idle gap (see the header).
       const std::int64_t link_free = model_->next_transmit_time_ns(p);
-      const std::int64_t t = (link_free <= now && now - link_free <= window) ? link_free : now;
+      // After a stall the link would have been sending since the oldest waiting frame came
+      // in (now - stall) at the latest.
+      std::int64_t t = now;
+      if (link_free <= now) t = now - link_free <= window ? link_free : stall > 0 ? now - stall : now;
       auto d = model_->dequeue(p, t);
       if (!d && t != now) d = model_->dequeue(p, now);
       if (!d) break;
-      if (!d->discarded) pacer.on_departure(now, window);
+      if (!d->discarded) pacer.on_departure(now, stall);
       depart(p, *d, now);
       ++work;
     }

@@ -13,6 +13,7 @@
 //
 // Pure: time comes in as arguments. rate_pps == 0 is no limit.
 
+#include <algorithm>
 #include <cstdint>
 
 namespace rocelab::fabric::soft_switch {
@@ -29,14 +30,15 @@ class packet_pacer {
   [[nodiscard]] std::int64_t next_ns() const noexcept { return (next_ps_ + 999) / 1000; }
   [[nodiscard]] bool ready(std::int64_t now_ns) const noexcept { return now_ns * 1000 >= next_ps_; }
   // A departure at now_ns (which must be ready(now_ns)).
-  void on_departure(std::int64_t now_ns) noexcept { on_departure(now_ns, max_catchup_ps_ / 1000); }
-  // The same with a wider catch-up window for this departure (the switch's loop was away
-  // for catchup_ns: the slots it missed were the port's to use).
-  void on_departure(std::int64_t now_ns, std::int64_t catchup_ns) noexcept {
+  void on_departure(std::int64_t now_ns) noexcept { on_departure(now_ns, 0); }
+  // The same after the switch's loop was away for stall_ns (> 0): the slots since
+  // now_ns - stall_ns were the port's, so the catch-up window widens to stall_ns and a
+  // departure later than that is scheduled from now_ns - stall_ns rather than from now.
+  void on_departure(std::int64_t now_ns, std::int64_t stall_ns) noexcept {
     if (interval_ps_ == 0) return;
-    const std::int64_t now_ps = now_ns * 1000;
-    const bool on_time = next_ps_ > 0 && now_ps - next_ps_ <= catchup_ns * 1000;
-    next_ps_ = (on_time ? next_ps_ : now_ps) + interval_ps_;
+    const std::int64_t now_ps = now_ns * 1000, stall_ps = stall_ns * 1000;
+    const bool on_time = next_ps_ > 0 && now_ps - next_ps_ <= std::max(max_catchup_ps_, stall_ps);
+    next_ps_ = (on_time ? next_ps_ : stall_ps > 0 ? std::max(next_ps_, now_ps - stall_ps) : now_ps) + interval_ps_;
   }
 
  private:
