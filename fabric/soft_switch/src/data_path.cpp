@@ -306,9 +306,7 @@ status soft_switch::impl::run(const std::atomic<bool>& stop) {
       if (got > 0) stall_ns = std::max(stall_ns, ports_[p].last_batch_wait_ns());
       work += got;
     }
-    // Any wait counts: a batch that waited W in its ring came in over W or less, and a
-    // port that was idle meanwhile would have started sending it W ago.
-    if (stall_ns > 0)
+    if (stall_ns > opt_.max_catchup_ns)
       for (auto& c : stall_catchup_ns_) c = std::max(c, std::min(stall_ns, opt_.max_stall_catchup_ns));
     now = clock_.now_ns();
     clock_.run_due(now);

@@ -15,10 +15,10 @@
 // sends a frame when the model says the link is free. When the loop wakes late (by at
 // most max_catchup_ns) it continues back to back from the exact end of the previous
 // frame, so the long-run rate is the configured one; after a longer idle period the next
-// frame starts at the real time (no burst credit is saved up) -- or, when the loop
-// itself was away (the first frame of a receive batch waited W in its ring), W ago: the
-// frames that arrived meanwhile would have been leaving at the port's rate all along. W
-// is bounded by max_stall_catchup_ns and lasts until the port has caught up, so the
+// frame starts at the real time (no burst credit is saved up). When the loop itself was
+// away (descheduled: the first frame of a receive batch waited W in its ring), the frames
+// that arrived meanwhile would have been leaving at the port's rate all along, so the
+// window widens to W (at most max_stall_catchup_ns) until the port has caught up: the
 // loop's stalls below that bound cost no drops and no pauses below the shaped rate.
 //
 // Packet-rate shaping (rate_pps): a port may also be limited in frames per second (see
