@@ -297,10 +297,14 @@ status soft_switch::impl::run(const std::atomic<bool>& stop) {
     }
   }
   std::int64_t last_control = 0;
+  std::int64_t due = never_ns;  // what the loop last waited for
   while (!stop.load(std::memory_order_relaxed)) {
     std::int64_t now = clock_.now_ns();
     std::size_t work = 0;
-    std::int64_t stall_ns = 0;
+    // A late wake-up is a stall of the egress side: a port waiting for its next slot
+    // lost that much time (timer slack, a descheduled vCPU).
+    std::int64_t stall_ns = due != never_ns && now > due ? now - due : 0;
+    due = never_ns;
     for (std::uint16_t p = 0; p < ports_.size(); ++p) {
       const std::size_t got = ports_[p].receive(64, [&](std::span<const std::uint8_t> f) { on_frame(p, f, now); });
       if (got > 0) stall_ns = std::max(stall_ns, ports_[p].last_batch_wait_ns());
@@ -322,6 +326,7 @@ status soft_switch::impl::run(const std::atomic<bool>& stop) {
       continue;
     }
     const std::int64_t deadline = next_deadline(now);
+    due = deadline;
     if (deadline - now <= opt_.spin_ns) {
       if (now - last_control > 1'000'000) {
         poll_control(0);
