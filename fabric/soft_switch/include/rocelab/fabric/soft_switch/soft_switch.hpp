@@ -16,10 +16,11 @@
 // most max_catchup_ns) it continues back to back from the exact end of the previous
 // frame, so the long-run rate is the configured one; after a longer idle period the next
 // frame starts at the real time (no burst credit is saved up). When the loop itself was
-// away (descheduled: the first frame of a receive batch waited W in its ring), the frames
-// that arrived meanwhile would have been leaving at the port's rate all along, so the
-// window widens to W (at most max_stall_catchup_ns) until the port has caught up: the
-// loop's stalls below that bound cost no drops and no pauses below the shaped rate.
+// away for W beyond that window (the first frame of a receive batch waited W in its ring,
+// or a wake-up came W late), the port would have been sending all along, so the window
+// widens to W (at most max_stall_catchup_ns) until the port has caught up, and an idle
+// port starts W ago: the loop's stalls below that bound cost no drops and no pauses
+// below the shaped rate.
 //
 // Packet-rate shaping (rate_pps): a port may also be limited in frames per second (see
 // packet_pacer.hpp), the rate the forwarder is declared to sustain; frames above it wait
