@@ -56,6 +56,7 @@ struct switch_args {
   int rt_priority = 50;
   double response_us = static_cast<double>(ss::lab_response_budget_ns) / 1000;
   std::uint32_t ring_frames = 0;
+  double port_kpps = 0;
 };
 
 result<ss::soft_switch_options> options_from(const switch_args& a) {
@@ -126,12 +127,15 @@ result<ss::soft_switch_options> options_from(const switch_args& a) {
   while (slot < static_cast<std::uint32_t>(mtu + 18 + 64)) slot *= 2;
   o.ring.frame_bytes = slot;
   const auto in_flight = static_cast<double>(rate_bps) / 8 * 2 * static_cast<double>(response_ns) / 1e9;
+  // With a frame-rate limit, as many frames as that rate brings in twice the same time.
+  const double in_flight_frames = std::max(in_flight / (mtu + 18), a.port_kpps * 1000 * 4 * static_cast<double>(response_ns) / 1e9);
   o.ring.frames = a.ring_frames != 0 ? a.ring_frames
-                                     : std::clamp<std::uint32_t>(static_cast<std::uint32_t>(in_flight / (mtu + 18)) + 64, 512, 16384);
+                                     : std::clamp<std::uint32_t>(static_cast<std::uint32_t>(in_flight_frames) + 64, 512, 16384);
   if (a.no_ecn)
     for (auto& p : o.settings.model.ports) p.queues[3].ecn.enabled = false;
   if (a.no_pfc) o.settings.model.lossless_priorities = 0;
   o.max_frame_bytes = static_cast<std::uint32_t>(mtu + 18 + 64);
+  o.port_rate_pps = static_cast<std::int64_t>(a.port_kpps * 1000);
   if (a.ring == "v3") o.ring.version = ss::ring_version::v3;
   else if (a.ring != "v2") return status(error_code::invalid_argument, "--ring: v2 or v3");
   return o;
@@ -161,6 +165,10 @@ std::function<int()> setup_switch(CLI::App& app) {
       ->check(finite_in(0, 1e7, "us"))
       ->capture_default_str();
   app.add_option("--ring-frames", a->ring_frames, "Receive ring slots per port (0: from --response-us)");
+  app.add_option("--port-kpps", a->port_kpps,
+                 "Shape every port to at most this many thousand frames per second as well (0: bits only)")
+      ->check(finite_in(0, 1e6, "kpps"))
+      ->capture_default_str();
   return [a] {
     auto o = options_from(*a);
     if (!o) {

@@ -6,8 +6,30 @@
 
 namespace rocelab::fabric::soft_switch {
 
+port_drop_causes soft_switch::impl::drop_causes_of(std::uint16_t p, const model_counters& t) {
+  const auto& io = ports_[p].stats();
+  const auto& s = soft_[p];
+  const auto& c = t.ports[p];
+  const auto model = [&](drop_reason r) { return static_cast<std::uint64_t>(c.dropped[static_cast<int>(r)]); };
+  port_drop_causes d;
+  d.ring = io.kernel_drops;
+  d.link_rx = io.link_rx_dropped;
+  d.link_tx = io.link_tx_dropped;
+  d.tx_refused = io.tx_errors;
+  d.pool = s.pool_drops;
+  d.oversize = s.oversize_drops;
+  d.ingress_limit = model(drop_reason::ingress_limit);
+  d.egress_limit = model(drop_reason::egress_limit);
+  d.headroom = model(drop_reason::headroom_exhausted);
+  d.pfc_watchdog = model(drop_reason::pfc_watchdog);
+  d.fault = s.fault_drops;
+  d.reconfig = s.reconfig_drops;
+  return d;
+}
+
 json soft_switch::impl::counters_json(bool watermarks_only) {
   const model_counters t = totals();
+  port_drop_causes all_drops;
   const std::int64_t cell = opt_.settings.model.cell_bytes;
   json ports = json::array();
   for (std::uint16_t p = 0; p < ports_.size(); ++p) {
@@ -30,7 +52,11 @@ json soft_switch::impl::counters_json(bool watermarks_only) {
                    {"wire_tx_frames", io.tx_frames}, {"wire_tx_errors", io.tx_errors},
                    {"ring_drops", io.kernel_drops}, {"ring_wait_max_ns", io.ring_wait_max_ns},
                    {"ring_wait_log2_us", io.ring_wait_log2_us},
-                   {"ring_wait_over_budget", io.ring_wait_over_budget}});
+                   {"ring_wait_over_budget", io.ring_wait_over_budget}, {"link_rx_drops", io.link_rx_dropped},
+                   {"link_tx_drops", io.link_tx_dropped}});
+      const port_drop_causes d = drop_causes_of(p, t);
+      port["drops"] = d.to_json();
+      all_drops += d;
     }
     json queues = json::array(), pgs = json::array();
     for (std::uint8_t q = 0; q < num_priorities; ++q) {
@@ -79,6 +105,7 @@ json soft_switch::impl::counters_json(bool watermarks_only) {
     out["mirror"] = {{"frames", mirror_frames_}, {"bytes", mirror_bytes_}, {"errors", mirror_errors_},
                      {"truncated", mirror_truncated_}, {"pfc_frames", mirror_pfc_frames_}};
     out["pool"] = {{"slots", slots_}, {"free", free_.size()}, {"slot_bytes", slot_bytes_}};
+    out["drops"] = all_drops.to_json();
   }
   return out;
 }
@@ -107,6 +134,8 @@ std::string soft_switch::impl::prometheus() {
   for (const auto& port : c["ports"]) {
     const std::string pl = "port=\"" + port["name"].get<std::string>() + "\"";
     emit("port", port, pl);
+    emit("port_forwarder_drops", port["drops"]["forwarder"], pl);
+    emit("port_shaper_drops", port["drops"]["shaper"], pl);
     for (const auto& q : port["queues"]) emit("queue", q, pl + ",queue=\"" + q["queue"].dump() + "\"");
     for (const auto& g : port["pgs"]) emit("pg", g, pl + ",pg=\"" + g["pg"].dump() + "\"");
   }
@@ -157,7 +186,8 @@ json soft_switch::impl::status_json() {
     ports.push_back({{"index", p},
                      {"name", ports_[p].name()},
                      {"mac", format_mac(opt_.ports[p].mac)},
-                     {"rate_bps", opt_.settings.model.ports[p].rate_bps}});
+                     {"rate_bps", opt_.settings.model.ports[p].rate_bps},
+                     {"rate_pps", opt_.port_rate_pps}});
   const std::int64_t now = clock_.now_ns();
   return {{"ok", true},
           {"ports", std::move(ports)},

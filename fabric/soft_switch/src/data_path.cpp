@@ -135,20 +135,43 @@ void soft_switch::impl::admit_copy(std::uint16_t in, std::uint16_t out, std::spa
 std::size_t soft_switch::impl::service_ports(std::int64_t now) {
   std::size_t work = 0;
   for (std::uint16_t p = 0; p < ports_.size(); ++p) {
-    for (int k = 0; k < 64; ++k) {
+    packet_pacer& pacer = pacers_[p];
+    const std::int64_t stall = stall_catchup_ns_[p];
+    const std::int64_t window = std::max(opt_.max_catchup_ns, stall);
+    for (std::size_t k = 0; k < packet_port::max_batch; ++k) {
+      if (pacer.limited() && !pacer.ready(now)) break;
       if (model_->next_dequeue_time_ns(p, now) > now) break;
       // Back to back from the previous frame's exact end when we are late by a little;
       // from now after an idle gap (see the header).
       const std::int64_t link_free = model_->next_transmit_time_ns(p);
-      const std::int64_t t = (link_free <= now && now - link_free <= opt_.max_catchup_ns) ? link_free : now;
+      // After a stall the link would have been sending since the oldest waiting frame came
+      // in (now - stall) at the latest.
+      std::int64_t t = now;
+      if (link_free <= now) t = now - link_free <= window ? link_free : stall > 0 ? now - stall : now;
       auto d = model_->dequeue(p, t);
       if (!d && t != now) d = model_->dequeue(p, now);
       if (!d) break;
+      if (!d->discarded) pacer.on_departure(now, stall);
       depart(p, *d, now);
       ++work;
     }
+    flush_tx(p);
+    // Caught up (the link's schedule reaches now) or nothing left: the stall's credit ends.
+    if (stall_catchup_ns_[p] != 0 &&
+        (model_->next_transmit_time_ns(p) >= now || model_->next_dequeue_time_ns(p, now) == never_ns))
+      stall_catchup_ns_[p] = 0;
   }
   return work;
+}
+
+void soft_switch::impl::flush_tx(std::uint16_t port) {
+  auto& slots = tx_slots_[port];
+  if (slots.empty()) return;
+  std::array<std::span<const std::uint8_t>, packet_port::max_batch> frames;
+  for (std::size_t i = 0; i < slots.size(); ++i) frames[i] = slot_bytes(slots[i]).first(meta_[slots[i]].len);
+  (void)ports_[port].send_batch(std::span(frames.data(), slots.size()));
+  for (const std::uint32_t s : slots) free_slot(s);
+  slots.clear();
 }
 
 void soft_switch::impl::depart(std::uint16_t port, const departure& d, std::int64_t now) {
@@ -175,8 +198,7 @@ void soft_switch::impl::depart(std::uint16_t port, const departure& d, std::int6
     ++soft_[port].delayed_frames;
     return;
   }
-  (void)ports_[port].send(bytes);
-  free_slot(slot);
+  tx_slots_[port].push_back(slot);  // sent by flush_tx at the end of this pass
 }
 
 std::size_t soft_switch::impl::service_faults(std::int64_t now) {
@@ -229,7 +251,8 @@ void soft_switch::impl::mirror(std::span<const std::uint8_t> frame, std::uint16_
 std::int64_t soft_switch::impl::next_deadline(std::int64_t now) {
   std::int64_t t = clock_.next_due_ns();
   for (std::uint16_t p = 0; p < ports_.size(); ++p) {
-    t = std::min(t, model_->next_dequeue_time_ns(p, now));
+    const std::int64_t due = model_->next_dequeue_time_ns(p, now);
+    t = std::min(t, due != never_ns && pacers_[p].limited() ? std::max(due, pacers_[p].next_ns()) : due);
     if (delay_count_[p] > 0) t = std::min(t, delay_ring_[p][delay_head_[p]].due_ns);
   }
   for (const auto& f : faults_)
@@ -274,11 +297,21 @@ status soft_switch::impl::run(const std::atomic<bool>& stop) {
     }
   }
   std::int64_t last_control = 0;
+  std::int64_t due = never_ns;  // what the loop last waited for
   while (!stop.load(std::memory_order_relaxed)) {
     std::int64_t now = clock_.now_ns();
     std::size_t work = 0;
-    for (std::uint16_t p = 0; p < ports_.size(); ++p)
-      work += ports_[p].receive(64, [&](std::span<const std::uint8_t> f) { on_frame(p, f, now); });
+    // A late wake-up is a stall of the egress side: a port waiting for its next slot
+    // lost that much time (timer slack, a descheduled vCPU).
+    std::int64_t stall_ns = due != never_ns && now > due ? now - due : 0;
+    due = never_ns;
+    for (std::uint16_t p = 0; p < ports_.size(); ++p) {
+      const std::size_t got = ports_[p].receive(64, [&](std::span<const std::uint8_t> f) { on_frame(p, f, now); });
+      if (got > 0) stall_ns = std::max(stall_ns, ports_[p].last_batch_wait_ns());
+      work += got;
+    }
+    if (stall_ns > opt_.max_catchup_ns)
+      for (auto& c : stall_catchup_ns_) c = std::max(c, std::min(stall_ns, opt_.max_stall_catchup_ns));
     now = clock_.now_ns();
     clock_.run_due(now);
     work += service_ports(now);
@@ -293,6 +326,7 @@ status soft_switch::impl::run(const std::atomic<bool>& stop) {
       continue;
     }
     const std::int64_t deadline = next_deadline(now);
+    due = deadline;
     if (deadline - now <= opt_.spin_ns) {
       if (now - last_control > 1'000'000) {
         poll_control(0);

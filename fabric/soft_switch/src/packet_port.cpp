@@ -4,6 +4,8 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
+#include <ifaddrs.h>
+#include <linux/if_link.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 
@@ -101,6 +103,7 @@ result<packet_port> packet_port::open(const packet_port_options& o) {
   addr.sll_ifindex = p.ifindex_;
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
     return status::from_errno("bind").with_context(where);
+  p.link_drops_base_ = p.read_link_drops();
   return p;
 }
 
@@ -120,7 +123,9 @@ packet_port::packet_port(packet_port&& o) noexcept
       left_in_block_(o.left_in_block_),
       next_in_block_(o.next_in_block_),
       wait_budget_ns_(o.wait_budget_ns_),
+      batch_wait_ns_(o.batch_wait_ns_),
       head_stamp_ns_(o.head_stamp_ns_),
+      link_drops_base_(o.link_drops_base_),
       stats_(o.stats_) {}
 
 packet_port::~packet_port() {
@@ -228,9 +233,59 @@ bool packet_port::send(std::span<const std::uint8_t> frame) noexcept {
   return true;
 }
 
+std::size_t packet_port::send_batch(std::span<const std::span<const std::uint8_t>> frames) noexcept {
+  // No destination address: the socket is bound to the interface, and a SOCK_RAW frame
+  // carries its own Ethernet header.
+  std::array<mmsghdr, max_batch> msgs{};
+  std::array<iovec, max_batch> iov{};
+  std::size_t sent = 0;
+  std::size_t i = 0;
+  while (i < frames.size()) {
+    const std::size_t n = std::min(max_batch, frames.size() - i);
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto& f = frames[i + k];
+      iov[k] = {const_cast<std::uint8_t*>(f.data()), f.size()};
+      msgs[k] = {};
+      msgs[k].msg_hdr.msg_iov = &iov[k];
+      msgs[k].msg_hdr.msg_iovlen = 1;
+    }
+    const int r = ::sendmmsg(fd_.get(), msgs.data(), static_cast<unsigned>(n), MSG_DONTWAIT);
+    // r < n: frame i + r was refused (r == -1: the first); count it and go on after it.
+    const std::size_t took = r > 0 ? static_cast<std::size_t>(r) : 0;
+    for (std::size_t k = 0; k < took; ++k) stats_.tx_bytes += frames[i + k].size();
+    stats_.tx_frames += took;
+    sent += took;
+    i += took;
+    if (took < n) {
+      ++stats_.tx_errors;
+      ++i;
+    }
+  }
+  return sent;
+}
+
+std::pair<std::uint64_t, std::uint64_t> packet_port::read_link_drops() const noexcept {
+  // getifaddrs reads the link statistics over rtnetlink in the calling thread's network
+  // namespace (the switch's), unlike /sys, which shows the namespace it was mounted in.
+  ifaddrs* all = nullptr;
+  if (::getifaddrs(&all) != 0) return {0, 0};
+  std::pair<std::uint64_t, std::uint64_t> out{0, 0};
+  for (const ifaddrs* a = all; a != nullptr; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_PACKET || a->ifa_data == nullptr) continue;
+    if (name_ != a->ifa_name) continue;
+    rtnl_link_stats s{};
+    std::memcpy(&s, a->ifa_data, sizeof s);
+    out = {s.rx_dropped, s.tx_dropped};
+    break;
+  }
+  ::freeifaddrs(all);
+  return out;
+}
+
 void packet_port::reset_stats() noexcept {
   (void)stats();  // reading PACKET_STATISTICS clears the kernel's count
   stats_ = {};
+  link_drops_base_ = read_link_drops();
 }
 
 const packet_port_stats& packet_port::stats() noexcept {
@@ -239,6 +294,11 @@ const packet_port_stats& packet_port::stats() noexcept {
     socklen_t len = version_ == ring_version::v2 ? sizeof(tpacket_stats) : sizeof s;
     if (::getsockopt(fd_.get(), SOL_PACKET, PACKET_STATISTICS, &s, &len) == 0) stats_.kernel_drops += s.tp_drops;
   }
+  // The kernel's counters are 32-bit on some drivers; a value below the base is a wrap
+  // or an interface reset, and counts from zero.
+  const auto now = read_link_drops();
+  stats_.link_rx_dropped = now.first >= link_drops_base_.first ? now.first - link_drops_base_.first : now.first;
+  stats_.link_tx_dropped = now.second >= link_drops_base_.second ? now.second - link_drops_base_.second : now.second;
   return stats_;
 }
 

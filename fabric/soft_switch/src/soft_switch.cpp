@@ -33,6 +33,10 @@ status soft_switch::impl::init() {
   delay_count_.assign(n, 0);
   delay_ns_.assign(n, 0);
   fdb_.reserve(4096);
+  pacers_.assign(n, packet_pacer(opt_.port_rate_pps, opt_.max_catchup_ns));
+  tx_slots_.assign(n, {});
+  stall_catchup_ns_.assign(n, 0);
+  for (auto& t : tx_slots_) t.reserve(packet_port::max_batch);
 
   for (std::size_t p = 0; p < n; ++p) {
     packet_port_options o = opt_.ring;

@@ -34,6 +34,7 @@
 
 #include "rocelab/captures/frame_builder.hpp"
 #include "rocelab/captures/wire/mac_control.hpp"
+#include "rocelab/fabric/soft_switch/drop_causes.hpp"
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
 #include "rocelab/fabric/switch_model.hpp"
 namespace rocelab::fabric::soft_switch {
@@ -230,6 +231,8 @@ class soft_switch::impl final : public pfc_frame_sink {
   void admit_copy(std::uint16_t in, std::uint16_t out, std::span<const std::uint8_t> frame, const frame_info& info,
                   std::uint8_t tc, bool mark, std::int64_t now);
   std::size_t service_ports(std::int64_t now);
+  void flush_tx(std::uint16_t port);
+  port_drop_causes drop_causes_of(std::uint16_t port, const model_counters& t);
   void depart(std::uint16_t port, const departure& d, std::int64_t now);
   std::size_t service_faults(std::int64_t now);
   void mirror(std::span<const std::uint8_t> frame, std::uint16_t port, bool egress, std::uint8_t tc, std::int64_t now);
@@ -271,6 +274,9 @@ class soft_switch::impl final : public pfc_frame_sink {
   std::vector<std::uint8_t> pool_;
   std::vector<slot_meta> meta_;
   std::vector<std::uint32_t> free_;
+  std::vector<packet_pacer> pacers_;                 // per port (rate_pps)
+  std::vector<std::int64_t> stall_catchup_ns_;       // per port: catch-up window after a loop stall
+  std::vector<std::vector<std::uint32_t>> tx_slots_;  // per port: departed, not yet sent
   std::uint32_t slot_bytes_ = 0, slots_ = 0;
   std::unordered_map<std::uint64_t, std::uint16_t> fdb_;
   std::unordered_map<std::uint64_t, bool> static_fdb_;

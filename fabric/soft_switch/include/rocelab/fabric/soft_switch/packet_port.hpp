@@ -1,7 +1,9 @@
 #pragma once
 // One switch port on a Linux interface: an AF_PACKET socket with a PACKET_MMAP receive
-// ring and sendto(2) for transmit (with PACKET_QDISC_BYPASS, so frames go straight to
-// the driver as a switch ASIC's MAC would take them, without the qdisc).
+// ring and sendto(2) or sendmmsg(2) for transmit (with PACKET_QDISC_BYPASS, so frames go
+// straight to the driver as a switch ASIC's MAC would take them, without the qdisc).
+// send_batch hands up to 64 frames to the kernel in one system call: the per-frame
+// syscall is most of the cost of forwarding a small frame.
 //
 // Ring version (bench/virtual_lab measures both):
 // - TPACKET_V2 (default): the kernel hands over every frame as soon as it is written,
@@ -22,6 +24,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "rocelab/common/result.hpp"
 #include "rocelab/common/unique_fd.hpp"
@@ -45,6 +48,10 @@ struct packet_port_stats {
   std::uint64_t rx_frames = 0, rx_bytes = 0, rx_truncated = 0;
   std::uint64_t tx_frames = 0, tx_bytes = 0, tx_errors = 0;
   std::uint64_t kernel_drops = 0;  // PACKET_STATISTICS tp_drops, accumulated
+  // The interface's own drop counters (rtnl_link_stats rx_dropped / tx_dropped) since
+  // open or reset_stats. On a veth, tx_dropped counts frames the peer could not take
+  // (its backlog or NAPI ring full): sent by the switch, lost before the host saw them.
+  std::uint64_t link_rx_dropped = 0, link_tx_dropped = 0;
   // How long frames waited between the kernel's receive timestamp (tp_sec/tp_nsec, the
   // time the frame entered the ring or the stack) and the moment user space took them:
   // the port's share of the switch's reaction time. Max since open, and a log2 histogram
@@ -72,7 +79,14 @@ class packet_port {
   // Sends one frame; false (counted in tx_errors) when the kernel refused it (a full
   // queue is not waited on: a switch port drops instead).
   bool send(std::span<const std::uint8_t> frame) noexcept;
+  // Sends frames in order, up to max_batch per sendmmsg(2); returns how many the kernel
+  // took. A refused frame is counted in tx_errors and skipped; the rest are still sent.
+  static constexpr std::size_t max_batch = 64;
+  std::size_t send_batch(std::span<const std::span<const std::uint8_t>> frames) noexcept;
 
+  // How long the first frame of the last receive() that returned frames had waited in
+  // the ring (ns, 0 without a timestamp): how long the loop was away from this port.
+  [[nodiscard]] std::int64_t last_batch_wait_ns() const noexcept { return batch_wait_ns_; }
   [[nodiscard]] int fd() const noexcept { return fd_.get(); }
   [[nodiscard]] int ifindex() const noexcept { return ifindex_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
@@ -89,6 +103,9 @@ class packet_port {
   std::span<const std::uint8_t> peek(std::span<std::uint8_t> scratch) noexcept;
   void release() noexcept;
   void note_wait(std::int64_t realtime_now_ns) noexcept;
+  // The interface's rx_dropped and tx_dropped as the kernel counts them now (0, 0 when
+  // they cannot be read).
+  [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> read_link_drops() const noexcept;
 
   std::string name_;
   unique_fd fd_;
@@ -101,7 +118,9 @@ class packet_port {
   std::uint32_t left_in_block_ = 0;
   std::uint8_t* next_in_block_ = nullptr;
   std::int64_t wait_budget_ns_ = 0;
+  std::int64_t batch_wait_ns_ = 0;
   std::int64_t head_stamp_ns_ = 0;  // kernel timestamp (CLOCK_REALTIME) of the frame peek() returned
+  std::pair<std::uint64_t, std::uint64_t> link_drops_base_{};  // read_link_drops() at open / reset
   packet_port_stats stats_;
   alignas(8) std::uint8_t vlan_scratch_[16384 + 4];
 };
@@ -117,7 +136,10 @@ std::size_t packet_port::receive(std::size_t budget, Fn&& fn) {
     const std::span<const std::uint8_t> frame = peek(vlan_scratch_);
     if (frame.empty()) break;
     // One clock read per batch: the first frame of a batch has waited longest.
-    if (n == 0) now = ring_clock_ns();
+    if (n == 0) {
+      now = ring_clock_ns();
+      batch_wait_ns_ = head_stamp_ns_ != 0 && now > head_stamp_ns_ ? now - head_stamp_ns_ : 0;
+    }
     note_wait(now);
     ++stats_.rx_frames;
     stats_.rx_bytes += frame.size();

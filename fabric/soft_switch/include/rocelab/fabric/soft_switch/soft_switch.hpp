@@ -15,7 +15,21 @@
 // sends a frame when the model says the link is free. When the loop wakes late (by at
 // most max_catchup_ns) it continues back to back from the exact end of the previous
 // frame, so the long-run rate is the configured one; after a longer idle period the next
-// frame starts at the real time (no burst credit is saved up).
+// frame starts at the real time (no burst credit is saved up). When the loop itself was
+// away for W beyond that window (the first frame of a receive batch waited W in its ring,
+// or a wake-up came W late), the port would have been sending all along, so the window
+// widens to W (at most max_stall_catchup_ns) until the port has caught up, and an idle
+// port starts W ago: the loop's stalls below that bound cost no drops and no pauses
+// below the shaped rate.
+//
+// Packet-rate shaping (rate_pps): a port may also be limited in frames per second (see
+// packet_pacer.hpp), the rate the forwarder is declared to sustain; frames above it wait
+// in the shared buffer like frames above rate_bps, so the MMU (drop, or PFC on a lossless
+// priority) decides what happens to them, not a ring overflow. Departures are handed to
+// the kernel in batches (one sendmmsg per port and loop pass).
+//
+// Drops: every cause is counted apart (see drop_causes.hpp; `counters` has "drops" per
+// port and for the switch), forwarder losses separate from the shaper's.
 //
 // Buffers: a preallocated pool of frame slots; a model packet's cookie is its slot. No
 // allocation per packet. When the pool is empty an arriving frame is dropped and counted
@@ -46,6 +60,7 @@
 #include "rocelab/fabric/soft_switch/control_api.hpp"
 #include "rocelab/fabric/soft_switch/frame_ops.hpp"
 #include "rocelab/fabric/soft_switch/mirror.hpp"
+#include "rocelab/fabric/soft_switch/packet_pacer.hpp"
 #include "rocelab/fabric/soft_switch/packet_port.hpp"
 #include "rocelab/fabric/soft_switch/switch_settings.hpp"
 
@@ -66,6 +81,9 @@ struct soft_switch_options {
   packet_port_options ring;    // ifname ignored
   std::uint32_t max_frame_bytes = 9216 + 64;
   std::int64_t max_catchup_ns = 50'000;
+  std::int64_t max_stall_catchup_ns = 20'000'000;
+  // Frames per second each port sends at most (packet_pacer); 0: no limit beyond rate_bps.
+  std::int64_t port_rate_pps = 0;
   std::int64_t spin_ns = 20'000;  // sleep only when the next deadline is further away
   bool learn = true;              // learn source MACs (static entries win)
   // Real-time scheduling of the data-path loop (SCHED_FIFO at this priority, memory
