@@ -241,6 +241,7 @@ struct capture_file_reader::impl {
       return end_pcap(remaining);
     }
     const std::uint8_t* p = data + pos;
+    prefetch_ahead();
     std::uint32_t h[4];  // ts seconds, ts fraction, captured length, original length
     std::memcpy(h, p, sizeof h);
     if constexpr (swapped) {
@@ -283,6 +284,21 @@ struct capture_file_reader::impl {
     return false;
   }
 
+  // Asks for the bytes prefetch_ahead_bytes past `pos`: the hardware prefetcher stops at
+  // each 4 KiB page, and in a mapped file the next page also costs a TLB walk, so without
+  // this the first touch of each record waits on memory. Three lines per record cover a
+  // record of a 128-byte snap (160 bytes) as the reader advances. Clamped to the bytes at
+  // hand so no address past them is formed.
+  [[gnu::always_inline]] void prefetch_ahead() const noexcept {
+    constexpr std::size_t prefetch_ahead_bytes = 2048;
+    constexpr std::size_t lines_bytes = 3 * 64;
+    if (size < lines_bytes) [[unlikely]] return;
+    const std::uint8_t* p = data + std::min(pos + prefetch_ahead_bytes, size - lines_bytes);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + 64);
+    __builtin_prefetch(p + 128);
+  }
+
   // The block the reader meets almost always: a well-formed enhanced packet block in a
   // native-order section, on an interface whose timestamps are whole nanoseconds or
   // microseconds. Anything else (other blocks, a length to complain about) returns false
@@ -291,6 +307,7 @@ struct capture_file_reader::impl {
     const std::size_t remaining = size - pos;  // in the window: a block past it goes the general way
     if (remaining < epb_min_bytes) [[unlikely]] return false;
     const std::uint8_t* b = data + pos;
+    prefetch_ahead();
     std::uint32_t h[7];  // type, length, interface, ts high, ts low, captured, original
     std::memcpy(h, b, sizeof h);
     const std::uint32_t length = h[1];

@@ -191,6 +191,42 @@ TEST(buffer_validation, errors_say_what_is_missing) {
   EXPECT_NE(r.error().message().find("RoCE"), std::string::npos);
 }
 
+// Progress: every twin run's line is "step i of n: <profile>: ...", n counted before the
+// runs; the steps are the searches (per profile: degree with PFC, without, and the buffer
+// for the target when there is one), each named in order, one line per probe run.
+TEST(buffer_validation, progress_numbers_each_search_against_the_true_total) {
+  const std::vector<fabric_profile_file> profiles{small_switch(2 << 20), small_switch(8 << 20)};
+  struct step_case {
+    const char* name;
+    std::int64_t p99_target_ns;
+    std::uint32_t expected_steps;
+  };
+  for (const step_case& c : {step_case{"degree searches only", 0, 4}, step_case{"and the p99 target", 5'000'000, 6}}) {
+    SCOPED_TRACE(c.name);
+    buffers_settings settings;
+    settings.p99_target_ns = c.p99_target_ns;
+    settings.max_degree = 4;
+    const std::uint32_t n = buffers_steps(profiles.size(), settings);
+    EXPECT_EQ(n, c.expected_steps);
+    std::vector<std::string> lines;
+    auto r = validate_buffers(incast_spec(), profiles, settings, [&](const std::string& l) { lines.push_back(l); });
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    std::size_t probes = 0;
+    for (const auto& p : r->profiles) probes += p.probes.size();
+    EXPECT_EQ(lines.size(), probes) << "one line per twin run";
+    std::uint32_t step = 0;
+    const auto prefix = [n](std::uint32_t i) { return "step " + std::to_string(i) + " of " + std::to_string(n) + ": "; };
+    for (const std::string& line : lines) {
+      if (line.rfind(prefix(step + 1), 0) == 0) ++step;
+      ASSERT_GE(step, 1u) << line;
+      ASSERT_EQ(line.rfind(prefix(step), 0), 0u) << line;
+      const std::string& profile = profiles[(step - 1) / (n / profiles.size())].sw.name;
+      EXPECT_EQ(line.find(profile + ": "), prefix(step).size()) << line;
+    }
+    EXPECT_EQ(step, n) << "every step ran";
+  }
+}
+
 TEST(buffer_validation, report_has_the_table_and_plots) {
   buffers_settings settings;
   settings.p99_target_ns = 5'000'000;

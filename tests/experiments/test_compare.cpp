@@ -195,6 +195,53 @@ TEST(Compare, TheExampleRunsOnEveryFabricProducesTheReportAndStoresTheRuns) {
   std::filesystem::remove(db_path + "-shm");
 }
 
+// The progress lines number every step against the total counted before the runs: the
+// lines are "step 1 of n" .. "step n of n", one per step, and n is the hand count.
+struct step_case {
+  const char* name;
+  std::vector<std::string> fabrics;
+  std::vector<std::uint32_t> scale_hosts;
+  tuning_method tune_method;
+  std::uint32_t tune_budget;
+  bool background;
+  std::uint32_t expected_steps;
+};
+
+class CompareSteps : public ::testing::TestWithParam<step_case> {};
+
+TEST_P(CompareSteps, EveryStepIsNumberedAgainstTheTrueTotal) {
+  const step_case& c = GetParam();
+  compare_settings s;
+  auto spec = load_compare_spec(example, s);
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  s.fabrics = c.fabrics;
+  s.scale_hosts = c.scale_hosts;
+  s.tune_method = c.tune_method;
+  s.tune_budget = c.tune_budget;
+  spec->workload.background.enabled = c.background;
+  ASSERT_TRUE(load_profiles(s).ok());
+  const std::uint32_t n = compare_steps(*spec, s);
+  EXPECT_EQ(n, c.expected_steps);
+  std::vector<std::string> lines;
+  auto r = run_compare(*spec, s, nullptr, [&](const std::string& line) { lines.push_back(line); });
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(lines.size(), n);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string prefix = "step " + std::to_string(i + 1) + " of " + std::to_string(n) + ": ";
+    EXPECT_EQ(lines[i].rfind(prefix, 0), 0u) << lines[i];
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Plans, CompareSteps,
+    ::testing::Values(
+        // 3 fabrics x 3 workloads, 8 tuning trials, 2 scale points x 3 fabrics.
+        step_case{"example", {"ib", "roce-tuned", "roce-default"}, {16, 32}, tuning_method::bayes, 8, true, 9 + 8 + 6},
+        // No background: 2 workloads each; a 3-parameter grid within 9 points has 2 per axis.
+        step_case{"grid_two_workloads", {"roce-tuned", "ib"}, {}, tuning_method::grid, 9, false, 4 + 8},
+        step_case{"one_fabric_no_scale", {"roce-default"}, {}, tuning_method::bayes, 8, true, 3}),
+    [](const ::testing::TestParamInfo<step_case>& i) { return std::string(i.param.name); });
+
 TEST(Compare, RejectsAnUnknownFabric) {
   compare_settings s;
   auto spec = load_compare_spec(example, s);

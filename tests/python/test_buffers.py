@@ -27,7 +27,9 @@ def test_buffers_per_profile_match_the_cli(tmp_path):
     assert profiles["target_reachable"].all()
     probes = v.probes
     assert set(probes["search"]) == {"degree_pfc", "degree_no_pfc", "buffer_for_target"}
-    assert lines and all(line.split(":")[0] in profiles.index for line in lines)
+    # "step i of n: <profile>: ...", n = 2 profiles x 3 searches (PFC on, PFC off, the target).
+    assert lines and all(line.split(": ")[1] in profiles.index for line in lines)
+    assert sorted({line.split(": ")[0] for line in lines}) == sorted(f"step {i} of 6" for i in range(1, 7))
 
     out = tmp_path / "cli"
     done = run_cli("buffers", str(SPEC), "--set", "workload.incast.flow_bytes=2MiB", "--profile",

@@ -28,7 +28,10 @@ def test_compare_matches_the_cli_and_lands_in_the_store(db, tmp_path):
     for column in ("allreduce.busbw_gbps", "incast.fct_p99_ns", "small_messages.fct_p99_ns", "cost.per_gpu_usd",
                    "usd_per_busbw_gbps"):
         assert (fabrics[column] > 0).all(), column
-    assert any(line.startswith("roce-tuned: trial") for line in seen)
+    # Every line is a numbered step; the last is step n of n (compare_steps: 3 fabrics x 3
+    # workloads, the example's 8 tuning trials, 2 scale points x 3 fabrics).
+    assert [line.split(": ")[0] for line in seen] == [f"step {i} of 23" for i in range(1, 24)]
+    assert any(line.split(": ", 1)[1].startswith("roce-tuned: trial") for line in seen)
     assert set(cmp.settings["roce-tuned"]) >= {"switch.ecn.kmin_bytes", "switch.ecn.kmax_bytes", "switch.ecn.pmax"}
 
     # The example's scale sweep: 16 and 32 hosts, one row per fabric each.

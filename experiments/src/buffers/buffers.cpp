@@ -135,6 +135,10 @@ result<experiment_spec> spec_on_profile(const experiment_spec& spec, const fabri
   return s;
 }
 
+std::uint32_t buffers_steps(std::size_t profiles, const buffers_settings& settings) {
+  return static_cast<std::uint32_t>(profiles) * (settings.p99_target_ns > 0 ? 3 : 2);
+}
+
 result<buffers_result> validate_buffers(const experiment_spec& spec, const std::vector<fabric_profile_file>& profiles,
                                         const buffers_settings& settings,
                                         const std::function<void(const std::string&)>& progress) {
@@ -145,6 +149,8 @@ result<buffers_result> validate_buffers(const experiment_spec& spec, const std::
   if (profiles.empty()) return status(error_code::invalid_argument, "rocelab buffers: no switch profile given");
   if (!(settings.max_buffer_factor >= 1) || !(settings.buffer_tolerance > 0))
     return status(error_code::invalid_argument, "rocelab buffers: max_buffer_factor >= 1 and buffer_tolerance > 0");
+  const std::uint32_t steps = buffers_steps(profiles.size(), settings);
+  std::uint32_t step = 0;
   buffers_result out;
   out.spec_name = spec.name;
   out.incast_flow_bytes = static_cast<std::uint32_t>(spec.workload.incast.flow_bytes);
@@ -153,7 +159,7 @@ result<buffers_result> validate_buffers(const experiment_spec& spec, const std::
   for (const fabric_profile_file& profile : profiles) {
     const std::string& name = profile.sw.name;
     auto say = [&](const std::string& line) {
-      if (progress) progress(name + ": " + line);
+      if (progress) progress("step " + std::to_string(step) + " of " + std::to_string(steps) + ": " + name + ": " + line);
     };
     profile_buffers pb;
     pb.profile = name;
@@ -170,6 +176,7 @@ result<buffers_result> validate_buffers(const experiment_spec& spec, const std::
                                                        settings.max_degree > 0 ? settings.max_degree : profile.sw.ports - 1);
     pb.max_degree_searched = top;
     for (const bool pfc : {true, false}) {
+      ++step;
       const std::string search = pfc ? "degree_pfc" : "degree_no_pfc";
       auto lossless_at = [&](std::uint32_t n) -> result<bool> {
         auto on = spec_on_profile(incast_with(spec, n, pfc), profile);
@@ -202,6 +209,7 @@ result<buffers_result> validate_buffers(const experiment_spec& spec, const std::
 
     // The buffer for the p99 target: bisection on a log scale.
     if (settings.p99_target_ns > 0) {
+      ++step;
       pb.target_searched = true;
       auto p99_with = [&](std::int64_t buffer, bool record) -> result<std::pair<bool, std::int64_t>> {
         fabric_profile_file sized = profile;

@@ -220,17 +220,10 @@ void add_totals(fabric_metrics& m, const scenario_run& r) {
 // 1, log), on the incast and background workloads together (what ECN thresholds trade
 // off: queueing delay of small messages against an incast's throughput). Objective: p99
 // slowdown over all their flows, subject to no drops and every flow completing.
-result<std::map<std::string, std::string>> tune_roce(const experiment_spec& spec, const fabric_plan& base,
-                                                     const compare_settings& cs, store::run_store* store,
-                                                     std::vector<std::int64_t>& run_ids, std::string& note,
-                                                     const compare_progress& progress) {
-  if (!has(spec, scenario::mix)) {
-    note = "not tuned: the spec has neither an incast nor a background workload to tune for";
-    return std::map<std::string, std::string>{};
-  }
+tuning_settings roce_tuning(const experiment_spec& spec, const std::string& fabric, const compare_settings& cs) {
   const double per100 = spec.topology.link_gbps / 100.0;
   tuning_settings ts;
-  ts.name = "compare/" + base.name;
+  ts.name = "compare/" + fabric;
   ts.parameters = {
       {"switch.ecn.kmin_bytes", 5'000 * per100, 1'280'000 * per100, true, true, "", 0},
       {"switch.ecn.kmax_bytes", 20'000 * per100, 5'120'000 * per100, true, true, "switch.ecn.kmin_bytes", 0},
@@ -241,6 +234,39 @@ result<std::map<std::string, std::string>> tune_roce(const experiment_spec& spec
   ts.method = cs.tune_method;
   ts.budget = std::max<std::uint32_t>(1, cs.tune_budget);
   ts.seed = spec.seed;
+  return ts;
+}
+
+// The tuning trials roce-tuned runs (none when the spec has nothing to tune for).
+std::uint32_t roce_tuning_trials(const experiment_spec& spec, const std::string& fabric, const compare_settings& cs) {
+  return has(spec, scenario::mix) ? planned_trials(roce_tuning(spec, fabric, cs)) : 0;
+}
+
+// Numbers the progress lines "step i of n: ..." against the total compare_steps() gave.
+class step_counter {
+ public:
+  step_counter(std::uint32_t total, const compare_progress& progress) : total_(total), progress_(progress) {}
+  void operator()(const std::string& what) {
+    ++done_;
+    if (progress_) progress_("step " + std::to_string(done_) + " of " + std::to_string(total_) + ": " + what);
+  }
+
+ private:
+  std::uint32_t total_;
+  std::uint32_t done_ = 0;
+  const compare_progress& progress_;
+};
+
+result<std::map<std::string, std::string>> tune_roce(const experiment_spec& spec, const fabric_plan& base,
+                                                     const compare_settings& cs, store::run_store* store,
+                                                     std::vector<std::int64_t>& run_ids, std::string& note,
+                                                     step_counter& step) {
+  if (!has(spec, scenario::mix)) {
+    note = "not tuned: the spec has neither an incast nor a background workload to tune for";
+    return std::map<std::string, std::string>{};
+  }
+  const tuning_settings ts = roce_tuning(spec, base.name, cs);
+  const std::uint32_t planned = planned_trials(ts);
   ROCELAB_RETURN_IF_ERROR(validate(ts).with_context("roce-tuned"));
   auto overrides_of = [&](const std::vector<double>& values) {
     const std::vector<double> applied = applied_values(ts, values);
@@ -313,15 +339,13 @@ result<std::map<std::string, std::string>> tune_roce(const experiment_spec& spec
       if (t.run_id != 0) tr.run = t.run_id;
       ROCELAB_RETURN_IF_ERROR(store->add_trial(tr).with_context("storing a roce-tuned trial"));
     }
-    if (progress) {
-      const auto o = overrides_of(t.values);
-      char line[200];
-      std::snprintf(line, sizeof line, "roce-tuned: trial %u/%u kmin %s B, kmax %s B, pmax %s: p99 slowdown %.3f%s",
-                    t.index + 1, ts.budget, o.at("switch.ecn.kmin_bytes").c_str(),
-                    o.at("switch.ecn.kmax_bytes").c_str(), o.at("switch.ecn.pmax").c_str(), t.objective,
-                    !t.evaluated ? " (failed)" : t.feasible ? "" : " (infeasible)");
-      progress(line);
-    }
+    const auto o = overrides_of(t.values);
+    char line[200];
+    std::snprintf(line, sizeof line, "%s: trial %u/%u kmin %s B, kmax %s B, pmax %s: p99 slowdown %.3f%s",
+                  base.name.c_str(), t.index + 1, planned, o.at("switch.ecn.kmin_bytes").c_str(),
+                  o.at("switch.ecn.kmax_bytes").c_str(), o.at("switch.ecn.pmax").c_str(), t.objective,
+                  !t.evaluated ? " (failed)" : t.feasible ? "" : " (infeasible)");
+    step(line);
     return status::success();
   };
   auto trials = run_sweep(ts, evaluate, {}, hooks);
@@ -354,11 +378,21 @@ result<fabric_plan> plan_for(const std::string& fabric, const compare_settings& 
 
 }  // namespace
 
+std::uint32_t compare_steps(const experiment_spec& spec, const compare_settings& settings) {
+  std::uint32_t steps = 0;
+  for (const std::string& f : settings.fabrics) {
+    if (f == "roce-tuned") steps += roce_tuning_trials(spec, f, settings);
+    for (const scenario s : {scenario::allreduce, scenario::incast, scenario::background}) steps += has(spec, s) ? 1 : 0;
+  }
+  return steps + static_cast<std::uint32_t>(settings.scale_hosts.size() * settings.fabrics.size());
+}
+
 result<compare_result> run_compare(const experiment_spec& spec, const compare_settings& settings,
                                    store::run_store* store, const compare_progress& progress) {
   ROCELAB_RETURN_IF_ERROR(validate(spec));
   if (settings.fabrics.empty()) return status(error_code::invalid_argument, "compare: no fabrics");
   if (!(settings.compute_ms_per_step >= 0)) return status(error_code::invalid_argument, "compare: compute_ms_per_step must be >= 0");
+  step_counter step(compare_steps(spec, settings), progress);
   compare_result out;
   out.name = spec.name;
   out.hosts = spec.topology.hosts;
@@ -373,7 +407,7 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
     if (f == "roce-tuned") {
       if (plan->profile.sw.link != fabric::link_layer::roce)
         return status(error_code::invalid_argument, "roce-tuned: its profile must be a RoCE switch");
-      auto tuned = tune_roce(spec, *plan, settings, store, m.run_ids, plan->tuning_note, progress);
+      auto tuned = tune_roce(spec, *plan, settings, store, m.run_ids, plan->tuning_note, step);
       if (!tuned.ok()) return std::move(tuned).error();
       plan->overrides = std::move(tuned).value();
     }
@@ -386,7 +420,7 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
     m.tuning_note = p.tuning_note;
     for (const scenario s : {scenario::allreduce, scenario::incast, scenario::background}) {
       if (!has(spec, s)) continue;
-      if (progress) progress(f + ": " + name_of(s));
+      step(f + ": " + name_of(s));
       auto r = run_scenario(spec, p, s, store, m.run_ids, settings);
       if (!r.ok()) return std::move(r).error();
       m.congestion = fabric::to_string(r->config.fabric.congestion);
@@ -485,7 +519,7 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
       pt.allreduce_bytes = s.workload.allreduce.bytes;
       double best = 0;
       for (std::size_t i = 0; i < plans.size(); ++i) {
-        if (progress) progress(plans[i].name + ": scale " + std::to_string(hosts) + " hosts");
+        step(plans[i].name + ": scale " + std::to_string(hosts) + " hosts");
         auto r = run_scenario(s, plans[i], scenario::allreduce, store, out.fabrics[i].run_ids, settings, std::nullopt,
                               &made[h * plans.size() + i]);
         if (!r.ok()) return std::move(r).error().with_context("scale " + std::to_string(hosts));

@@ -21,6 +21,7 @@
 // headroom the profile's other ports hold (the run only has spec.topology.hosts ports;
 // the others exist and keep their reserve). Pure library over the twin; no files.
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -100,9 +101,16 @@ struct buffers_result {
 // dynamic threshold, latency and link delay from the profile.
 [[nodiscard]] result<experiment_spec> spec_on_profile(const experiment_spec& spec, const fabric_profile_file& profile);
 
+// The steps validate_buffers() takes: per profile, the loss-free degree search with PFC,
+// the one without, and the buffer search for the p99 target when there is one. A step is
+// a bisection of twin runs (how many depends on what they find), so the step, not the
+// run, is what is counted up front.
+[[nodiscard]] std::uint32_t buffers_steps(std::size_t profiles, const buffers_settings& settings);
+
 // Runs the validation. The spec needs an incast workload (for the degree search); the
-// p99 target applies to the spec's whole workload. Errors: invalid spec or profile,
-// a twin failure (naming profile and probe), error_code::cancelled.
+// p99 target applies to the spec's whole workload. `progress` gets a line per twin run,
+// "step i of n: <profile>: <probe and outcome>", n from buffers_steps(). Errors: invalid
+// spec or profile, a twin failure (naming profile and probe), error_code::cancelled.
 [[nodiscard]] result<buffers_result> validate_buffers(const experiment_spec& spec,
                                                       const std::vector<fabric_profile_file>& profiles,
                                                       const buffers_settings& settings,

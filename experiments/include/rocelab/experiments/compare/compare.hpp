@@ -130,8 +130,15 @@ struct compare_result {
   std::vector<std::string> crossovers;
 };
 
-// Progress lines ("ib: allreduce ..."), may be empty.
+// Progress lines, one per step as it starts (a tuning trial: as it ends), each
+// "step i of n: " and what the step is ("step 3 of 14: ib: incast"); may be empty.
 using compare_progress = std::function<void(const std::string&)>;
+
+// The n of those lines: per fabric, roce-tuned's tuning trials (planned_trials of its
+// sweep) and one step per workload the spec has (all-reduce, incast, background), then
+// one per scale point and fabric. Counted before anything runs; a comparison that stops
+// early (an error, a cancel) has run fewer.
+[[nodiscard]] std::uint32_t compare_steps(const experiment_spec& spec, const compare_settings& settings);
 
 // Runs the comparison. `store` may be null. Errors: an invalid spec or profile, a
 // scenario that cannot run (naming fabric and scenario), a store failure.
