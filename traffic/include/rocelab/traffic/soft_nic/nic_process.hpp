@@ -64,8 +64,10 @@ struct nic_process_config {
   int start_rt_priority = 0;
 };
 
-// How long before an armed instant the NIC takes start_rt_priority.
+// How long before an armed instant the NIC takes start_rt_priority, and for how long
+// before it, at that priority, it yields the CPU in a loop instead of sleeping.
 inline constexpr std::int64_t armed_boost_ns = 1'000'000;
+inline constexpr std::int64_t armed_spin_ns = 300'000;
 
 [[nodiscard]] nlohmann::json to_json(const nic_process_config& c);
 [[nodiscard]] result<nic_process_config> nic_process_config_from_json(const nlohmann::json& j);
