@@ -287,8 +287,8 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   for (const auto& q : cfg->qps) ROCELAB_RETURN_IF_ERROR((*nic)->connect(q));
   (*nic)->on_send_complete([out_fd](const send_completion& c) {
     write_line(out_fd, {{"ev", "sent"}, {"ref", c.tag}, {"qpn", c.local_qpn}, {"peer", c.peer}, {"bytes", c.bytes},
-                        {"start_ns", c.start_ns}, {"first_tx_ns", c.first_tx_ns}, {"end_ns", c.end_ns}, {"retransmits", c.retransmits},
-                        {"cnps", c.cnps}});
+                        {"start_ns", c.start_ns}, {"first_tx_ns", c.first_tx_ns}, {"end_ns", c.end_ns},
+                        {"retransmits", c.retransmits}, {"cnps", c.cnps}});
   });
   (*nic)->on_receive_complete([out_fd](const receive_completion& c) {
     write_line(out_fd, {{"ev", "recv"}, {"qpn", c.local_qpn}, {"peer", c.peer}, {"msn", c.msn}, {"bytes", c.bytes},
