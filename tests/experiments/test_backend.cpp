@@ -5,11 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "rocelab/experiments/run/runner.hpp"
+#include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/experiments/run/twin_backend.hpp"
 
 namespace rocelab::experiments {
@@ -119,6 +122,27 @@ TEST(twin_backend, runs_each_repeat_with_its_seed_and_says_so_first) {
   }
   // The twin runs a spec as written.
   EXPECT_EQ(to_yaml(twin_backend{}.as_run_here(spec)), to_yaml(spec));
+}
+
+// The twin starts every message on its schedule: its summary's start_skew_ns is 0 (the key
+// is there, as on real-time runs), no sender has an offset, and the tightest
+// timing.max_start_skew_ns does not mark it degraded.
+TEST(twin_backend, starts_on_schedule_so_its_start_skew_is_0_under_any_limit) {
+  experiment_spec spec = small_incast(2);
+  ASSERT_TRUE(apply_override(spec, "timing.max_start_skew_ns=1").ok());
+  auto ran = run_experiment(spec);
+  ASSERT_TRUE(ran.ok()) << ran.error().message();
+  for (const auto& r : ran->repeats) {
+    EXPECT_TRUE(r.start_offsets_ns.empty());
+    EXPECT_TRUE(r.degraded.empty());
+  }
+  std::vector<const run_records*> runs;
+  for (const auto& r : ran->repeats) runs.push_back(&r);
+  const run_summary s = summarize(runs, ran->seeds);
+  EXPECT_EQ(s.start_skew_ns, 0);
+  const auto j = nlohmann::json::parse(summary_json({"r", "twin", "x"}, s, {s}));
+  ASSERT_TRUE(j.contains("start_skew_ns"));
+  EXPECT_EQ(j["start_skew_ns"], 0);
 }
 
 TEST(twin_backend, a_cancel_ends_the_current_repeat_and_starts_no_further) {

@@ -30,6 +30,9 @@ class played_nics final : public nic_links {
     // port's tx_cnps in the final counters only when `port_cnps`.
     bool hardware = false;
     bool port_cnps = false;
+    // A soft NIC's first data packet leaves after its release: host h's at release + h
+    // times this ("first_tx_ns"; a hardware NIC's job does not report it).
+    std::int64_t first_tx_step_ns = 0;
   };
   played_nics(std::size_t hosts, std::shared_ptr<shared> s) : lost_(hosts), s_(std::move(s)) {
     for (std::uint32_t h = 0; h < hosts; ++h) {
@@ -57,11 +60,12 @@ class played_nics final : public nic_links {
       events_.emplace_back(dst, json{{"ev", "recv"}, {"qpn", receive_qpn(host)}, {"peer", host}, {"msn", 1},
                                      {"bytes", c["bytes"]}, {"ce", 2}, {"end_ns", now + 900}}
                                     .dump());
-      events_.emplace_back(host, json{{"ev", "sent"}, {"ref", c["ref"]}, {"qpn", c["qpn"]}, {"peer", dst},
-                                      {"bytes", c["bytes"]}, {"start_ns", now}, {"end_ns", now + 1000},
-                                      {"retransmits", s_->hardware ? json(nullptr) : json(0)},
-                                      {"cnps", s_->hardware ? json(nullptr) : json(1)}}
-                                     .dump());
+      json sent{{"ev", "sent"}, {"ref", c["ref"]}, {"qpn", c["qpn"]}, {"peer", dst},
+                {"bytes", c["bytes"]}, {"start_ns", now}, {"end_ns", now + 1000},
+                {"retransmits", s_->hardware ? json(nullptr) : json(0)},
+                {"cnps", s_->hardware ? json(nullptr) : json(1)}};
+      if (!s_->hardware) sent["first_tx_ns"] = now + s_->first_tx_step_ns * host;
+      events_.emplace_back(host, sent.dump());
     }
     return true;
   }
@@ -151,6 +155,33 @@ TEST(NicFleetCarrier, EveryHostGetsItsConfigAndAllFlowsCompleteWithTheirCounters
   EXPECT_EQ(ran->records.start_source, "nic");
   EXPECT_TRUE(f.nics->stopped);
   EXPECT_EQ(ran->records.totals.cnps, 20u) << "tx_cnps of the four NICs' final counters";
+}
+
+// The start offsets are the NICs' first transmissions, not the instants the NICs released
+// the posts; each sender's scheduled first start comes back for other witnesses (the
+// capture) to be set against. A NIC that does not report first_tx_ns: its release stands.
+TEST(NicFleetCarrier, StartOffsetsAreEachSendersFirstTransmitAgainstItsSchedule) {
+  for (const bool hardware : {false, true}) {
+    SCOPED_TRACE(hardware ? "hardware NICs" : "soft NICs");
+    fleet_run f;
+    f.nics->first_tx_step_ns = 7'000;
+    f.nics->hardware = hardware;
+    f.nics->port_cnps = true;
+    auto fleet = nic_fleet::start(four_hosts(), f.options());
+    ASSERT_TRUE(fleet.ok()) << fleet.error().message();
+    EXPECT_EQ(json::parse(f.nics->config_lines[1])["start_rt_priority"], 60)
+        << "every NIC takes a priority above the soft switch's (50) around its armed instant";
+    auto load = incast_three_to_one(1);
+    auto ran = (*fleet)->run(*load, std::chrono::seconds(60));
+    ASSERT_TRUE(ran.ok()) << ran.error().message();
+    ASSERT_EQ(ran->records.start_offsets_ns.size(), 3u);
+    for (std::uint32_t h = 1; h <= 3; ++h) {
+      const std::string name = "h" + std::to_string(h);
+      EXPECT_EQ(ran->records.start_offsets_ns.at(name), hardware ? 0 : 7'000 * h) << name;
+      EXPECT_EQ(ran->first_scheduled_ns.at(name), 0) << name;
+    }
+    EXPECT_EQ(ran->first_scheduled_ns.count("h0"), 0u) << "the receiver sends nothing";
+  }
 }
 
 TEST(NicFleetCarrier, AHostLostMidRunLeavesItsFlowsUnfinishedAndTheOthersComplete) {

@@ -20,10 +20,12 @@ TEST(nic_line_times, a_commands_armed_instant_moves_and_nothing_else) {
 }
 
 TEST(nic_line_times, an_events_times_move) {
-  nlohmann::json e{{"ev", "done"}, {"t_ns", 10}, {"start_ns", 20}, {"end_ns", 30}, {"at_ns", 40}, {"bytes", 50}};
+  nlohmann::json e{{"ev", "done"}, {"t_ns", 10},   {"start_ns", 20}, {"first_tx_ns", 25},
+                   {"end_ns", 30},  {"at_ns", 40}, {"bytes", 50}};
   map_event_times(e, plus_1000);
   EXPECT_EQ(e["t_ns"], 1010);
   EXPECT_EQ(e["start_ns"], 1020);
+  EXPECT_EQ(e["first_tx_ns"], 1025) << "the sender's first transmission, as the fleet's start offsets use it";
   EXPECT_EQ(e["end_ns"], 1030);
   EXPECT_EQ(e["at_ns"], 40);
   EXPECT_EQ(e["bytes"], 50);

@@ -331,5 +331,23 @@ TEST(SoftNicTransport, RejectsBadConfigAndUnknownQp) {
   EXPECT_FALSE((*nic)->post(5, verb::send, 0, 0, 0).ok());
 }
 
+// A message's first_tx_ns is when its first data packet went to the sink: at once for a
+// message posted to an idle QP, after the earlier message's packets for one queued behind
+// it, although both were posted at the same instant (start_ns).
+TEST(SoftNicTransport, FirstTransmitIsWhenTheFirstDataPacketLeftNotWhenPosted) {
+  pair_fixture f(no_dcqcn());
+  ASSERT_TRUE(f.a->post(0x11, verb::rdma_write, 10 * 1024, 1, 0).ok());
+  ASSERT_TRUE(f.a->post(0x11, verb::rdma_write, 1024, 2, 0).ok());
+  f.run(100'000'000);
+  ASSERT_EQ(f.sent.size(), 2u);
+  EXPECT_EQ(f.sent[0].start_ns, 0);
+  EXPECT_EQ(f.sent[0].first_tx_ns, 0) << "an idle QP sends at once";
+  EXPECT_EQ(f.sent[1].start_ns, 0);
+  // 10 frames of 1024 B payload (1,110 B on the wire with headers, preamble and gap) at
+  // 10 Gb/s: ~8.9 us before the second message's packet may leave.
+  EXPECT_GE(f.sent[1].first_tx_ns, 8'000);
+  EXPECT_LT(f.sent[1].first_tx_ns, f.sent[1].end_ns);
+}
+
 }  // namespace
 }  // namespace rocelab::traffic::soft_nic

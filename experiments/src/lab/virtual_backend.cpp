@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <stop_token>
@@ -369,7 +370,8 @@ std::uint64_t summary_value(const std::string& text, const std::string& name) {
 
 void add_capture(const captures::capture_file_analysis& a, const std::string& summary, const switch_counts& mirror,
                  const std::string& kept_file, std::int64_t t_ns, std::int64_t t0_realtime_ns,
-                 const lab::lab_state& lab, bool timestamps_at_arrival, run_records& out) {
+                 const lab::lab_state& lab, bool timestamps_at_arrival,
+                 const std::map<std::string, std::int64_t>& first_scheduled_ns, run_records& out) {
   // The switch's device (its counters may not have been read): the paused hop of a host's PFC frame.
   auto sw = std::find(out.devices.begin(), out.devices.end(), "sw");
   if (sw == out.devices.end()) sw = out.devices.insert(out.devices.end(), "sw");
@@ -410,13 +412,21 @@ void add_capture(const captures::capture_file_analysis& a, const std::string& su
   const auto paused = attribute_capture_pauses(c, macs, {0, switch_device, device}, t0_realtime_ns);
   out.pauses.insert(out.pauses.end(), paused.begin(), paused.end());
   out.totals.paused_ns += paused_ns_total(paused);
-  // The senders' starts on the wire, where the capture's timestamps are the kernel's at
-  // arrival (libpcap). DPDK's af_packet PMD stamps a burst when it is polled, milliseconds
-  // after arrival on a loaded host; there the NICs' own start times stand.
+  // The capture's witness of the senders' starts, beside the NICs' own (start_offsets_ns):
+  // each sender's first data packet at the switch's egress (the mirror's direction), so
+  // after the receiver's egress queue has serialised the incast's first packets
+  // (capture_starts.hpp). Only where the capture stamps frames at arrival (libpcap);
+  // DPDK's af_packet PMD stamps a burst when it is polled, milliseconds later on a loaded
+  // host. Per sending host "start.capture_offset_ns" (never negative: a packet leaves the
+  // switch after its sender sent it), and their spread as "capture.start_skew_ns".
   if (timestamps_at_arrival) {
     std::vector<std::string> ipv4;
     for (const auto& h : lab.hosts) ipv4.push_back(h.ipv4);
-    capture_start_offsets(c, ipv4, t0_realtime_ns, out);
+    const auto seen = capture_start_offsets(c, out.hosts, ipv4, t0_realtime_ns, first_scheduled_ns);
+    for (std::uint32_t h = 0; h < out.hosts.size(); ++h)
+      if (const auto it = seen.find(out.hosts[h]); it != seen.end() && it->second >= 0)
+        out.counters.push_back({h, 0, "start.capture_offset_ns", t_ns, static_cast<std::uint64_t>(it->second)});
+    if (!seen.empty()) sample("capture.start_skew_ns", static_cast<std::uint64_t>(start_skew_ns(seen)));
   }
 }
 
@@ -596,7 +606,7 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
       auto a = captures::analyze_capture_file(capture_file, ao);
       if (!a) return a.error().with_context("analysing the capture " + capture_file);
       add_capture(*a, cap.text(), run_counts, remove_capture ? std::string() : capture_file, t_end, t0_realtime,
-                  state, !used_dpdk, out);
+                  state, !used_dpdk, ran->first_scheduled_ns, out);
       out.counters.push_back({static_cast<std::uint32_t>(out.devices.size() - 1), 0, "capture.dpdk", t_end,
                               used_dpdk ? 1u : 0u});
       if (remove_capture) std::remove(capture_file.c_str());

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <limits>
-#include <map>
 
 #include "rocelab/captures/congestion_analyzer.hpp"
 
@@ -26,30 +25,26 @@ constexpr std::uint32_t data_qpn_base = 0x200;  // soft_nic::receive_qpn(src) = 
 
 }  // namespace
 
-void capture_start_offsets(const captures::capture_analysis& captured, const std::vector<std::string>& host_ipv4,
-                           std::int64_t t0_realtime_ns, run_records& records) {
-  if (records.start_offsets_ns.empty()) return;
-  std::size_t found = 0;
-  for (auto& [name, offset] : records.start_offsets_ns) {
-    const auto host_it = std::find(records.hosts.begin(), records.hosts.end(), name);
-    if (host_it == records.hosts.end()) continue;
-    const auto host = static_cast<std::uint32_t>(host_it - records.hosts.begin());
+std::map<std::string, std::int64_t> capture_start_offsets(const captures::capture_analysis& captured,
+                                                          const std::vector<std::string>& hosts,
+                                                          const std::vector<std::string>& host_ipv4,
+                                                          std::int64_t t0_realtime_ns,
+                                                          const std::map<std::string, std::int64_t>& scheduled_ns) {
+  std::map<std::string, std::int64_t> out;
+  for (const auto& [name, scheduled] : scheduled_ns) {
+    const auto host_it = std::find(hosts.begin(), hosts.end(), name);
+    if (host_it == hosts.end()) continue;
+    const auto host = static_cast<std::uint32_t>(host_it - hosts.begin());
     std::array<std::uint8_t, 16> address{};
     if (host >= host_ipv4.size() || !mapped_ipv4(host_ipv4[host], address)) continue;
     std::int64_t first_wire = std::numeric_limits<std::int64_t>::max();
     for (const auto& f : captured.flows)
       if (f.src == address && f.dest_qp == data_qpn_base + host && f.packets > 0)
         first_wire = std::min(first_wire, f.first_ns);
-    std::int64_t first_nic = std::numeric_limits<std::int64_t>::max();
-    for (const auto& f : records.flows)
-      if (f.src == host && f.completed()) first_nic = std::min(first_nic, f.start_ns);
-    if (first_wire == std::numeric_limits<std::int64_t>::max() || first_nic == std::numeric_limits<std::int64_t>::max())
-      continue;
-    const std::int64_t scheduled = first_nic - offset;
-    offset = first_wire - t0_realtime_ns - scheduled;
-    ++found;
+    if (first_wire == std::numeric_limits<std::int64_t>::max()) continue;
+    out[name] = first_wire - t0_realtime_ns - scheduled;
   }
-  if (found > 0) records.start_source = found == records.start_offsets_ns.size() ? "capture" : "capture+nic";
+  return out;
 }
 
 }  // namespace rocelab::experiments

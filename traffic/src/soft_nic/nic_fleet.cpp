@@ -1,6 +1,7 @@
 #include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <deque>
 #include <map>
 #include <set>
@@ -14,6 +15,8 @@ using json = nlohmann::json;
 namespace ss = fabric::soft_switch;
 
 namespace {
+
+constexpr std::int64_t no_first_tx = INT64_MIN;
 
 // Wire bytes of a message alone at line rate: the ideal FCT (serialisation only; the
 // lab's propagation is negligible against it at its link rates).
@@ -31,9 +34,13 @@ std::int64_t arm_lead_ns(std::int64_t base_ns, std::size_t messages) {
   return base_ns + static_cast<std::int64_t>(std::min<std::size_t>(messages, 100'000)) * 20'000;
 }
 
-// Each sender's first message (earliest scheduled): when its NIC started it against the
-// schedule. Flows not started (lost hosts) have no say.
-void record_start_offsets(run_records& r, const std::vector<std::int64_t>& scheduled_ns) {
+// Each sender's first message (earliest scheduled): when its NIC put its first data packet
+// on the wire (first_tx_ns, on the run's timeline) against the schedule; a NIC that does
+// not report it (a hardware NIC's job), when it started the message.
+// Flows not started (lost hosts) have no say.
+void record_start_offsets(run_records& r, const std::vector<std::int64_t>& scheduled_ns,
+                          const std::vector<std::int64_t>& first_tx_ns,
+                          std::map<std::string, std::int64_t>& first_scheduled_ns) {
   std::map<std::uint32_t, std::size_t> first;  // host -> message id
   for (std::size_t id = 0; id < r.flows.size() && id < scheduled_ns.size(); ++id) {
     const flow_record& f = r.flows[id];
@@ -41,8 +48,12 @@ void record_start_offsets(run_records& r, const std::vector<std::int64_t>& sched
     auto [it, fresh] = first.emplace(f.src, id);
     if (!fresh && scheduled_ns[id] < scheduled_ns[it->second]) it->second = id;
   }
-  for (const auto& [host, id] : first)
-    if (host < r.hosts.size()) r.start_offsets_ns[r.hosts[host]] = r.flows[id].start_ns - scheduled_ns[id];
+  for (const auto& [host, id] : first) {
+    if (host >= r.hosts.size()) continue;
+    const bool on_wire = id < first_tx_ns.size() && first_tx_ns[id] != no_first_tx;
+    r.start_offsets_ns[r.hosts[host]] = (on_wire ? first_tx_ns[id] : r.flows[id].start_ns) - scheduled_ns[id];
+    first_scheduled_ns[r.hosts[host]] = scheduled_ns[id];
+  }
   r.start_source = "nic";
 }
 
@@ -61,6 +72,7 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
   std::vector<nic_state> nics;
   std::vector<char> acked;       // per message
   std::vector<std::int64_t> scheduled_ns;  // per message: when the workload asked it to start
+  std::vector<std::int64_t> first_tx_ns;   // per message, on the run's timeline; no_first_tx: not reported
   // While the workload's opening schedule is taken (run() before T0), or a completion
   // callback runs: the messages it posts to start at once. The opening schedule goes to
   // its NICs armed for T0 + each start; a callback's burst of two or more (the next round
@@ -101,6 +113,7 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
     out.records.flows.push_back(r);
     acked.push_back(0);
     scheduled_ns.push_back(r.start_ns);
+    first_tx_ns.push_back(no_first_tx);
     if (m.src >= nics.size() || m.dst >= nics.size() || m.src == m.dst || m.bytes == 0) {
       failure = status(error_code::invalid_argument, "workload posted an invalid message (src " +
                                                          std::to_string(m.src) + ", dst " + std::to_string(m.dst) + ")");
@@ -189,6 +202,8 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
       if (touches_lost(id)) --lost_unacked;
       r.start_ns = e.value("start_ns", std::int64_t{0}) - t0;
       r.end_ns = e.value("end_ns", std::int64_t{0}) - t0;
+      if (const auto f = e.find("first_tx_ns"); f != e.end() && f->is_number_integer() && f->get<std::int64_t>() > 0)
+        first_tx_ns[id] = f->get<std::int64_t>() - t0;
       r.fct_ns = r.end_ns - r.start_ns;
       // null or absent: the NIC does not count them per flow (a hardware NIC): not measured.
       const auto count = [&](const char* key, std::uint64_t& value, bool& measured) {
@@ -238,6 +253,7 @@ std::vector<nic_process_config> fleet_configs(const std::vector<fleet_host>& hos
     nic_process_config cfg;
     cfg.ifname = hosts[i].ifname;
     cfg.rt_priority = options.rt_priority;
+    cfg.start_rt_priority = options.start_rt_priority;
     cfg.nic = options.nic;
     cfg.nic.local = hosts[i].address;
     for (std::uint32_t j = 0; j < hosts.size(); ++j) {
@@ -351,7 +367,7 @@ result<fleet_result> nic_fleet::run(fabric::twin::workload& load, std::chrono::m
     // A completed flow whose NIC did not count its retransmits leaves the total unknown.
     if (f.completed() && !f.retransmits_measured) totals.retransmits_measured = false;
   }
-  record_start_offsets(p.out.records, p.scheduled_ns);
+  record_start_offsets(p.out.records, p.scheduled_ns, p.first_tx_ns, p.out.first_scheduled_ns);
   p.out.t0_ns = p.t0;
   // CNPs sent: every NIC's counters line must carry them (a hardware NIC's job reports its
   // port's np_cnp_sent where the host has it), else the total is not measured.

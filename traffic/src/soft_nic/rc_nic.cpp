@@ -50,6 +50,7 @@ struct message_state {
   std::uint64_t bytes = 0;
   std::uint64_t tag = 0;
   std::int64_t start_ns = 0;
+  std::int64_t first_tx_ns = -1;  // its first data packet's first transmission; -1 until then
   std::uint64_t first_seq = 0;
   std::uint64_t packets = 0;
   std::uint64_t retransmits = 0;
@@ -381,6 +382,7 @@ void rc_nic::on_acknowledge(queue_pair& q, std::uint32_t psn, std::uint8_t syndr
     c.bytes = m.bytes;
     c.tag = m.tag;
     c.start_ns = m.start_ns;
+    c.first_tx_ns = m.first_tx_ns;
     c.end_ns = now_ns;
     c.retransmits = m.retransmits;
     c.cnps = m.cnps;
@@ -456,6 +458,7 @@ void rc_nic::send_data_packet(queue_pair& q, std::int64_t now_ns) {
   } else {
     q.sent_end = seq + 1;
   }
+  if (first && m->first_tx_ns < 0) m->first_tx_ns = now_ns;
   ++counters_.tx_data_packets;
   ++counters_.tx_frames;
   counters_.tx_bytes += n;

@@ -1,17 +1,22 @@
 #pragma once
-// When each sender really started, from the mirror capture of a virtual-lab run.
+// When each sender's first data packet shows in the mirror capture of a virtual-lab run.
 //
-// The soft NICs report when they started each message (run_records::start_offsets_ns,
-// source "nic"); the wire is the stricter witness: a sender's first data packet on the
-// mirror. Data packets go to the receiver's QP for the sender (soft_nic::receive_qpn),
-// so a sender's data flows are the capture's RoCE flows from its address to a QPN of
+// The run's start offsets (run_records::start_offsets_ns) are the senders' own: the
+// instant each soft NIC handed its first data packet to its port (nic_fleet.hpp). The
+// capture is a second witness, taken behind the switch: the lab mirrors the switch's
+// egress, so an incast's first packets reach the capture one after another through the
+// receiver's egress queue, (n - 1) frame times apart at the least (8 senders of 4 KiB
+// frames at 0.5 Gb/s: ~460 us), whatever the senders did. Its offsets are recorded beside
+// the NICs' and say when the fabric delivered each start, not when the sender made it.
+//
+// Data packets go to the receiver's QP for the sender (soft_nic::receive_qpn), so a
+// sender's data flows are the capture's RoCE flows from its address to a QPN of
 // 0x200 + its index; its ACKs and CNPs (to 0x100 + n) do not count.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
-
-#include "rocelab/common/records.hpp"
 
 namespace rocelab::captures {
 struct capture_analysis;
@@ -19,13 +24,13 @@ struct capture_analysis;
 
 namespace rocelab::experiments {
 
-// Replaces `records.start_offsets_ns` (measured by the NICs) with the capture's: for each
-// host with an offset, its first data packet's capture time (CLOCK_REALTIME) minus
-// t0_realtime_ns, minus the host's scheduled first start (its NIC-reported first start
-// minus its NIC offset). Hosts whose data the capture does not hold keep their NIC
-// offset; start_source becomes "capture" when every host was found, "capture+nic" when
-// some were not. `host_ipv4` by host index ("198.18.0.2").
-void capture_start_offsets(const captures::capture_analysis& captured, const std::vector<std::string>& host_ipv4,
-                           std::int64_t t0_realtime_ns, run_records& records);
+// For each host of `scheduled_ns` (name -> the scheduled start of its first message on
+// the run's timeline): its first data packet's capture time (CLOCK_REALTIME) minus
+// t0_realtime_ns minus that scheduled start. Hosts whose data the capture does not hold
+// are left out. `hosts` and `host_ipv4` by host index ("h2", "198.18.0.2").
+[[nodiscard]] std::map<std::string, std::int64_t> capture_start_offsets(
+    const captures::capture_analysis& captured, const std::vector<std::string>& hosts,
+    const std::vector<std::string>& host_ipv4, std::int64_t t0_realtime_ns,
+    const std::map<std::string, std::int64_t>& scheduled_ns);
 
 }  // namespace rocelab::experiments

@@ -15,8 +15,11 @@
 // (fleet_result::t0_ns). Armed start: run() takes the workload's opening schedule, sends
 // it to the NICs ahead of T0 and each NIC holds its posts until T0 + their start
 // (nic_process.hpp `at_ns`), so the senders start together on their own clocks, not one
-// command after another. run_records::start_offsets_ns says how late each sender's first
-// message started against its schedule, as its NIC saw it.
+// command after another. run_records::start_offsets_ns says how late each sender started
+// against its schedule: the instant its NIC handed the first data packet of its earliest
+// message to its port (`first_tx_ns`), minus T0 and the message's scheduled start. That is
+// the sender's start on its own wire; a capture behind the switch sees the same packets
+// later, after the switch's queues (capture_starts.hpp).
 //
 // Carriers (nic_links.hpp): by default the fleet spawns one `rocelab nic-run` child per
 // host namespace; fleet_options::links hands the same lines to the lab's agents instead.
@@ -30,8 +33,9 @@
 // NICs (stop command, then SIGKILL after 2 s) and reaps them.
 
 #include <chrono>
-#include <functional>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,6 +72,10 @@ struct fleet_options {
   // Below the soft switch's (50), so the switch, whose reaction time the headroom is
   // sized for, always runs first.
   int rt_priority = 40;
+  // SCHED_FIFO priority of every NIC around an armed instant (nic_process_config::
+  // start_rt_priority): above the soft switch's, so every sender's first frame is out
+  // before the switch forwards the first of them. 0: none.
+  int start_rt_priority = 60;
   // The carrier; empty: child processes (start_nic_processes).
   nic_links_factory links;
 };
@@ -88,6 +96,9 @@ struct fleet_result {
   bool cancelled = false;              // cancel_requested stopped it (records so far)
   std::vector<std::string> lost_hosts; // "h3: agent h3 lost: ..." for each NIC lost mid-run
   std::int64_t t0_ns = 0;              // the run's T0 on CLOCK_MONOTONIC (records are relative to it)
+  // Per sender (host name), the scheduled start of the message records.start_offsets_ns
+  // measured, on the run's timeline: what other witnesses of the start are set against.
+  std::map<std::string, std::int64_t> first_scheduled_ns;
 };
 
 class nic_fleet {

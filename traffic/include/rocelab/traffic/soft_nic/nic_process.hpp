@@ -14,8 +14,10 @@
 //                    are released in the order they arrived
 //                    {"op":"stop"}            (EOF on the input does the same)
 //   out:             {"ev":"ready","t_ns":T}  once the port is open and the QPs connected
-//                    {"ev":"sent","ref":R,"qpn":Q,"peer":P,"bytes":B,"start_ns":S,"end_ns":E,
-//                     "retransmits":N,"cnps":C}        a message's last ACK arrived
+//                    {"ev":"sent","ref":R,"qpn":Q,"peer":P,"bytes":B,"start_ns":S,"first_tx_ns":F,
+//                     "end_ns":E,"retransmits":N,"cnps":C}  a message's last ACK arrived; S when
+//                     it was posted (released), F when its first data packet was handed to
+//                     the port (the sender's start on its own wire)
 //                    {"ev":"recv","qpn":Q,"peer":P,"msn":M,"bytes":B,"ce":C,"end_ns":E}
 //                    {"ev":"counters",...nic_counters...}  last, before exiting
 //                    {"ev":"error","error":"..."}         a failed post or command
@@ -52,7 +54,20 @@ struct nic_process_config {
   // nothing is due, so it holds a CPU only while it has frames to send. Refused (no
   // CAP_SYS_NICE): the NIC runs anyway and notes it on stderr.
   int rt_priority = 0;
+  // SCHED_FIFO priority held from just before an armed instant (armed_boost_ns) until the
+  // posts it releases have put their first frames on the wire, then back to rt_priority;
+  // 0: none. Above the soft switch's (50): on a 2-core lab every sender's first frame
+  // wakes the switch, and a switch that preempts the senders still waiting for a CPU
+  // staggers their starts by its forwarding work (~100 us per frame measured), so each
+  // sender hands its first frame to the kernel before the switch forwards any. Bounded:
+  // at most one frame per QP (port pacing) and a release per armed instant.
+  int start_rt_priority = 0;
 };
+
+// How long before an armed instant the NIC takes start_rt_priority, and for how long
+// before it, at that priority, it yields the CPU in a loop instead of sleeping.
+inline constexpr std::int64_t armed_boost_ns = 1'000'000;
+inline constexpr std::int64_t armed_spin_ns = 300'000;
 
 [[nodiscard]] nlohmann::json to_json(const nic_process_config& c);
 [[nodiscard]] result<nic_process_config> nic_process_config_from_json(const nlohmann::json& j);

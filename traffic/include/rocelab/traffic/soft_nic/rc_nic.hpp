@@ -88,6 +88,9 @@ struct send_completion {
   std::uint64_t bytes = 0;
   std::uint64_t tag = 0;
   std::int64_t start_ns = 0;    // posted
+  // The driver's time when the message's first data packet went to the frame sink (the
+  // `now_ns` of that poll_transmit): the instant the sender put the message on its wire.
+  std::int64_t first_tx_ns = 0;
   std::int64_t end_ns = 0;      // last ACK received
   std::uint64_t retransmits = 0;  // packets of this message sent again
   std::uint64_t cnps = 0;         // CNPs the QP received while the message was outstanding
