@@ -26,6 +26,7 @@ result<std::shared_ptr<agent>> agent::make(agent_options options) {
   if (options.name.empty()) return status(error_code::invalid_argument, "agent: a name is required");
   if (options.deadman.count() <= 0) return status(error_code::invalid_argument, "agent: dead-man time must be positive");
   auto tls = protocol::tls_context::make(protocol::tls_role::client, options.token);
+  if (!options.gate) options.gate = std::make_shared<start_gate>();
   if (!tls) return tls.error().with_context("agent " + options.name);
   return std::shared_ptr<agent>(new agent(std::move(options), std::move(*tls)));
 }
@@ -236,6 +237,7 @@ void agent::start_job(const std::shared_ptr<protocol::connection>& conn, const p
   job_context context;
   context.executor = executor_;
   context.clock = options_.clock;
+  context.gate = options_.gate;
   context.rocelab_binary = options_.rocelab_binary.empty() ? std::string("/proc/self/exe") : options_.rocelab_binary;
   context.netns = options_.netns;
   context.log_dir = options_.log_dir;

@@ -33,6 +33,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "rocelab/agents/agent/settings_guard.hpp"
+#include "rocelab/agents/agent/start_gate.hpp"
 #include "rocelab/common/result.hpp"
 #include "rocelab/protocol/connection.hpp"
 #include "rocelab/protocol/security.hpp"
@@ -55,6 +56,9 @@ struct agent_options {
   std::string rocelab_binary;  // runs `nic-run` for soft jobs; empty: /proc/self/exe
   std::string log_dir;         // soft NICs' stderr; empty: discarded
   bool log = true;  // one line per connection event on stderr
+  // Where armed jobs wait for their instant (start_gate.hpp); agents of one process may
+  // share one. Empty: the agent makes its own.
+  std::shared_ptr<start_gate> gate;
 };
 
 struct agent_stats {
