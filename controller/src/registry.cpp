@@ -80,7 +80,13 @@ asio::awaitable<void> controller::impl::agent_session(std::shared_ptr<connection
 asio::awaitable<void> controller::impl::prober(std::shared_ptr<agent_entry> e) {
   asio::steady_timer t(io_);
   for (std::size_t n = 0; e->alive && e->conn->is_open(); ++n) {
-    e->conn->send_first(clock_probe{++e->probe_seq, monotonic_ns()});
+    // Ahead of queued frames once the agent has answered one probe (so it has read its
+    // welcome, which must come first); the first goes in order behind the welcome.
+    const clock_probe probe{++e->probe_seq, monotonic_ns()};
+    if (e->clock.estimate())
+      e->conn->send_first(probe);
+    else
+      e->conn->send(probe);
     t.expires_after(n < probe_burst ? std::chrono::duration_cast<std::chrono::nanoseconds>(probe_burst_gap)
                                     : std::chrono::duration_cast<std::chrono::nanoseconds>(options_.heartbeat_interval));
     co_await t.async_wait(nothrow);

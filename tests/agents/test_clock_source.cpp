@@ -153,13 +153,13 @@ class recorded_timex final : public timex_reader {
 };
 
 TEST(host_clock_reader, combines_recorded_pmc_and_timex) {
-  recorded_pmc pmc(std::string(pmc_with_grandmaster));
+  recorded_pmc pmc{std::string(pmc_with_grandmaster)};
   recorded_timex timex(chrony_synchronised);
   EXPECT_EQ(read_host_clock(pmc, timex).kind, sync_kind::ptp);
 }
 
 TEST(host_clock_reader, an_unreadable_kernel_clock_is_none) {
-  recorded_pmc pmc(std::string(pmc_with_grandmaster));
+  recorded_pmc pmc{std::string(pmc_with_grandmaster)};
   recorded_timex timex(status(error_code::io_error, "ntp_adjtime: Operation not permitted"));
   const auto s = read_host_clock(pmc, timex);
   EXPECT_EQ(s.kind, sync_kind::none);

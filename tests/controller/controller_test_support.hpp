@@ -126,7 +126,7 @@ class agent_pool {
     o.deadman = deadman;
     o.reconnect_interval = std::chrono::milliseconds(50);
     o.clock.offset_ns = clock_offset_ns;
-    o.log = false;
+    o.log = std::getenv("ROCELAB_TEST_LOG") != nullptr;
     o.gate = gate_;  // one wake-up at T0 for the pool (start_gate.hpp)
     o.host_clock = host_clock ? std::move(host_clock) : host_clock_;
     if (!sysfs_root.empty()) o.sysfs_root = std::move(sysfs_root);

@@ -13,14 +13,17 @@ namespace rocelab::agents::agent {
 
 namespace {
 
-// The condition variable wakes the thread this long before the instant; the rest is one
-// clock_nanosleep, which a cancel cannot cut short (a cancelled start is dropped when the
-// sleep ends).
+// The condition variable wakes the thread this long before the wake-up below; the rest is
+// one clock_nanosleep, which a cancel cannot cut short (a cancelled start is dropped when
+// the sleep ends).
 constexpr std::int64_t final_sleep_ns = 2'000'000;
-// Starts due within this much after the earliest fire in the same wake-up: the clock
-// is read for each (spinning to its instant), rather than sleeping again, since a
-// second wake-up costs tens of microseconds.
-constexpr std::int64_t spin_window_ns = 50'000;
+// The sleep ends this long before the earliest instant, and the thread spins from there
+// to each instant within spin_window_ns of it: a woken thread on a busy machine runs
+// late by up to a scheduler tick, and one wake-up late for everyone (then spun to each
+// start in turn) spreads the starts far less than one late wake-up per start. Instants
+// of one T0 differ by the agents' offset estimates, well inside the window.
+constexpr std::int64_t early_wake_ns = 500'000;
+constexpr std::int64_t spin_window_ns = 10'000'000;
 
 void sleep_until_monotonic(std::int64_t at_ns) {
   timespec ts{};
@@ -75,16 +78,17 @@ void start_gate::run() {
     }
     const std::int64_t next = armed_.begin()->first;
     const std::int64_t now = monotonic_ns();
-    if (next - now > final_sleep_ns) {
-      const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(next - now - final_sleep_ns);
+    if (next - now > final_sleep_ns + early_wake_ns) {
+      const auto until =
+          std::chrono::steady_clock::now() + std::chrono::nanoseconds(next - now - final_sleep_ns - early_wake_ns);
       changed_.wait_until(lock, until);
       continue;  // re-read: a start may have been armed earlier, or cancelled
     }
     lock.unlock();
-    sleep_until_monotonic(next);
+    sleep_until_monotonic(next - early_wake_ns);
     lock.lock();
-    // Everything due now or within the spin window fires in instant order; each reads the
-    // clock as it fires and hands off.
+    // Everything due within the spin window fires in instant order; each spins to its
+    // instant, reads the clock and hands off.
     std::vector<std::pair<std::int64_t, fire_fn>> due;
     while (!armed_.empty() && armed_.begin()->first <= next + spin_window_ns) {
       due.emplace_back(armed_.begin()->first, std::move(armed_.begin()->second.fire));
