@@ -9,8 +9,12 @@
 //                 and the latest start after T0
 //   rss           the controller process's VmRSS before the agents, after registration and
 //                 after the jobs (VmHWM too)
-// Agents get random clock offsets (+-10 s) injected, so the skew includes the offset
-// estimation, not only the scheduling.
+// Agents get random clock offsets (+-10 s) injected, so the starts go through the offset
+// mapping. Two skews per round: "recorded", as the controller records it (each agent's
+// start mapped through the run's clock), and "true", on the machine's CLOCK_MONOTONIC (each
+// agent's reported start minus its injected offset, which the parent draws again from the
+// same seed), which also shows the estimate's error. The agents share one start gate and
+// one reading of this host's clock, as agents of one process may.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -29,6 +33,8 @@
 #include <boost/asio/signal_set.hpp>
 
 #include "rocelab/agents/agent/agent.hpp"
+#include "rocelab/agents/agent/start_gate.hpp"
+#include "rocelab/agents/clock/host_clock_reader.hpp"
 #include "rocelab/controller/controller.hpp"
 
 namespace {
@@ -51,12 +57,22 @@ void raise_fd_limit() {
   ::setrlimit(RLIMIT_NOFILE, &r);
 }
 
+std::vector<std::int64_t> injected_offsets(int count) {
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<std::int64_t> offset(-10'000'000'000, 10'000'000'000);
+  std::vector<std::int64_t> out;
+  for (int i = 0; i < count; ++i) out.push_back(offset(rng));
+  return out;
+}
+
 int run_agents(const std::string& controller, int count) {
   raise_fd_limit();
   boost::asio::io_context io;
   auto work = boost::asio::make_work_guard(io);
-  std::mt19937_64 rng(42);
-  std::uniform_int_distribution<std::int64_t> offset(-10'000'000'000, 10'000'000'000);
+  const auto offsets = injected_offsets(count);
+  auto gate = std::make_shared<rocelab::agents::agent::start_gate>();
+  std::shared_ptr<const rocelab::agents::clock::host_clock_monitor> host_clock =
+      rocelab::agents::clock::host_clock_monitor::of_this_host();
   std::vector<std::shared_ptr<rocelab::agents::agent::agent>> agents;
   for (int i = 0; i < count; ++i) {
     rocelab::agents::agent::agent_options o;
@@ -65,8 +81,10 @@ int run_agents(const std::string& controller, int count) {
     o.token = token;
     o.deadman = 60s;
     o.reconnect_interval = 200ms;
-    o.clock.offset_ns = offset(rng);
+    o.clock.offset_ns = offsets[static_cast<std::size_t>(i)];
     o.log = false;
+    o.gate = gate;
+    o.host_clock = host_clock;
     auto a = rocelab::agents::agent::agent::make(o);
     if (!a) {
       std::cerr << a.error().message() << "\n";
@@ -136,7 +154,10 @@ int main(int argc, char** argv) {
   std::printf("registration      %.0f ms to all registered, %.0f ms to all with >= 4 clock probes%s\n", registered_ms,
               clocked_ms, ok ? "" : " (TIMED OUT)");
 
-  std::vector<double> skews, lates;
+  const auto offsets = injected_offsets(agents);
+  std::vector<double> skews, lates, true_skews;
+  std::string clock_source;
+  double clock_uncertainty_us = 0;
   for (int r = 0; ok && r < rounds; ++r) {
     std::vector<rocelab::controller::job_plan> plans(static_cast<std::size_t>(agents));
     for (int i = 0; i < agents; ++i) {
@@ -150,32 +171,44 @@ int main(int argc, char** argv) {
       std::cerr << res.error().message() << "\n";
       break;
     }
-    std::int64_t lo = INT64_MAX, hi = INT64_MIN;
+    std::int64_t lo = INT64_MAX, hi = INT64_MIN, true_lo = INT64_MAX, true_hi = INT64_MIN;
     std::size_t reported = 0;
-    for (const auto& out : res->outcomes) {
+    for (std::size_t i = 0; i < res->outcomes.size(); ++i) {
+      const auto& out = res->outcomes[i];
       if (!out.reported || !out.error.empty()) continue;
       ++reported;
       lo = std::min(lo, out.started_ns);
       hi = std::max(hi, out.started_ns);
+      const std::int64_t true_start = out.agent_started_ns - offsets[i];
+      true_lo = std::min(true_lo, true_start);
+      true_hi = std::max(true_hi, true_start);
     }
+    clock_source = res->clock.source;
+    clock_uncertainty_us = std::max(clock_uncertainty_us, res->clock.uncertainty_ns / 1e3);
+    true_skews.push_back(static_cast<double>(true_hi - true_lo) / 1e3);
     const double skew_us = static_cast<double>(hi - lo) / 1e3;
     const double late_us = static_cast<double>(hi - res->t0_ns) / 1e3;
     skews.push_back(skew_us);
     lates.push_back(late_us);
-    std::printf("job round %d       %zu/%d reported in %.0f ms; start skew %.1f us (max - min), latest %.1f us after T0, "
-                "earliest %.1f us after T0\n",
-                r + 1, reported, agents, ms_since(t_job), skew_us, late_us, static_cast<double>(lo - res->t0_ns) / 1e3);
+    std::printf("job round %d       %zu/%d reported in %.0f ms; start skew %.1f us recorded (max - min), %.1f us true; "
+                "latest %.1f us after T0, earliest %.1f us after T0 (true: %.1f .. %.1f us)\n",
+                r + 1, reported, agents, ms_since(t_job), skew_us, true_skews.back(), late_us,
+                static_cast<double>(lo - res->t0_ns) / 1e3, static_cast<double>(true_lo - res->t0_ns) / 1e3,
+                static_cast<double>(true_hi - res->t0_ns) / 1e3);
   }
   double worst_uncertainty = 0;
   for (const auto& a : (*c)->agents()) worst_uncertainty = std::max(worst_uncertainty, a.clock_uncertainty_ns);
-  std::printf("clock             worst offset uncertainty %.1f us (half the best probe round trip)\n",
-              worst_uncertainty / 1e3);
+  std::printf("clock             runs on %s, start uncertainty up to %.1f us; worst agent offset uncertainty now "
+              "%.1f us (half the best probe round trip)\n",
+              clock_source.c_str(), clock_uncertainty_us, worst_uncertainty / 1e3);
   std::printf("controller rss    %ld KiB idle, %ld KiB with %d agents registered, %ld KiB after jobs (peak %ld KiB)\n",
               rss_idle, rss_registered, agents, rss_kb(), rss_kb("VmHWM:"));
   if (!skews.empty()) {
     std::sort(skews.begin(), skews.end());
-    std::printf("skew              median %.1f us, worst %.1f us over %zu rounds\n", skews[skews.size() / 2],
+    std::printf("skew              recorded median %.1f us, worst %.1f us over %zu rounds\n", skews[skews.size() / 2],
                 skews.back(), skews.size());
+    std::sort(true_skews.begin(), true_skews.end());
+    std::printf("true skew         median %.1f us, worst %.1f us\n", true_skews[true_skews.size() / 2], true_skews.back());
   }
   ::kill(child, SIGTERM);
   int st = 0;

@@ -33,6 +33,7 @@ status controller::impl::open() {
   auto tls = tls_context::make(tls_role::server, options_.token);
   if (!tls) return tls.error();
   tls_ = std::move(*tls);
+  host_clock_ = options_.host_clock ? options_.host_clock : agents::clock::host_clock_monitor::of_this_host();
   auto store = store::run_store::open(options_.db_path);
   if (!store) return store.error().with_context("controller store");
   store_.emplace(std::move(*store));

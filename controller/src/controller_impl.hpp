@@ -87,6 +87,9 @@ struct agent_entry {
   std::int64_t last_heard_ns = 0;
   bool alive = true;
   std::uint64_t probe_seq = 0;
+  // The agent's host clock with its latest probe answer (offset through both hosts'
+  // realtime clocks); none when it reports none.
+  std::optional<protocol::host_offset> host;
   // Requests waiting for an answer (settings), by request id.
   std::map<std::uint64_t, std::function<void(result<protocol::message>)>> pending;
 };
@@ -137,6 +140,8 @@ class controller::impl {
   // Hands an answer to the request waiting for it; false when none waits.
   bool resolve(agent_entry& e, std::uint64_t request, const protocol::message& m);
   std::vector<agent_view> agents();
+  // The clock a run maps `entries` through (io thread).
+  result<protocol::run_clock> choose_clock(const std::vector<std::shared_ptr<agent_entry>>& entries) const;
   // Sends make(request id) to one agent and waits up to `timeout` for the answer to it.
   asio::awaitable<result<protocol::message>> request(std::string agent,
                                                      std::function<protocol::message(std::uint64_t)> make,
@@ -211,6 +216,9 @@ class controller::impl {
   std::mutex store_mutex_;
   std::optional<store::run_store> store_;
   std::map<std::string, std::shared_ptr<agent_entry>> agents_;
+  std::shared_ptr<const agents::clock::host_clock_monitor> host_clock_;  // options_.host_clock or this host's
+  mutable std::mutex run_clocks_mutex_;
+  std::map<std::int64_t, protocol::run_clock> run_clocks_;  // by store run id (lab NIC jobs)
   // Workers by name (the newest session of each) and the trials they run.
   std::map<std::string, std::shared_ptr<worker_entry>> workers_;
   trial_queue trials_;

@@ -25,20 +25,23 @@ asio::awaitable<result<jobs_result>> controller::impl::co_run_jobs(std::vector<j
   auto st = std::make_shared<state>();
   auto wake = std::make_shared<asio::steady_timer>(io_);
   std::vector<std::shared_ptr<agent_entry>> entries;
-  double worst_rtt_ns = 0;
   for (const auto& p : plans) {
     auto it = agents_.find(p.agent);
     if (it == agents_.end() || !it->second->alive)
       co_return status(error_code::not_found, "agent " + p.agent + " is not registered");
-    auto est = it->second->clock.estimate();
-    if (!est) co_return status(error_code::unavailable, "agent " + p.agent + ": no clock estimate yet");
-    worst_rtt_ns = std::max(worst_rtt_ns, 2 * est->uncertainty_ns);
     entries.push_back(it->second);
     st->by_agent[p.agent] = st->outcomes.size();
     job_outcome o;
     o.agent = p.agent;
     st->outcomes.push_back(std::move(o));
   }
+  // One mapping for the whole run: the start instants sent and the reports mapped back use
+  // the same offsets, so a probe that arrives in between cannot make a start look early.
+  auto chosen = choose_clock(entries);
+  if (!chosen) co_return chosen.error();
+  auto clock = std::make_shared<run_clock>(std::move(*chosen));
+  double worst_rtt_ns = 0;
+  for (const auto& e : entries) worst_rtt_ns = std::max(worst_rtt_ns, 2 * e->clock.estimate()->uncertainty_ns);
   st->remaining = plans.size();
   // One instant for everyone, far enough ahead that the slowest start_job arrives first.
   st->t0 = monotonic_ns() + std::chrono::nanoseconds(options_.start_lead).count() + 4 * static_cast<std::int64_t>(worst_rtt_ns);
@@ -60,21 +63,28 @@ asio::awaitable<result<jobs_result>> controller::impl::co_run_jobs(std::vector<j
     const std::uint64_t id = ++next_job_;
     job_ids.push_back(id);
     p.job.job = id;
-    p.job.start_at_ns = entries[i]->clock.to_agent(st->t0);
-    job_listeners_[id] = [st, wake, i, on_report](agent_entry& e, const job_report& r) {
+    p.job.start_at_ns = clock->agents[i].to_agent(st->t0);
+    st->outcomes[i].clock_offset_ns = clock->agents[i].offset_ns;
+    job_listeners_[id] = [st, wake, i, on_report, clock](agent_entry&, const job_report& r) {
+      const agent_clock_map& map = clock->agents[i];
       auto& o = st->outcomes[i];
       if (o.reported || o.lost) return;
       job_outcome delta;
       delta.agent = o.agent;
-      if (r.started_ns != 0) o.started_ns = e.clock.to_controller(r.started_ns);
+      if (r.started_ns != 0) {
+        o.agent_started_ns = r.started_ns;
+        o.started_ns = map.to_controller(r.started_ns);
+      }
       delta.started_ns = o.started_ns;
+      delta.agent_started_ns = o.agent_started_ns;
+      delta.clock_offset_ns = o.clock_offset_ns;
       for (flow_record f : r.flows) {
-        f.start_ns = e.clock.to_controller(f.start_ns) - st->t0;
-        if (f.end_ns >= 0) f.end_ns = e.clock.to_controller(f.end_ns) - st->t0;
+        f.start_ns = map.to_controller(f.start_ns) - st->t0;
+        if (f.end_ns >= 0) f.end_ns = map.to_controller(f.end_ns) - st->t0;
         delta.flows.push_back(f);
       }
       for (counter_sample c : r.counters) {
-        c.t_ns = e.clock.to_controller(c.t_ns) - st->t0;
+        c.t_ns = map.to_controller(c.t_ns) - st->t0;
         delta.counters.push_back(c);
       }
       if (!r.error.empty()) o.error = r.error;
@@ -115,7 +125,14 @@ asio::awaitable<result<jobs_result>> controller::impl::co_run_jobs(std::vector<j
   }
   loss_listeners_.erase(listener);
   for (auto id : job_ids) job_listeners_.erase(id);
-  co_return jobs_result{st->t0, std::move(st->outcomes)};
+  co_return jobs_result{st->t0, std::move(st->outcomes), std::move(*clock)};
+}
+
+std::optional<run_clock> controller::clock_of_run(std::int64_t run) const {
+  std::lock_guard lock(impl_->run_clocks_mutex_);
+  auto it = impl_->run_clocks_.find(run);
+  if (it == impl_->run_clocks_.end()) return std::nullopt;
+  return it->second;
 }
 
 result<jobs_result> controller::run_jobs(std::vector<job_plan> plans, std::chrono::milliseconds timeout,

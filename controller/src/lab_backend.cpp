@@ -101,12 +101,15 @@ result<experiments::experiment_result> run_lab(const experiments::experiment_spe
     run_records rec = std::move(ran->records);
     rec.backend = "lab";
     rec.lost_hosts = ran->lost_hosts;
-    // Each host's start is in its own clock, mapped onto the controller's: the mapping's
-    // uncertainty adds to the skew the offsets show.
+    // Each host's start is in its own clock, mapped onto the controller's through the run's
+    // clock (host clocks or the estimate): its uncertainty adds to the skew the offsets show.
     std::int64_t clock_uncertainty_ns = 0;
-    for (const auto& a : lab.registry.agents())
-      if (std::find(names.begin(), names.end(), a.name) != names.end())
-        clock_uncertainty_ns = std::max(clock_uncertainty_ns, static_cast<std::int64_t>(a.clock_uncertainty_ns));
+    if (auto clock = lab.registry.clock_of_run(run)) {
+      clock_uncertainty_ns = static_cast<std::int64_t>(clock->uncertainty_ns);
+      rec.start_clock = clock->source;
+      rec.start_clock_uncertainty_ns = clock_uncertainty_ns;
+      if (!clock->reason.empty()) lab.log("run " + std::to_string(run) + ": rocelab's clock estimate (" + clock->reason + ")");
+    }
     if (auto skew = experiments::start_skew_violation(rec, spec.timing.max_start_skew_ns, clock_uncertainty_ns);
         !skew.empty())
       rec.degraded.push_back(std::move(skew));

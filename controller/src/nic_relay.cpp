@@ -94,6 +94,7 @@ result<std::unique_ptr<traffic::soft_nic::nic_links>> controller::impl::open_age
     std::vector<std::shared_ptr<agent_entry>> entries;
     std::vector<std::uint64_t> jobs;
     std::uint64_t listener = 0;
+    std::shared_ptr<const run_clock> clock;
   };
   auto st = run_on<result<started>>(io_, [&]() -> asio::awaitable<result<started>> {
     started out;
@@ -105,6 +106,15 @@ result<std::unique_ptr<traffic::soft_nic::nic_links>> controller::impl::open_age
       out.entries.push_back(it->second);
       host_of[hosts[i].name] = i;
     }
+    // One mapping for the run's NICs, from their start to their last line (run_clock.hpp).
+    auto chosen = choose_clock(out.entries);
+    if (!chosen) co_return chosen.error();
+    out.clock = std::make_shared<const run_clock>(std::move(*chosen));
+    {
+      std::lock_guard lock(run_clocks_mutex_);
+      run_clocks_[run] = *out.clock;
+    }
+    auto clock = out.clock;
     out.listener = ++next_listener_;
     loss_listeners_[out.listener] = [relay, host_of](const std::string& agent, const std::string& why) {
       if (auto it = host_of.find(agent); it != host_of.end()) relay->end(it->second, "agent " + agent + " lost: " + why);
@@ -116,7 +126,7 @@ result<std::unique_ptr<traffic::soft_nic::nic_links>> controller::impl::open_age
       j.job = id;
       j.run = run;
       j.kind = kind;
-      j.start_at_ns = out.entries[i]->clock.to_agent(monotonic_ns());
+      j.start_at_ns = clock->agents[i].to_agent(monotonic_ns());
       j.host = i;
       j.timeout_ms = job_timeout.count();
       for (const auto& h : hosts) j.hosts.push_back(h.name);
@@ -125,7 +135,7 @@ result<std::unique_ptr<traffic::soft_nic::nic_links>> controller::impl::open_age
         if (r.done) relay->end(i, r.error.empty() ? "" : "agent " + e.name + ": " + r.error);
       };
       // The NIC's times are in the agent's clock; the fleet's are the controller's.
-      nic_listeners_[id] = [relay, i, ex](agent_entry& e, const nic_event& ev) {
+      nic_listeners_[id] = [relay, i, ex, clock](agent_entry&, const nic_event& ev) {
         for (const auto& line : ev.lines) {
           auto j = nlohmann::json::parse(line, nullptr, false);
           if (!j.is_object()) continue;
@@ -142,7 +152,7 @@ result<std::unique_ptr<traffic::soft_nic::nic_links>> controller::impl::open_age
             }
             continue;
           }
-          traffic::soft_nic::map_event_times(j, [&e](std::int64_t t) { return e.clock.to_controller(t); });
+          traffic::soft_nic::map_event_times(j, [&](std::int64_t t) { return clock->agents[i].to_controller(t); });
           relay->push(i, j.dump());
         }
       };
@@ -158,11 +168,11 @@ result<std::unique_ptr<traffic::soft_nic::nic_links>> controller::impl::open_age
   }
   auto entries = st->entries;
   auto jobs = st->jobs;
-  auto send_line = [this, entries, jobs](std::uint32_t h, std::string line) {
-    asio::post(io_, [e = entries[h], id = jobs[h], line = std::move(line)]() mutable {
+  auto send_line = [this, entries, jobs, clock = st->clock](std::uint32_t h, std::string line) {
+    asio::post(io_, [e = entries[h], id = jobs[h], map = clock->agents[h], line = std::move(line)]() mutable {
       if (!e->alive) return;
       // An armed post's instant is on the controller's clock; its NIC holds it on the agent's.
-      line = traffic::soft_nic::map_command_times(line, [&e](std::int64_t t) { return e->clock.to_agent(t); });
+      line = traffic::soft_nic::map_command_times(line, [&map](std::int64_t t) { return map.to_agent(t); });
       e->conn->send(nic_command{id, {line}});
     });
   };

@@ -32,6 +32,11 @@ agent_view view_of(const agent_entry& e) {
     v.clock_uncertainty_ns = est->uncertainty_ns;
     v.clock_samples = est->samples;
   }
+  if (e.host) {
+    v.host_clock_source = e.host->source;
+    v.host_clock_error_bound_ns = e.host->error_bound_ns;
+    v.host_clock_detail = e.host->detail;
+  }
   return v;
 }
 
@@ -75,7 +80,13 @@ asio::awaitable<void> controller::impl::agent_session(std::shared_ptr<connection
 asio::awaitable<void> controller::impl::prober(std::shared_ptr<agent_entry> e) {
   asio::steady_timer t(io_);
   for (std::size_t n = 0; e->alive && e->conn->is_open(); ++n) {
-    e->conn->send(clock_probe{++e->probe_seq, monotonic_ns()});
+    // Ahead of queued frames once the agent has answered one probe (so it has read its
+    // welcome, which must come first); the first goes in order behind the welcome.
+    const clock_probe probe{++e->probe_seq, monotonic_ns()};
+    if (e->clock.estimate())
+      e->conn->send_first(probe);
+    else
+      e->conn->send(probe);
     t.expires_after(n < probe_burst ? std::chrono::duration_cast<std::chrono::nanoseconds>(probe_burst_gap)
                                     : std::chrono::duration_cast<std::chrono::nanoseconds>(options_.heartbeat_interval));
     co_await t.async_wait(nothrow);
@@ -86,6 +97,18 @@ void controller::impl::on_agent_message(agent_entry& e, const message& m) {
   if (auto* r = std::get_if<clock_reply>(&m)) {
     // t4 is taken here, before any other work on the reply.
     (void)e.clock.add(r->t1_ns, r->t2_ns, r->t3_ns, monotonic_ns());
+    if (r->host_clock) {
+      // Both hosts' realtime clocks agree (to their bounds): agent clock - controller clock
+      // = (realtime - controller clock) - (realtime - agent clock).
+      host_offset h;
+      h.source = r->host_clock->source;
+      h.offset_ns = static_cast<double>(agents::clock::realtime_minus_monotonic_ns() - r->host_clock->realtime_minus_clock_ns);
+      h.error_bound_ns = static_cast<double>(r->host_clock->error_bound_ns);
+      h.detail = r->host_clock->detail;
+      e.host = std::move(h);
+    } else {
+      e.host.reset();
+    }
   } else if (std::holds_alternative<heartbeat>(m)) {
   } else if (auto* a = std::get_if<settings_applied>(&m)) {
     resolve(e, a->request, m);
@@ -113,6 +136,13 @@ bool controller::impl::resolve(agent_entry& e, std::uint64_t request, const mess
   e.pending.erase(it);
   done(m);
   return true;
+}
+
+result<run_clock> controller::impl::choose_clock(const std::vector<std::shared_ptr<agent_entry>>& entries) const {
+  std::vector<agent_clock_inputs> in;
+  for (const auto& e : entries) in.push_back({e->name, e->clock.estimate(), e->host});
+  const agents::clock::clock_source own = host_clock_->current();
+  return choose_run_clock(in, {own.synchronised(), static_cast<double>(own.error_bound_ns), own.detail});
 }
 
 std::vector<agent_view> controller::impl::agents() {

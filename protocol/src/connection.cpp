@@ -108,7 +108,11 @@ asio::awaitable<result<message>> connection::read(std::chrono::milliseconds time
   co_return std::move(*m);
 }
 
-bool connection::send(const message& m) {
+bool connection::send(const message& m) { return enqueue(m, queue_); }
+
+bool connection::send_first(const message& m) { return enqueue(m, first_); }
+
+bool connection::enqueue(const message& m, std::deque<std::vector<std::uint8_t>>& into) {
   if (!open_) return false;
   auto frame = encode(m);
   if (!frame) return false;
@@ -117,7 +121,7 @@ bool connection::send(const message& m) {
     return false;
   }
   queued_bytes_ += frame->size();
-  queue_.push_back(std::move(*frame));
+  into.push_back(std::move(*frame));
   wake_.cancel_one();
   return true;
 }
@@ -130,18 +134,20 @@ void connection::start_writer() {
 
 asio::awaitable<void> connection::writer() {
   while (open_) {
-    if (queue_.empty()) {
+    if (queue_.empty() && first_.empty()) {
       co_await wake_.async_wait(nothrow);
       continue;
     }
-    // A frame stays at the front until written: the buffer must live across the write.
-    auto [ec, n] = co_await asio::async_write(stream_, asio::buffer(queue_.front()), nothrow);
+    // A frame stays at the front of its queue until written: the buffer must live across
+    // the write (a deque's push_back keeps references to its elements valid).
+    auto& from = first_.empty() ? queue_ : first_;
+    auto [ec, n] = co_await asio::async_write(stream_, asio::buffer(from.front()), nothrow);
     if (ec) {
       close();
       co_return;
     }
-    queued_bytes_ -= queue_.front().size();
-    queue_.pop_front();
+    queued_bytes_ -= from.front().size();
+    from.pop_front();
   }
 }
 

@@ -345,7 +345,13 @@ struct body_encoder {
   json operator()(const heartbeat& m) const { return {{"seq", m.seq}}; }
   json operator()(const clock_probe& m) const { return {{"seq", m.seq}, {"t1_ns", m.t1_ns}}; }
   json operator()(const clock_reply& m) const {
-    return {{"seq", m.seq}, {"t1_ns", m.t1_ns}, {"t2_ns", m.t2_ns}, {"t3_ns", m.t3_ns}};
+    json j = {{"seq", m.seq}, {"t1_ns", m.t1_ns}, {"t2_ns", m.t2_ns}, {"t3_ns", m.t3_ns}};
+    if (m.host_clock)
+      j["host_clock"] = {{"source", m.host_clock->source},
+                         {"error_bound_ns", m.host_clock->error_bound_ns},
+                         {"realtime_minus_clock_ns", m.host_clock->realtime_minus_clock_ns},
+                         {"detail", m.host_clock->detail}};
+    return j;
   }
   json operator()(const apply_settings& m) const {
     return {{"request", m.request}, {"driver", m.driver}, {"settings", settings_json(m.settings)}};
@@ -461,7 +467,19 @@ result<message> decode_json(message_type type, const json& body) {
       r.get("t1_ns", m.t1_ns);
       r.get("t2_ns", m.t2_ns);
       r.get("t3_ns", m.t3_ns);
-      out = m;
+      if (r.ok() && body.contains("host_clock"))
+        r.get_object("host_clock", [&m](field_reader& h) {
+          host_clock_reading x;
+          h.get("source", x.source);
+          h.get("error_bound_ns", x.error_bound_ns);
+          h.get("realtime_minus_clock_ns", x.realtime_minus_clock_ns);
+          h.get("detail", x.detail);
+          if (h.ok() && x.source != "none" && x.source != "ptp" && x.source != "ntp")
+            h.fail("source", "unknown value '" + x.source + "'");
+          if (h.ok() && x.error_bound_ns < 0) h.fail("error_bound_ns", "must not be negative");
+          m.host_clock = std::move(x);
+        });
+      out = std::move(m);
       break;
     }
     case message_type::apply_settings: {

@@ -117,7 +117,8 @@ class agent_pool {
   std::shared_ptr<agents::agent::agent> add(const std::string& controller, const std::string& name,
                                             std::int64_t clock_offset_ns = 0, std::string token = test_token,
                                             std::chrono::milliseconds deadman = std::chrono::milliseconds(5000),
-                                            std::string sysfs_root = {}) {
+                                            std::string sysfs_root = {},
+                                            std::shared_ptr<const agents::clock::host_clock_monitor> host_clock = {}) {
     agents::agent::agent_options o;
     o.controller = controller;
     o.name = name;
@@ -125,7 +126,9 @@ class agent_pool {
     o.deadman = deadman;
     o.reconnect_interval = std::chrono::milliseconds(50);
     o.clock.offset_ns = clock_offset_ns;
-    o.log = false;
+    o.log = std::getenv("ROCELAB_TEST_LOG") != nullptr;
+    o.gate = gate_;  // one wake-up at T0 for the pool (start_gate.hpp)
+    o.host_clock = host_clock ? std::move(host_clock) : host_clock_;
     if (!sysfs_root.empty()) o.sysfs_root = std::move(sysfs_root);
     auto a = agents::agent::agent::make(o);
     if (!a) return nullptr;
@@ -140,6 +143,8 @@ class agent_pool {
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   std::thread thread_;
+  std::shared_ptr<agents::agent::start_gate> gate_ = std::make_shared<agents::agent::start_gate>();
+  std::shared_ptr<const agents::clock::host_clock_monitor> host_clock_ = agents::clock::host_clock_monitor::of_this_host();
   std::vector<std::shared_ptr<agents::agent::agent>> agents_;
 };
 

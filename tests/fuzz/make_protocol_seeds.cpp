@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
                          welcome{"s", 250, 5000},
                          heartbeat{1},
                          clock_probe{1, 100},
-                         clock_reply{1, 100, 200, 300},
+                         clock_reply{1, 100, 200, 300, {}},
                          apply_settings{1, "mlx5", {{"eth0", "roce_np/min_time_between_cnps", "4"}}},
                          settings_applied{1, {{"eth0", "roce_rp/rpg_time_reset", "300"}}},
                          job,

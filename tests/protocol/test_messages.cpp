@@ -50,10 +50,17 @@ TEST(protocol, every_message_round_trips) {
   auto w = round_trip(welcome{"s-1", 250, 3000});
   EXPECT_EQ(w.deadman_ms, 3000);
 
-  auto c = round_trip(clock_reply{9, -5, std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min()});
+  auto c = round_trip(clock_reply{9, -5, std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min(), {}});
   EXPECT_EQ(c.t1_ns, -5);
   EXPECT_EQ(c.t2_ns, std::numeric_limits<std::int64_t>::max());
   EXPECT_EQ(c.t3_ns, std::numeric_limits<std::int64_t>::min());
+  EXPECT_FALSE(c.host_clock) << "a reply without a host clock stays without one";
+  auto ch = round_trip(clock_reply{1, 2, 3, 4, host_clock_reading{"ptp", 1310, -1'700'000'000'123'456'789, "ptp4l: gm"}});
+  ASSERT_TRUE(ch.host_clock);
+  EXPECT_EQ(ch.host_clock->source, "ptp");
+  EXPECT_EQ(ch.host_clock->error_bound_ns, 1310);
+  EXPECT_EQ(ch.host_clock->realtime_minus_clock_ns, -1'700'000'000'123'456'789);
+  EXPECT_EQ(ch.host_clock->detail, "ptp4l: gm");
 
   auto a = round_trip(apply_settings{3, "files", {{"eth0", "roce_np/min_time_between_cnps", "4"}}});
   ASSERT_EQ(a.settings.size(), 1u);
@@ -295,7 +302,7 @@ INSTANTIATE_TEST_SUITE_P(
     cases, protocol_rejects,
     ::testing::Values(
         rejection_case{"short_header", {0, 0, 0}, "3 of 8 bytes"},
-        rejection_case{"other_version", frame_of(protocol_version + 1, hb, "{\"seq\":1}"), "protocol version 5"},
+        rejection_case{"other_version", frame_of(protocol_version + 1, hb, "{\"seq\":1}"), "protocol version 6"},
         rejection_case{"unknown_type", frame_of(protocol_version, 999, "{}"), "unknown message type 999"},
         rejection_case{"empty_body", frame_of(protocol_version, hb, ""), "empty body"},
         rejection_case{"oversize", frame_of(protocol_version, hb, "", std::int64_t{max_body_bytes} + 1), "exceeds the limit"},
@@ -307,6 +314,16 @@ INSTANTIATE_TEST_SUITE_P(
         rejection_case{"missing_field", frame_of(protocol_version, cr, "{\"seq\":1,\"t1_ns\":1,\"t2_ns\":2}"), "field t3_ns: missing"},
         rejection_case{"wrong_type", frame_of(protocol_version, cr, "{\"seq\":1,\"t1_ns\":1,\"t2_ns\":\"2\",\"t3_ns\":3}"),
                        "field t2_ns: expected an integer"},
+        rejection_case{"host_clock_unknown_source",
+                       frame_of(protocol_version, cr,
+                                "{\"seq\":1,\"t1_ns\":1,\"t2_ns\":2,\"t3_ns\":3,\"host_clock\":{\"source\":\"gps\","
+                                "\"error_bound_ns\":1,\"realtime_minus_clock_ns\":0,\"detail\":\"\"}}"),
+                       "field host_clock: field source: unknown value 'gps'"},
+        rejection_case{"host_clock_missing_bound",
+                       frame_of(protocol_version, cr,
+                                "{\"seq\":1,\"t1_ns\":1,\"t2_ns\":2,\"t3_ns\":3,\"host_clock\":{\"source\":\"ntp\","
+                                "\"realtime_minus_clock_ns\":0,\"detail\":\"\"}}"),
+                       "field error_bound_ns: missing"},
         rejection_case{"negative_unsigned", frame_of(protocol_version, hb, "{\"seq\":-1}"), "must not be negative"},
         rejection_case{"unknown_field", frame_of(protocol_version, hb, "{\"seq\":1,\"cmd\":\"rm -rf /\"}"), "field cmd: unknown field"},
         rejection_case{"bad_enum", frame_of(protocol_version, hl, "{\"role\":\"root\",\"name\":\"x\",\"transports\":[],\"pid\":1}"),

@@ -26,6 +26,8 @@ result<std::shared_ptr<agent>> agent::make(agent_options options) {
   if (options.name.empty()) return status(error_code::invalid_argument, "agent: a name is required");
   if (options.deadman.count() <= 0) return status(error_code::invalid_argument, "agent: dead-man time must be positive");
   auto tls = protocol::tls_context::make(protocol::tls_role::client, options.token);
+  if (!options.gate) options.gate = std::make_shared<start_gate>();
+  if (!options.host_clock) options.host_clock = clock::host_clock_monitor::of_this_host();
   if (!tls) return tls.error().with_context("agent " + options.name);
   return std::shared_ptr<agent>(new agent(std::move(options), std::move(*tls)));
 }
@@ -175,9 +177,15 @@ void agent::handle(const std::shared_ptr<protocol::connection>& conn, const prot
         if constexpr (std::is_same_v<T, protocol::heartbeat>) {
           // Liveness only (last_heard_ns_ is already updated).
         } else if constexpr (std::is_same_v<T, protocol::clock_probe>) {
-          protocol::clock_reply r{x.seq, x.t1_ns, options_.clock.now_ns(), 0};
+          protocol::clock_reply r{x.seq, x.t1_ns, options_.clock.now_ns(), 0, {}};
+          if (options_.host_clock) {
+            const clock::clock_source src = options_.host_clock->current();
+            r.host_clock = protocol::host_clock_reading{clock::to_string(src.kind), src.error_bound_ns,
+                                                        clock::realtime_minus_monotonic_ns() - options_.clock.offset_ns,
+                                                        src.detail};
+          }
           r.t3_ns = options_.clock.now_ns();
-          conn->send(r);
+          conn->send_first(r);
           std::lock_guard lock(stats_mutex_);
           ++stats_.probes_answered;
         } else if constexpr (std::is_same_v<T, protocol::apply_settings>) {
@@ -236,6 +244,7 @@ void agent::start_job(const std::shared_ptr<protocol::connection>& conn, const p
   job_context context;
   context.executor = executor_;
   context.clock = options_.clock;
+  context.gate = options_.gate;
   context.rocelab_binary = options_.rocelab_binary.empty() ? std::string("/proc/self/exe") : options_.rocelab_binary;
   context.netns = options_.netns;
   context.log_dir = options_.log_dir;

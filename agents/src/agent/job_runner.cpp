@@ -3,7 +3,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "soft_job.hpp"
@@ -17,40 +17,52 @@ namespace rocelab::agents::agent {
 
 namespace {
 
-// Waits for the agreed instant and reports when it actually started: the scale bench and
-// the clock tests measure start skew with it.
+// Waits for the agreed instant on the agent's start gate and reports when it actually
+// started: the scale bench and the clock tests measure start skew with it. After the
+// instant the gate's thread only reads the clock and posts; the report is built and sent
+// on the executor.
 class timer_job final : public agent::job, public std::enable_shared_from_this<timer_job> {
  public:
-  timer_job(asio::any_io_executor ex, protocol::start_job spec, protocol::clock_source clock, job_report_fn report)
-      : timer_(ex), spec_(std::move(spec)), clock_(clock), report_(std::move(report)) {}
+  timer_job(asio::any_io_executor ex, protocol::start_job spec, protocol::clock_source clock,
+            std::shared_ptr<start_gate> gate, job_report_fn report)
+      : executor_(std::move(ex)), spec_(std::move(spec)), clock_(clock), gate_(std::move(gate)), report_(std::move(report)) {}
 
   void start() override {
-    asio::co_spawn(timer_.get_executor(), [self = shared_from_this()] { return self->run(); }, asio::detached);
+    // The instant in CLOCK_MONOTONIC: the agent's clock is CLOCK_MONOTONIC + offset_ns.
+    const std::int64_t at_monotonic_ns = spec_.start_at_ns - clock_.offset_ns;
+    armed_ = gate_->arm(at_monotonic_ns, [weak = weak_from_this(), ex = executor_](std::int64_t fired_ns) {
+      asio::post(ex, [weak, fired_ns] {
+        if (auto self = weak.lock()) self->fired(fired_ns);
+      });
+    });
   }
+  // The report goes out from the executor, not from inside the caller (which may be
+  // walking the agent's job map).
   void cancel() override {
-    cancelled_ = true;
-    timer_.cancel();
+    gate_->cancel(armed_);
+    asio::post(executor_, [self = shared_from_this()] { self->finish(0, "stopped before its start instant"); });
   }
 
  private:
-  asio::awaitable<void> run() {
-    const std::int64_t wait_ns = spec_.start_at_ns - clock_.now_ns();
-    if (wait_ns > 0) {
-      timer_.expires_after(std::chrono::nanoseconds(wait_ns));
-      co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
-    }
+  void fired(std::int64_t fired_monotonic_ns) { finish(fired_monotonic_ns + clock_.offset_ns, {}); }
+
+  void finish(std::int64_t started_ns, std::string error) {
+    if (done_) return;
+    done_ = true;
     protocol::job_report r;
-    r.started_ns = clock_.now_ns();
+    r.started_ns = started_ns;
     r.done = true;
-    if (cancelled_) r.error = "stopped before its start instant";
+    r.error = std::move(error);
     report_(std::move(r));
   }
 
-  asio::steady_timer timer_;
+  asio::any_io_executor executor_;
   protocol::start_job spec_;
   protocol::clock_source clock_;
+  std::shared_ptr<start_gate> gate_;
   job_report_fn report_;
-  bool cancelled_ = false;
+  std::uint64_t armed_ = 0;
+  bool done_ = false;
 };
 
 }  // namespace
@@ -68,7 +80,7 @@ result<std::shared_ptr<agent::job>> make_job(const protocol::start_job& spec, jo
   switch (spec.kind) {
     case protocol::job_kind::timer:
       return std::shared_ptr<agent::job>(
-          std::make_shared<timer_job>(context.executor, spec, context.clock, std::move(context.report)));
+          std::make_shared<timer_job>(context.executor, spec, context.clock, context.gate, std::move(context.report)));
     case protocol::job_kind::soft:
       return make_soft_job(spec, std::move(context));
     case protocol::job_kind::verbs:

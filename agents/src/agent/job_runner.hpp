@@ -22,6 +22,7 @@ using job_event_fn = std::function<void(std::vector<std::string>)>;
 struct job_context {
   asio::any_io_executor executor;
   protocol::clock_source clock;
+  std::shared_ptr<start_gate> gate;  // armed starts wait here
   std::string rocelab_binary;  // runs `nic-run`
   std::string netns;           // soft NICs run here; empty: the agent's own namespace
   std::string log_dir;         // the NIC's stderr: <log_dir>/nic-<agent>-<job>.log; empty: none

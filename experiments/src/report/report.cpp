@@ -562,6 +562,9 @@ std::string report_html(const run_analysis& a, const report_options& o) {
   if (!a.records.start_offsets_ns.empty())
     summary.rows.push_back({"start skew", time(start_skew_ns(a.records.start_offsets_ns)) + " (from the " +
                                               (a.records.start_source.empty() ? "nic" : a.records.start_source) + ")"});
+  if (!a.records.start_clock.empty())
+    summary.rows.push_back({"start clock", a.records.start_clock + ", uncertainty " +
+                                               time(static_cast<double>(a.records.start_clock_uncertainty_ns))});
   for (const auto& d : a.records.degraded) summary.rows.push_back({"degraded", d});
   out += "<h2 id=\"summary\">Summary</h2><p>" + svg::escape(summary_sentence(a)) + "</p>" +
          html_table(summary, "table-summary");

@@ -60,6 +60,10 @@ nlohmann::ordered_json summary_object(const run_summary& s) {
     j["start_offsets_ns"] = s.start_offsets_ns;
     j["start_source"] = s.start_source;
   }
+  if (!s.start_clock.empty()) {
+    j["start_clock"] = s.start_clock;
+    j["start_clock_uncertainty_ns"] = s.start_clock_uncertainty_ns;
+  }
   if (!s.degraded.empty()) {
     j["degraded"] = true;
     j["degraded_reasons"] = s.degraded;
@@ -120,6 +124,10 @@ run_summary summarize(const std::vector<const run_records*>& runs, const std::ve
     if (s.start_offsets_ns.empty() && !r->start_offsets_ns.empty()) {
       s.start_offsets_ns = r->start_offsets_ns;
       s.start_source = r->start_source;
+    }
+    if (!r->start_clock.empty()) {
+      if (s.start_clock.empty()) s.start_clock = r->start_clock;
+      s.start_clock_uncertainty_ns = std::max(s.start_clock_uncertainty_ns, r->start_clock_uncertainty_ns);
     }
     if (r->capture) {
       if (!s.capture) {
@@ -211,6 +219,8 @@ run_summary summary_from(const nlohmann::json& j) {
     s.start_offsets_ns = j["start_offsets_ns"].get<std::map<std::string, std::int64_t>>();
     s.start_source = j.value("start_source", std::string());
   }
+  s.start_clock = j.value("start_clock", std::string());
+  s.start_clock_uncertainty_ns = j.value("start_clock_uncertainty_ns", std::int64_t{0});
   if (j.contains("allreduce")) {
     const auto& a = j["allreduce"];
     allreduce_stats x;

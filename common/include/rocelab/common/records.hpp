@@ -186,6 +186,12 @@ struct run_records {
   // twin, whose messages start exactly on schedule.
   std::map<std::string, std::int64_t> start_offsets_ns;
   std::string start_source;
+  // The clock the senders' starts were agreed and measured on, across hosts (a lab run's
+  // agents, protocol/run_clock.hpp): "ptp", "ntp" (chrony or ntpd), "ntp+ptp", or
+  // "estimate" (rocelab's own probes); empty where one host's clock serves everyone. Its
+  // uncertainty is what the start skew may be off by (the largest agent's bound).
+  std::string start_clock;
+  std::int64_t start_clock_uncertainty_ns = 0;
 };
 
 }  // namespace rocelab

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "rocelab/agents/clock/host_clock_reader.hpp"
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
 #include "rocelab/controller/agent_launcher.hpp"
@@ -46,6 +47,7 @@
 #include "rocelab/experiments/run/runner.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/protocol/messages.hpp"
+#include "rocelab/protocol/run_clock.hpp"
 
 namespace rocelab::controller {
 
@@ -69,6 +71,10 @@ struct controller_options {
   // Starts agents in this process for a virtual-lab run's hosts that have none; empty:
   // such a run fails, naming the hosts without an agent.
   std::shared_ptr<agent_launcher> launcher;
+  // This host's clock source: with it synchronised and every agent's host too, runs map
+  // the agents through the host clocks (protocol/run_clock.hpp). Empty: this host's, read
+  // by host_clock_monitor::of_this_host().
+  std::shared_ptr<const agents::clock::host_clock_monitor> host_clock;
 };
 
 inline constexpr std::uint32_t max_hello_bytes = 64u << 10;
@@ -82,6 +88,11 @@ struct agent_view {
   double clock_uncertainty_ns = 0;
   std::size_t clock_samples = 0;
   std::int64_t registered_ns = 0;  // controller clock
+  // What the agent's host reported of its clock with its latest probe answer: "ptp",
+  // "ntp", "none", or empty when it reports nothing; its error bound and detail.
+  std::string host_clock_source;
+  double host_clock_error_bound_ns = 0;
+  std::string host_clock_detail;
 };
 
 // One agent's part in run_jobs.
@@ -96,6 +107,8 @@ struct job_outcome {
   bool lost = false;            // the agent was lost before it
   std::string error;
   std::int64_t started_ns = 0;  // controller clock, mapped through the agent's offset
+  std::int64_t agent_started_ns = 0;  // the same instant as the agent reported it (its clock)
+  double clock_offset_ns = 0;   // the run's offset for this agent (agent - controller)
   std::vector<flow_record> flows;         // times relative to T0, on the controller's timeline
   std::vector<counter_sample> counters;
 };
@@ -103,6 +116,7 @@ struct job_outcome {
 struct jobs_result {
   std::int64_t t0_ns = 0;  // the agreed start instant, controller clock
   std::vector<job_outcome> outcomes;
+  protocol::run_clock clock;  // how the agents were mapped (run_clock.hpp)
 };
 
 struct run_request {
@@ -187,6 +201,10 @@ class controller {
   // final report arrived, it was lost, or `timeout` passed (then stop_job is sent and the
   // lost/late ones are marked lost). `on_report` sees each report as it arrives (on the io
   // thread; keep it short), e.g. to append it to the store.
+  // The clock a run's agents were mapped through when its jobs started (the lab backend's
+  // NIC jobs); none before that.
+  [[nodiscard]] std::optional<protocol::run_clock> clock_of_run(std::int64_t run) const;
+
   [[nodiscard]] result<jobs_result> run_jobs(std::vector<job_plan> plans, std::chrono::milliseconds timeout,
                                              const std::function<void(const job_outcome&)>& on_report = {});
 

@@ -51,6 +51,10 @@ class connection : public std::enable_shared_from_this<connection> {
   // message cannot be encoded; false and the connection closed when the queue would pass
   // max_queued_bytes.
   bool send(const message& m);
+  // As send(), but the frame goes out ahead of every frame queued by send() (after the one
+  // being written, and after earlier send_first frames): clock probes and their replies,
+  // whose timestamps would otherwise include the queue's wait.
+  bool send_first(const message& m);
   // Starts the writer coroutine (call once, after the handshake).
   void start_writer();
   // Closes the socket (idempotent); pending reads and the writer end.
@@ -59,14 +63,16 @@ class connection : public std::enable_shared_from_this<connection> {
   // Safe from any thread: a client's run thread polls it to notice the client has gone.
   [[nodiscard]] bool is_open() const noexcept { return open_.load(std::memory_order_acquire); }
   [[nodiscard]] const std::string& peer() const noexcept { return peer_; }
-  [[nodiscard]] std::size_t queued_frames() const noexcept { return queue_.size(); }
+  [[nodiscard]] std::size_t queued_frames() const noexcept { return queue_.size() + first_.size(); }
 
  private:
   asio::awaitable<void> writer();
+  bool enqueue(const message& m, std::deque<std::vector<std::uint8_t>>& into);
 
   tls_stream stream_;
   asio::steady_timer wake_;
   std::deque<std::vector<std::uint8_t>> queue_;
+  std::deque<std::vector<std::uint8_t>> first_;  // send_first frames, written before queue_'s
   std::size_t queued_bytes_ = 0;
   std::string peer_;
   std::atomic<bool> open_{true};

@@ -23,6 +23,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,7 +38,8 @@ namespace rocelab::protocol {
 // 2: nic_command / nic_event (the soft NIC's lines relayed through the agent).
 // 3: submit_run carries the client's submission id and whether it is a retry.
 // 4: workers: register_worker, trial_assignment, trial_result (sweeps run on workers).
-inline constexpr std::uint16_t protocol_version = 4;
+// 5: clock_reply may carry the agent's host clock (host_clock_reading).
+inline constexpr std::uint16_t protocol_version = 5;
 inline constexpr std::size_t frame_header_bytes = 8;
 inline constexpr std::uint32_t max_body_bytes = 4u << 20;
 // Flow records an agent reports per job_report frame (keeps each frame far below the limit).
@@ -102,11 +104,23 @@ struct clock_probe {
   std::int64_t t1_ns = 0;
 };
 
+// The agent host's synchronised clock (agents/clock/clock_source.hpp) read with t3: its
+// source ("ptp" | "ntp" | "none"), error bound, and CLOCK_REALTIME minus the agent's clock
+// (t3's clock), so a controller whose host is synchronised too maps the agent's clock
+// through the two hosts' realtime clocks.
+struct host_clock_reading {
+  std::string source = "none";
+  std::int64_t error_bound_ns = 0;
+  std::int64_t realtime_minus_clock_ns = 0;
+  std::string detail;
+};
+
 struct clock_reply {
   std::uint64_t seq = 0;
   std::int64_t t1_ns = 0;
   std::int64_t t2_ns = 0;
   std::int64_t t3_ns = 0;
+  std::optional<host_clock_reading> host_clock;  // optional field "host_clock"
 };
 
 // A NIC setting by the mlx5 knob name (or a soft NIC field) and its value as text.

@@ -1,7 +1,8 @@
 #pragma once
 // The agent daemon (`rocelab agent`): one per lab host. It connects to the
 // controller over TLS-PSK (protocol/security.hpp), says hello with its name, answers
-// heartbeats and clock probes (t2/t3 from its clock_source), and executes typed
+// heartbeats and clock probes (t2/t3 from its clock_source, ahead of every frame queued,
+// with its host's clock source when it has one), and executes typed
 // operations only: apply/restore NIC settings (settings_guard.hpp) and jobs
 // (start_job: timer, soft, verbs). It never runs a shell command.
 //
@@ -33,6 +34,8 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "rocelab/agents/agent/settings_guard.hpp"
+#include "rocelab/agents/agent/start_gate.hpp"
+#include "rocelab/agents/clock/host_clock_reader.hpp"
 #include "rocelab/common/result.hpp"
 #include "rocelab/protocol/connection.hpp"
 #include "rocelab/protocol/security.hpp"
@@ -55,6 +58,14 @@ struct agent_options {
   std::string rocelab_binary;  // runs `nic-run` for soft jobs; empty: /proc/self/exe
   std::string log_dir;         // soft NICs' stderr; empty: discarded
   bool log = true;  // one line per connection event on stderr
+  // Where armed jobs wait for their instant (start_gate.hpp); agents of one process may
+  // share one. Empty: the agent makes its own.
+  std::shared_ptr<start_gate> gate;
+  // This host's clock source (agents/clock/host_clock_reader.hpp), reported with every
+  // clock probe answered, so a controller can use synchronised host clocks instead of its
+  // own estimate. Agents of one process may share one. Empty: the agent reads this host's
+  // (host_clock_monitor::of_this_host()).
+  std::shared_ptr<const clock::host_clock_monitor> host_clock;
 };
 
 struct agent_stats {

@@ -71,6 +71,10 @@ struct run_summary {
   std::int64_t start_skew_ns = 0;
   std::map<std::string, std::int64_t> start_offsets_ns;
   std::string start_source;
+  // "start_clock" and "start_clock_uncertainty_ns" (run_records::start_clock) when a run
+  // measured its starts across hosts: the first such run's clock, the largest uncertainty.
+  std::string start_clock;
+  std::int64_t start_clock_uncertainty_ns = 0;
 };
 
 [[nodiscard]] flow_stats flow_statistics(std::span<const flow_record> flows);

@@ -1,0 +1,107 @@
+#include "rocelab/agents/agent/start_gate.hpp"
+
+#include <sys/prctl.h>
+#include <time.h>
+
+#include <cerrno>
+#include <chrono>
+#include <vector>
+
+#include "rocelab/common/monotonic_clock.hpp"
+
+namespace rocelab::agents::agent {
+
+namespace {
+
+// The condition variable wakes the thread this long before the wake-up below; the rest is
+// one clock_nanosleep, which a cancel cannot cut short (a cancelled start is dropped when
+// the sleep ends).
+constexpr std::int64_t final_sleep_ns = 2'000'000;
+// The sleep ends this long before the earliest instant, and the thread spins from there
+// to each instant within spin_window_ns of it: a woken thread on a busy machine runs
+// late by up to a scheduler tick, and one wake-up late for everyone (then spun to each
+// start in turn) spreads the starts far less than one late wake-up per start. Instants
+// of one T0 differ by the agents' offset estimates, well inside the window.
+constexpr std::int64_t early_wake_ns = 500'000;
+constexpr std::int64_t spin_window_ns = 10'000'000;
+
+void sleep_until_monotonic(std::int64_t at_ns) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(at_ns / 1'000'000'000);
+  ts.tv_nsec = static_cast<long>(at_ns % 1'000'000'000);
+  while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+}
+
+}  // namespace
+
+start_gate::start_gate() : thread_([this] { run(); }) {}
+
+start_gate::~start_gate() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+std::uint64_t start_gate::arm(std::int64_t at_monotonic_ns, fire_fn fire) {
+  std::uint64_t id = 0;
+  {
+    std::lock_guard lock(mutex_);
+    id = ++next_id_;
+    armed_.emplace(at_monotonic_ns, armed{id, std::move(fire)});
+  }
+  changed_.notify_all();
+  return id;
+}
+
+void start_gate::cancel(std::uint64_t id) {
+  std::lock_guard lock(mutex_);
+  for (auto it = armed_.begin(); it != armed_.end(); ++it)
+    if (it->second.id == id) {
+      armed_.erase(it);
+      return;
+    }
+}
+
+void start_gate::run() {
+  // The default slack (50 us) would let the kernel defer the wake-up by that much; this
+  // thread only ever sleeps to an instant.
+  (void)::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    if (armed_.empty()) {
+      changed_.wait(lock);
+      continue;
+    }
+    const std::int64_t next = armed_.begin()->first;
+    const std::int64_t now = monotonic_ns();
+    if (next - now > final_sleep_ns + early_wake_ns) {
+      const auto until =
+          std::chrono::steady_clock::now() + std::chrono::nanoseconds(next - now - final_sleep_ns - early_wake_ns);
+      changed_.wait_until(lock, until);
+      continue;  // re-read: a start may have been armed earlier, or cancelled
+    }
+    lock.unlock();
+    sleep_until_monotonic(next - early_wake_ns);
+    lock.lock();
+    // Everything due within the spin window fires in instant order; each spins to its
+    // instant, reads the clock and hands off.
+    std::vector<std::pair<std::int64_t, fire_fn>> due;
+    while (!armed_.empty() && armed_.begin()->first <= next + spin_window_ns) {
+      due.emplace_back(armed_.begin()->first, std::move(armed_.begin()->second.fire));
+      armed_.erase(armed_.begin());
+    }
+    lock.unlock();
+    for (auto& [at, fire] : due) {
+      std::int64_t t = monotonic_ns();
+      while (t < at) t = monotonic_ns();
+      fire(t);
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace rocelab::agents::agent
