@@ -16,6 +16,13 @@ engine::engine(const twin_config& cfg, workload& load) : cfg_(cfg), load_(load),
   cc_ = cfg.nic.dcqcn_enabled ? cfg.fabric.congestion : congestion_control_kind::none;
   cfg_.nic.dcqcn_enabled = cc_ != congestion_control_kind::none;  // data ECT, CNPs/BECNs honoured
   if (ib_) sizes_ = frame_sizes_for_ib(cfg.fabric.ib_grh);
+  uec_ = cfg.fabric.link == link_layer::uec;
+  if (uec_) {
+    // UEC: its own transport and congestion control (uec_transport.cpp); no DCQCN.
+    sizes_ = uec_frame_sizes();
+    cc_ = congestion_control_kind::none;
+    cfg_.nic.dcqcn_enabled = false;
+  }
   // IB CC: the destination returns a BECN for every FECN (annex A10.2.2), unspaced.
   if (cc_ == congestion_control_kind::ib_cc) dcqcn_.min_time_between_cnps_us = 0;
   if (compat_) {
@@ -100,6 +107,24 @@ switch_config engine::switch_config_for(const std::vector<std::int64_t>& rates, 
     sc.ports.push_back(pc);
   }
   if (ib_) return infiniband_switch_config(std::move(sc), vl_mask_, cfg_.fabric, ib_framing_bytes);
+  if (uec_) {
+    // Lossy Ethernet: no PFC; data queues trim (past the threshold, or where the buffer
+    // would drop them: an unreachable threshold leaves only the drop case) and the trim
+    // class, which also carries the transport's control packets, is strict priority.
+    const uec_config& u = cfg_.fabric.uec;
+    sc.lossless_priorities = 0;
+    sc.trim.header_bytes = u.trim_header_bytes;
+    sc.trim.priority = u.trim_priority;
+    for (auto& pc : sc.ports) {
+      pc.queues[u.trim_priority].dwrr_weight = 0;
+      pc.queues[u.trim_priority].ecn.enabled = false;
+      if (!u.trimming) continue;
+      for (int p = 0; p < num_priorities; ++p)
+        if (p != u.trim_priority)
+          pc.queues[static_cast<std::size_t>(p)].trim_threshold_bytes =
+              u.trim_threshold_bytes > 0 ? u.trim_threshold_bytes : std::numeric_limits<std::int64_t>::max() / 4;
+    }
+  }
   return sc;
 }
 
@@ -175,6 +200,7 @@ status engine::build() {
                                          (cfg_.nic.ack_priority >= 0 ? 1u << cfg_.nic.ack_priority : 0u));
   }
   ROCELAB_RETURN_IF_ERROR(build_switches());
+  if (uec_) uec_build();
 
   // Channels: every switch port's egress link, then every host's uplink.
   const std::uint32_t nsw = static_cast<std::uint32_t>(switches_.size());
