@@ -224,6 +224,24 @@ TEST(UecTwin, RcccKeepsAnIncastsQueueUnderItsCreditBudget) {
               static_cast<unsigned long long>(max_queue_bytes(*n, 0, 0, data_prio)));
 }
 
+// Credit-based link flow control (UEC CBFC) as a link option: the same incast that
+// trims above is lossless, held back by credit stalls instead.
+TEST(UecTwin, CreditFlowControlMakesTheIncastLosslessWithCreditStalls) {
+  twin_config c = incast_config(true);
+  c.fabric.uec.credit_flow_control = true;
+  c.fabric.ib_vl_buffer_bytes = 256 * 1024;
+  fixed_messages load(incast(16, 1 << 20));
+  auto r = run_twin(c, load);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_TRUE(all_completed(*r));
+  EXPECT_EQ(r->totals.drops, 0u);
+  EXPECT_EQ(r->totals.trims, 0u);
+  EXPECT_EQ(r->totals.retransmits, 0u);
+  EXPECT_EQ(r->totals.pfc_pause_frames, 0u);
+  EXPECT_GT(r->totals.paused_ns, 0) << "senders wait for credits";
+  EXPECT_LT(last_end_ns(*r), 420'000);
+}
+
 TEST(UecTwin, ValidateRejectsAUecFabricWithRoceCongestionControl) {
   twin_config c = uec_single_switch(4, 1 << 20);
   c.fabric.congestion = congestion_control_kind::dcqcn;

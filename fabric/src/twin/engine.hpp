@@ -367,6 +367,9 @@ class engine final : public twin_context {
   congestion_control_kind cc_ = congestion_control_kind::dcqcn;
   std::uint8_t vl_mask_ = 0;
   bool uec_ = false;        // fabric.link == uec: trimming switches, the UEC transport
+  // Credit-based link flow control on every link: InfiniBand's, or UEC's CBFC
+  // (fabric.uec.credit_flow_control), both with credit_flow_control's machinery.
+  bool credits_ = false;
   std::int64_t uec_rto_ns_ = 0, network_rtt_ns_ = 0;
   std::vector<std::unique_ptr<rccc_receiver>> rccc_rx_;  // per host, RCCC only
   std::vector<std::uint32_t> fecn_eligible_;  // IB CC: eligible packets since the last mark, per switch port

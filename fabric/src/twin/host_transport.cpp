@@ -106,7 +106,7 @@ void engine::nic_try(std::uint32_t h) {
     nic_schedule(h, ceil_div(hn.busy_until_ps, 1000));
     return;
   }
-  const std::uint8_t allowed = ib_                     ? hn.credits.allowed_mask()
+  const std::uint8_t allowed = credits_                ? hn.credits.allowed_mask()
                                : cfg_.nic.pfc_enabled ? hn.pause.allowed_mask(now_)
                                                       : std::uint8_t{0xff};
   packet p{};
@@ -127,7 +127,7 @@ void engine::nic_try(std::uint32_t h) {
     // Drop QPs with nothing left to send (they come back on a NAK or timeout).
     std::erase_if(hn.active, [&](std::uint32_t f) {
       flow_state& fl = flows_[f];
-      if ((fl.uec ? uec_has_data(fl) : fl.snd_nxt < fl.npkts) && !fl.done) return false;
+      if ((uec_ ? uec_has_data(fl) : fl.snd_nxt < fl.npkts) && !fl.done) return false;
       fl.in_active = false;
       return true;
     });
@@ -142,8 +142,9 @@ void engine::nic_try(std::uint32_t h) {
         pause_blocked = true;
         continue;
       }
-      if (fl.uec) {
-        // UEC: its window, credit and load balancer decide (uec_transport.cpp).
+      if (uec_) {
+        // UEC: its window, credit and load balancer decide (uec_transport.cpp); every
+        // flow of a UEC fabric is a UEC flow from its start.
         if (!uec_pick(f, p)) continue;
         hn.rr = idx + 1;
         sent_flow = f;
@@ -204,10 +205,10 @@ void engine::nic_try(std::uint32_t h) {
   hn.busy_until_ps = start_ps + frame;
   const std::int64_t end_ns = ceil_div(hn.busy_until_ps, 1000);
   push_wire(hn.channel, end_ns + channels_[hn.channel].delay_ns, p);
-  if (ib_) hn.credits.on_transmit(p.priority, p.size_bytes, now_);
+  if (credits_) hn.credits.on_transmit(p.priority, p.size_bytes, now_);
   hn.tx_bytes += p.size_bytes;
   ++hn.tx_packets;
-  if (type_of(p.cookie) == pkt_type::data && flows_[sent_flow].uec) {
+  if (type_of(p.cookie) == pkt_type::data && uec_) {
     uec_sent(sent_flow, p);
   } else if (type_of(p.cookie) == pkt_type::data) {
     flow_state& fl = flows_[sent_flow];
@@ -336,7 +337,7 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
 }
 
 void engine::on_rto(std::uint32_t fid) {
-  if (flows_[fid].uec) {
+  if (uec_) {
     uec_on_rto(fid);
     return;
   }

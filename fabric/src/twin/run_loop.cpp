@@ -86,8 +86,8 @@ run_records engine::run() {
   }
   out_.simulated_ns = now_;
   for (std::uint32_t k = 0; k < pauses_.size(); ++k) close_pause(k, std::min(now_, pauses_[k].until_ns));
-  if (ib_) {
-    // Credit stalls are InfiniBand's pauses: a VL of a port could not send for lack of
+  if (credits_) {
+    // Credit stalls are InfiniBand's (and UEC CBFC's) pauses: a VL of a port could not send for lack of
     // credits (PortXmitWait). Recorded like PFC pauses, at the stalled transmitter.
     auto add = [&](std::uint32_t device, std::uint32_t port, credit_sender& s) {
       s.close_stalls(now_);

@@ -17,6 +17,7 @@ engine::engine(const twin_config& cfg, workload& load) : cfg_(cfg), load_(load),
   cfg_.nic.dcqcn_enabled = cc_ != congestion_control_kind::none;  // data ECT, CNPs/BECNs honoured
   if (ib_) sizes_ = frame_sizes_for_ib(cfg.fabric.ib_grh);
   uec_ = cfg.fabric.link == link_layer::uec;
+  credits_ = ib_ || (uec_ && cfg.fabric.uec.credit_flow_control);
   if (uec_) {
     // UEC: its own transport and congestion control (uec_transport.cpp); no DCQCN.
     sizes_ = uec_frame_sizes();
@@ -107,6 +108,21 @@ switch_config engine::switch_config_for(const std::vector<std::int64_t>& rates, 
     sc.ports.push_back(pc);
   }
   if (ib_) return infiniband_switch_config(std::move(sc), vl_mask_, cfg_.fabric, ib_framing_bytes);
+  if (uec_ && credits_) {
+    // UEC CBFC: every class a fixed credit-backed buffer (infiniband_switch_config's
+    // arithmetic, in 64-byte blocks), Ethernet framing; the queues keep their ECN for
+    // NSCC, and nothing overflows, so nothing is trimmed.
+    std::vector<std::array<ecn_config, num_priorities>> ecn(sc.ports.size());
+    for (std::size_t i = 0; i < sc.ports.size(); ++i)
+      for (std::size_t p = 0; p < num_priorities; ++p) ecn[i][p] = sc.ports[i].queues[p].ecn;
+    switch_config c = infiniband_switch_config(std::move(sc), vl_mask_, cfg_.fabric,
+                                               static_cast<std::uint32_t>(cfg_.switch_template.wire_overhead_bytes));
+    for (std::size_t i = 0; i < c.ports.size(); ++i)
+      for (std::size_t p = 0; p < num_priorities; ++p)
+        if (p != cfg_.fabric.uec.trim_priority) c.ports[i].queues[p].ecn = ecn[i][p];
+    c.trim.priority = cfg_.fabric.uec.trim_priority;
+    return c;
+  }
   if (uec_) {
     // Lossy Ethernet: no PFC; data queues trim (past the threshold, or where the buffer
     // would drop them: an unreachable threshold leaves only the drop case) and the trim
@@ -158,7 +174,7 @@ status engine::build_switches() {
     switch_config sc = switch_config_for(rates[i], false, 0);
     sc.ecn_seed = mix64(cfg_.seed ^ (0x5157ull + i));
     std::unique_ptr<link_flow_control> fc;
-    if (ib_) {
+    if (credits_) {
       s.credit_out = std::make_unique<switch_credit_link>(*this, static_cast<std::uint32_t>(i));
       auto c = credit_flow_control::create(sc, *s.clk, *s.credit_out,
                                            credit_config{max_frame_bytes(), cfg_.fabric.credit_update_interval_ns});
@@ -198,6 +214,11 @@ status engine::build() {
     // VLs in use: data, ACKs, CN packets (SL to VL one to one).
     vl_mask_ = static_cast<std::uint8_t>((1u << cfg_.nic.data_priority) | (1u << cnp_prio_) |
                                          (cfg_.nic.ack_priority >= 0 ? 1u << cfg_.nic.ack_priority : 0u));
+  }
+  if (uec_ && credits_) {
+    // UEC CBFC: credits for the data class and the trim class (control and trimmed
+    // headers), on Ethernet framing.
+    vl_mask_ = static_cast<std::uint8_t>((1u << cfg_.nic.data_priority) | (1u << cfg_.fabric.uec.trim_priority));
   }
   ROCELAB_RETURN_IF_ERROR(build_switches());
   if (uec_) uec_build();
@@ -250,7 +271,7 @@ status engine::build() {
       c.to_port = static_cast<std::uint16_t>(h % hosts_per_leaf_);
     }
   }
-  if (ib_) init_credits();
+  if (credits_) init_credits();
   pauses_.resize(channels_.size() * num_priorities);
   std::size_t queues = 0;
   for (const auto& s : switches_) queues += s.model->num_ports() * num_priorities;
