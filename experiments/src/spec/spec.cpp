@@ -495,7 +495,7 @@ std::vector<field_info> build_table() {
                              "NSCC's target queueing delay; 0: 0.75 network RTT with trimming, 1 without"));
   t.push_back(duration_field("fabric.uec.retransmit_timeout_ns",
                              [](auto& s) -> auto& { return s.fabric.uec.retransmit_timeout_ns; }, 0,
-                             "resend a packet not acknowledged this long; 0: 4 network RTTs, at least 50 us"));
+                             "resend a packet not acknowledged this long; 0: adaptive (SRTT + 4 RTTVAR, at least 4 RTTs and 50 us)"));
   t.push_back(bool_field("fabric.uec.credit_flow_control",
                          [](auto& s) -> auto& { return s.fabric.uec.credit_flow_control; },
                          "credit-based link flow control (CBFC) on every link: lossless without PFC"));

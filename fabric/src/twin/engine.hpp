@@ -236,6 +236,11 @@ struct uec_flow {
   std::uint32_t next_new = 0;         // lowest PSN never sent
   std::uint32_t acked = 0;
   std::uint16_t pick_entropy = 0;     // chosen for the packet being built
+  std::vector<bool> resent;           // the PSN was sent more than once (its RTT is ambiguous)
+  // Retransmission timeout (fabric.uec.retransmit_timeout_ns, else adaptive: RFC 6298's
+  // SRTT + 4 RTTVAR from unambiguous samples, never below the fabric's minimum).
+  std::int64_t rto_ns = 0;
+  double srtt_ns = 0, rttvar_ns = 0;
   std::unique_ptr<rate_control> cc;   // uec_sender_cc (NSCC window and/or RCCC credit); null: none
   entropy_picker lb;
   // receiver

@@ -27,6 +27,8 @@ void engine::uec_build() {
   // The fabric's longest unloaded RTT: between leaves on a leaf-spine.
   const std::uint32_t far = layout_.leaf_spine() && layout_.leaves() > 1 ? layout_.hosts_per_leaf() : 1;
   network_rtt_ns_ = unloaded_rtt_ns(0, std::min(far, cfg_.topology.hosts - 1));
+  // A fixed timeout when the spec gives one; otherwise this is the floor of each flow's
+  // adaptive timeout (uec_flow::rto_ns).
   uec_rto_ns_ = u.retransmit_timeout_ns > 0 ? u.retransmit_timeout_ns
                                             : std::max<std::int64_t>(50'000, 4 * network_rtt_ns_);
   if (u.rccc) {
@@ -49,6 +51,8 @@ void engine::uec_start(std::uint32_t f) {
   x.sent_ns.assign(fl.npkts, 0);
   x.entropy.assign(fl.npkts, 0);
   x.received.assign(fl.npkts, false);
+  x.resent.assign(fl.npkts, false);
+  x.rto_ns = uec_rto_ns_;
   std::unique_ptr<nscc_window> window;
   std::unique_ptr<rccc_credit> credit;
   if (u.nscc) {
@@ -110,6 +114,7 @@ void engine::uec_sent(std::uint32_t f, const packet& p) {
   const std::uint32_t psn = psn_of(p.cookie);
   if (x.state[psn] == uec_psn::queued) {
     x.rtx.pop_front();
+    x.resent[psn] = true;
     ++out_.flows[f].retransmits;
     if (cfg_.max_events > 0) record_event(rocelab::event_kind::retransmit, layout_.host_device(fl.src), 0, p.priority, f);
   } else {
@@ -123,7 +128,7 @@ void engine::uec_sent(std::uint32_t f, const packet& p) {
   if (x.cc) x.cc->on_bytes_sent(now_, payload);
   if (!fl.rto_armed) {
     fl.rto_armed = true;
-    q_.push(now_ + uec_rto_ns_, ev_rto, f);
+    q_.push(now_ + x.rto_ns, ev_rto, f);
   }
 }
 
@@ -184,7 +189,20 @@ void engine::uec_on_packet(std::uint32_t h, const packet& p) {
       const bool ce = flag_of(p.cookie);
       if (x.state[psn] == uec_psn::in_flight) {
         x.in_flight_bytes -= payload;
-        if (x.cc) x.cc->on_ack(now_, payload, ce, now_ - x.sent_ns[psn]);
+        const std::int64_t rtt = now_ - x.sent_ns[psn];
+        if (x.cc) x.cc->on_ack(now_, payload, ce, rtt);
+        if (!x.resent[psn] && cfg_.fabric.uec.retransmit_timeout_ns == 0) {
+          // RFC 6298 section 2 (Karn: only packets sent once), with its gains 1/8, 1/4.
+          const auto r = static_cast<double>(rtt);
+          if (x.srtt_ns == 0) {
+            x.srtt_ns = r;
+            x.rttvar_ns = r / 2;
+          } else {
+            x.rttvar_ns = 0.75 * x.rttvar_ns + 0.25 * std::fabs(x.srtt_ns - r);
+            x.srtt_ns = 0.875 * x.srtt_ns + 0.125 * r;
+          }
+          x.rto_ns = std::max(uec_rto_ns_, static_cast<std::int64_t>(x.srtt_ns + 4 * x.rttvar_ns));
+        }
         x.lb.on_ack(x.entropy[psn], ce);
       } else if (x.state[psn] != uec_psn::queued) {
         break;  // a duplicate ACK (the PSN was sent twice)
@@ -241,7 +259,7 @@ void engine::uec_on_rto(std::uint32_t f) {
   std::uint64_t lost_bytes = 0;
   for (std::uint32_t psn = fl.snd_una; psn < x.next_new; ++psn) {
     if (x.state[psn] != uec_psn::in_flight) continue;
-    const std::int64_t deadline = x.sent_ns[psn] + uec_rto_ns_;
+    const std::int64_t deadline = x.sent_ns[psn] + x.rto_ns;
     if (deadline > now_) {
       next = std::min(next, deadline);
       continue;

@@ -41,8 +41,8 @@ struct uec_config {
   std::uint8_t trim_priority = 7;        // trimmed headers, ACKs, NACKs and credits
   std::int64_t nscc_target_qdelay_ns = 0;  // 0: NSCC's default (nscc_config)
   std::int64_t rccc_budget_bytes = 0;      // per receiver; 0: one BDP of its link
-  // Retransmission timeout of a packet not acknowledged; 0: 4 network RTTs plus the time
-  // to drain a full trim threshold (at least 50 us).
+  // Retransmission timeout of a packet not acknowledged; 0: adaptive per flow (RFC 6298:
+  // smoothed RTT + 4 x its variation), at least 4 network RTTs and at least 50 us.
   std::int64_t retransmit_timeout_ns = 0;
   // Credit-based link-level flow control on every link (UEC 1.0 CBFC) in place of
   // dropping or trimming at a full buffer: the InfiniBand credit machinery
