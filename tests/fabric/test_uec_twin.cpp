@@ -219,6 +219,9 @@ TEST(UecTwin, RcccKeepsAnIncastsQueueUnderItsCreditBudget) {
   auto n = run_twin(cfg(false), again);
   ASSERT_TRUE(n.ok()) << n.error().message();
   EXPECT_GT(max_queue_bytes(*n, 0, 0, data_prio), static_cast<std::uint64_t>(4 * budget));
+  // That queue holds packets about 100 us, twice the timeout's floor: the adaptive
+  // timeout (from the measured RTTs) must not take the wait for a loss.
+  EXPECT_EQ(n->totals.retransmits, 0u);
   std::printf("rccc: queue max %llu bytes, last FCT %lld ns; nscc alone: queue max %llu bytes\n",
               static_cast<unsigned long long>(q), static_cast<long long>(last_end_ns(*r)),
               static_cast<unsigned long long>(max_queue_bytes(*n, 0, 0, data_prio)));
