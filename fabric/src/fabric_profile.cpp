@@ -6,12 +6,20 @@
 
 namespace rocelab::fabric {
 
-const char* to_string(link_layer l) { return l == link_layer::infiniband ? "infiniband" : "roce"; }
+const char* to_string(link_layer l) {
+  switch (l) {
+    case link_layer::roce: return "roce";
+    case link_layer::infiniband: return "infiniband";
+    case link_layer::uec: return "uec";
+  }
+  return "roce";
+}
 
 result<link_layer> parse_link_layer(std::string_view text) {
   if (text == "roce" || text == "rocev2") return link_layer::roce;
   if (text == "infiniband" || text == "ib") return link_layer::infiniband;
-  return status(error_code::invalid_argument, "fabric '" + std::string(text) + "': expects roce or infiniband");
+  if (text == "uec" || text == "ultra_ethernet") return link_layer::uec;
+  return status(error_code::invalid_argument, "fabric '" + std::string(text) + "': expects roce, infiniband or uec");
 }
 
 result<congestion_control_kind> parse_congestion_control(std::string_view text) {
@@ -28,11 +36,25 @@ status fabric_mode::validate() const {
     return bad("ib_cc is InfiniBand congestion control; a RoCE fabric takes dcqcn or none");
   if (link == link_layer::infiniband && congestion == congestion_control_kind::dcqcn)
     return bad("dcqcn is RoCEv2 congestion control; an InfiniBand fabric takes ib_cc or none");
+  if (link == link_layer::uec && congestion != congestion_control_kind::none)
+    return bad(std::string(to_string(congestion)) + " is not a UEC congestion control; a UEC fabric takes uec.nscc and uec.rccc");
+  if (link == link_layer::uec) ROCELAB_RETURN_IF_ERROR(uec.validate().with_context("fabric.uec"));
   if (ib_vl_buffer_bytes < 0) return bad("ib_vl_buffer_bytes must be >= 0");
   if (ib_hca_buffer_bytes <= 0) return bad("ib_hca_buffer_bytes must be > 0");
   if (credit_update_interval_ns < 0) return bad("credit_update_interval_ns must be >= 0");
   if (switch_latency_ns < 0) return bad("switch_latency_ns must be >= 0");
   if (congestion == congestion_control_kind::ib_cc) ROCELAB_RETURN_IF_ERROR(ib_cc.validate().with_context("fabric"));
+  return status::success();
+}
+
+status uec_config::validate() const {
+  auto bad = [](const std::string& what) { return status(error_code::invalid_argument, what); };
+  if (trim_threshold_bytes < 0) return bad("trim_threshold_bytes must be >= 0");
+  if (trim_header_bytes < 1) return bad("trim_header_bytes must be > 0");
+  if (trim_priority >= num_priorities) return bad("trim_priority must be 0..7");
+  if (nscc_target_qdelay_ns < 0) return bad("nscc_target_qdelay_ns must be >= 0");
+  if (rccc_budget_bytes < 0) return bad("rccc_budget_bytes must be >= 0");
+  if (retransmit_timeout_ns < 0) return bad("retransmit_timeout_ns must be >= 0");
   return status::success();
 }
 

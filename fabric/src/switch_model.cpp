@@ -37,6 +37,8 @@ status validate(const switch_config& cfg) {
   if (cfg.dwrr_quantum_bytes < 1) return {error_code::invalid_argument, "dwrr_quantum_bytes must be >= 1"};
   if (cfg.wire_overhead_bytes < 0) return {error_code::invalid_argument, "negative wire_overhead_bytes"};
   if (cfg.pfc.pause_quanta == 0) return {error_code::invalid_argument, "pfc pause_quanta must be > 0"};
+  if (cfg.trim.priority >= num_priorities) return {error_code::invalid_argument, "trim priority must be 0..7"};
+  if (cfg.trim.header_bytes == 0) return {error_code::invalid_argument, "trim header_bytes must be > 0"};
   if (const auto& wd = cfg.pfc.watchdog; wd.enabled) {
     if (wd.detection_ns <= 0 || wd.restoration_ns <= 0)
       return {error_code::invalid_argument, "pfc watchdog: detection and restoration times must be > 0"};
@@ -58,6 +60,7 @@ status validate(const switch_config& cfg) {
       if (pg.reserve_bytes < 0 || pg.headroom_bytes < 0 || pg.xon_offset_bytes < 0)
         return {error_code::invalid_argument, pgw + ": negative size"};
       if (q.reserve_bytes < 0) return {error_code::invalid_argument, qw + ": negative reserve"};
+      if (q.trim_threshold_bytes < 0) return {error_code::invalid_argument, qw + ": negative trim_threshold_bytes"};
       // The queue keeps these in 32 bits, so that a packet touches one line of it.
       if (cells_up(q.reserve_bytes, cfg.cell_bytes) > INT32_MAX)
         return {error_code::invalid_argument, qw + ": reserve of 2^31 cells or more"};
@@ -156,6 +159,11 @@ switch_model::switch_model(const switch_config& cfg, clock& clk, pfc_frame_sink*
       q.quantum = static_cast<std::int64_t>(qc.dwrr_weight) * cfg.dwrr_quantum_bytes;
       if (qc.dwrr_weight == 0) ports_[i].strict_mask |= static_cast<std::uint8_t>(1u << p);
       egress_reserved += q.reserve;
+      if (qc.trim_threshold_bytes > 0) {
+        if (trim_threshold_.empty()) trim_threshold_.assign(n * num_priorities, 0);
+        trim_threshold_[i * num_priorities + p] = qc.trim_threshold_bytes;
+        trimming_ = true;
+      }
     }
   }
   ingress_pool_ = total_cells_ - ingress_reserved;
@@ -223,7 +231,42 @@ void switch_model::report_pg_tracked(std::uint16_t port, std::uint8_t prio, std:
   if (pfc_ != nullptr) pgs_[idx(port, prio)].xoff = fc_->ingress_stopped(port, prio);
 }
 
-admission switch_model::admit(const packet& in, std::int64_t now_ns) {
+// Trimming (UEC 1.0 packet trimming): the threshold is checked against the queue the
+// packet would join; a cut packet is admitted as an ordinary small packet of the trim
+// class (its own PG and queue accounting), so release on dequeue needs no special case.
+admission switch_model::admit_trimmable(const packet& in, std::int64_t now_ns) {
+  const std::size_t qi = idx(in.egress_port, in.priority);
+  const std::int64_t threshold = trim_threshold_[qi];
+  if (threshold <= 0) return admit_untrimmed(in, now_ns);
+  const queue_state& q = queues_[qi];
+  if (static_cast<std::int64_t>(q.depth_bytes + in.size_bytes) <= threshold) {
+    const admission a = admit_untrimmed(in, now_ns);
+    if (a.accepted || a.reason == drop_reason::pfc_watchdog) return a;
+    // A buffer drop below the threshold becomes a trim too: take back the arrival and
+    // the drop the attempt counted, so the counters show one trimmed packet.
+    pg_state& pg = pgs_[idx(in.ingress_port, in.priority)];
+    --pg.rx_packets;
+    pg.rx_bytes -= in.size_bytes;
+    const auto r = static_cast<std::size_t>(a.reason);
+    if (a.reason == drop_reason::egress_limit) {
+      --ports_[in.egress_port].stats.dropped_packets[r];
+      --queues_[qi].dropped[r];
+    } else {
+      --ports_[in.ingress_port].stats.dropped_packets[r];
+      --pg.dropped[r];
+    }
+  }
+  packet cut = in;
+  cut.size_bytes = std::min(in.size_bytes, cfg_.trim.header_bytes);
+  cut.priority = cfg_.trim.priority;
+  cut.flags = static_cast<std::uint8_t>((in.flags & ~packet_flag_trimmable) | packet_flag_trimmed);
+  ++queues_[qi].trimmed;
+  admission a = admit_untrimmed(cut, now_ns);
+  a.trimmed = true;
+  return a;
+}
+
+admission switch_model::admit_untrimmed(const packet& in, std::int64_t now_ns) {
   assert(in.ingress_port < ports_.size() && in.egress_port < ports_.size() && in.priority < num_priorities);
   const std::int64_t cells = cells_of(in.size_bytes);
   pg_state& pg = pgs_[idx(in.ingress_port, in.priority)];
@@ -567,6 +610,7 @@ queue_stats switch_model::queue(std::uint16_t port, std::uint8_t prio) const {
   s.dequeued_bytes = q.left_bytes - q.discarded_bytes;
   s.dropped_packets = q.dropped;
   s.ecn_marked = q.ecn_marked;
+  s.trimmed_packets = q.trimmed;
   s.depth_packets = q.ring.size();
   s.depth_bytes = q.depth_bytes;
   s.watermark_bytes = q.watermark_bytes;

@@ -242,6 +242,45 @@ INSTANTIATE_TEST_SUITE_P(
         step_case{"one_fabric_no_scale", {"roce-default"}, {}, tuning_method::bayes, 8, true, 3}),
     [](const ::testing::TestParamInfo<step_case>& i) { return std::string(i.param.name); });
 
+
+// Ultra Ethernet beside RoCE on the same example: a full row (no PFC, trims instead of
+// drops), the report's title, table and verdict naming it.
+TEST(Compare, UecRunsBesideRoceWithTrimsInItsMetrics) {
+  auto profile = load_fabric_profile(std::string(ROCELAB_SOURCE_DIR) + "/examples/fabric-profiles/uec.yaml");
+  ASSERT_TRUE(profile.ok()) << profile.error().message();
+  EXPECT_EQ(profile->sw.link, fabric::link_layer::uec);
+  compare_settings s;
+  auto spec = load_compare_spec(example, s);
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  s.fabrics = {"roce-default", "uec"};
+  s.scale_hosts = {16};
+  ASSERT_TRUE(load_profiles(s).ok());
+  auto r = run_compare(*spec, s);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->fabrics.size(), 2u);
+  const fabric_metrics& uec = r->fabrics[1];
+  EXPECT_EQ(uec.link, "uec");
+  EXPECT_EQ(uec.congestion, "none") << "UEC's own NSCC, not DCQCN";
+  EXPECT_TRUE(uec.has_allreduce && uec.has_incast && uec.has_background);
+  EXPECT_GT(uec.busbw_gbps, 0);
+  EXPECT_LE(uec.busbw_gbps, 400);
+  EXPECT_GE(uec.incast_fct_p99_ns, 480'000);
+  EXPECT_EQ(uec.pause_frames, 0u);
+  EXPECT_EQ(uec.paused_ns, 0);
+  EXPECT_EQ(uec.drops, 0u) << "a UEC switch trims what it would drop";
+  EXPECT_EQ(uec.retransmits, uec.trims) << "every resend answers a trim: the incast's queueing is no timeout";
+  EXPECT_EQ(uec.incomplete_flows, 0u);
+  EXPECT_GT(uec.cost.per_gpu_usd, 0);
+  const auto j = nlohmann::json::parse(compare_json(*r));
+  EXPECT_EQ(j["fabrics"][1]["pauses"]["kind"], "none");
+  EXPECT_TRUE(j["fabrics"][1].contains("trims"));
+  const std::string html = compare_html(*r);
+  for (const char* f : {"Ultra Ethernet", "drops / trims / retransmits", "Loss and recovery"})
+    EXPECT_NE(html.find(f), std::string::npos) << f;
+  // The verdict names uec: as the fastest, or with its share of the fastest.
+  EXPECT_TRUE(html.find("<b>uec</b>") != std::string::npos || html.find("uec reaches") != std::string::npos);
+}
+
 TEST(Compare, RejectsAnUnknownFabric) {
   compare_settings s;
   auto spec = load_compare_spec(example, s);

@@ -494,5 +494,42 @@ TEST(spec, the_fabric_section_selects_the_twins_fabric) {
   EXPECT_NE(bad.message().find("fabric.link"), std::string::npos) << bad.message();
 }
 
+// fabric.link uec takes its transport options from fabric.uec; a UEC option on a RoCE
+// fabric, or a RoCE option (DCQCN, PFC) on a UEC fabric, is an error naming the field.
+TEST(spec, a_uec_fabric_takes_its_options_and_rejects_the_other_fabrics) {
+  experiments::experiment_spec spec;
+  spec.workload.incast.enabled = true;
+  ASSERT_TRUE(experiments::apply_override(spec, "fabric.link=uec").ok());
+  ASSERT_TRUE(experiments::apply_override(spec, "fabric.uec.load_balancing=oblivious").ok());
+  ASSERT_TRUE(experiments::apply_override(spec, "fabric.uec.rccc=true").ok());
+  ASSERT_TRUE(experiments::apply_override(spec, "fabric.uec.trim_threshold_bytes=200KB").ok());
+  auto c = experiments::to_twin_config(spec, 1);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->fabric.link, fabric::link_layer::uec);
+  EXPECT_EQ(c->fabric.congestion, fabric::congestion_control_kind::none);
+  EXPECT_EQ(c->fabric.uec.balancing, fabric::load_balancing::oblivious);
+  EXPECT_TRUE(c->fabric.uec.nscc);
+  EXPECT_TRUE(c->fabric.uec.rccc);
+  EXPECT_EQ(c->fabric.uec.trim_threshold_bytes, 200'000);
+
+  experiments::experiment_spec roce_on_uec = spec;
+  ASSERT_TRUE(experiments::apply_override(roce_on_uec, "nic.dcqcn.enabled=false").ok());
+  auto e1 = experiments::to_twin_config(roce_on_uec, 1);
+  ASSERT_FALSE(e1.ok());
+  EXPECT_NE(e1.error().message().find("nic.dcqcn.enabled"), std::string::npos) << e1.error().message();
+
+  experiments::experiment_spec uec_on_roce;
+  uec_on_roce.workload.incast.enabled = true;
+  ASSERT_TRUE(experiments::apply_override(uec_on_roce, "fabric.uec.trimming=false").ok());
+  auto e2 = experiments::to_twin_config(uec_on_roce, 1);
+  ASSERT_FALSE(e2.ok());
+  EXPECT_NE(e2.error().message().find("fabric.uec.trimming"), std::string::npos) << e2.error().message();
+  EXPECT_NE(e2.error().message().find("roce"), std::string::npos) << e2.error().message();
+
+  experiments::experiment_spec uec_on_ib = uec_on_roce;
+  ASSERT_TRUE(experiments::apply_override(uec_on_ib, "fabric.link=infiniband").ok());
+  EXPECT_FALSE(experiments::to_twin_config(uec_on_ib, 1).ok());
+}
+
 }  // namespace
 }  // namespace rocelab

@@ -79,6 +79,13 @@ result<fabric::twin::twin_config> config_for(const experiment_spec& base, const 
   spec.fabric.routing = fabric::to_string(p.routing);
   spec.fabric.switch_latency_ns = p.sw.port_to_port_latency_ns;
   spec.fabric.ib_vl_buffer_bytes = p.ib_vl_buffer_bytes;
+  if (p.sw.link == fabric::link_layer::uec) {
+    // The same workload on Ultra Ethernet: the base spec's RoCE settings (DCQCN, PFC) are
+    // the RoCE fabrics' and do not carry over (a UEC spec that sets them is an error).
+    std::erase_if(spec.origins, [](const auto& kv) {
+      return kv.first.rfind("nic.dcqcn.", 0) == 0 || kv.first.rfind("switch.pfc.", 0) == 0;
+    });
+  }
   for (const auto& [path, value] : plan.overrides)
     ROCELAB_RETURN_IF_ERROR(set_field(spec, path, value, "compare " + plan.name).with_context(plan.name + ": " + path));
   auto c = to_twin_config(spec, seed);
@@ -209,6 +216,7 @@ void add_totals(fabric_metrics& m, const scenario_run& r) {
     m.pause_intervals += rec.pauses.size();
     m.drops += rec.totals.drops;
     m.retransmits += rec.totals.retransmits;
+    m.trims += rec.totals.trims;
     m.ce_marked += rec.totals.ce_marked;
     m.cnps += rec.totals.cnps;
     for (const auto& f : rec.flows) m.incomplete_flows += f.completed() ? 0 : 1;

@@ -97,12 +97,13 @@ std::string compare_json(const compare_result& r) {
     if (m.has_background)
       f["small_messages"] = {
           {"count", m.small_messages}, {"fct_p50_ns", m.small_fct_p50_ns}, {"fct_p99_ns", m.small_fct_p99_ns}};
-    f["pauses"] = {{"kind", m.link == "infiniband" ? "credit_stalls" : "pfc"},
+    f["pauses"] = {{"kind", m.link == "infiniband" ? "credit_stalls" : m.link == "uec" ? "none" : "pfc"},
                    {"frames", m.pause_frames},
                    {"intervals", m.pause_intervals},
                    {"paused_ns", m.paused_ns}};
     f["drops"] = m.drops;
     f["retransmits"] = m.retransmits;
+    f["trims"] = m.trims;
     f["ce_marked"] = m.ce_marked;
     f["cnps"] = m.cnps;
     f["incomplete_flows"] = m.incomplete_flows;
@@ -127,7 +128,9 @@ std::string compare_html(const compare_result& r) {
   std::ostringstream h;
   h << html_page_head("rocelab compare: " + r.name,
                       "td.best{background:#e6f4e6;font-weight:bold}.bar{height:4px;background:#4a7fb5;margin-top:2px}");
-  h << "<h1>RoCE or InfiniBand: " << esc(r.name.empty() ? "fabric comparison" : r.name) << "</h1>\n";
+  const bool any_uec = std::any_of(r.fabrics.begin(), r.fabrics.end(), [](const auto& m) { return m.link == "uec"; });
+  h << "<h1>" << (any_uec ? "RoCE, InfiniBand or Ultra Ethernet: " : "RoCE or InfiniBand: ")
+    << esc(r.name.empty() ? "fabric comparison" : r.name) << "</h1>\n";
   h << "<p>" << r.hosts << " hosts at " << fmt("%g", r.link_gbps) << " Gb/s, simulated on the rocelab twin with each "
     << "fabric's switch profile; " << fmt("%g", r.settings.compute_ms_per_step)
     << " ms of compute per training step. Best value per row in green.</p>\n";
@@ -151,6 +154,17 @@ std::string compare_html(const compare_result& r) {
   if (cheapest != nullptr)
     h << "<li>Lowest cost per delivered Gb/s of bus bandwidth: <b>" << esc(cheapest->fabric) << "</b> ($"
       << fmt("%.2f", cheapest->usd_per_busbw_gbps) << " per GPU per Gb/s).</li>";
+  // Loss and its recovery: a drop waits for a timeout, a trim is resent one RTT later.
+  {
+    std::string loss;
+    for (const auto& m : r.fabrics) {
+      if (!loss.empty()) loss += "; ";
+      loss += esc(m.fabric) + " " + std::to_string(m.drops) + " drops";
+      if (m.link == "uec") loss += ", " + std::to_string(m.trims) + " trims";
+      loss += ", " + std::to_string(m.retransmits) + " retransmissions";
+    }
+    if (!loss.empty()) h << "<li>Loss and recovery: " << loss << ".</li>";
+  }
   for (const auto& c : r.crossovers) h << "<li>Crossover: " << esc(c) << ".</li>";
   if (!r.scale.empty() && r.crossovers.empty())
     h << "<li>No crossover in the scale sweep: the cheapest fabric per delivered bandwidth stays the same.</li>";
@@ -211,8 +225,10 @@ std::string compare_html(const compare_result& r) {
               },
               "paused or credit-stalled (us, summed over ports)", false);
   h << series([](const auto& m) { return static_cast<double>(m.drops + m.retransmits); },
-              [](const auto& m) { return std::to_string(m.drops) + " / " + std::to_string(m.retransmits); },
-              "drops / retransmits", false);
+              [](const auto& m) {
+                return std::to_string(m.drops) + " / " + std::to_string(m.trims) + " / " + std::to_string(m.retransmits);
+              },
+              "drops / trims / retransmits", false);
   h << series([](const auto& m) { return static_cast<double>(m.ce_marked); },
               [](const auto& m) { return std::to_string(m.ce_marked) + " / " + std::to_string(m.cnps); },
               "ECN or FECN marks / CNPs or BECNs", false);
@@ -305,6 +321,8 @@ std::string compare_html(const compare_result& r) {
   h << "<p class=note>Costs come from the profiles' price fields (seed figures; edit examples/fabric-profiles/). "
        "The twin is store-and-forward with each profile's port-to-port latency added per hop. Pauses are PFC pause "
        "time on RoCE and credit-stall time (a VL without credits) on InfiniBand, summed over every transmitter. "
+       "Ultra Ethernet (uec) runs without PFC: its switches trim what they would drop and its senders spray "
+       "packets over the paths and resend a trimmed packet on its NACK. "
        "MFU factor assumes no overlap of compute and communication.</p>\n</body></html>\n";
   return h.str();
 }

@@ -194,9 +194,33 @@ result<fabric::fabric_mode> fabric_mode_of(const experiment_spec& spec) {
     const std::int64_t ports = max_ports_per_switch(spec.topology);
     const std::int64_t vl = m.ib_vl_buffer_bytes > 0 ? m.ib_vl_buffer_bytes : spec.sw.buffer_bytes / (ports * 2);
     m.ib_cc.marking_threshold_bytes = std::max<std::int64_t>(vl / 10, 2 * (spec.nic.mtu_bytes + 64));
+  } else if (m.link == fabric::link_layer::uec) {
+    // DCQCN and PFC are RoCE's: a spec that sets either for a UEC fabric says the wrong
+    // fabric, so the field is named rather than ignored.
+    for (const char* roce_only : {"nic.dcqcn.", "switch.pfc."})
+      for (const auto& [path, origin] : spec.origins)
+        if (path.rfind(roce_only, 0) == 0)
+          return fail(spec, path, "is a RoCE setting; fabric.link uec uses fabric.uec (nscc, rccc, trimming)");
+    m.congestion = fabric::congestion_control_kind::none;
+    const uec_spec& u = spec.fabric.uec;
+    auto lb = fabric::parse_load_balancing(u.load_balancing);
+    if (!lb) return fail(spec, "fabric.uec.load_balancing", lb.error().message());
+    m.uec.balancing = *lb;
+    m.uec.nscc = u.nscc;
+    m.uec.rccc = u.rccc;
+    m.uec.trimming = u.trimming;
+    m.uec.trim_threshold_bytes = u.trim_threshold_bytes;
+    m.uec.rccc_budget_bytes = u.rccc_budget_bytes;
+    m.uec.nscc_target_qdelay_ns = u.nscc_target_qdelay_ns;
+    m.uec.retransmit_timeout_ns = u.retransmit_timeout_ns;
+    m.uec.credit_flow_control = u.credit_flow_control;
   } else {
     m.congestion = spec.nic.dcqcn_enabled ? fabric::congestion_control_kind::dcqcn : fabric::congestion_control_kind::none;
   }
+  if (m.link != fabric::link_layer::uec)
+    for (const auto& [path, origin] : spec.origins)
+      if (path.rfind("fabric.uec", 0) == 0)
+        return fail(spec, path, std::string("applies to fabric.link uec only; this fabric is ") + fabric::to_string(m.link));
   if (auto st = m.validate(); !st.ok()) return fail(spec, "fabric", st.message());
   return m;
 }

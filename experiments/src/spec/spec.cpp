@@ -466,14 +466,39 @@ std::vector<field_info> build_table() {
                                           [](auto& s) -> auto& { return s.workload.victim.priority; }, -1, 7,
                                           "-1: nic.data_priority (the incast's paused priority)"));
   // --- fabric ---
-  t.push_back(choice_field("fabric.link", [](auto& s) -> auto& { return s.fabric.link; }, {"roce", "infiniband"},
-                           "roce: Ethernet, PFC, ECN, DCQCN; infiniband: credits per VL, IB CC (twin only)"));
+  t.push_back(choice_field("fabric.link", [](auto& s) -> auto& { return s.fabric.link; }, {"roce", "infiniband", "uec"},
+                           "roce: Ethernet, PFC, ECN, DCQCN; infiniband: credits per VL, IB CC; uec: Ultra Ethernet "
+                           "(spraying, trimming, NSCC/RCCC) (twin only)"));
   t.push_back(choice_field("fabric.routing", [](auto& s) -> auto& { return s.fabric.routing; }, {"ecmp", "adaptive"},
                            "ecmp: 5-tuple hash; adaptive: least-loaded uplink per packet (twin only)"));
   t.push_back(duration_field("fabric.switch_latency_ns", [](auto& s) -> auto& { return s.fabric.switch_latency_ns; },
                              0, "port-to-port latency of each switch"));
   t.push_back(size_field("fabric.ib_vl_buffer_bytes", [](auto& s) -> auto& { return s.fabric.ib_vl_buffer_bytes; }, 0,
                          big, "InfiniBand buffer per port and VL; 0: the switch buffer split evenly"));
+  // --- fabric.uec (fabric.link uec only) ---
+  t.push_back(choice_field("fabric.uec.load_balancing", [](auto& s) -> auto& { return s.fabric.uec.load_balancing; },
+                           {"ecmp", "oblivious", "reps"},
+                           "entropy per packet: ecmp one per flow, oblivious sprays, reps re-uses unmarked paths"));
+  t.push_back(bool_field("fabric.uec.nscc", [](auto& s) -> auto& { return s.fabric.uec.nscc; },
+                         "NSCC sender window from ECN and queueing delay"));
+  t.push_back(bool_field("fabric.uec.rccc", [](auto& s) -> auto& { return s.fabric.uec.rccc; },
+                         "RCCC receiver credits (bounds an incast's queue by the budget)"));
+  t.push_back(bool_field("fabric.uec.trimming", [](auto& s) -> auto& { return s.fabric.uec.trimming; },
+                         "switches cut data to its header instead of dropping it; the receiver NACKs at once"));
+  t.push_back(size_field("fabric.uec.trim_threshold_bytes",
+                         [](auto& s) -> auto& { return s.fabric.uec.trim_threshold_bytes; }, 0, big,
+                         "trim past this many bytes queued; 0: where the queue would drop"));
+  t.push_back(size_field("fabric.uec.rccc_budget_bytes", [](auto& s) -> auto& { return s.fabric.uec.rccc_budget_bytes; },
+                         0, big, "credit a receiver has outstanding at most; 0: one BDP"));
+  t.push_back(duration_field("fabric.uec.nscc_target_qdelay_ns",
+                             [](auto& s) -> auto& { return s.fabric.uec.nscc_target_qdelay_ns; }, 0,
+                             "NSCC's target queueing delay; 0: 0.75 network RTT with trimming, 1 without"));
+  t.push_back(duration_field("fabric.uec.retransmit_timeout_ns",
+                             [](auto& s) -> auto& { return s.fabric.uec.retransmit_timeout_ns; }, 0,
+                             "resend a packet not acknowledged this long; 0: adaptive (SRTT + 4 RTTVAR, at least 4 RTTs and 50 us)"));
+  t.push_back(bool_field("fabric.uec.credit_flow_control",
+                         [](auto& s) -> auto& { return s.fabric.uec.credit_flow_control; },
+                         "credit-based link flow control (CBFC) on every link: lossless without PFC"));
   // --- twin ---
   t.push_back(duration_field("twin.stop_ns", [](auto& s) -> auto& { return s.twin.stop_ns; }, 1,
                              "virtual-time limit; flows not done are incomplete"));

@@ -44,6 +44,7 @@
 #include <array>
 #include <cassert>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <string>
@@ -57,6 +58,8 @@
 #include "rocelab/fabric/ib_congestion_control.hpp"
 #include "rocelab/fabric/link_flow_control.hpp"
 #include "rocelab/fabric/switch_model.hpp"
+#include "rocelab/fabric/uec_congestion_control.hpp"
+#include "rocelab/fabric/uec_load_balancing.hpp"
 #include "rocelab/fabric/twin/event_queue.hpp"
 #include "rocelab/fabric/twin/frames.hpp"
 #include "rocelab/fabric/twin/routing.hpp"
@@ -65,7 +68,14 @@
 namespace rocelab::fabric::twin::engine_impl {
 
 // ---- packet cookie: psn 0..31 | type 32..35 | flag 36 | ecmp 40..47 | dst host 48..63 ----
-enum class pkt_type : std::uint8_t { data = 0, ack = 1, nak = 2, cnp = 3, pfc = 4, credit = 5 };
+// uec_*: the Ultra Ethernet transport (uec_transport.cpp): a selective ACK of one PSN
+// (flag: the data arrived CE-marked), a NACK of a trimmed PSN, an RCCC request (psn:
+// payload bytes wanted; flag: bytes the sender lost and asks again) and an RCCC grant
+// (psn: payload bytes of credit).
+enum class pkt_type : std::uint8_t {
+  data = 0, ack = 1, nak = 2, cnp = 3, pfc = 4, credit = 5,
+  uec_ack = 6, uec_nack = 7, uec_request = 8, uec_grant = 9
+};
 
 constexpr std::uint64_t make_cookie(std::uint32_t psn, pkt_type t, bool flag, std::uint32_t ecmp, std::uint32_t dst) {
   return static_cast<std::uint64_t>(psn) | (static_cast<std::uint64_t>(t) << 32) |
@@ -212,6 +222,33 @@ struct alignas(64) host_node {
   credit_receiver rx_credits; // InfiniBand: what the HCA advertises (drains at once)
 };
 
+// A UEC flow's reliable unordered delivery (UEC 1.0 RUD): every PSN is acknowledged on
+// its own, so packets sprayed over many paths may arrive in any order.
+enum class uec_psn : std::uint8_t { unsent = 0, in_flight, queued, acked };
+
+struct uec_flow {
+  // sender
+  std::vector<uec_psn> state;         // per PSN
+  std::vector<std::int64_t> sent_ns;  // its last transmission
+  std::vector<std::uint16_t> entropy; // the entropy of that transmission
+  std::deque<std::uint32_t> rtx;      // PSNs to send again (entries no longer queued are skipped)
+  std::uint64_t in_flight_bytes = 0;  // payload sent and neither acknowledged nor declared lost
+  std::uint32_t next_new = 0;         // lowest PSN never sent
+  std::uint32_t acked = 0;
+  std::uint16_t pick_entropy = 0;     // chosen for the packet being built
+  std::vector<bool> resent;           // the PSN was sent more than once (its RTT is ambiguous)
+  // Retransmission timeout (fabric.uec.retransmit_timeout_ns, else adaptive: RFC 6298's
+  // SRTT + 4 RTTVAR from unambiguous samples, never below the fabric's minimum).
+  std::int64_t rto_ns = 0;
+  double srtt_ns = 0, rttvar_ns = 0;
+  std::unique_ptr<rate_control> cc;   // uec_sender_cc (NSCC window and/or RCCC credit); null: none
+  entropy_picker lb;
+  // receiver
+  std::vector<bool> received;
+
+  explicit uec_flow(entropy_picker picker) : lb(picker) {}
+};
+
 struct flow_state {
   std::uint32_t src = 0, dst = 0;
   std::uint8_t prio = 0;
@@ -230,6 +267,7 @@ struct flow_state {
   bool nak_sent = false, ce_since_ack = false;
   std::vector<bool> placed;  // adaptive routing: PSNs at or past epsn already placed
   notification_point np;
+  std::unique_ptr<uec_flow> uec;  // UEC fabric: the flow's transport state (both ends)
 
   explicit flow_state(const dcqcn_config& c) : np(c) {}
 };
@@ -300,6 +338,20 @@ class engine final : public twin_context {
   void activate(std::uint32_t f);
   void on_rto(std::uint32_t f);
   void complete(std::uint32_t f);
+  // UEC transport (uec_transport.cpp).
+  void uec_build();
+  void uec_start(std::uint32_t f);
+  [[nodiscard]] bool uec_has_data(const flow_state& fl) const;
+  [[nodiscard]] bool uec_pick(std::uint32_t f, packet& p);
+  void uec_sent(std::uint32_t f, const packet& p);
+  void uec_on_packet(std::uint32_t h, const packet& p);
+  void uec_on_rto(std::uint32_t f);
+  void uec_send_to_receiver(std::uint32_t f, pkt_type t, std::uint32_t value, bool flag);
+  void uec_grant(std::uint32_t h);
+  [[nodiscard]] std::uint32_t payload_of(const flow_state& fl, std::uint32_t psn) const {
+    return psn + 1 < fl.npkts ? cfg_.nic.mtu_bytes : fl.last_payload;
+  }
+  [[nodiscard]] std::int64_t unloaded_rtt_ns(std::uint32_t src, std::uint32_t dst) const;
   void sample_queues();
   void close_pause(std::uint32_t key, std::int64_t end_ns);
   void record_event(rocelab::event_kind kind, std::uint32_t device, std::uint32_t port, std::uint8_t prio, std::uint32_t flow);
@@ -319,6 +371,12 @@ class engine final : public twin_context {
   bool adaptive_ = false;   // fabric.routing == adaptive
   congestion_control_kind cc_ = congestion_control_kind::dcqcn;
   std::uint8_t vl_mask_ = 0;
+  bool uec_ = false;        // fabric.link == uec: trimming switches, the UEC transport
+  // Credit-based link flow control on every link: InfiniBand's, or UEC's CBFC
+  // (fabric.uec.credit_flow_control), both with credit_flow_control's machinery.
+  bool credits_ = false;
+  std::int64_t uec_rto_ns_ = 0, network_rtt_ns_ = 0;
+  std::vector<std::unique_ptr<rccc_receiver>> rccc_rx_;  // per host, RCCC only
   std::vector<std::uint32_t> fecn_eligible_;  // IB CC: eligible packets since the last mark, per switch port
   std::uint64_t fecn_marks_ = 0;
 

@@ -41,6 +41,7 @@ std::uint64_t engine::post(const message& m) {
 }
 
 void engine::start_flow(std::uint32_t f) {
+  if (uec_) uec_start(f);
   activate(f);
 }
 
@@ -57,6 +58,7 @@ void engine::complete(std::uint32_t f) {
   flow_state& fl = flows_[f];
   fl.done = true;
   fl.rp.reset();  // cancels its timers
+  if (fl.uec) fl.uec->cc.reset();
   flow_record& r = out_.flows[f];
   r.end_ns = now_;
   r.fct_ns = now_ - r.start_ns;
@@ -104,7 +106,7 @@ void engine::nic_try(std::uint32_t h) {
     nic_schedule(h, ceil_div(hn.busy_until_ps, 1000));
     return;
   }
-  const std::uint8_t allowed = ib_                     ? hn.credits.allowed_mask()
+  const std::uint8_t allowed = credits_                ? hn.credits.allowed_mask()
                                : cfg_.nic.pfc_enabled ? hn.pause.allowed_mask(now_)
                                                       : std::uint8_t{0xff};
   packet p{};
@@ -125,7 +127,7 @@ void engine::nic_try(std::uint32_t h) {
     // Drop QPs with nothing left to send (they come back on a NAK or timeout).
     std::erase_if(hn.active, [&](std::uint32_t f) {
       flow_state& fl = flows_[f];
-      if (fl.snd_nxt < fl.npkts && !fl.done) return false;
+      if ((uec_ ? uec_has_data(fl) : fl.snd_nxt < fl.npkts) && !fl.done) return false;
       fl.in_active = false;
       return true;
     });
@@ -139,6 +141,15 @@ void engine::nic_try(std::uint32_t h) {
       if (((allowed >> fl.prio) & 1u) == 0) {
         pause_blocked = true;
         continue;
+      }
+      if (uec_) {
+        // UEC: its window, credit and load balancer decide (uec_transport.cpp); every
+        // flow of a UEC fabric is a UEC flow from its start.
+        if (!uec_pick(f, p)) continue;
+        hn.rr = idx + 1;
+        sent_flow = f;
+        have = true;
+        break;
       }
       if (compat_) {
         // HPCC ns-3: the gap to the next frame is fixed when a frame leaves, at the rate
@@ -194,10 +205,12 @@ void engine::nic_try(std::uint32_t h) {
   hn.busy_until_ps = start_ps + frame;
   const std::int64_t end_ns = ceil_div(hn.busy_until_ps, 1000);
   push_wire(hn.channel, end_ns + channels_[hn.channel].delay_ns, p);
-  if (ib_) hn.credits.on_transmit(p.priority, p.size_bytes, now_);
+  if (credits_) hn.credits.on_transmit(p.priority, p.size_bytes, now_);
   hn.tx_bytes += p.size_bytes;
   ++hn.tx_packets;
-  if (type_of(p.cookie) == pkt_type::data) {
+  if (type_of(p.cookie) == pkt_type::data && uec_) {
+    uec_sent(sent_flow, p);
+  } else if (type_of(p.cookie) == pkt_type::data) {
     flow_state& fl = flows_[sent_flow];
     if (fl.snd_nxt < fl.snd_max) {
       ++out_.flows[sent_flow].retransmits;
@@ -224,6 +237,10 @@ void engine::nic_try(std::uint32_t h) {
 }
 
 void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch*/) {
+  if (uec_) {
+    uec_on_packet(h, p);
+    return;
+  }
   const std::uint32_t fid = p.flow_id;
   flow_state& f = flows_[fid];
   const std::uint32_t psn = psn_of(p.cookie);
@@ -311,11 +328,19 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
     }
     case pkt_type::pfc:
     case pkt_type::credit:
+    case pkt_type::uec_ack:
+    case pkt_type::uec_nack:
+    case pkt_type::uec_request:
+    case pkt_type::uec_grant:
       break;
   }
 }
 
 void engine::on_rto(std::uint32_t fid) {
+  if (uec_) {
+    uec_on_rto(fid);
+    return;
+  }
   flow_state& f = flows_[fid];
   f.rto_armed = false;
   if (f.done || f.snd_una >= f.snd_max) return;  // nothing outstanding; re-armed on the next send

@@ -30,7 +30,7 @@ void engine::on_channel(std::uint32_t ch) {
     on_credit_at(ch, f.pkt);
     return;
   }
-  if (ib_ && c.to_switch < 0) {
+  if (credits_ && c.to_switch < 0) {
     // The HCA moves the packet to host memory at once and returns its blocks.
     host_node& hn = hosts_[c.to_index];
     const std::int64_t blocks = credit_blocks_of(f.pkt.size_bytes);

@@ -86,8 +86,8 @@ run_records engine::run() {
   }
   out_.simulated_ns = now_;
   for (std::uint32_t k = 0; k < pauses_.size(); ++k) close_pause(k, std::min(now_, pauses_[k].until_ns));
-  if (ib_) {
-    // Credit stalls are InfiniBand's pauses: a VL of a port could not send for lack of
+  if (credits_) {
+    // Credit stalls are InfiniBand's (and UEC CBFC's) pauses: a VL of a port could not send for lack of
     // credits (PortXmitWait). Recorded like PFC pauses, at the stalled transmitter.
     auto add = [&](std::uint32_t device, std::uint32_t port, credit_sender& s) {
       s.close_stalls(now_);
@@ -117,11 +117,17 @@ run_records engine::run() {
     const switch_model& m = *switches_[s].model;
     for (std::uint16_t port = 0; port < m.num_ports(); ++port) {
       const port_stats& ps = m.port(port);
-      std::uint64_t drops = 0, marks = 0;
+      std::uint64_t drops = 0, marks = 0, trims = 0;
       for (auto d : ps.dropped_packets) drops += d;
-      for (std::uint8_t pr = 0; pr < num_priorities; ++pr) marks += m.queue(port, pr).ecn_marked;
+      for (std::uint8_t pr = 0; pr < num_priorities; ++pr) {
+        const queue_stats qs = m.queue(port, pr);
+        marks += qs.ecn_marked;
+        trims += qs.trimmed_packets;
+      }
       t.drops += drops;
       t.ce_marked += marks;
+      t.trims += trims;
+      if (trims != 0) out_.counters.push_back(counter_sample{s, port, "trimmed_packets", now_, trims});
       const std::pair<const char*, std::uint64_t> counters[] = {
           {"rx_packets", ps.rx_packets}, {"tx_packets", ps.tx_packets}, {"tx_bytes", ps.tx_bytes},
           {"drops", drops},             {"ecn_marked", marks},        {"pfc_tx_frames", ps.pfc_tx_frames},
@@ -148,7 +154,10 @@ run_records engine::run() {
     t.retransmits += out_.flows[f].retransmits;
   }
   // Tear down reaction points while the engine (their clock) is alive.
-  for (auto& f : flows_) f.rp.reset();
+  for (auto& f : flows_) {
+    f.rp.reset();
+    if (f.uec) f.uec->cc.reset();
+  }
   return std::move(out_);
 }
 
@@ -192,6 +201,8 @@ status validate(const twin_config& c) {
     if (c.hpcc_ns3_compat) return bad("fabric.link infiniband: the HPCC ns-3 compatibility mode is RoCE only");
     if (!is_ib_mtu(n.mtu_bytes)) return bad("nic.mtu_bytes: an InfiniBand MTU is 256, 512, 1024, 2048 or 4096");
   }
+  if (c.fabric.link == link_layer::uec && c.hpcc_ns3_compat)
+    return bad("fabric.link uec: the HPCC ns-3 compatibility mode is RoCE only");
   if (c.fabric.routing == routing_mode::adaptive && c.topology.spines > 256)
     return bad("fabric.routing adaptive: at most 256 uplinks");
   if (c.queue_sample_interval_ns < 0) return bad("queue_sample_interval_ns must be >= 0");

@@ -16,6 +16,14 @@ engine::engine(const twin_config& cfg, workload& load) : cfg_(cfg), load_(load),
   cc_ = cfg.nic.dcqcn_enabled ? cfg.fabric.congestion : congestion_control_kind::none;
   cfg_.nic.dcqcn_enabled = cc_ != congestion_control_kind::none;  // data ECT, CNPs/BECNs honoured
   if (ib_) sizes_ = frame_sizes_for_ib(cfg.fabric.ib_grh);
+  uec_ = cfg.fabric.link == link_layer::uec;
+  credits_ = ib_ || (uec_ && cfg.fabric.uec.credit_flow_control);
+  if (uec_) {
+    // UEC: its own transport and congestion control (uec_transport.cpp); no DCQCN.
+    sizes_ = uec_frame_sizes();
+    cc_ = congestion_control_kind::none;
+    cfg_.nic.dcqcn_enabled = false;
+  }
   // IB CC: the destination returns a BECN for every FECN (annex A10.2.2), unspaced.
   if (cc_ == congestion_control_kind::ib_cc) dcqcn_.min_time_between_cnps_us = 0;
   if (compat_) {
@@ -100,6 +108,39 @@ switch_config engine::switch_config_for(const std::vector<std::int64_t>& rates, 
     sc.ports.push_back(pc);
   }
   if (ib_) return infiniband_switch_config(std::move(sc), vl_mask_, cfg_.fabric, ib_framing_bytes);
+  if (uec_ && credits_) {
+    // UEC CBFC: every class a fixed credit-backed buffer (infiniband_switch_config's
+    // arithmetic, in 64-byte blocks), Ethernet framing; the queues keep their ECN for
+    // NSCC, and nothing overflows, so nothing is trimmed.
+    std::vector<std::array<ecn_config, num_priorities>> ecn(sc.ports.size());
+    for (std::size_t i = 0; i < sc.ports.size(); ++i)
+      for (std::size_t p = 0; p < num_priorities; ++p) ecn[i][p] = sc.ports[i].queues[p].ecn;
+    switch_config c = infiniband_switch_config(std::move(sc), vl_mask_, cfg_.fabric,
+                                               static_cast<std::uint32_t>(cfg_.switch_template.wire_overhead_bytes));
+    for (std::size_t i = 0; i < c.ports.size(); ++i)
+      for (std::size_t p = 0; p < num_priorities; ++p)
+        if (p != cfg_.fabric.uec.trim_priority) c.ports[i].queues[p].ecn = ecn[i][p];
+    c.trim.priority = cfg_.fabric.uec.trim_priority;
+    return c;
+  }
+  if (uec_) {
+    // Lossy Ethernet: no PFC; data queues trim (past the threshold, or where the buffer
+    // would drop them: an unreachable threshold leaves only the drop case) and the trim
+    // class, which also carries the transport's control packets, is strict priority.
+    const uec_config& u = cfg_.fabric.uec;
+    sc.lossless_priorities = 0;
+    sc.trim.header_bytes = u.trim_header_bytes;
+    sc.trim.priority = u.trim_priority;
+    for (auto& pc : sc.ports) {
+      pc.queues[u.trim_priority].dwrr_weight = 0;
+      pc.queues[u.trim_priority].ecn.enabled = false;
+      if (!u.trimming) continue;
+      for (int p = 0; p < num_priorities; ++p)
+        if (p != u.trim_priority)
+          pc.queues[static_cast<std::size_t>(p)].trim_threshold_bytes =
+              u.trim_threshold_bytes > 0 ? u.trim_threshold_bytes : std::numeric_limits<std::int64_t>::max() / 4;
+    }
+  }
   return sc;
 }
 
@@ -133,7 +174,7 @@ status engine::build_switches() {
     switch_config sc = switch_config_for(rates[i], false, 0);
     sc.ecn_seed = mix64(cfg_.seed ^ (0x5157ull + i));
     std::unique_ptr<link_flow_control> fc;
-    if (ib_) {
+    if (credits_) {
       s.credit_out = std::make_unique<switch_credit_link>(*this, static_cast<std::uint32_t>(i));
       auto c = credit_flow_control::create(sc, *s.clk, *s.credit_out,
                                            credit_config{max_frame_bytes(), cfg_.fabric.credit_update_interval_ns});
@@ -174,7 +215,13 @@ status engine::build() {
     vl_mask_ = static_cast<std::uint8_t>((1u << cfg_.nic.data_priority) | (1u << cnp_prio_) |
                                          (cfg_.nic.ack_priority >= 0 ? 1u << cfg_.nic.ack_priority : 0u));
   }
+  if (uec_ && credits_) {
+    // UEC CBFC: credits for the data class and the trim class (control and trimmed
+    // headers), on Ethernet framing.
+    vl_mask_ = static_cast<std::uint8_t>((1u << cfg_.nic.data_priority) | (1u << cfg_.fabric.uec.trim_priority));
+  }
   ROCELAB_RETURN_IF_ERROR(build_switches());
+  if (uec_) uec_build();
 
   // Channels: every switch port's egress link, then every host's uplink.
   const std::uint32_t nsw = static_cast<std::uint32_t>(switches_.size());
@@ -224,7 +271,7 @@ status engine::build() {
       c.to_port = static_cast<std::uint16_t>(h % hosts_per_leaf_);
     }
   }
-  if (ib_) init_credits();
+  if (credits_) init_credits();
   pauses_.resize(channels_.size() * num_priorities);
   std::size_t queues = 0;
   for (const auto& s : switches_) queues += s.model->num_ports() * num_priorities;

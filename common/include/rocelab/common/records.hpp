@@ -148,6 +148,7 @@ struct run_totals {
   std::uint64_t drops = 0;
   std::uint64_t retransmits = 0;
   std::uint64_t packets_forwarded = 0; // packet-hops through switches
+  std::uint64_t trims = 0;             // packets switches cut to their header (UEC trimming)
   // False when nothing in the run counted them (a real lab whose NICs keep no such port
   // counter): the total is 0 and means "not measured".
   bool retransmits_measured = true;

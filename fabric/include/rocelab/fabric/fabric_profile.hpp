@@ -17,13 +17,40 @@
 #include "rocelab/fabric/credit_flow_control.hpp"
 #include "rocelab/fabric/ib_congestion_control.hpp"
 #include "rocelab/fabric/switch_config.hpp"
+#include "rocelab/fabric/uec_load_balancing.hpp"
 
 namespace rocelab::fabric {
 
-enum class link_layer : std::uint8_t { roce, infiniband };
+// uec: Ultra Ethernet (UEC 1.0): Ethernet links without PFC by default, switches that
+// trim, a transport that sprays and tolerates reordering, NSCC/RCCC (uec_config).
+enum class link_layer : std::uint8_t { roce, infiniband, uec };
 [[nodiscard]] const char* to_string(link_layer l);
-[[nodiscard]] result<link_layer> parse_link_layer(std::string_view text);  // "roce" | "infiniband" | "ib"
+[[nodiscard]] result<link_layer> parse_link_layer(std::string_view text);  // "roce" | "infiniband" | "ib" | "uec"
 [[nodiscard]] result<congestion_control_kind> parse_congestion_control(std::string_view text);
+
+// The Ultra Ethernet transport and switch options (fabric_mode::link == uec).
+struct uec_config {
+  load_balancing balancing = load_balancing::reps;
+  bool nscc = true;   // sender window (uec_congestion_control.hpp)
+  bool rccc = false;  // receiver credits
+  // Switches trim data past trim_threshold_bytes per egress queue (0: the queue's share
+  // of the buffer decides: trimmed where it would be dropped).
+  bool trimming = true;
+  std::int64_t trim_threshold_bytes = 0;
+  std::uint32_t trim_header_bytes = 64;
+  std::uint8_t trim_priority = 7;        // trimmed headers, ACKs, NACKs and credits
+  std::int64_t nscc_target_qdelay_ns = 0;  // 0: NSCC's default (nscc_config)
+  std::int64_t rccc_budget_bytes = 0;      // per receiver; 0: one BDP of its link
+  // Retransmission timeout of a packet not acknowledged; 0: adaptive per flow (RFC 6298:
+  // smoothed RTT + 4 x its variation), at least 4 network RTTs and at least 50 us.
+  std::int64_t retransmit_timeout_ns = 0;
+  // Credit-based link-level flow control on every link (UEC 1.0 CBFC) in place of
+  // dropping or trimming at a full buffer: the InfiniBand credit machinery
+  // (credit_flow_control.hpp) on Ethernet framing.
+  bool credit_flow_control = false;
+
+  [[nodiscard]] status validate() const;
+};
 
 struct fabric_mode {
   link_layer link = link_layer::roce;
@@ -41,6 +68,7 @@ struct fabric_mode {
   // Port-to-port latency of every switch (pipeline and lookup; cut-through switches
   // quote it for the first bit in to the first bit out), added to each hop.
   std::int64_t switch_latency_ns = 0;
+  uec_config uec;  // link == uec only
 
   [[nodiscard]] status validate() const;
 };

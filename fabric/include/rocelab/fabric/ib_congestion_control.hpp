@@ -22,6 +22,7 @@
 // Threading: single-threaded, like the clock.
 
 #include <cstdint>
+#include <climits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -41,9 +42,28 @@ class rate_control {
   virtual ~rate_control() = default;
   // A congestion notification for this QP: a CNP (RoCEv2) or a BECN (InfiniBand).
   virtual void on_cnp(std::int64_t now_ns) = 0;
-  // The QP sent a packet of `bytes` (frame bytes without preamble/framing).
+  // The QP sent a packet of `bytes` (frame bytes without preamble/framing; for a
+  // credit control, the payload bytes its credit covers).
   virtual void on_bytes_sent(std::int64_t now_ns, std::uint64_t bytes) = 0;
   [[nodiscard]] virtual double rate_bps() const = 0;
+
+  // Window and credit controls (Ultra Ethernet NSCC and RCCC, uec_congestion_control.hpp)
+  // also hear about every acknowledged, NACKed or credited packet and bound the bytes in
+  // flight; a pure rate control keeps these defaults (no window, no credit needed).
+  static constexpr std::uint64_t unlimited_bytes = UINT64_MAX;
+  // A packet of `bytes` payload was acknowledged; `ecn_ce`: it arrived CE-marked;
+  // `rtt_ns`: from its (last) transmission to this acknowledgement.
+  virtual void on_ack(std::int64_t now_ns, std::uint64_t bytes, bool ecn_ce, std::int64_t rtt_ns) {
+    (void)now_ns, (void)bytes, (void)ecn_ce, (void)rtt_ns;
+  }
+  // A packet of `bytes` payload was trimmed (NACK) or declared lost by timeout.
+  virtual void on_nack(std::int64_t now_ns, std::uint64_t bytes) { (void)now_ns, (void)bytes; }
+  // The receiver granted `bytes` of payload credit.
+  virtual void on_credit(std::int64_t now_ns, std::uint64_t bytes) { (void)now_ns, (void)bytes; }
+  // Payload bytes the QP may have unacknowledged in flight.
+  [[nodiscard]] virtual std::uint64_t window_bytes() const { return unlimited_bytes; }
+  // Payload bytes the QP may still send before it needs more credit.
+  [[nodiscard]] virtual std::uint64_t credit_bytes() const { return unlimited_bytes; }
 };
 
 // DCQCN's reaction point (dcqcn.hpp) behind rate_control.

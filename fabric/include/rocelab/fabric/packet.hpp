@@ -20,6 +20,13 @@ enum class ecn_codepoint : std::uint8_t { not_ect = 0, ect1 = 1, ect0 = 2, ce = 
   return static_cast<unsigned>(e) - 1u < 2u;  // ect1 or ect0, without a branch
 }
 
+// Packet trimming (UEC 1.0 packet trimming; NDP, Handley et al., SIGCOMM 2017): a switch
+// may cut a `trimmable` packet to its header instead of queueing it past a threshold or
+// dropping it; the cut packet carries `trimmed` so its receiver can ask for a resend at
+// once. Only a transport that understands trimmed headers sets `trimmable`.
+inline constexpr std::uint8_t packet_flag_trimmable = 1u << 0;
+inline constexpr std::uint8_t packet_flag_trimmed = 1u << 1;
+
 struct packet {
   std::uint64_t cookie = 0;      // the driver's handle to its own packet storage
   std::uint32_t flow_id = 0;     // opaque to the switch; DCQCN state is keyed by it elsewhere
@@ -28,6 +35,7 @@ struct packet {
   std::uint16_t egress_port = 0;
   std::uint8_t priority = 0;     // 0..7: selects ingress priority group and egress queue
   ecn_codepoint ecn = ecn_codepoint::not_ect;
+  std::uint8_t flags = 0;        // packet_flag_* bits; 0 for RoCE and InfiniBand packets
 };
 static_assert(std::is_trivially_copyable_v<packet>);
 static_assert(sizeof(packet) == 24, "the descriptor is copied on every hop; keep it small");

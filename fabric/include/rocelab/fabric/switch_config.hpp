@@ -69,6 +69,11 @@ struct queue_config {
   ecn_config ecn;
   // 0: strict priority. >0: DWRR weight; a queue's quantum is weight x dwrr_quantum_bytes.
   std::uint32_t dwrr_weight = 0;
+  // Packet trimming: a trimmable packet (packet_flag_trimmable) that would leave more than
+  // this many bytes queued ahead of it and itself, or that admission would drop, is cut
+  // to switch_config::trim.header_bytes and joins queue trim.priority of the same port.
+  // 0: never trimmed here (packets are admitted or dropped as usual).
+  std::int64_t trim_threshold_bytes = 0;
 };
 
 struct port_config {
@@ -113,6 +118,15 @@ struct pfc_config {
   pfc_watchdog_config watchdog;
 };
 
+// Where trimmed packets go (queue_config::trim_threshold_bytes enables trimming per queue).
+// UEC 1.0 trims to the headers needed to NACK the packet (64 bytes in UEC's own
+// simulator, htsim, `-trimsize`) and forwards them in a high-priority class, so the
+// receiver learns of the loss one RTT after it happened.
+struct trim_config {
+  std::uint32_t header_bytes = 64;
+  std::uint8_t priority = 7;  // its queue should be strict priority (dwrr_weight 0)
+};
+
 struct switch_config {
   std::vector<port_config> ports;
   std::int64_t buffer_bytes = 32 * 1024 * 1024;
@@ -134,6 +148,7 @@ struct switch_config {
   // DataRate::CalculateTxTime, and a Time holds whole ns, truncated). False: exact to
   // the picosecond, as a MAC sends.
   bool frame_time_whole_ns = false;
+  trim_config trim;
 };
 
 [[nodiscard]] status validate(const switch_config& cfg);

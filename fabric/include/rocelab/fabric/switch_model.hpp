@@ -60,6 +60,7 @@ struct admission {
   bool accepted = false;
   drop_reason reason = drop_reason::none;
   bool ce_marked = false;  // marked at enqueue by this switch
+  bool trimmed = false;    // cut to its header and queued at trim.priority (accepted tells whether that fit)
 };
 
 struct departure {
@@ -108,6 +109,7 @@ struct queue_stats {
   std::uint64_t dequeued_packets = 0, dequeued_bytes = 0;
   std::array<std::uint64_t, num_drop_reasons> dropped_packets{};  // by drop_reason
   std::uint64_t ecn_marked = 0;
+  std::uint64_t trimmed_packets = 0;  // arrivals for this queue cut to their header (sent on trim.priority)
   std::uint64_t depth_packets = 0, depth_bytes = 0;
   std::uint64_t watermark_bytes = 0;
   std::int64_t reserve_cells = 0, shared_cells = 0;
@@ -152,7 +154,13 @@ class switch_model final : private control_frame_port, private timer_client {
   ~switch_model();
 
   // A packet fully received on pkt.ingress_port at now_ns, to leave by pkt.egress_port.
-  admission admit(const packet& pkt, std::int64_t now_ns);
+  // A trimmable packet may be trimmed instead (queue_config::trim_threshold_bytes); the
+  // queued descriptor then has the header's size, trim.priority and packet_flag_trimmed.
+  admission admit(const packet& pkt, std::int64_t now_ns) {
+    if (trimming_ && (pkt.flags & packet_flag_trimmable) != 0) [[unlikely]]
+      return admit_trimmable(pkt, now_ns);
+    return admit_untrimmed(pkt, now_ns);
+  }
   // Starts sending the next frame on `port` if the link is free, a queue is non-empty and
   // its priority is not paused; nullopt otherwise. Frees the packet's buffer.
   std::optional<departure> dequeue(std::uint16_t port, std::int64_t now_ns) {
@@ -268,6 +276,7 @@ class switch_model final : private control_frame_port, private timer_client {
     // third line: drop counters
     std::uint64_t ecn_marked = 0;
     std::array<std::uint64_t, num_drop_reasons> dropped{};
+    std::uint64_t trimmed = 0;
 
     static constexpr std::uint32_t wm_slack_max = UINT16_MAX;
     static constexpr std::int8_t limit_static = 64, limit_unlimited = 65;
@@ -316,6 +325,8 @@ class switch_model final : private control_frame_port, private timer_client {
   };
 
   switch_model(const switch_config& cfg, clock& clk, pfc_frame_sink* sink);
+  admission admit_untrimmed(const packet& pkt, std::int64_t now_ns);
+  [[gnu::noinline]] admission admit_trimmable(const packet& pkt, std::int64_t now_ns);
   // dequeue once the port is idle and something is queued.
   std::optional<departure> dequeue_ready(std::uint16_t port, std::int64_t now_ns);
   void send_pfc(std::uint16_t port, std::uint8_t prio, std::uint16_t quanta, bool refresh,
@@ -387,6 +398,8 @@ class switch_model final : private control_frame_port, private timer_client {
   pfc_frame_sink* sink_;
   std::int64_t cell_bytes_ = 1;
   int cell_shift_ = -1;  // log2(cell_bytes_) when a power of two, else -1
+  bool trimming_ = false;  // some queue has a trim threshold
+  std::vector<std::int64_t> trim_threshold_;  // port x 8 + priority, bytes; 0: off
   std::int64_t total_cells_ = 0, used_cells_ = 0, used_wm_ = 0;
   std::int64_t ingress_pool_ = 0, ingress_shared_used_ = 0;
   std::int64_t egress_pool_ = 0, egress_shared_used_ = 0;

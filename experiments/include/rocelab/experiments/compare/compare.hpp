@@ -79,7 +79,7 @@ struct compare_settings {
 struct fabric_metrics {
   std::string fabric;   // the name asked for
   std::string profile;  // the profile's name
-  std::string link;     // roce | infiniband
+  std::string link;     // roce | infiniband | uec
   std::string routing;  // ecmp | adaptive
   std::string congestion;
   std::map<std::string, std::string> settings;  // tuned or profile-applied spec values
@@ -103,6 +103,7 @@ struct fabric_metrics {
   std::int64_t paused_ns = 0;  // PFC pauses (RoCE) or credit stalls (InfiniBand)
   std::uint64_t pause_intervals = 0;
   std::uint64_t drops = 0, retransmits = 0, ce_marked = 0, cnps = 0;
+  std::uint64_t trims = 0;  // packets switches cut to their header (UEC trimming)
   std::uint64_t incomplete_flows = 0;
   // cost
   cluster_cost cost;

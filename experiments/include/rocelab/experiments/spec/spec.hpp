@@ -154,11 +154,26 @@ struct workload_spec {
 // The fabric the twin models: RoCEv2 (PFC, ECN, DCQCN: the switch and nic
 // sections) or InfiniBand (credits per VL, IB headers, IB congestion control when
 // nic.dcqcn.enabled), with ECMP or adaptive routing. The labs are RoCEv2 with ECMP.
+// fabric.link uec only: the Ultra Ethernet transport and switch options
+// (fabric::uec_config); setting one on another fabric is an error naming it.
+struct uec_spec {
+  std::string load_balancing = "reps";  // ecmp | oblivious | reps
+  bool nscc = true;
+  bool rccc = false;
+  bool trimming = true;
+  std::int64_t trim_threshold_bytes = 0;   // 0: trim where the queue would drop
+  std::int64_t rccc_budget_bytes = 0;      // 0: one BDP
+  std::int64_t nscc_target_qdelay_ns = 0;  // 0: NSCC's default
+  std::int64_t retransmit_timeout_ns = 0;  // 0: derived from the fabric's RTT
+  bool credit_flow_control = false;        // CBFC on every link instead of trimming/drops
+};
+
 struct fabric_spec {
-  std::string link = "roce";      // roce | infiniband
+  std::string link = "roce";      // roce | infiniband | uec
   std::string routing = "ecmp";   // ecmp | adaptive
   std::int64_t switch_latency_ns = 0;   // port to port, added per switch hop
   std::int64_t ib_vl_buffer_bytes = 0;  // per port and VL; 0: the switch buffer split evenly
+  uec_spec uec;
 };
 
 // Settings only the twin backend reads.

@@ -82,6 +82,12 @@ inline constexpr std::uint32_t ib_framing_bytes = 2;
   return {base, reth_bytes, base + aeth_bytes, base};
 }
 
+// Ultra Ethernet: a data packet carries Ethernet, IPv4, UDP and the UET transport headers
+// (PDS and SES) in 64 bytes, and ACKs, NACKs and credits are 64-byte frames, as UEC's own
+// simulator (htsim, UecSrc::_hdr_size and its ACK size) counts them.
+inline constexpr std::uint32_t uec_header_bytes = 64;
+[[nodiscard]] constexpr frame_sizes uec_frame_sizes() { return {uec_header_bytes, 0, uec_header_bytes, uec_header_bytes}; }
+
 [[nodiscard]] constexpr frame_sizes frame_sizes_for(bool hpcc_ns3_compat) {
   if (hpcc_ns3_compat) return {hpcc_data_overhead_bytes, 0, hpcc_ack_frame_bytes, hpcc_ack_frame_bytes};
   return {};
