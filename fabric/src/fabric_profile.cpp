@@ -55,6 +55,9 @@ status uec_config::validate() const {
   if (nscc_target_qdelay_ns < 0) return bad("nscc_target_qdelay_ns must be >= 0");
   if (rccc_budget_bytes < 0) return bad("rccc_budget_bytes must be >= 0");
   if (retransmit_timeout_ns < 0) return bad("retransmit_timeout_ns must be >= 0");
+  if (!(link_frame_loss_rate >= 0 && link_frame_loss_rate < 1)) return bad("link_frame_loss_rate must be in [0, 1)");
+  if (credit_flow_control && link_frame_loss_rate > 0 && !link_level_retry)
+    return bad("credit_flow_control with link_frame_loss_rate > 0 needs link_level_retry: a lost frame's credits never return");
   return status::success();
 }
 

@@ -531,5 +531,36 @@ TEST(spec, a_uec_fabric_takes_its_options_and_rejects_the_other_fabrics) {
   EXPECT_FALSE(experiments::to_twin_config(uec_on_ib, 1).ok());
 }
 
+// Link frame loss and link-level retry are UEC link options: they reach the twin on a UEC
+// fabric, and on a RoCE fabric the spec is an error naming the field.
+TEST(spec, link_level_retry_is_a_uec_link_option) {
+  experiments::experiment_spec spec;
+  spec.workload.incast.enabled = true;
+  ASSERT_TRUE(experiments::apply_override(spec, "fabric.link=uec").ok());
+  ASSERT_TRUE(experiments::apply_override(spec, "fabric.uec.link_frame_loss_rate=0.001").ok());
+  ASSERT_TRUE(experiments::apply_override(spec, "fabric.uec.link_level_retry=true").ok());
+  auto c = experiments::to_twin_config(spec, 1);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_DOUBLE_EQ(c->fabric.uec.link_frame_loss_rate, 0.001);
+  EXPECT_TRUE(c->fabric.uec.link_level_retry);
+
+  experiments::experiment_spec cbfc_without_retry = spec;
+  ASSERT_TRUE(experiments::apply_override(cbfc_without_retry, "fabric.uec.link_level_retry=false").ok());
+  ASSERT_TRUE(experiments::apply_override(cbfc_without_retry, "fabric.uec.credit_flow_control=true").ok());
+  auto e0 = experiments::to_twin_config(cbfc_without_retry, 1);
+  ASSERT_FALSE(e0.ok());
+  EXPECT_NE(e0.error().message().find("link_level_retry"), std::string::npos) << e0.error().message();
+
+  experiments::experiment_spec retry_on_roce;
+  retry_on_roce.workload.incast.enabled = true;
+  ASSERT_TRUE(experiments::apply_override(retry_on_roce, "fabric.uec.link_level_retry=true").ok());
+  auto e1 = experiments::to_twin_config(retry_on_roce, 1);
+  ASSERT_FALSE(e1.ok());
+  EXPECT_NE(e1.error().message().find("fabric.uec.link_level_retry"), std::string::npos) << e1.error().message();
+  EXPECT_NE(e1.error().message().find("roce"), std::string::npos) << e1.error().message();
+
+  EXPECT_FALSE(experiments::apply_override(retry_on_roce, "fabric.uec.link_frame_loss_rate=0.9").ok());
+}
+
 }  // namespace
 }  // namespace rocelab

@@ -245,6 +245,86 @@ TEST(UecTwin, CreditFlowControlMakesTheIncastLosslessWithCreditStalls) {
   EXPECT_LT(last_end_ns(*r), 420'000);
 }
 
+// ---- link frame loss and link-level retry ----
+
+// Four disjoint pairs (h1..h4 to h5..h8), 4 MiB each, so no queue builds and nothing but
+// the links can lose a frame; every link loses one frame in a thousand.
+constexpr double frame_loss_rate = 1e-3;
+constexpr std::int64_t link_rtt_ns = 2 * 1000 + 100;  // 2 x 1 us + a frame each way
+
+std::vector<message> pairs(std::uint64_t bytes) {
+  std::vector<message> out;
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    message m;
+    m.src = i;
+    m.dst = i + 4;
+    m.bytes = bytes;
+    m.tag = i + 1;
+    out.push_back(m);
+  }
+  return out;
+}
+
+run_records run_pairs(double loss_rate, bool retry) {
+  twin_config c = uec_single_switch(8, 4 << 20);
+  c.fabric.uec.link_frame_loss_rate = loss_rate;
+  c.fabric.uec.link_level_retry = retry;
+  c.seed = 7;
+  fixed_messages load(pairs(4 << 20));
+  auto r = run_twin(c, load);
+  EXPECT_TRUE(r.ok()) << r.error().message();
+  return r.ok() ? *r : run_records{};
+}
+
+std::uint64_t counter_total(const run_records& r, const char* name) {
+  std::uint64_t n = 0;
+  for (const auto& s : r.counters)
+    if (s.name == name) n += s.value;
+  return n;
+}
+
+TEST(UecTwin, LinkLevelRetryHidesLinkFrameLossFromTheTransport) {
+  const run_records clean = run_pairs(0, false);
+  ASSERT_TRUE(all_completed(clean));
+  EXPECT_EQ(clean.totals.retransmits, 0u);
+  EXPECT_EQ(clean.totals.link_replays, 0u);
+
+  // Without retry a lost frame never arrives: the transport resends it end to end, on a
+  // timeout of at least 50 us from the frame's sending, far more than a link round trip.
+  const run_records lossy = run_pairs(frame_loss_rate, false);
+  ASSERT_TRUE(all_completed(lossy));
+  EXPECT_GT(counter_total(lossy, "link_frames_lost"), 0u);
+  EXPECT_GT(lossy.totals.retransmits, 0u);
+  EXPECT_EQ(lossy.totals.link_replays, 0u);
+  EXPECT_EQ(lossy.totals.drops, 0u) << "the switch drops nothing; the links lose frames";
+  EXPECT_GT(last_end_ns(lossy), last_end_ns(clean) + 10 * link_rtt_ns);
+
+  // With retry each lost frame is replayed by its link, as often as it is lost, and the
+  // transport never resends: the run ends within a few link round trips of the clean one.
+  const run_records retried = run_pairs(frame_loss_rate, true);
+  ASSERT_TRUE(all_completed(retried));
+  EXPECT_EQ(retried.totals.retransmits, 0u);
+  EXPECT_GT(retried.totals.link_replays, 0u);
+  EXPECT_EQ(retried.totals.link_replays, counter_total(retried, "link_frames_lost"));
+  EXPECT_EQ(retried.totals.link_replays, counter_total(retried, "link_replays"));
+  EXPECT_LT(last_end_ns(retried), last_end_ns(clean) + 4 * link_rtt_ns);
+  std::printf("frame loss %g: clean %lld ns; no retry %llu resends, %lld ns; retry %llu replays, %lld ns\n",
+              frame_loss_rate, static_cast<long long>(last_end_ns(clean)),
+              static_cast<unsigned long long>(lossy.totals.retransmits), static_cast<long long>(last_end_ns(lossy)),
+              static_cast<unsigned long long>(retried.totals.link_replays), static_cast<long long>(last_end_ns(retried)));
+}
+
+TEST(UecTwin, ValidateRejectsCreditFlowControlUnderFrameLossWithoutRetry) {
+  twin_config c = uec_single_switch(4, 1 << 20);
+  c.fabric.uec.credit_flow_control = true;
+  c.fabric.uec.link_frame_loss_rate = frame_loss_rate;
+  EXPECT_FALSE(validate(c).ok());
+  c.fabric.uec.link_level_retry = true;
+  EXPECT_TRUE(validate(c).ok());
+  c.fabric.uec.link_frame_loss_rate = 1;
+  EXPECT_FALSE(validate(c).ok());
+}
+
 TEST(UecTwin, ValidateRejectsAUecFabricWithRoceCongestionControl) {
   twin_config c = uec_single_switch(4, 1 << 20);
   c.fabric.congestion = congestion_control_kind::dcqcn;

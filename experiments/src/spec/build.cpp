@@ -214,6 +214,8 @@ result<fabric::fabric_mode> fabric_mode_of(const experiment_spec& spec) {
     m.uec.nscc_target_qdelay_ns = u.nscc_target_qdelay_ns;
     m.uec.retransmit_timeout_ns = u.retransmit_timeout_ns;
     m.uec.credit_flow_control = u.credit_flow_control;
+    m.uec.link_frame_loss_rate = u.link_frame_loss_rate;
+    m.uec.link_level_retry = u.link_level_retry;
   } else {
     m.congestion = spec.nic.dcqcn_enabled ? fabric::congestion_control_kind::dcqcn : fabric::congestion_control_kind::none;
   }

@@ -499,6 +499,12 @@ std::vector<field_info> build_table() {
   t.push_back(bool_field("fabric.uec.credit_flow_control",
                          [](auto& s) -> auto& { return s.fabric.uec.credit_flow_control; },
                          "credit-based link flow control (CBFC) on every link: lossless without PFC"));
+  t.push_back(real_field("fabric.uec.link_frame_loss_rate",
+                         [](auto& s) -> auto& { return s.fabric.uec.link_frame_loss_rate; }, 0, 0.5,
+                         "probability that a link loses a data or ACK frame (bit errors), drawn from the run's seed"));
+  t.push_back(bool_field("fabric.uec.link_level_retry", [](auto& s) -> auto& { return s.fabric.uec.link_level_retry; },
+                         "links replay a lost frame after one link round trip, in order (UEC LLR): the transport "
+                         "never sees the loss"));
   // --- twin ---
   t.push_back(duration_field("twin.stop_ns", [](auto& s) -> auto& { return s.twin.stop_ns; }, 1,
                              "virtual-time limit; flows not done are incomplete"));

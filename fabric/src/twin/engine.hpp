@@ -184,6 +184,14 @@ struct alignas(64) channel {
 };
 static_assert(sizeof(channel) == 64, "a link's state is read on every frame: one cache line");
 
+// A link's frame loss and link-level retry (fabric.uec.link_frame_loss_rate and
+// link_level_retry), apart from channel so that a link's hot state stays one line.
+struct link_loss_state {
+  std::uint64_t draws = 0;    // frames the loss model has judged: the position in its random stream
+  std::uint64_t lost = 0;     // frames lost on the wire (a lost replay counts again)
+  std::uint64_t replays = 0;  // frames the link sent again
+};
+
 struct pause_track {
   bool open = false;
   std::int64_t start_ns = 0, until_ns = 0;
@@ -328,6 +336,11 @@ class engine final : public twin_context {
   void on_host_packet(std::uint32_t h, const packet& p, std::uint32_t ch);
   void on_pfc_at(std::uint32_t ch, const packet& p);
   void on_credit_at(std::uint32_t ch, const packet& p);
+  // Link frame loss: whether the frame at the head of channel ch is lost (one draw of the
+  // link's stream), and link-level retry's replay of it.
+  [[nodiscard]] bool frame_lost(std::uint32_t ch);
+  void replay_head(std::uint32_t ch);
+  [[nodiscard]] std::int64_t channel_rate_bps(std::uint32_t ch) const;
   void init_credits();
   void ib_fecn(std::uint32_t sw, packet& p);
   void nic_kick(std::uint32_t h);
@@ -376,6 +389,9 @@ class engine final : public twin_context {
   // (fabric.uec.credit_flow_control), both with credit_flow_control's machinery.
   bool credits_ = false;
   std::int64_t uec_rto_ns_ = 0, network_rtt_ns_ = 0;
+  double frame_loss_rate_ = 0;  // fabric.uec.link_frame_loss_rate
+  bool llr_ = false;            // fabric.uec.link_level_retry
+  std::vector<link_loss_state> link_loss_;  // per channel when either is set
   std::vector<std::unique_ptr<rccc_receiver>> rccc_rx_;  // per host, RCCC only
   std::vector<std::uint32_t> fecn_eligible_;  // IB CC: eligible packets since the last mark, per switch port
   std::uint64_t fecn_marks_ = 0;

@@ -20,8 +20,29 @@ void engine::push_wire(std::uint32_t ch, std::int64_t at_ns, const packet& p) {
 
 void engine::on_channel(std::uint32_t ch) {
   channel& c = channels_[ch];
+  if (frame_loss_rate_ > 0) [[unlikely]] {
+    const pkt_type kind = type_of(c.wire.front().pkt.cookie);
+    if (kind != pkt_type::pfc && kind != pkt_type::credit && frame_lost(ch)) {
+      if (llr_) {
+        replay_head(ch);
+        return;
+      }
+      (void)c.wire.pop_front();  // never arrives; the transport finds out by NACK or timeout
+      if (!c.wire.empty()) q_.push(c.wire.front().at_ns, ev_channel, ch);
+      return;
+    }
+  }
   const inflight f = c.wire.pop_front();
-  if (!c.wire.empty()) q_.push(c.wire.front().at_ns, ev_channel, ch);
+  if (!c.wire.empty()) {
+    if (llr_) [[unlikely]] {
+      // Frames sent after a replayed one arrive after it, each a serialization apart
+      // (the receiver takes link sequence numbers in order only, so the sender replays
+      // from the lost frame on).
+      inflight& next = c.wire.front();
+      if (next.at_ns < now_) next.at_ns = now_ + ceil_div(frame_ps(next.pkt.size_bytes, channel_rate_bps(ch)), 1000);
+    }
+    q_.push(c.wire.front().at_ns, ev_channel, ch);
+  }
   if (type_of(f.pkt.cookie) == pkt_type::pfc) {
     on_pfc_at(ch, f.pkt);
     return;
@@ -42,6 +63,39 @@ void engine::on_channel(std::uint32_t ch) {
     on_switch_packet(static_cast<std::uint32_t>(c.to_switch), c.to_port, f.pkt);
   else
     on_host_packet(c.to_index, f.pkt, ch);
+}
+
+std::int64_t engine::channel_rate_bps(std::uint32_t ch) const {
+  if (ch < port_owner_.size())
+    return switches_[port_owner_[ch].first].model->config().ports[port_owner_[ch].second].rate_bps;
+  return hosts_[ch - port_owner_.size()].rate_bps;
+}
+
+// One uniform draw per frame from the link's own stream (the run's seed, the channel and
+// the draw's position), so a run repeats exactly and links do not share draws.
+bool engine::frame_lost(std::uint32_t ch) {
+  link_loss_state& l = link_loss_[ch];
+  const std::uint64_t key = mix64(cfg_.seed ^ (0x11a0'0000'0000ull + ch));
+  const double u = static_cast<double>(mix64(key + l.draws++) >> 11) * 0x1.0p-53;
+  if (u >= frame_loss_rate_) return false;
+  ++l.lost;
+  return true;
+}
+
+// UEC 1.0 link-level retry: the receiver sees the lost frame's gap in the link sequence
+// numbers (or its bad FCS) as the frame ends, and NACKs it; the sender replays from that
+// sequence number. The replay arrives one link round trip later: the NACK's serialization
+// (a minimum 64-byte frame) and propagation back, then the frame's own serialization and
+// propagation again. The frame stays at the head of the link, so nothing overtakes it.
+void engine::replay_head(std::uint32_t ch) {
+  constexpr std::int64_t llr_nack_frame_bytes = 64;
+  channel& c = channels_[ch];
+  inflight& f = c.wire.front();
+  const std::int64_t rate = channel_rate_bps(ch);
+  f.at_ns = now_ + 2 * c.delay_ns + ceil_div(frame_ps(llr_nack_frame_bytes, rate) + frame_ps(f.pkt.size_bytes, rate), 1000);
+  c.last_at_ns = std::max(c.last_at_ns, f.at_ns);
+  ++link_loss_[ch].replays;
+  q_.push(f.at_ns, ev_channel, ch);
 }
 
 void engine::on_switch_packet(std::uint32_t sw, std::uint16_t in_port, packet p) {

@@ -144,6 +144,16 @@ run_records engine::run() {
     }
   }
   const auto nsw = static_cast<std::uint32_t>(switches_.size());
+  // Link loss counters on the link's transmitter: a switch port, or a host's uplink.
+  for (std::uint32_t ch = 0; ch < link_loss_.size(); ++ch) {
+    const link_loss_state& l = link_loss_[ch];
+    t.link_replays += l.replays;
+    const bool on_switch = ch < port_owner_.size();
+    const std::uint32_t device = on_switch ? port_owner_[ch].first : nsw + (ch - static_cast<std::uint32_t>(port_owner_.size()));
+    const std::uint32_t port = on_switch ? port_owner_[ch].second : 0;
+    if (l.lost != 0) out_.counters.push_back(counter_sample{device, port, "link_frames_lost", now_, l.lost});
+    if (l.replays != 0) out_.counters.push_back(counter_sample{device, port, "link_replays", now_, l.replays});
+  }
   for (std::uint32_t h = 0; h < hosts_.size(); ++h) {
     if (hosts_[h].tx_packets == 0) continue;
     out_.counters.push_back(counter_sample{nsw + h, 0, "tx_packets", now_, hosts_[h].tx_packets});

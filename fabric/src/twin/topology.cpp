@@ -19,6 +19,10 @@ engine::engine(const twin_config& cfg, workload& load) : cfg_(cfg), load_(load),
   uec_ = cfg.fabric.link == link_layer::uec;
   credits_ = ib_ || (uec_ && cfg.fabric.uec.credit_flow_control);
   if (uec_) {
+    frame_loss_rate_ = cfg.fabric.uec.link_frame_loss_rate;
+    llr_ = cfg.fabric.uec.link_level_retry;
+  }
+  if (uec_) {
     // UEC: its own transport and congestion control (uec_transport.cpp); no DCQCN.
     sizes_ = uec_frame_sizes();
     cc_ = congestion_control_kind::none;
@@ -272,6 +276,7 @@ status engine::build() {
     }
   }
   if (credits_) init_credits();
+  if (frame_loss_rate_ > 0 || llr_) link_loss_.resize(channels_.size());
   pauses_.resize(channels_.size() * num_priorities);
   std::size_t queues = 0;
   for (const auto& s : switches_) queues += s.model->num_ports() * num_priorities;

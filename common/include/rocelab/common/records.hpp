@@ -153,6 +153,7 @@ struct run_totals {
   // counter): the total is 0 and means "not measured".
   bool retransmits_measured = true;
   bool cnps_measured = true;
+  std::uint64_t link_replays = 0;      // frames links sent again (UEC link-level retry)
 };
 
 struct run_records {

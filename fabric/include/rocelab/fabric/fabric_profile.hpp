@@ -48,6 +48,15 @@ struct uec_config {
   // dropping or trimming at a full buffer: the InfiniBand credit machinery
   // (credit_flow_control.hpp) on Ethernet framing.
   bool credit_flow_control = false;
+  // Link frame loss (bit errors): each frame that carries a transport packet is lost on a
+  // link with this probability, drawn per frame from the run's seed (PFC and credit
+  // frames are exempt). A lost frame never arrives, unless link_level_retry. 0..1.
+  double link_frame_loss_rate = 0;
+  // Link-level retry (UEC 1.0 LLR): every link keeps the frames it sent until the far
+  // end acknowledges them and replays a lost one after one link round trip, in order,
+  // so the transport never sees the loss. CBFC needs it under frame loss: a lost frame
+  // would take its credits with it.
+  bool link_level_retry = false;
 
   [[nodiscard]] status validate() const;
 };

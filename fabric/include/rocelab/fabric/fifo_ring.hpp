@@ -30,6 +30,7 @@ class fifo_ring {
   [[nodiscard]] bool empty() const { return count_ == 0; }
   [[nodiscard]] std::uint32_t size() const { return count_; }
   [[nodiscard]] const T& front() const { return buf_[head_].value; }
+  [[nodiscard]] T& front() { return buf_[head_].value; }
 
   // The next free slot, already counted: the caller fills it in place. (A value built
   // on the stack and copied in whole right after its fields were stored one by one

@@ -166,6 +166,8 @@ struct uec_spec {
   std::int64_t nscc_target_qdelay_ns = 0;  // 0: NSCC's default
   std::int64_t retransmit_timeout_ns = 0;  // 0: derived from the fabric's RTT
   bool credit_flow_control = false;        // CBFC on every link instead of trimming/drops
+  double link_frame_loss_rate = 0;        // per frame and link, from the run's seed
+  bool link_level_retry = false;           // links replay lost frames (UEC LLR)
 };
 
 struct fabric_spec {
