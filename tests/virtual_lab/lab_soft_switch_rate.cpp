@@ -37,9 +37,12 @@
 #include "rocelab/traffic/incast.hpp"
 #include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 #include "rocelab/traffic/soft_nic/nic_process.hpp"
+#include "namespace_socket.hpp"
 
 namespace rocelab::agents::lab {
 namespace {
+
+using test::mac_of;
 
 using json = nlohmann::json;
 using namespace std::chrono_literals;
@@ -63,28 +66,9 @@ std::int64_t mono_ns() {
 }
 
 // An AF_PACKET socket on an interface of a namespace.
-struct wire_socket {
-  unique_fd fd;
-  int ifindex = 0;
-
+struct wire_socket : test::namespace_socket {
   static wire_socket open(const std::string& netns, const std::string& ifname) {
-    wire_socket w;
-    std::thread t([&] {
-      unique_fd ns(::open(("/run/netns/" + netns).c_str(), O_RDONLY | O_CLOEXEC));
-      if (!ns.valid() || ::setns(ns.get(), CLONE_NEWNET) != 0) return;
-      w.fd = unique_fd(::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, htons(ETH_P_ALL)));
-      w.ifindex = static_cast<int>(::if_nametoindex(ifname.c_str()));
-      const int one = 1, buf = 64 << 20;
-      ::setsockopt(w.fd.get(), SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
-      ::setsockopt(w.fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf);
-      sockaddr_ll a{};
-      a.sll_family = AF_PACKET;
-      a.sll_protocol = htons(ETH_P_ALL);
-      a.sll_ifindex = w.ifindex;
-      ::bind(w.fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a);
-    });
-    t.join();
-    return w;
+    return {test::open_namespace_socket(netns, ifname, 64 << 20)};
   }
 
   // Sends `count` frames at `pps`, paced by the soft switch's own packet_pacer (a late
@@ -130,13 +114,6 @@ struct wire_socket {
   }
 };
 
-std::array<std::uint8_t, 6> mac_of(const std::string& s) {
-  std::array<std::uint8_t, 6> m{};
-  unsigned b[6] = {};
-  std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]);
-  for (int i = 0; i < 6; ++i) m[i] = static_cast<std::uint8_t>(b[i]);
-  return m;
-}
 
 // A RoCEv2 frame of about `bytes` (within 2: the payload is padded to whole 4-byte words,
 // IBTA 9.2.2) from one host to another; its sequence number goes at the returned offset

@@ -35,9 +35,12 @@
 #include "rocelab/captures/frame_builder.hpp"
 #include "rocelab/common/unique_fd.hpp"
 #include "rocelab/fabric/soft_switch/control_client.hpp"
+#include "namespace_socket.hpp"
 
 namespace rocelab::agents::lab {
 namespace {
+
+using test::mac_of;
 
 using namespace std::chrono_literals;
 using json = nlohmann::json;
@@ -52,28 +55,9 @@ std::string unique_name() {
 }
 
 // An AF_PACKET socket on an interface of a namespace, for sending and receiving.
-struct wire_socket {
-  unique_fd fd;
-  int ifindex = 0;
-
+struct wire_socket : test::namespace_socket {
   static wire_socket open(const std::string& netns, const std::string& ifname) {
-    wire_socket w;
-    std::thread t([&] {
-      unique_fd ns(::open(("/run/netns/" + netns).c_str(), O_RDONLY | O_CLOEXEC));
-      if (!ns.valid() || ::setns(ns.get(), CLONE_NEWNET) != 0) return;
-      w.fd = unique_fd(::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, htons(ETH_P_ALL)));
-      w.ifindex = static_cast<int>(::if_nametoindex(ifname.c_str()));
-      const int one = 1, buf = 32 << 20;
-      ::setsockopt(w.fd.get(), SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
-      ::setsockopt(w.fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf);
-      sockaddr_ll a{};
-      a.sll_family = AF_PACKET;
-      a.sll_protocol = htons(ETH_P_ALL);
-      a.sll_ifindex = w.ifindex;
-      ::bind(w.fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a);
-    });
-    t.join();
-    return w;
+    return {test::open_namespace_socket(netns, ifname, 32 << 20)};
   }
 
   bool send(const std::vector<std::uint8_t>& frame) {
@@ -111,13 +95,6 @@ struct wire_socket {
   }
 };
 
-std::array<std::uint8_t, 6> mac_of(const std::string& s) {
-  std::array<std::uint8_t, 6> m{};
-  unsigned b[6] = {};
-  std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]);
-  for (int i = 0; i < 6; ++i) m[i] = static_cast<std::uint8_t>(b[i]);
-  return m;
-}
 
 constexpr std::array<std::uint8_t, 4> marker = {'V', 'L', 'A', 'B'};
 constexpr std::size_t payload_offset = 14 + 20 + 8 + 12;
