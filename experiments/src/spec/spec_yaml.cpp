@@ -73,11 +73,22 @@ status apply_map(experiment_spec& spec, const YAML::Node& map, const std::string
   return status::success();
 }
 
+// Whether a field belongs to the spec's fabric: fabric.uec.* only to a UEC fabric, DCQCN
+// and PFC never to one. The others are errors naming the field when a spec sets them
+// (build.cpp), so a written spec leaves them out and loads again.
+bool applies_to_fabric(const std::string& path, const experiment_spec& spec) {
+  const bool uec = spec.fabric.link == "uec";
+  if (path.rfind("fabric.uec.", 0) == 0) return uec;
+  if (path.rfind("nic.dcqcn.", 0) == 0 || path.rfind("switch.pfc.", 0) == 0) return !uec;
+  return true;
+}
+
 // Emits the fields under `prefix` as nested maps, in table order.
 void emit_section(YAML::Emitter& out, const experiment_spec& spec, const std::string& prefix) {
   std::vector<std::string> done;
   for (const field_info& f : field_table()) {
     if (!prefix.empty() && f.path.rfind(prefix + ".", 0) != 0) continue;
+    if (!applies_to_fabric(f.path, spec)) continue;
     const std::string rest = prefix.empty() ? f.path : f.path.substr(prefix.size() + 1);
     const auto dot = rest.find('.');
     const std::string key = rest.substr(0, dot);
