@@ -46,6 +46,7 @@ void soft_switch::impl::on_frame(std::uint16_t in, std::span<const std::uint8_t>
   if (!info.valid) return;
   if (info.ethertype == cap::wire::ethertype::mac_control) {
     // MAC control frames end at the MAC (802.3 annex 31B): honoured, never forwarded.
+    pause_changed_ns_[in] = now;
     if (info.is_pfc) {
       model_->on_pfc_frame(in, info.pfc_class_enable, info.pfc_quanta, now);
     } else if (info.is_pause) {
@@ -148,6 +149,7 @@ std::size_t soft_switch::impl::service_ports(std::int64_t now) {
       // in (now - stall) at the latest.
       std::int64_t t = now;
       if (link_free <= now) t = now - link_free <= window ? link_free : stall > 0 ? now - stall : now;
+      t = std::max(t, pause_changed_ns_[p]);
       auto d = model_->dequeue(p, t);
       if (!d && t != now) d = model_->dequeue(p, now);
       if (!d) break;
@@ -156,9 +158,10 @@ std::size_t soft_switch::impl::service_ports(std::int64_t now) {
       ++work;
     }
     flush_tx(p);
-    // Caught up (the link's schedule reaches now) or nothing left: the stall's credit ends.
+    // Caught up (the link's schedule reaches now), nothing left, or everything left paused:
+    // the stall's credit ends (a paused queue owes nothing for the time it waits).
     if (stall_catchup_ns_[p] != 0 &&
-        (model_->next_transmit_time_ns(p) >= now || model_->next_dequeue_time_ns(p, now) == never_ns))
+        (model_->next_transmit_time_ns(p) >= now || model_->next_dequeue_time_ns(p, now) > now))
       stall_catchup_ns_[p] = 0;
   }
   return work;

@@ -36,6 +36,7 @@ status soft_switch::impl::init() {
   pacers_.assign(n, packet_pacer(opt_.port_rate_pps, opt_.max_catchup_ns));
   tx_slots_.assign(n, {});
   stall_catchup_ns_.assign(n, 0);
+  pause_changed_ns_.assign(n, 0);
   for (auto& t : tx_slots_) t.reserve(packet_port::max_batch);
 
   for (std::size_t p = 0; p < n; ++p) {

@@ -276,6 +276,9 @@ class soft_switch::impl final : public pfc_frame_sink {
   std::vector<std::uint32_t> free_;
   std::vector<packet_pacer> pacers_;                 // per port (rate_pps)
   std::vector<std::int64_t> stall_catchup_ns_;       // per port: catch-up window after a loop stall
+  // per port: when it last received a PFC or PAUSE frame. A catch-up never starts before
+  // it: while paused the link was not sending, so it owes no frames for that time.
+  std::vector<std::int64_t> pause_changed_ns_;
   std::vector<std::vector<std::uint32_t>> tx_slots_;  // per port: departed, not yet sent
   std::uint32_t slot_bytes_ = 0, slots_ = 0;
   std::unordered_map<std::uint64_t, std::uint16_t> fdb_;

@@ -20,7 +20,9 @@
 // or a wake-up came W late), the port would have been sending all along, so the window
 // widens to W (at most max_stall_catchup_ns) until the port has caught up, and an idle
 // port starts W ago: the loop's stalls below that bound cost no drops and no pauses
-// below the shaped rate.
+// below the shaped rate. A paused port owes nothing for the time it was paused: no
+// catch-up starts before the last PFC frame the port received, and a stall's credit ends
+// while everything queued is paused (else an XON would release a burst).
 //
 // Packet-rate shaping (rate_pps): a port may also be limited in frames per second (see
 // packet_pacer.hpp), the rate the forwarder is declared to sustain; frames above it wait
