@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rocelab/common/monotonic_clock.hpp"
+#include "rocelab/common/realtime_section.hpp"
 
 namespace rocelab::agents::agent {
 
@@ -24,6 +25,12 @@ constexpr std::int64_t final_sleep_ns = 2'000'000;
 // of one T0 differ by the agents' offset estimates, well inside the window.
 constexpr std::int64_t early_wake_ns = 500'000;
 constexpr std::int64_t spin_window_ns = 10'000'000;
+// From the final sleep until the last start of the window is handed off, the thread runs
+// at SCHED_FIFO (best effort): a thread at normal priority wakes behind the io threads and
+// then shares its CPU with them, losing it for a scheduler slice at a time. Above every normal thread,
+// below the soft switch (50) and the soft NICs' start priority (60), which have their own
+// instants to keep.
+constexpr int spin_rt_priority = 30;
 
 void sleep_until_monotonic(std::int64_t at_ns) {
   timespec ts{};
@@ -85,20 +92,25 @@ void start_gate::run() {
       continue;  // re-read: a start may have been armed earlier, or cancelled
     }
     lock.unlock();
+    const realtime_section rt(spin_rt_priority);
     sleep_until_monotonic(next - early_wake_ns);
     lock.lock();
-    // Everything due within the spin window fires in instant order; each spins to its
-    // instant, reads the clock and hands off.
+    // Everything due within the spin window fires in instant order.
     std::vector<std::pair<std::int64_t, fire_fn>> due;
     while (!armed_.empty() && armed_.begin()->first <= next + spin_window_ns) {
       due.emplace_back(armed_.begin()->first, std::move(armed_.begin()->second.fire));
       armed_.erase(armed_.begin());
     }
     lock.unlock();
-    for (auto& [at, fire] : due) {
+    // Spin to the next instant; every start whose instant has come by that clock read
+    // opens with it (one read, then the hand-offs), so starts a few microseconds apart
+    // are not pushed later by the hand-offs of the ones before them.
+    for (std::size_t i = 0; i < due.size();) {
       std::int64_t t = monotonic_ns();
-      while (t < at) t = monotonic_ns();
-      fire(t);
+      while (t < due[i].first) t = monotonic_ns();
+      std::size_t end = i;
+      while (end < due.size() && due[end].first <= t) ++end;
+      for (; i < end; ++i) due[i].second(t);
     }
     lock.lock();
   }

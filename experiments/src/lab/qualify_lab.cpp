@@ -1,7 +1,5 @@
 #include "rocelab/experiments/lab/qualify_lab.hpp"
 
-#include <pthread.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,6 +11,7 @@
 
 #include "rocelab/captures/frame_builder.hpp"
 #include "rocelab/common/monotonic_clock.hpp"
+#include "rocelab/common/realtime_section.hpp"
 #include "rocelab/experiments/lab/virtual_backend.hpp"
 #include "rocelab/fabric/soft_switch/control_client.hpp"
 #include "rocelab/fabric/soft_switch/packet_port.hpp"
@@ -30,30 +29,10 @@ namespace wire = captures::wire;
 constexpr std::int64_t refresh_ns = 2'000'000;  // XOFF repeats; a 0xffff pause lasts 33 ms at 1 Gb/s
 constexpr std::array<std::uint8_t, 4> unassigned_ip = {198, 18, 0, 250};  // no lab host has it
 
-// SCHED_FIFO for the calling thread while it lives (the previous policy after): the
-// XON/XOFF pair of release() must not be split by the scheduler, or the port sends for
-// as long as this thread waits (milliseconds on a busy machine: hundreds of frames).
-// Below the soft switch (50), above the soft NICs (40). Best effort: without the
-// privilege the pair is only more likely to be split.
-class realtime_section {
- public:
-  realtime_section() {
-    ok_ = ::pthread_getschedparam(::pthread_self(), &policy_, &param_) == 0;
-    sched_param rt{};
-    rt.sched_priority = 45;
-    ok_ = ok_ && ::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &rt) == 0;
-  }
-  ~realtime_section() {
-    if (ok_) (void)::pthread_setschedparam(::pthread_self(), policy_, &param_);
-  }
-  realtime_section(const realtime_section&) = delete;
-  realtime_section& operator=(const realtime_section&) = delete;
-
- private:
-  bool ok_ = false;
-  int policy_ = SCHED_OTHER;
-  sched_param param_{};
-};
+// The XON/XOFF pair of release() must not be split by the scheduler, or the port sends
+// for as long as this thread waits (milliseconds on a busy machine: hundreds of frames):
+// SCHED_FIFO below the soft switch (50), above the soft NICs (40).
+constexpr int release_rt_priority = 45;
 
 std::uint64_t u64(const json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<std::uint64_t>() : 0;
@@ -307,7 +286,7 @@ result<std::uint32_t> lab_switch_under_test::release(std::uint16_t port, std::ui
   for (int attempt = 0; attempt < 64 && now - start < packets; ++attempt) {
     if (u64((*c0)["ports"][port]["queues"][priority], "depth_packets") == 0) break;
     {
-      const realtime_section rt;
+      const realtime_section rt(release_rt_priority);
       ROCELAB_RETURN_IF_ERROR(impl_->send_pfc(port, bit, false));
       if (window_ns > 0) {
         // Spin rather than sleep: a sleep's wake-up is late by more than the window.

@@ -7,7 +7,8 @@
 // at T0 would start its jobs late, one after another; the gate's thread does nothing but
 // wait, so the only work after T0 is reading the clock and the callback's hand-off.
 // Agents of one process (the scale bench, the loopback tests) may share one gate: one
-// wake-up at T0 fires all of them back to back.
+// wake-up at T0 fires all of them back to back; every start whose instant has come by one
+// clock read fires with that read. The spin runs at SCHED_FIFO where the process may.
 //
 // Contract: arm() is called before the instant (a start armed for a past instant fires at
 // once, with the time it really fired). The callback runs on the gate's thread and must

@@ -1,0 +1,36 @@
+#pragma once
+// SCHED_FIFO at a given priority for the calling thread while the section lives, the
+// thread's previous policy after. For the few microseconds that must not be split by the
+// scheduler (a start instant, an XON/XOFF pair): a normal-priority thread on a busy
+// machine can lose the CPU for milliseconds. Best effort: without CAP_SYS_NICE the
+// thread keeps its policy and engaged() says so. Keep sections short: a spinning FIFO
+// thread holds its CPU from every normal thread (the kernel's RT throttling bounds it).
+
+#include <pthread.h>
+#include <sched.h>
+
+namespace rocelab {
+
+class realtime_section {
+ public:
+  explicit realtime_section(int priority) {
+    ok_ = ::pthread_getschedparam(::pthread_self(), &policy_, &param_) == 0;
+    sched_param rt{};
+    rt.sched_priority = priority;
+    ok_ = ok_ && ::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &rt) == 0;
+  }
+  ~realtime_section() {
+    if (ok_) (void)::pthread_setschedparam(::pthread_self(), policy_, &param_);
+  }
+  realtime_section(const realtime_section&) = delete;
+  realtime_section& operator=(const realtime_section&) = delete;
+
+  [[nodiscard]] bool engaged() const { return ok_; }
+
+ private:
+  bool ok_ = false;
+  int policy_ = SCHED_OTHER;
+  sched_param param_{};
+};
+
+}  // namespace rocelab
