@@ -99,6 +99,23 @@ class line_reader {
   std::string pending_;
 };
 
+// A post command, decoded: what rc_nic::post takes.
+struct work_request {
+  std::uint32_t qpn = 0;
+  verb v = verb::rdma_write;
+  std::uint64_t bytes = 0;
+  std::uint64_t ref = 0;
+};
+
+work_request work_request_of(const json& c) {
+  work_request w;
+  w.qpn = c.value("qpn", 0u);
+  w.v = c.value("verb", "write") == "send" ? verb::send : verb::rdma_write;
+  w.bytes = c.value("bytes", std::uint64_t{0});
+  w.ref = c.value("ref", std::uint64_t{0});
+  return w;
+}
+
 // The scheduling policy of the calling process: SCHED_FIFO at `priority`, or the default
 // policy for 0. false when refused (no CAP_SYS_NICE).
 bool set_priority(int priority) {
@@ -298,8 +315,9 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   write_line(out_fd, {{"ev", "ready"}, {"t_ns", ss::monotonic_ns()}});
 
   // Posts armed for a later instant (at_ns), in time order; a multimap keeps arrival
-  // order among equal instants.
-  std::multimap<std::int64_t, json> held;
+  // order among equal instants. Decoded on arrival, so the instant costs no JSON work,
+  // no allocation and no free: only the post itself.
+  std::multimap<std::int64_t, work_request> held;
   // How well armed starts held: posts armed, those that arrived after their instant, and
   // the largest lateness of a post against its instant (arrival or release).
   std::uint64_t armed_posts = 0, armed_arrived_late = 0;
@@ -308,11 +326,9 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   // are out), times taken; a refusal (no CAP_SYS_NICE) stops further tries.
   bool boosted = false;
   std::uint64_t armed_boosts = 0, armed_boosts_refused = 0;
-  auto post = [&](const json& c) {
-    const verb v = c.value("verb", "write") == "send" ? verb::send : verb::rdma_write;
-    auto id = (*nic)->post(c.value("qpn", 0u), v, c.value("bytes", std::uint64_t{0}), c.value("ref", std::uint64_t{0}),
-                           ss::monotonic_ns());
-    if (!id) write_line(out_fd, {{"ev", "error"}, {"ref", c.value("ref", 0)}, {"error", id.error().message()}});
+  auto post = [&](const work_request& w) {
+    auto id = (*nic)->post(w.qpn, w.v, w.bytes, w.ref, ss::monotonic_ns());
+    if (!id) write_line(out_fd, {{"ev", "error"}, {"ref", w.ref}, {"error", id.error().message()}});
   };
   bool input_open = true;
   std::int64_t next_tx = fabric::never_ns;
@@ -334,18 +350,19 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
         write_line(out_fd, {{"ev", "error"}, {"error", "unknown command: " + line}});
         continue;
       }
+      const work_request w = work_request_of(c);
       const std::int64_t at_ns = c.value("at_ns", std::int64_t{0});
       if (at_ns > 0) {
         ++armed_posts;
         const std::int64_t now_ns = ss::monotonic_ns();
         if (at_ns > now_ns) {
-          held.emplace(at_ns, std::move(c));
+          held.emplace(at_ns, w);
           continue;
         }
         ++armed_arrived_late;
         armed_late_max_ns = std::max(armed_late_max_ns, now_ns - at_ns);
       }
-      post(c);
+      post(w);
     }
     if (stop_cmd || !input_open) break;
     for (std::int64_t now_ns = ss::monotonic_ns(); !held.empty() && held.begin()->first <= now_ns;
