@@ -105,6 +105,9 @@ struct congestion_analyzer::state {
   std::uint64_t intervals_closed = 0;
   // The longest intervals so far, longest first (ports by analyzer index until finish()).
   std::vector<pause_interval> longest;
+  // The length of the shortest in `longest` once that holds longest_pauses_kept, the
+  // least length an interval needs to enter (ties compete on start, port, priority).
+  std::int64_t longest_floor_ns = std::numeric_limits<std::int64_t>::min();
   dissected_frame scratch;
 
   std::vector<link_type> links;  // parallel to `interfaces`
@@ -118,23 +121,28 @@ struct congestion_analyzer::state {
     return interface_id < links.size() ? links[interface_id] : link_type::ethernet;
   }
 
-  // The port's index in `ports`, created on first sight.
-  std::uint32_t port_for(const packet_view& packet, const std::array<std::uint8_t, 6>& src_mac) {
+  // The port's index in `ports`, created on first sight. Inlined into on_pfc (a storm
+  // looks a port up for every PFC frame); the rare new port is add_port()'s.
+  [[gnu::always_inline]] std::uint32_t port_for(const packet_view& packet,
+                                                const std::array<std::uint8_t, 6>& src_mac) {
     const bool by_interface = interfaces.size() > 1;
     const std::uint64_t key = by_interface ? (1ull << 63) | packet.interface_id : mac_key(src_mac);
     const auto next = static_cast<std::uint32_t>(ports.size());
     const std::uint32_t index = port_index.find_or_insert(key, next);
-    if (index == next) [[unlikely]] {
-      port_pause p;
-      if (by_interface) {
-        const auto& name = interfaces[packet.interface_id].name;
-        p.name = name.empty() ? "if" + std::to_string(packet.interface_id) : name;
-      } else {
-        p.name = format_mac(src_mac);
-      }
-      ports.push_back(std::move(p));
-    }
+    if (index == next) [[unlikely]] add_port(packet, src_mac, by_interface);
     return index;
+  }
+
+  [[gnu::noinline]] void add_port(const packet_view& packet, const std::array<std::uint8_t, 6>& src_mac,
+                                  bool by_interface) {
+    port_pause p;
+    if (by_interface) {
+      const auto& name = interfaces[packet.interface_id].name;
+      p.name = name.empty() ? "if" + std::to_string(packet.interface_id) : name;
+    } else {
+      p.name = format_mac(src_mac);
+    }
+    ports.push_back(std::move(p));
   }
 
   // Ports in the order finish() numbers them: by name, then first seen.
@@ -162,6 +170,7 @@ struct congestion_analyzer::state {
     while (at != longest.end() && !longer(iv, *at)) ++at;
     longest.insert(at, iv);
     if (longest.size() > n) longest.pop_back();
+    if (longest.size() == n) longest_floor_ns = longest.back().end_ns - longest.back().start_ns;
   }
 
   void close(std::uint32_t port, std::uint8_t prio, priority_pause& p, std::int64_t end_ns) {
@@ -174,7 +183,8 @@ struct congestion_analyzer::state {
     t.longest_ns = std::max(t.longest_ns, length);
     ++intervals_closed;
     if (options.keep_pause_intervals) out.pauses.push_back(iv);
-    offer_longest(iv);
+    // Shorter than the shortest of a full list: offer_longest() would turn it away.
+    if (length >= longest_floor_ns) offer_longest(iv);
     p = {};
   }
 
@@ -423,6 +433,7 @@ capture_analysis congestion_analyzer::finish() {
   });
   s.out.longest_pause_intervals = std::move(s.longest);
   s.longest = {};
+  s.longest_floor_ns = std::numeric_limits<std::int64_t>::min();
   for (pause_interval& p : s.out.longest_pause_intervals) p.port = rank[p.port];
   s.out.pause_interval_count = std::exchange(s.intervals_closed, 0);
   s.out.roce.ecn = {s.ecn_by_codepoint[0], s.ecn_by_codepoint[2], s.ecn_by_codepoint[1], s.ecn_by_codepoint[3]};
