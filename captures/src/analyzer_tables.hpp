@@ -76,8 +76,7 @@ class ipv4_flow_table {
  private:
   // Fibonacci hashing: the top bits of one product, which depend on every bit of the key.
   // The low bits of a product depend only on the low bits of its factors, and a mirror's
-  // flows differ in a few bits of the source address and the QP: masking the low bits
-  // sent a quarter of the lookups past their first entry at a quarter full.
+  // flows differ in a few bits of the source address and the QP.
   static std::size_t slot_of(std::uint64_t addresses, std::uint32_t dest_qp, unsigned shift) {
     return static_cast<std::size_t>(((addresses ^ (std::uint64_t{dest_qp} * 0xc2b2ae3d27d4eb4full)) *
                                      0x9e3779b97f4a7c15ull) >> shift);

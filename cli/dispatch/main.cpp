@@ -5,7 +5,8 @@
 // Why two binaries: rocelab-full loads 35 shared libraries (DPDK, libibverbs, OpenSSL,
 // libpcap and theirs) and runs their constructors before main, about 10 ms of CPU per
 // start that analyze, which needs none of them, would pay on every capture it reads. This
-// binary links only what analyze needs (bench/README.md, "analyze at 20 Mpps").
+// binary links only what analyze needs (bench/README.md, "analyze: start-up without the
+// hardware libraries").
 #include <unistd.h>
 
 #include <cerrno>
