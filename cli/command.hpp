@@ -20,6 +20,10 @@ struct command_entry {
 
 std::vector<command_entry>& command_registry();
 
+// Parses argv against the commands registered in this binary and runs the one named:
+// its exit code, 0 for --help and --version, 2 for a usage error.
+int run_commands(int argc, char** argv);
+
 struct command_registrar {
   command_registrar(std::string name, command_setup setup) {
     command_registry().push_back({std::move(name), std::move(setup)});

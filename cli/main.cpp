@@ -1,43 +1,5 @@
-// rocelab: the command line. Subcommands register themselves (command.hpp).
-#include <algorithm>
-#include <iostream>
-#include <map>
-
+// rocelab-full: every command of `rocelab` (the `rocelab` binary runs `analyze` itself and
+// hands every other command line to this one: dispatch/main.cpp).
 #include "command.hpp"
 
-namespace rocelab::cli {
-std::vector<command_entry>& command_registry() {
-  static std::vector<command_entry> registry;
-  return registry;
-}
-}  // namespace rocelab::cli
-
-int main(int argc, char** argv) {
-  CLI::App app{"rocelab: a hardware-in-the-loop congestion lab for RoCEv2 fabrics"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "rocelab 0.1.0");
-
-  auto& registry = rocelab::cli::command_registry();
-  std::sort(registry.begin(), registry.end(),
-            [](const auto& a, const auto& b) { return a.name < b.name; });
-  std::map<CLI::App*, std::function<int()>> runners;
-  for (const auto& entry : registry) {
-    CLI::App* sub = app.add_subcommand(entry.name);
-    runners[sub] = entry.setup(*sub);
-  }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // --help and --version print and succeed; every usage error exits 2, whatever
-    // CLI11's internal code for it, and names the command it is about.
-    if (e.get_exit_code() == 0) return app.exit(e);
-    std::string command = "rocelab";
-    for (const auto& [sub, run] : runners)
-      if (sub->parsed()) command += " " + sub->get_name();
-    std::cerr << command << ": " << e.what() << "\nRun " << command << " --help for more information.\n";
-    return 2;
-  }
-  for (const auto& [sub, run] : runners)
-    if (sub->parsed()) return run();
-  return 2;
-}
+int main(int argc, char** argv) { return rocelab::cli::run_commands(argc, argv); }

@@ -823,6 +823,13 @@ result<capture_file_reader> capture_file_reader::open_stream(unique_fd fd, const
 bool capture_file_reader::next(packet_view& out) {
   impl& s = *impl_;
   if (s.state == impl::mode::pcapng_native && s.next_enhanced_packet(out)) [[likely]] return true;
+  return next_general(out);
+}
+
+// Apart from next(), so that next() is small enough to inline into the caller's loop
+// (link-time optimisation) and its packet_view stays in registers.
+bool capture_file_reader::next_general(packet_view& out) {
+  impl& s = *impl_;
   for (;;) {
     using mode = impl::mode;
     using step = impl::step;

@@ -40,26 +40,19 @@ constexpr bool psn_ahead(std::uint32_t a, std::uint32_t b) {
   return d != 0 && d < (1u << 23);
 }
 
-// Pause state of one (port, priority).
-struct priority_pause {
-  bool open = false;
-  std::int64_t start_ns = 0;
-  std::int64_t expiry_ns = 0;
-  std::uint32_t frames = 0;
-};
-
-// What the closed intervals of one (port, priority) add up to.
-struct pause_totals {
-  std::uint64_t intervals = 0;
-  std::uint64_t frames = 0;
-  std::int64_t paused_ns = 0;
-  std::int64_t longest_ns = 0;
-};
-
+// One port's pause state and the totals of its closed intervals, an array per field and
+// a slot per priority: a PFC frame's update of one priority touches each array at one
+// index, with no pair of fields for the compiler to pack into vector stores and reloads.
 struct port_pause {
   std::string name;
-  std::array<priority_pause, 8> priority{};
-  std::array<pause_totals, 8> totals{};
+  std::array<bool, 8> open{};
+  std::array<std::int64_t, 8> start_ns{};
+  std::array<std::int64_t, 8> expiry_ns{};
+  std::array<std::uint32_t, 8> frames{};  // XOFF frames merged into the open interval
+  std::array<std::uint64_t, 8> intervals{};
+  std::array<std::uint64_t, 8> merged_frames{};
+  std::array<std::int64_t, 8> paused_ns{};
+  std::array<std::int64_t, 8> longest_ns{};
 };
 
 // The six bytes as one integer (a table key: byte order does not matter, only that
@@ -105,6 +98,9 @@ struct congestion_analyzer::state {
   std::uint64_t intervals_closed = 0;
   // The longest intervals so far, longest first (ports by analyzer index until finish()).
   std::vector<pause_interval> longest;
+  // The length of the shortest in `longest` once that holds longest_pauses_kept, the
+  // least length an interval needs to enter (ties compete on start, port, priority).
+  std::int64_t longest_floor_ns = std::numeric_limits<std::int64_t>::min();
   dissected_frame scratch;
 
   std::vector<link_type> links;  // parallel to `interfaces`
@@ -118,23 +114,28 @@ struct congestion_analyzer::state {
     return interface_id < links.size() ? links[interface_id] : link_type::ethernet;
   }
 
-  // The port's index in `ports`, created on first sight.
-  std::uint32_t port_for(const packet_view& packet, const std::array<std::uint8_t, 6>& src_mac) {
+  // The port's index in `ports`, created on first sight. Inlined into on_pfc (a storm
+  // looks a port up for every PFC frame); the rare new port is add_port()'s.
+  [[gnu::always_inline]] std::uint32_t port_for(const packet_view& packet,
+                                                const std::array<std::uint8_t, 6>& src_mac) {
     const bool by_interface = interfaces.size() > 1;
     const std::uint64_t key = by_interface ? (1ull << 63) | packet.interface_id : mac_key(src_mac);
     const auto next = static_cast<std::uint32_t>(ports.size());
     const std::uint32_t index = port_index.find_or_insert(key, next);
-    if (index == next) [[unlikely]] {
-      port_pause p;
-      if (by_interface) {
-        const auto& name = interfaces[packet.interface_id].name;
-        p.name = name.empty() ? "if" + std::to_string(packet.interface_id) : name;
-      } else {
-        p.name = format_mac(src_mac);
-      }
-      ports.push_back(std::move(p));
-    }
+    if (index == next) [[unlikely]] add_port(packet, src_mac, by_interface);
     return index;
+  }
+
+  [[gnu::noinline]] void add_port(const packet_view& packet, const std::array<std::uint8_t, 6>& src_mac,
+                                  bool by_interface) {
+    port_pause p;
+    if (by_interface) {
+      const auto& name = interfaces[packet.interface_id].name;
+      p.name = name.empty() ? "if" + std::to_string(packet.interface_id) : name;
+    } else {
+      p.name = format_mac(src_mac);
+    }
+    ports.push_back(std::move(p));
   }
 
   // Ports in the order finish() numbers them: by name, then first seen.
@@ -162,63 +163,93 @@ struct congestion_analyzer::state {
     while (at != longest.end() && !longer(iv, *at)) ++at;
     longest.insert(at, iv);
     if (longest.size() > n) longest.pop_back();
+    if (longest.size() == n) longest_floor_ns = longest.back().end_ns - longest.back().start_ns;
   }
 
-  void close(std::uint32_t port, std::uint8_t prio, priority_pause& p, std::int64_t end_ns) {
-    const pause_interval iv{port, prio, p.start_ns, std::max(end_ns, p.start_ns), p.frames};
-    const std::int64_t length = iv.end_ns - iv.start_ns;
-    pause_totals& t = ports[port].totals[prio];
-    ++t.intervals;
-    t.frames += iv.frames;
-    t.paused_ns += length;
-    t.longest_ns = std::max(t.longest_ns, length);
-    ++intervals_closed;
+  // The interval a PFC frame or the end of the capture closes: to the list of every
+  // interval when kept, and to the longest when it may be one of them (shorter than the
+  // shortest of a full list, offer_longest() would turn it away).
+  void record_closed(const pause_interval& iv) {
     if (options.keep_pause_intervals) out.pauses.push_back(iv);
-    offer_longest(iv);
-    p = {};
+    if (iv.end_ns - iv.start_ns >= longest_floor_ns) offer_longest(iv);
+  }
+
+  struct pause_step_constants {
+    bool keep_pause_intervals;
+    double quantum_ns;
+  };
+
+  // One (port, priority) for one PFC frame that enables it, with the choices made by
+  // selects, not branches: in a storm XON, refresh and expiry follow each other in no
+  // order a branch predictor learns. Only the rare step branches: an interval that is
+  // kept or may be among the longest. floor_ns: longest_floor_ns, read again here when
+  // an interval has been offered to the longest.
+  [[gnu::always_inline]] void pause_step(std::uint32_t port, port_pause& pp, unsigned prio, std::int64_t t,
+                                         std::uint16_t quanta, const pause_step_constants& k,
+                                         std::int64_t& floor_ns) {
+    const bool xoff = quanta != 0;
+    const bool open = pp.open[prio];
+    const std::int64_t start = pp.start_ns[prio];
+    const std::int64_t expiry_before = pp.expiry_ns[prio];
+    const std::uint32_t frames = pp.frames[prio];
+    // An XON (802.1Qbb 36.1.3.3: zero quanta resumes at once) closes an open interval at
+    // its arrival or at the expiry if that came first; an XOFF after the expiry closes it
+    // at the expiry and opens another. Either way the end is min(t, expiry).
+    const bool closes = open & (!xoff | (t > expiry_before));
+    // All ones or zero (GCC makes a branch of a ?: between two values here).
+    const std::int64_t close_mask = -static_cast<std::int64_t>(closes);
+    const std::int64_t end_ns = std::max(std::min(t, expiry_before), start);
+    const std::int64_t length = (end_ns - start) & close_mask;
+    pp.intervals[prio] += closes;
+    pp.merged_frames[prio] += frames & static_cast<std::uint32_t>(close_mask);
+    pp.paused_ns[prio] += length;
+    pp.longest_ns[prio] = std::max(pp.longest_ns[prio], length);
+    if (closes & (k.keep_pause_intervals | (length >= floor_ns))) [[unlikely]] {
+      record_closed({port, static_cast<std::uint8_t>(prio), start, end_ns, frames});
+      floor_ns = longest_floor_ns;
+    }
+    // Saturating: a hostile or clamped timestamp near the end of int64 must not wrap.
+    const double pause_ns = quanta * k.quantum_ns;
+    const std::int64_t rounded_ns =
+        pause_ns < max_exact_pause_ns ? round_nonnegative(pause_ns) : std::llround(pause_ns);
+    std::int64_t expiry;
+    if (__builtin_add_overflow(t, rounded_ns, &expiry)) [[unlikely]]
+      expiry = std::numeric_limits<std::int64_t>::max();
+    // An XOFF opens an interval when none is open (or the open one just closed), else
+    // refreshes it: the timer restarts with the new quanta (it may shorten it). An XON
+    // leaves the priority closed.
+    const bool fresh = !open | closes;
+    const std::int64_t xoff_mask = -static_cast<std::int64_t>(xoff);
+    const std::int64_t opens_mask = -static_cast<std::int64_t>(xoff & fresh);
+    pp.open[prio] = xoff;
+    pp.start_ns[prio] = (t & opens_mask) | (start & ~opens_mask);
+    pp.expiry_ns[prio] = (expiry & xoff_mask) | (expiry_before & ~xoff_mask);
+    const std::uint32_t kept_frames = frames & (static_cast<std::uint32_t>(fresh) - 1u);  // 0 when fresh
+    pp.frames[prio] = (kept_frames + 1u) & static_cast<std::uint32_t>(xoff_mask);
   }
 
   void on_pfc(const packet_view& packet, const std::array<std::uint8_t, 6>& src_mac, std::uint16_t class_enable,
               const std::array<std::uint16_t, 8>& pfc_quanta) {
-    auto& pfc = out.pfc;
-    ++pfc.frames;
+    ++out.pfc.frames;
+    // The enabled priorities only, lowest first (bits 8..15 of the vector are reserved); a
+    // frame that enables none names no port.
+    unsigned enabled = class_enable & 0xffu;
+    if (enabled == 0) return;
     const std::int64_t t = packet.timestamp_ns;
-    std::uint32_t port = 0;
-    port_pause* pp = nullptr;
-    // The enabled priorities only, lowest first (bits 8..15 of the vector are reserved).
-    for (unsigned enabled = class_enable & 0xffu; enabled != 0; enabled &= enabled - 1) {
-      const auto prio = static_cast<std::uint8_t>(__builtin_ctz(enabled));
+    const std::uint32_t port = port_for(packet, src_mac);
+    port_pause& pp = ports[port];
+    // In locals: the stores through pp may alias any member, which would otherwise be
+    // loaded again for every priority.
+    const pause_step_constants k{options.keep_pause_intervals, quantum_ns};
+    std::int64_t floor_ns = longest_floor_ns;
+    for (; enabled != 0; enabled &= enabled - 1) {
+      const auto prio = static_cast<unsigned>(__builtin_ctz(enabled));
       const std::uint16_t quanta = pfc_quanta[prio];
-      auto& counts = pfc.by_priority[prio];
-      ++counts.frames;
+      auto& counts = out.pfc.by_priority[prio];
+      ++counts.frames;  // xon is frames - xoff, filled by finish()
       counts.quanta += quanta;
-      if (quanta) ++counts.xoff; else ++counts.xon;
-
-      if (!pp) {
-        port = port_for(packet, src_mac);
-        pp = &ports[port];
-      }
-      priority_pause& p = pp->priority[prio];
-      if (quanta == 0) {
-        // XON (802.1Qbb 36.1.3.3: zero quanta resumes at once).
-        if (p.open) close(port, prio, p, std::min(t, p.expiry_ns));
-        continue;
-      }
-      // Saturating: a hostile or clamped timestamp near the end of int64 must not wrap.
-      const double pause_ns = quanta * quantum_ns;
-      const std::int64_t rounded_ns =
-          pause_ns < max_exact_pause_ns ? round_nonnegative(pause_ns) : std::llround(pause_ns);
-      std::int64_t expiry;
-      if (__builtin_add_overflow(t, rounded_ns, &expiry))
-        expiry = std::numeric_limits<std::int64_t>::max();
-      if (p.open && t > p.expiry_ns) close(port, prio, p, p.expiry_ns);
-      if (!p.open) {
-        p.open = true;
-        p.start_ns = t;
-      }
-      // A refresh restarts the pause timer with the new quanta (it may shorten it).
-      p.expiry_ns = expiry;
-      ++p.frames;
+      counts.xoff += quanta != 0;
+      pause_step(port, pp, prio, t, quanta, k, floor_ns);
     }
   }
 
@@ -376,10 +407,14 @@ void congestion_analyzer::state::count(const packet_view& packet, const dissecte
 
 capture_analysis congestion_analyzer::finish() {
   state& s = *state_;
+  // Open intervals end at their expiry (an XON at the expiry closes the same way).
   for (std::uint32_t i = 0; i < s.ports.size(); ++i)
     for (std::uint8_t prio = 0; prio < 8; ++prio)
-      if (s.ports[i].priority[prio].open)
-        s.close(i, prio, s.ports[i].priority[prio], s.ports[i].priority[prio].expiry_ns);
+      if (s.ports[i].open[prio]) {
+        std::int64_t floor_ns = s.longest_floor_ns;
+        s.pause_step(i, s.ports[i], prio, s.ports[i].expiry_ns[prio], 0,
+                     {s.options.keep_pause_intervals, s.quantum_ns}, floor_ns);
+      }
 
   const auto fill = [&](const flow_hot& hot, std::uint32_t record) {
     roce_flow& r = s.records[record];
@@ -411,10 +446,12 @@ capture_analysis congestion_analyzer::finish() {
     port_pause& port = s.ports[by_name[r]];
     s.out.ports.push_back(port.name);
     for (std::uint8_t prio = 0; prio < 8; ++prio) {
-      const pause_totals& t = port.totals[prio];
-      if (t.intervals != 0)
-        s.out.pause_summary.push_back({r, prio, t.intervals, t.frames, t.paused_ns, t.longest_ns});
-      port.totals[prio] = {};
+      if (port.intervals[prio] != 0)
+        s.out.pause_summary.push_back(
+            {r, prio, port.intervals[prio], port.merged_frames[prio], port.paused_ns[prio], port.longest_ns[prio]});
+      s.intervals_closed += port.intervals[prio];
+      port.intervals[prio] = port.merged_frames[prio] = 0;
+      port.paused_ns[prio] = port.longest_ns[prio] = 0;
     }
   }
   for (pause_interval& p : s.out.pauses) p.port = rank[p.port];
@@ -423,8 +460,10 @@ capture_analysis congestion_analyzer::finish() {
   });
   s.out.longest_pause_intervals = std::move(s.longest);
   s.longest = {};
+  s.longest_floor_ns = std::numeric_limits<std::int64_t>::min();
   for (pause_interval& p : s.out.longest_pause_intervals) p.port = rank[p.port];
   s.out.pause_interval_count = std::exchange(s.intervals_closed, 0);
+  for (pfc_priority_counts& c : s.out.pfc.by_priority) c.xon = c.frames - c.xoff;
   s.out.roce.ecn = {s.ecn_by_codepoint[0], s.ecn_by_codepoint[2], s.ecn_by_codepoint[1], s.ecn_by_codepoint[3]};
   s.ecn_by_codepoint = {};
   capture_analysis result = std::move(s.out);

@@ -61,6 +61,8 @@ class capture_file_reader {
  private:
   struct impl;
   explicit capture_file_reader(std::unique_ptr<impl> p);
+  // Every record next() does not take on its fast path.
+  [[gnu::noinline]] bool next_general(packet_view& out);
   // read(2) through a window from an open descriptor of any kind; size_bytes is the
   // file's size, or unknown_size_bytes for a pipe (learnt when read(2) meets its end).
   static constexpr std::uint64_t unknown_size_bytes = std::uint64_t{1} << 62;
