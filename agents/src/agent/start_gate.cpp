@@ -15,15 +15,17 @@ namespace rocelab::agents::agent {
 namespace {
 
 // The condition variable wakes the thread this long before the wake-up below; the rest is
-// one clock_nanosleep, which a cancel cannot cut short (a cancelled start is dropped when
-// the sleep ends).
-constexpr std::int64_t final_sleep_ns = 2'000'000;
+// one clock_nanosleep at SCHED_FIFO, which a cancel cannot cut short (a cancelled start is
+// dropped when the sleep ends). Long enough to absorb a normal thread's late wake-up on a
+// busy machine (milliseconds), so the last stretch is timed by the real-time wake-up.
+constexpr std::int64_t final_sleep_ns = 20'000'000;
 // The sleep ends this long before the earliest instant, and the thread spins from there
-// to each instant within spin_window_ns of it: a woken thread on a busy machine runs
-// late by up to a scheduler tick, and one wake-up late for everyone (then spun to each
-// start in turn) spreads the starts far less than one late wake-up per start. Instants
-// of one T0 differ by the agents' offset estimates, well inside the window.
-constexpr std::int64_t early_wake_ns = 500'000;
+// to each instant within spin_window_ns of it: one wake-up for everyone (then spun to each
+// start in turn) spreads the starts far less than one late wake-up per start. Even at
+// SCHED_FIFO a wake-up on the lab's VMs comes up to ~0.8 ms late (the vCPU's timer), and
+// a wake-up after the first instants would open them together, late by their spread.
+// Instants of one T0 differ by the agents' offset estimates, well inside the window.
+constexpr std::int64_t early_wake_ns = 2'000'000;
 constexpr std::int64_t spin_window_ns = 10'000'000;
 // From the final sleep until the last start of the window is handed off, the thread runs
 // at SCHED_FIFO (best effort): a thread at normal priority wakes behind the io threads and
