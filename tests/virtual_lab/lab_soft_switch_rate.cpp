@@ -38,6 +38,7 @@
 #include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 #include "rocelab/traffic/soft_nic/nic_process.hpp"
 #include "namespace_socket.hpp"
+#include "switch_control.hpp"
 
 namespace rocelab::agents::lab {
 namespace {
@@ -169,13 +170,7 @@ class SoftSwitchRate : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.error().message();
     return s.ok() ? *s : lab_state{};
   }
-  json call(const lab_state& s, const json& req) {
-    auto c = ss::control_client::connect(s.control_socket);
-    if (!c) return {{"ok", false}, {"error", c.error().message()}};
-    auto r = c->call(req);
-    if (!r) return {{"ok", false}, {"error", r.error().message()}};
-    return *r;
-  }
+  json call(const lab_state& s, const json& req) { return test::switch_call(s.control_socket, req); }
   struct blast_result {
     std::size_t frame_bytes = 0, sent = 0, delivered = 0;
     double pps = 0;       // asked for

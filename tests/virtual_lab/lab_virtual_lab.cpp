@@ -36,6 +36,7 @@
 #include "rocelab/common/unique_fd.hpp"
 #include "rocelab/fabric/soft_switch/control_client.hpp"
 #include "namespace_socket.hpp"
+#include "switch_control.hpp"
 
 namespace rocelab::agents::lab {
 namespace {
@@ -175,13 +176,7 @@ class VirtualLab : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.error().message();
     return s.ok() ? *s : lab_state{};
   }
-  json call(const lab_state& s, const json& req) {
-    auto c = ss::control_client::connect(s.control_socket);
-    if (!c) return {{"ok", false}, {"error", c.error().message()}};
-    auto r = c->call(req);
-    if (!r) return {{"ok", false}, {"error", r.error().message()}};
-    return *r;
-  }
+  json call(const lab_state& s, const json& req) { return test::switch_call(s.control_socket, req); }
   std::string name_;
 };
 
