@@ -16,15 +16,13 @@
 #include <string_view>
 
 #include "../command.hpp"
+#include "rocelab/common/own_executable.hpp"
 
 namespace {
 
-// The directory of this binary's file (symlinks resolved, as the kernel ran it).
+// The directory of this binary's file.
 std::string own_directory() {
-  std::string path(4096, '\0');
-  const ssize_t n = ::readlink("/proc/self/exe", path.data(), path.size() - 1);
-  if (n <= 0) return ".";
-  path.resize(static_cast<std::size_t>(n));
+  const std::string path = rocelab::own_executable_path();
   const std::size_t slash = path.rfind('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }

@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "rocelab/common/own_executable.hpp"
 #include "rocelab/common/spawn.hpp"
 #include "rocelab/common/unique_fd.hpp"
 #include "rocelab/controller/client.hpp"
@@ -53,9 +54,8 @@ status write_token_file(const std::string& path, const std::string& token) {
 }
 
 std::string self_exe() {
-  std::error_code ec;
-  auto p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("rocelab") : p.string();
+  std::string p = own_executable_path();
+  return p.empty() ? std::string("rocelab") : p;
 }
 
 std::string host_name() {

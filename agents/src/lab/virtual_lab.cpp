@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "rocelab/common/bounded_file.hpp"
+#include "rocelab/common/own_executable.hpp"
 #include "rocelab/common/spawn.hpp"
 #include "rocelab/common/unique_fd.hpp"
 
@@ -228,12 +229,7 @@ std::string tail_of(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
-std::string self_or(const std::string& binary) {
-  if (!binary.empty()) return binary;
-  std::array<char, 4096> buf{};
-  const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-  return n > 0 ? std::string(buf.data(), static_cast<std::size_t>(n)) : std::string();
-}
+std::string self_or(const std::string& binary) { return binary.empty() ? own_executable_path() : binary; }
 
 // Starts `args` as a daemon (own session, output to the log, reparented to init by a
 // double fork) in namespace `netns` (empty: this one) and returns its pid.

@@ -28,6 +28,7 @@
 
 #include "rocelab/agents/lab/virtual_lab.hpp"
 #include "rocelab/captures/analyze_capture.hpp"
+#include "rocelab/common/own_executable.hpp"
 #include "rocelab/common/unique_fd.hpp"
 #include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/experiments/run/capture_pauses.hpp"
@@ -50,13 +51,6 @@ using json = nlohmann::json;
 namespace {
 
 constexpr double max_link_gbps = 2.0;
-
-std::string self_binary() {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return {};
-  return std::string(buf, static_cast<std::size_t>(n));
-}
 
 status check_spec(const experiment_spec& spec) {
   if (spec.topology.type != "single_switch")
@@ -440,7 +434,7 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
                                 const virtual_backend_options& options) {
   ROCELAB_RETURN_IF_ERROR(check_spec(spec));
   const std::string root = options.state_root.empty() ? lab::default_state_root : options.state_root;
-  const std::string binary = options.rocelab_binary.empty() ? self_binary() : options.rocelab_binary;
+  const std::string binary = options.rocelab_binary.empty() ? own_executable_path() : options.rocelab_binary;
   auto workload = make_workload(spec, seed);
   if (!workload) return workload.error();
 
