@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 
 #include "rocelab/experiments/spec/build.hpp"
@@ -494,6 +495,13 @@ TEST(spec, the_fabric_section_selects_the_twins_fabric) {
   EXPECT_NE(bad.message().find("fabric.link"), std::string::npos) << bad.message();
 }
 
+// to_twin_config refuses `spec` with a message naming each of `names`.
+void expect_refused_naming(const experiments::experiment_spec& spec, std::initializer_list<const char*> names) {
+  auto c = experiments::to_twin_config(spec, 1);
+  ASSERT_FALSE(c.ok());
+  for (const char* name : names) EXPECT_NE(c.error().message().find(name), std::string::npos) << c.error().message();
+}
+
 // fabric.link uec takes its transport options from fabric.uec; a UEC option on a RoCE
 // fabric, or a RoCE option (DCQCN, PFC) on a UEC fabric, is an error naming the field.
 TEST(spec, a_uec_fabric_takes_its_options_and_rejects_the_other_fabrics) {
@@ -514,17 +522,12 @@ TEST(spec, a_uec_fabric_takes_its_options_and_rejects_the_other_fabrics) {
 
   experiments::experiment_spec roce_on_uec = spec;
   ASSERT_TRUE(experiments::apply_override(roce_on_uec, "nic.dcqcn.enabled=false").ok());
-  auto e1 = experiments::to_twin_config(roce_on_uec, 1);
-  ASSERT_FALSE(e1.ok());
-  EXPECT_NE(e1.error().message().find("nic.dcqcn.enabled"), std::string::npos) << e1.error().message();
+  expect_refused_naming(roce_on_uec, {"nic.dcqcn.enabled"});
 
   experiments::experiment_spec uec_on_roce;
   uec_on_roce.workload.incast.enabled = true;
   ASSERT_TRUE(experiments::apply_override(uec_on_roce, "fabric.uec.trimming=false").ok());
-  auto e2 = experiments::to_twin_config(uec_on_roce, 1);
-  ASSERT_FALSE(e2.ok());
-  EXPECT_NE(e2.error().message().find("fabric.uec.trimming"), std::string::npos) << e2.error().message();
-  EXPECT_NE(e2.error().message().find("roce"), std::string::npos) << e2.error().message();
+  expect_refused_naming(uec_on_roce, {"fabric.uec.trimming", "roce"});
 
   experiments::experiment_spec uec_on_ib = uec_on_roce;
   ASSERT_TRUE(experiments::apply_override(uec_on_ib, "fabric.link=infiniband").ok());
@@ -547,17 +550,12 @@ TEST(spec, link_level_retry_is_a_uec_link_option) {
   experiments::experiment_spec cbfc_without_retry = spec;
   ASSERT_TRUE(experiments::apply_override(cbfc_without_retry, "fabric.uec.link_level_retry=false").ok());
   ASSERT_TRUE(experiments::apply_override(cbfc_without_retry, "fabric.uec.credit_flow_control=true").ok());
-  auto e0 = experiments::to_twin_config(cbfc_without_retry, 1);
-  ASSERT_FALSE(e0.ok());
-  EXPECT_NE(e0.error().message().find("link_level_retry"), std::string::npos) << e0.error().message();
+  expect_refused_naming(cbfc_without_retry, {"link_level_retry"});
 
   experiments::experiment_spec retry_on_roce;
   retry_on_roce.workload.incast.enabled = true;
   ASSERT_TRUE(experiments::apply_override(retry_on_roce, "fabric.uec.link_level_retry=true").ok());
-  auto e1 = experiments::to_twin_config(retry_on_roce, 1);
-  ASSERT_FALSE(e1.ok());
-  EXPECT_NE(e1.error().message().find("fabric.uec.link_level_retry"), std::string::npos) << e1.error().message();
-  EXPECT_NE(e1.error().message().find("roce"), std::string::npos) << e1.error().message();
+  expect_refused_naming(retry_on_roce, {"fabric.uec.link_level_retry", "roce"});
 
   EXPECT_FALSE(experiments::apply_override(retry_on_roce, "fabric.uec.link_frame_loss_rate=0.9").ok());
 }

@@ -28,10 +28,10 @@ constexpr std::int64_t final_sleep_ns = 20'000'000;
 constexpr std::int64_t early_wake_ns = 2'000'000;
 constexpr std::int64_t spin_window_ns = 10'000'000;
 // From the final sleep until the last start of the window is handed off, the thread runs
-// at SCHED_FIFO (best effort): a thread at normal priority wakes behind the io threads and
-// then shares its CPU with them, losing it for a scheduler slice at a time. Above every normal thread,
-// below the soft switch (50) and the soft NICs' start priority (60), which have their own
-// instants to keep.
+// at SCHED_FIFO (best effort): a thread at normal priority wakes behind the io threads
+// and then shares its CPU with them, losing it for a scheduler slice at a time. Above
+// every normal thread, below the soft switch (50) and the soft NICs' start priority (60),
+// which have their own instants to keep.
 constexpr int spin_rt_priority = 30;
 
 void sleep_until_monotonic(std::int64_t at_ns) {

@@ -46,7 +46,7 @@ void soft_switch::impl::on_frame(std::uint16_t in, std::span<const std::uint8_t>
   if (!info.valid) return;
   if (info.ethertype == cap::wire::ethertype::mac_control) {
     // MAC control frames end at the MAC (802.3 annex 31B): honoured, never forwarded.
-    pause_changed_ns_[in] = now;
+    if (info.is_pfc || info.is_pause) pause_changed_ns_[in] = now;
     if (info.is_pfc) {
       model_->on_pfc_frame(in, info.pfc_class_enable, info.pfc_quanta, now);
     } else if (info.is_pause) {

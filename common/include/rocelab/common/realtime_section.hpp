@@ -3,7 +3,7 @@
 // thread's previous policy after. For the few microseconds that must not be split by the
 // scheduler (a start instant, an XON/XOFF pair): a normal-priority thread on a busy
 // machine can lose the CPU for milliseconds. Best effort: without CAP_SYS_NICE the
-// thread keeps its policy and engaged() says so. Keep sections short: a spinning FIFO
+// thread keeps its policy. Keep sections short: a spinning FIFO
 // thread holds its CPU from every normal thread (the kernel's RT throttling bounds it).
 
 #include <pthread.h>
@@ -24,8 +24,6 @@ class realtime_section {
   }
   realtime_section(const realtime_section&) = delete;
   realtime_section& operator=(const realtime_section&) = delete;
-
-  [[nodiscard]] bool engaged() const { return ok_; }
 
  private:
   bool ok_ = false;
