@@ -48,6 +48,12 @@ status controller::impl::open() {
   if (!ec) acceptor_.bind(ep, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return status(error_code::io_error, "listening on " + options_.listen + ": " + ec.message(), ec.value());
+  // Without a clock service the agents keep to their TLS probes: a run still starts,
+  // with a wider start uncertainty, which the run reports.
+  if (auto st = clock_service_.open(addr, acceptor_.local_endpoint(ec).port()); !st.ok())
+    log(st.message() + "; agents' clocks are estimated through their TLS sessions only");
+  else
+    asio::co_spawn(io_, clock_service_.serve(), asio::detached);
   asio::co_spawn(io_, accept_loop(), asio::detached);
   thread_ = std::thread([this] { io_.run(); });
   return status::success();
@@ -58,6 +64,7 @@ controller::impl::~impl() {
   asio::post(io_, [this] {
     boost::system::error_code ec;
     acceptor_.close(ec);
+    clock_service_.close();
   });
   join_client_runs();
   asio::post(io_, [this] {
@@ -211,6 +218,11 @@ std::string controller::address() const {
   boost::system::error_code ec;
   const auto ep = impl_->acceptor_.local_endpoint(ec);
   return ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+std::uint16_t controller::clock_port() const {
+  // Set in open(), before the io thread starts, and never changed.
+  return impl_->clock_service_.port();
 }
 
 std::uint16_t controller::port() const {

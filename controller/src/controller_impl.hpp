@@ -30,6 +30,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "clock_responder.hpp"
 #include "rocelab/controller/controller.hpp"
 #include "rocelab/protocol/clock_offset.hpp"
 #include "rocelab/protocol/connection.hpp"
@@ -82,7 +83,9 @@ struct agent_entry {
   std::string address;
   std::vector<std::string> transports;
   std::shared_ptr<protocol::connection> conn;
-  protocol::clock_offset_estimator clock{16};
+  protocol::clock_offset_estimator clock{16};      // TLS probes (clock_probe)
+  protocol::clock_offset_estimator udp_clock{16};  // UDP exchanges (clock_exchange)
+  std::uint64_t clock_cookie = 0;                  // its cookie at the clock service; 0: none
   std::int64_t registered_ns = 0;
   std::int64_t last_heard_ns = 0;
   bool alive = true;
@@ -95,6 +98,10 @@ struct agent_entry {
 };
 
 [[nodiscard]] agent_view view_of(const agent_entry& e);
+// The agent's offset from whichever probes say it more tightly (the UDP exchanges, once
+// there are any, unless the TLS probes' best round trip is shorter), and which ("udp" or
+// "tls"); none before the first answer.
+[[nodiscard]] std::optional<std::pair<protocol::clock_estimate, const char*>> best_clock_estimate(const agent_entry& e);
 
 // One registered worker (io thread only). `key` is unique per session, so a worker that
 // registers again under its name is a new worker to the trial queue.
@@ -110,7 +117,7 @@ struct worker_entry {
 
 class controller::impl {
  public:
-  explicit impl(controller_options o) : options_(std::move(o)), acceptor_(io_) {}
+  explicit impl(controller_options o) : options_(std::move(o)), acceptor_(io_), clock_service_(io_) {}
   // Cancels the runs in flight and waits for them (their threads need the io thread to
   // finish: run_on, their answers), lets their answers drain (final_flush at most), then stops.
   ~impl();
@@ -212,6 +219,7 @@ class controller::impl {
   asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
   std::unique_ptr<protocol::tls_context> tls_;
   tcp::acceptor acceptor_;
+  clock_responder clock_service_;
   std::thread thread_;
   std::mutex store_mutex_;
   std::optional<store::run_store> store_;

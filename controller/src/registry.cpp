@@ -20,6 +20,14 @@ constexpr std::chrono::milliseconds probe_burst_gap{20};
 
 }  // namespace
 
+std::optional<std::pair<clock_estimate, const char*>> best_clock_estimate(const agent_entry& e) {
+  const auto tls = e.clock.estimate();
+  const auto udp = e.udp_clock.estimate();
+  if (udp && (!tls || udp->uncertainty_ns <= tls->uncertainty_ns)) return std::pair{*udp, "udp"};
+  if (tls) return std::pair{*tls, "tls"};
+  return std::nullopt;
+}
+
 agent_view view_of(const agent_entry& e) {
   agent_view v;
   v.name = e.name;
@@ -27,10 +35,11 @@ agent_view view_of(const agent_entry& e) {
   v.transports = e.transports;
   v.alive = e.alive;
   v.registered_ns = e.registered_ns;
-  if (auto est = e.clock.estimate()) {
-    v.clock_offset_ns = est->offset_ns;
-    v.clock_uncertainty_ns = est->uncertainty_ns;
-    v.clock_samples = est->samples;
+  if (auto best = best_clock_estimate(e)) {
+    v.clock_offset_ns = best->first.offset_ns;
+    v.clock_uncertainty_ns = best->first.uncertainty_ns;
+    v.clock_samples = best->first.samples;
+    v.clock_probes = best->second;
   }
   if (e.host) {
     v.host_clock_source = e.host->source;
@@ -53,7 +62,9 @@ asio::awaitable<void> controller::impl::agent_session(std::shared_ptr<connection
   }
   agents_[h.name] = e;
   const std::string session_id = h.name + "-" + std::to_string(++sessions_);
-  conn->send(welcome{session_id, options_.heartbeat_interval.count(), options_.deadman.count()});
+  e->clock_cookie = clock_service_.port() != 0 ? clock_service_.admit() : 0;
+  conn->send(welcome{session_id, options_.heartbeat_interval.count(), options_.deadman.count(),
+                     e->clock_cookie != 0 ? clock_service_.port() : std::uint16_t{0}, e->clock_cookie});
   log("agent " + h.name + " registered from " + conn->peer());
   asio::co_spawn(io_, prober(e), asio::detached);
 
@@ -69,6 +80,7 @@ asio::awaitable<void> controller::impl::agent_session(std::shared_ptr<connection
   }
   conn->close();
   e->alive = false;
+  clock_service_.forget(e->clock_cookie);
   for (auto& [id, done] : e->pending) done(status(error_code::cancelled, "agent " + e->name + " lost: " + why));
   e->pending.clear();
   if (agents_.contains(e->name) && agents_[e->name] == e) {
@@ -109,6 +121,8 @@ void controller::impl::on_agent_message(agent_entry& e, const message& m) {
     } else {
       e.host.reset();
     }
+  } else if (auto* x = std::get_if<clock_exchange>(&m)) {
+    (void)e.udp_clock.add_agent_initiated(x->t1_ns, x->t2_ns, x->t3_ns, x->t4_ns);
   } else if (std::holds_alternative<heartbeat>(m)) {
   } else if (auto* a = std::get_if<settings_applied>(&m)) {
     resolve(e, a->request, m);
@@ -140,7 +154,10 @@ bool controller::impl::resolve(agent_entry& e, std::uint64_t request, const mess
 
 result<run_clock> controller::impl::choose_clock(const std::vector<std::shared_ptr<agent_entry>>& entries) const {
   std::vector<agent_clock_inputs> in;
-  for (const auto& e : entries) in.push_back({e->name, e->clock.estimate(), e->host});
+  for (const auto& e : entries) {
+    const auto best = best_clock_estimate(*e);
+    in.push_back({e->name, best ? std::optional(best->first) : std::nullopt, e->host});
+  }
   const agents::clock::clock_source own = host_clock_->current();
   return choose_run_clock(in, {own.synchronised(), static_cast<double>(own.error_bound_ns), own.detail});
 }

@@ -15,9 +15,25 @@ bool clock_offset_estimator::add(std::int64_t t1, std::int64_t t2, std::int64_t 
   s.offset_ns = (t2 - t1) / 2 + (t3 - t4) / 2;
   s.delay_ns = round_trip - hold;
   s.at_ns = t4;
+  push(s);
+  return true;
+}
+
+bool clock_offset_estimator::add_agent_initiated(std::int64_t t1, std::int64_t t2, std::int64_t t3, std::int64_t t4) {
+  const std::int64_t hold = t3 - t2;
+  const std::int64_t round_trip = t4 - t1;
+  if (hold < 0 || round_trip < 0 || round_trip < hold) return false;
+  clock_sample s;
+  s.offset_ns = (t1 - t2) / 2 + (t4 - t3) / 2;
+  s.delay_ns = round_trip - hold;
+  s.at_ns = t3;
+  push(s);
+  return true;
+}
+
+void clock_offset_estimator::push(const clock_sample& s) {
   samples_.push_back(s);
   while (samples_.size() > window_) samples_.pop_front();
-  return true;
 }
 
 std::optional<clock_estimate> clock_offset_estimator::estimate() const {

@@ -32,6 +32,7 @@ connection::connection(tls_stream stream) : stream_(std::move(stream)), wake_(st
   boost::system::error_code ec;
   const auto ep = stream_.lowest_layer().remote_endpoint(ec);
   peer_ = ec ? std::string("?") : ep.address().to_string() + ":" + std::to_string(ep.port());
+  if (!ec) remote_ = ep;
   wake_.expires_at(asio::steady_timer::time_point::max());
 }
 

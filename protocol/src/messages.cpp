@@ -340,7 +340,12 @@ struct body_encoder {
     return {{"role", role_name(m.role)}, {"name", m.name}, {"transports", m.transports}, {"pid", m.pid}};
   }
   json operator()(const welcome& m) const {
-    return {{"session", m.session}, {"heartbeat_interval_ms", m.heartbeat_interval_ms}, {"deadman_ms", m.deadman_ms}};
+    return {{"session", m.session},       {"heartbeat_interval_ms", m.heartbeat_interval_ms},
+            {"deadman_ms", m.deadman_ms}, {"clock_port", m.clock_port},
+            {"clock_cookie", m.clock_cookie}};
+  }
+  json operator()(const clock_exchange& m) const {
+    return {{"t1_ns", m.t1_ns}, {"t2_ns", m.t2_ns}, {"t3_ns", m.t3_ns}, {"t4_ns", m.t4_ns}};
   }
   json operator()(const heartbeat& m) const { return {{"seq", m.seq}}; }
   json operator()(const clock_probe& m) const { return {{"seq", m.seq}, {"t1_ns", m.t1_ns}}; }
@@ -445,7 +450,18 @@ result<message> decode_json(message_type type, const json& body) {
       r.get("session", m.session);
       r.get("heartbeat_interval_ms", m.heartbeat_interval_ms);
       r.get("deadman_ms", m.deadman_ms);
+      r.get("clock_port", m.clock_port);
+      r.get("clock_cookie", m.clock_cookie);
       out = std::move(m);
+      break;
+    }
+    case message_type::clock_exchange: {
+      clock_exchange m;
+      r.get("t1_ns", m.t1_ns);
+      r.get("t2_ns", m.t2_ns);
+      r.get("t3_ns", m.t3_ns);
+      r.get("t4_ns", m.t4_ns);
+      out = m;
       break;
     }
     case message_type::heartbeat: {
@@ -653,6 +669,7 @@ bool known_type(std::uint16_t t) {
     case message_type::heartbeat:
     case message_type::clock_probe:
     case message_type::clock_reply:
+    case message_type::clock_exchange:
     case message_type::apply_settings:
     case message_type::settings_applied:
     case message_type::start_job:
@@ -768,6 +785,7 @@ const char* to_string(message_type t) noexcept {
     case message_type::heartbeat: return "heartbeat";
     case message_type::clock_probe: return "clock_probe";
     case message_type::clock_reply: return "clock_reply";
+    case message_type::clock_exchange: return "clock_exchange";
     case message_type::apply_settings: return "apply_settings";
     case message_type::settings_applied: return "settings_applied";
     case message_type::start_job: return "start_job";
@@ -804,7 +822,7 @@ message_type type_of(const message& m) noexcept {
       message_type::restore_settings, message_type::settings_restored, message_type::stop_job,
       message_type::submit_run,     message_type::run_finished,     message_type::error,
       message_type::nic_command,    message_type::nic_event,        message_type::register_worker,
-      message_type::trial_assignment, message_type::trial_result};
+      message_type::trial_assignment, message_type::trial_result,  message_type::clock_exchange};
   static_assert(std::size(by_index) == std::variant_size_v<message>);
   return by_index[m.index()];
 }

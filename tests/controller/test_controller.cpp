@@ -2,11 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <fstream>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/udp.hpp>
 
 #include "controller_test_support.hpp"
 #include "rocelab/controller/client.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
+#include "rocelab/protocol/clock_datagram.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace rocelab::controller {
@@ -51,6 +56,50 @@ TEST(controller, agents_register_and_their_clock_offsets_are_estimated) {
     // Loopback: far below the injected offsets even on a loaded machine.
     EXPECT_LT(a->clock_uncertainty_ns, 250e6) << name;
   }
+}
+
+// The UDP clock service: the agents' offsets come from its exchanges (kernel timestamps)
+// once they have any, and it answers no one else: a well-formed probe with a cookie no
+// session was given, and a malformed datagram, get no answer.
+TEST(controller, the_clock_service_sets_its_agents_offsets_and_answers_no_one_else) {
+  temp_dir dir("udp-clock");
+  auto c = start_controller(dir);
+  ASSERT_TRUE(c);
+  ASSERT_NE(c->clock_port(), 0) << "the clock service did not open";
+  agent_pool pool;
+  pool.add(c->address(), "h1", 2'000'000'000);
+  ASSERT_TRUE(c->wait_for_agents({"h1"}, 10s, 4));
+  std::optional<agent_view> a;
+  ASSERT_TRUE(eventually([&] {
+    a = find_agent(*c, "h1");
+    return a && a->clock_probes == "udp";
+  })) << "the offset never came from the clock service (" << (a ? a->clock_probes : "no agent") << ")";
+  EXPECT_LE(std::abs(a->clock_offset_ns - 2e9), a->clock_uncertainty_ns + 1.0)
+      << "offset " << a->clock_offset_ns << " uncertainty " << a->clock_uncertainty_ns;
+
+  boost::asio::io_context io;
+  boost::asio::ip::udp::socket stranger(io, boost::asio::ip::udp::endpoint(boost::asio::ip::udp::v4(), 0));
+  const boost::asio::ip::udp::endpoint service(boost::asio::ip::make_address("127.0.0.1"), c->clock_port());
+  const auto probe = protocol::encode(protocol::clock_datagram{protocol::clock_datagram_kind::probe, 0x5eed, 1, 0, 0});
+  stranger.send_to(boost::asio::buffer(probe), service);
+  const std::array<std::uint8_t, 5> junk{1, 2, 3, 4, 5};
+  stranger.send_to(boost::asio::buffer(junk), service);
+  stranger.non_blocking(true);
+  std::array<std::uint8_t, 64> answer{};
+  boost::system::error_code ec;
+  std::size_t got = 0;
+  // Bounded wait: the agent's exchanges above show the service answers within this.
+  (void)eventually(
+      [&] {
+        got = stranger.receive(boost::asio::buffer(answer), 0, ec);
+        return !ec;
+      },
+      300ms);
+  EXPECT_TRUE(ec == boost::asio::error::would_block) << "a stranger got " << got << " bytes back";
+  // The service is still there for its agent.
+  a = find_agent(*c, "h1");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->clock_probes, "udp");
 }
 
 TEST(controller, jobs_start_at_one_instant_across_offset_clocks) {

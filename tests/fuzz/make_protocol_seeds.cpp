@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
   records.lost_hosts = {"h2: agent h2 lost"};
   records.degraded = {"overran"};
   const message all[] = {hello{peer_role::agent, "h1", {"soft"}, 1},
-                         welcome{"s", 250, 5000},
+                         welcome{"s", 250, 5000, 7100, 0x0123456789abcdefULL},
+                         clock_exchange{100, 150, 160, 300},
                          heartbeat{1},
                          clock_probe{1, 100},
                          clock_reply{1, 100, 200, 300, {}},

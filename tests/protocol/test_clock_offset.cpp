@@ -63,5 +63,26 @@ TEST(clock_offset, wall_clock_magnitudes_do_not_overflow) {
   EXPECT_NEAR(e.estimate()->offset_ns, -2.0 * static_cast<double>(now), 1e3);
 }
 
+// The agent starts the exchange (the UDP clock service): t1 and t4 on the agent's clock.
+TEST(clock_offset, an_exchange_the_agent_starts_gives_the_same_offset_and_delay) {
+  const std::int64_t offset = 2'500'000'000;  // agent ahead
+  const std::int64_t a1 = 9'000'000 + offset;
+  const std::int64_t c2 = 9'000'000 + 15'000;  // 15 us out
+  const std::int64_t c3 = c2 + 400'000;         // the controller took 400 us to answer
+  const std::int64_t a4 = c3 + 25'000 + offset;  // 25 us back
+  clock_offset_estimator e;
+  ASSERT_TRUE(e.add_agent_initiated(a1, c2, c3, a4));
+  auto est = e.estimate();
+  ASSERT_TRUE(est);
+  // The controller's 400 us hold is left out: delay 40 us, the 10 us asymmetry puts it 5 us ahead.
+  EXPECT_DOUBLE_EQ(est->uncertainty_ns, 20'000.0);
+  EXPECT_DOUBLE_EQ(est->offset_ns, static_cast<double>(offset + 5'000));
+  EXPECT_EQ(e.to_agent(0), offset + 5'000);
+  // Inconsistent timestamps are refused like add()'s.
+  EXPECT_FALSE(e.add_agent_initiated(a1, c3, c2, a4)) << "answered before it was received";
+  EXPECT_FALSE(e.add_agent_initiated(a4, c2, c3, a1)) << "received before it was sent";
+  EXPECT_EQ(e.estimate()->samples, 1u);
+}
+
 }  // namespace
 }  // namespace rocelab::protocol

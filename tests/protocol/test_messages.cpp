@@ -47,8 +47,16 @@ TEST(protocol, every_message_round_trips) {
   EXPECT_EQ(h2.transports, h.transports);
   EXPECT_EQ(h2.pid, 4242);
 
-  auto w = round_trip(welcome{"s-1", 250, 3000});
+  auto w = round_trip(welcome{"s-1", 250, 3000, 7100, std::numeric_limits<std::uint64_t>::max()});
   EXPECT_EQ(w.deadman_ms, 3000);
+  EXPECT_EQ(w.clock_port, 7100);
+  EXPECT_EQ(w.clock_cookie, std::numeric_limits<std::uint64_t>::max());
+
+  auto x = round_trip(clock_exchange{-1, 2, 3, std::numeric_limits<std::int64_t>::max()});
+  EXPECT_EQ(x.t1_ns, -1);
+  EXPECT_EQ(x.t2_ns, 2);
+  EXPECT_EQ(x.t3_ns, 3);
+  EXPECT_EQ(x.t4_ns, std::numeric_limits<std::int64_t>::max());
 
   auto c = round_trip(clock_reply{9, -5, std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min(), {}});
   EXPECT_EQ(c.t1_ns, -5);
@@ -302,7 +310,7 @@ INSTANTIATE_TEST_SUITE_P(
     cases, protocol_rejects,
     ::testing::Values(
         rejection_case{"short_header", {0, 0, 0}, "3 of 8 bytes"},
-        rejection_case{"other_version", frame_of(protocol_version + 1, hb, "{\"seq\":1}"), "protocol version 6"},
+        rejection_case{"other_version", frame_of(protocol_version + 1, hb, "{\"seq\":1}"), "protocol version 7 (this side speaks 6)"},
         rejection_case{"unknown_type", frame_of(protocol_version, 999, "{}"), "unknown message type 999"},
         rejection_case{"empty_body", frame_of(protocol_version, hb, ""), "empty body"},
         rejection_case{"oversize", frame_of(protocol_version, hb, "", std::int64_t{max_body_bytes} + 1), "exceeds the limit"},

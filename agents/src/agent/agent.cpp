@@ -11,6 +11,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "clock_exchanges.hpp"
 #include "job_runner.hpp"
 
 namespace rocelab::agents::agent {
@@ -116,6 +117,21 @@ asio::awaitable<void> agent::session(std::shared_ptr<protocol::connection> conn)
   }
   log("registered with " + options_.controller + " (session " + w.session + ")");
   asio::co_spawn(executor_, heartbeats(conn, interval), asio::detached);
+  if (w.clock_port != 0 && w.clock_cookie != 0 && conn->remote().port() != 0) {
+    clock_exchange_plan plan;
+    plan.service = asio::ip::udp::endpoint(conn->remote().address(), w.clock_port);
+    plan.cookie = w.clock_cookie;
+    plan.clock = options_.clock;
+    plan.interval = interval;
+    asio::co_spawn(executor_,
+                   run_clock_exchanges(
+                       executor_, conn, plan, [self = shared_from_this()](const std::string& line) { self->log(line); },
+                       [self = shared_from_this()] {
+                         std::lock_guard lock(self->stats_mutex_);
+                         ++self->stats_.clock_exchanges;
+                       }),
+                   asio::detached);
+  }
   while (conn->is_open() && !stopping_) {
     // Reads wait at most the dead-man time: the controller heartbeats far more often.
     auto m = co_await conn->read(deadman_ + interval);

@@ -87,6 +87,9 @@ struct agent_view {
   double clock_offset_ns = 0;
   double clock_uncertainty_ns = 0;
   std::size_t clock_samples = 0;
+  // Which probes the offset comes from: "udp" (the clock service's exchanges, kernel
+  // timestamps) or "tls" (the session's probes); empty before the first answer.
+  std::string clock_probes;
   std::int64_t registered_ns = 0;  // controller clock
   // What the agent's host reported of its clock with its latest probe answer: "ptp",
   // "ntp", "none", or empty when it reports nothing; its error bound and detail.
@@ -182,6 +185,9 @@ class controller {
 
   [[nodiscard]] std::string address() const;  // "127.0.0.1:43117"
   [[nodiscard]] std::uint16_t port() const;
+  // The UDP clock service's port (clock_responder.hpp; usually port()'s number); 0 when it
+  // could not be opened.
+  [[nodiscard]] std::uint16_t clock_port() const;
 
   [[nodiscard]] std::vector<agent_view> agents() const;
   // Waits until every named agent is registered with at least `min_clock_samples` probes.

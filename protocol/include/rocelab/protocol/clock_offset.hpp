@@ -37,12 +37,19 @@ class clock_offset_estimator {
   // Adds one probe. A sample whose timestamps are inconsistent (negative delay: t3 < t2 or
   // t4 < t1) is refused and false returned.
   bool add(std::int64_t t1, std::int64_t t2, std::int64_t t3, std::int64_t t4);
+  // Adds one exchange the agent started (clock_datagram.hpp): t1 agent sends, t2
+  // controller receives, t3 controller answers, t4 agent receives, so
+  //     offset = ((t1 - t2) + (t4 - t3)) / 2,  delay = (t4 - t1) - (t3 - t2).
+  // Refused (false) like add().
+  bool add_agent_initiated(std::int64_t t1, std::int64_t t2, std::int64_t t3, std::int64_t t4);
 
   [[nodiscard]] std::optional<clock_estimate> estimate() const;
   [[nodiscard]] std::int64_t to_controller(std::int64_t agent_ns) const;
   [[nodiscard]] std::int64_t to_agent(std::int64_t controller_ns) const;
 
  private:
+  void push(const clock_sample& s);
+
   std::size_t window_;
   std::deque<clock_sample> samples_;
 };

@@ -63,6 +63,8 @@ class connection : public std::enable_shared_from_this<connection> {
   // Safe from any thread: a client's run thread polls it to notice the client has gone.
   [[nodiscard]] bool is_open() const noexcept { return open_.load(std::memory_order_acquire); }
   [[nodiscard]] const std::string& peer() const noexcept { return peer_; }
+  // The peer's address and port as connected (unspecified when it could not be read).
+  [[nodiscard]] const asio::ip::tcp::endpoint& remote() const noexcept { return remote_; }
   [[nodiscard]] std::size_t queued_frames() const noexcept { return queue_.size() + first_.size(); }
 
  private:
@@ -75,6 +77,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::deque<std::vector<std::uint8_t>> first_;  // send_first frames, written before queue_'s
   std::size_t queued_bytes_ = 0;
   std::string peer_;
+  asio::ip::tcp::endpoint remote_;
   std::atomic<bool> open_{true};
   bool writer_started_ = false;
 };

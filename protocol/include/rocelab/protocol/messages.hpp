@@ -39,7 +39,9 @@ namespace rocelab::protocol {
 // 3: submit_run carries the client's submission id and whether it is a retry.
 // 4: workers: register_worker, trial_assignment, trial_result (sweeps run on workers).
 // 5: clock_reply may carry the agent's host clock (host_clock_reading).
-inline constexpr std::uint16_t protocol_version = 5;
+// 6: welcome names the controller's UDP clock service (clock_datagram.hpp) and the
+//    session's cookie for it; clock_exchange carries an agent's UDP exchanges.
+inline constexpr std::uint16_t protocol_version = 6;
 inline constexpr std::size_t frame_header_bytes = 8;
 inline constexpr std::uint32_t max_body_bytes = 4u << 20;
 // Flow records an agent reports per job_report frame (keeps each frame far below the limit).
@@ -59,6 +61,7 @@ enum class message_type : std::uint16_t {
   heartbeat = 3,         // both ways
   clock_probe = 4,       // controller -> agent: t1
   clock_reply = 5,       // agent -> controller: t1, t2, t3
+  clock_exchange = 6,    // agent -> controller: one UDP clock exchange's four timestamps
   apply_settings = 10,   // controller -> agent: snapshot then set NIC settings
   settings_applied = 11, // agent -> controller
   start_job = 12,        // controller -> agent: a job and the instant it starts
@@ -91,6 +94,11 @@ struct welcome {
   std::string session;  // controller-assigned id, for logs
   std::int64_t heartbeat_interval_ms = 0;
   std::int64_t deadman_ms = 0;  // the agent restores settings after this long without us
+  // The controller's UDP clock service (clock_datagram.hpp) on the address the peer
+  // connected to: its port (0: none) and this session's cookie, which every probe
+  // carries (a probe with a cookie of no live session is not answered).
+  std::uint16_t clock_port = 0;
+  std::uint64_t clock_cookie = 0;
 };
 
 struct heartbeat {
@@ -121,6 +129,16 @@ struct clock_reply {
   std::int64_t t2_ns = 0;
   std::int64_t t3_ns = 0;
   std::optional<host_clock_reading> host_clock;  // optional field "host_clock"
+};
+
+// One UDP clock exchange the agent started (clock_datagram.hpp): t1 agent sends, t2
+// controller receives (kernel timestamp), t3 controller answers, t4 agent receives
+// (kernel timestamp); t1 and t4 on the agent's clock, t2 and t3 on the controller's.
+struct clock_exchange {
+  std::int64_t t1_ns = 0;
+  std::int64_t t2_ns = 0;
+  std::int64_t t3_ns = 0;
+  std::int64_t t4_ns = 0;
 };
 
 // A NIC setting by the mlx5 knob name (or a soft NIC field) and its value as text.
@@ -298,7 +316,7 @@ void append_trial_piece(trial_result& into, trial_result piece);
 using message = std::variant<hello, welcome, heartbeat, clock_probe, clock_reply, apply_settings, settings_applied,
                              start_job, job_report, restore_settings, settings_restored, stop_job, submit_run,
                              run_finished, error_message, nic_command, nic_event, register_worker, trial_assignment,
-                             trial_result>;
+                             trial_result, clock_exchange>;
 
 [[nodiscard]] message_type type_of(const message& m) noexcept;
 

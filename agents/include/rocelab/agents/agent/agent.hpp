@@ -2,7 +2,8 @@
 // The agent daemon (`rocelab agent`): one per lab host. It connects to the
 // controller over TLS-PSK (protocol/security.hpp), says hello with its name, answers
 // heartbeats and clock probes (t2/t3 from its clock_source, ahead of every frame queued,
-// with its host's clock source when it has one), and executes typed
+// with its host's clock source when it has one), probes the controller's UDP clock
+// service when the welcome names one (clock_exchanges.hpp), and executes typed
 // operations only: apply/restore NIC settings (settings_guard.hpp) and jobs
 // (start_job: timer, soft, verbs). It never runs a shell command.
 //
@@ -71,6 +72,7 @@ struct agent_options {
 struct agent_stats {
   std::uint64_t connects = 0;
   std::uint64_t probes_answered = 0;
+  std::uint64_t clock_exchanges = 0;  // UDP exchanges with the clock service, forwarded
   std::uint64_t jobs_started = 0;
   std::uint64_t jobs_reported = 0;
   std::uint64_t deadman_restores = 0;  // times the dead-man switch fired

@@ -80,4 +80,11 @@ namespace rocelab::agents::clock {
 // whose realtime clocks are synchronised map each other's monotonic clocks with it.
 [[nodiscard]] std::int64_t realtime_minus_monotonic_ns() noexcept;
 
+// The CLOCK_MONOTONIC time of a CLOCK_REALTIME timestamp taken on this host (a kernel
+// receive stamp), never earlier than the truth: the realtime clock is read between two
+// monotonic reads (the tightest pair of up to 8) and the later read is used, so the result
+// is late by at most that pair's span (tens of nanoseconds). A clock exchange built on it
+// keeps its error bound (half the round trip) exact.
+[[nodiscard]] std::int64_t monotonic_no_earlier_than(std::int64_t realtime_ns) noexcept;
+
 }  // namespace rocelab::agents::clock
