@@ -38,7 +38,8 @@ agent_view view_of(const agent_entry& e) {
   if (auto best = best_clock_estimate(e)) {
     v.clock_offset_ns = best->first.offset_ns;
     v.clock_uncertainty_ns = best->first.uncertainty_ns;
-    v.clock_samples = best->first.samples;
+    // Both kinds count: a run may start once the agent has answered enough of either.
+    v.clock_samples = e.clock.size() + e.udp_clock.size();
     v.clock_probes = best->second;
   }
   if (e.host) {

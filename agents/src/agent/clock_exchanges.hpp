@@ -30,8 +30,10 @@ struct clock_exchange_plan {
   std::uint64_t cookie = 0;                // welcome.clock_cookie
   protocol::clock_source clock;            // the agent's (t1, t4)
   std::chrono::milliseconds interval{250};  // after the burst
-  std::size_t burst = 16;
-  std::chrono::milliseconds burst_gap{10};
+  // Kernel-stamped exchanges rarely need many to find a tight one; a small burst keeps a
+  // thousand agents registering at once from flooding the controller's io thread.
+  std::size_t burst = 4;
+  std::chrono::milliseconds burst_gap{20};
   std::chrono::milliseconds answer_timeout{200};
 };
 

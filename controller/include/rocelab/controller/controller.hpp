@@ -86,7 +86,7 @@ struct agent_view {
   bool alive = false;
   double clock_offset_ns = 0;
   double clock_uncertainty_ns = 0;
-  std::size_t clock_samples = 0;
+  std::size_t clock_samples = 0;  // answered probes in the windows, both kinds
   // Which probes the offset comes from: "udp" (the clock service's exchanges, kernel
   // timestamps) or "tls" (the session's probes); empty before the first answer.
   std::string clock_probes;

@@ -44,6 +44,7 @@ class clock_offset_estimator {
   bool add_agent_initiated(std::int64_t t1, std::int64_t t2, std::int64_t t3, std::int64_t t4);
 
   [[nodiscard]] std::optional<clock_estimate> estimate() const;
+  [[nodiscard]] std::size_t size() const noexcept { return samples_.size(); }
   [[nodiscard]] std::int64_t to_controller(std::int64_t agent_ns) const;
   [[nodiscard]] std::int64_t to_agent(std::int64_t controller_ns) const;
 
