@@ -199,7 +199,7 @@ int main(int argc, char** argv) {
   double worst_uncertainty = 0;
   for (const auto& a : (*c)->agents()) worst_uncertainty = std::max(worst_uncertainty, a.clock_uncertainty_ns);
   std::printf("clock             runs on %s, start uncertainty up to %.1f us; worst agent offset uncertainty now "
-              "%.1f us (half the best probe round trip)\n",
+              "%.1f us (half the best probe round trip plus its drift since)\n",
               clock_source.c_str(), clock_uncertainty_us, worst_uncertainty / 1e3);
   std::printf("controller rss    %ld KiB idle, %ld KiB with %d agents registered, %ld KiB after jobs (peak %ld KiB)\n",
               rss_idle, rss_registered, agents, rss_kb(), rss_kb("VmHWM:"));

@@ -98,10 +98,12 @@ struct agent_entry {
 };
 
 [[nodiscard]] agent_view view_of(const agent_entry& e);
-// The agent's offset from whichever probes say it more tightly (the UDP exchanges, once
-// there are any, unless the TLS probes' best round trip is shorter), and which ("udp" or
-// "tls"); none before the first answer.
-[[nodiscard]] std::optional<std::pair<protocol::clock_estimate, const char*>> best_clock_estimate(const agent_entry& e);
+// The agent's offset from whichever probes bound it more tightly at `use_at_ns`
+// (controller clock; clock_offset.hpp ages each sample to it): the UDP exchanges once there
+// are any, unless the TLS probes' bound is smaller; and which ("udp" or "tls"); none
+// before the first answer.
+[[nodiscard]] std::optional<std::pair<protocol::clock_estimate, const char*>> best_clock_estimate(
+    const agent_entry& e, std::int64_t use_at_ns);
 
 // One registered worker (io thread only). `key` is unique per session, so a worker that
 // registers again under its name is a new worker to the trial queue.

@@ -20,9 +20,9 @@ constexpr std::chrono::milliseconds probe_burst_gap{20};
 
 }  // namespace
 
-std::optional<std::pair<clock_estimate, const char*>> best_clock_estimate(const agent_entry& e) {
-  const auto tls = e.clock.estimate();
-  const auto udp = e.udp_clock.estimate();
+std::optional<std::pair<clock_estimate, const char*>> best_clock_estimate(const agent_entry& e, std::int64_t use_at_ns) {
+  const auto tls = e.clock.estimate(use_at_ns);
+  const auto udp = e.udp_clock.estimate(use_at_ns);
   if (udp && (!tls || udp->uncertainty_ns <= tls->uncertainty_ns)) return std::pair{*udp, "udp"};
   if (tls) return std::pair{*tls, "tls"};
   return std::nullopt;
@@ -35,7 +35,7 @@ agent_view view_of(const agent_entry& e) {
   v.transports = e.transports;
   v.alive = e.alive;
   v.registered_ns = e.registered_ns;
-  if (auto best = best_clock_estimate(e)) {
+  if (auto best = best_clock_estimate(e, monotonic_ns())) {
     v.clock_offset_ns = best->first.offset_ns;
     v.clock_uncertainty_ns = best->first.uncertainty_ns;
     // Both kinds count: a run may start once the agent has answered enough of either.
@@ -155,8 +155,11 @@ bool controller::impl::resolve(agent_entry& e, std::uint64_t request, const mess
 
 result<run_clock> controller::impl::choose_clock(const std::vector<std::shared_ptr<agent_entry>>& entries) const {
   std::vector<agent_clock_inputs> in;
+  // The estimates are aged to about when the run starts (T0 is start_lead ahead, plus
+  // the probes' round trips).
+  const std::int64_t use_at_ns = monotonic_ns() + std::chrono::nanoseconds(options_.start_lead).count();
   for (const auto& e : entries) {
-    const auto best = best_clock_estimate(*e);
+    const auto best = best_clock_estimate(*e, use_at_ns);
     in.push_back({e->name, best ? std::optional(best->first) : std::nullopt, e->host});
   }
   const agents::clock::clock_source own = host_clock_->current();

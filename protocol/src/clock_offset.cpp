@@ -36,12 +36,17 @@ void clock_offset_estimator::push(const clock_sample& s) {
   while (samples_.size() > window_) samples_.pop_front();
 }
 
-std::optional<clock_estimate> clock_offset_estimator::estimate() const {
+std::optional<clock_estimate> clock_offset_estimator::estimate(std::optional<std::int64_t> use_at_ns) const {
   if (samples_.empty()) return std::nullopt;
+  std::int64_t reference = samples_.front().at_ns;
+  for (const clock_sample& s : samples_) reference = std::max(reference, s.at_ns);
+  if (use_at_ns) reference = std::max(reference, *use_at_ns);
+  const auto bound = [reference](const clock_sample& s) {
+    return static_cast<double>(s.delay_ns) / 2.0 + static_cast<double>(reference - s.at_ns) * max_frequency_error;
+  };
   const auto best = std::min_element(samples_.begin(), samples_.end(),
-                                     [](const clock_sample& a, const clock_sample& b) { return a.delay_ns < b.delay_ns; });
-  return clock_estimate{static_cast<double>(best->offset_ns), static_cast<double>(best->delay_ns) / 2.0,
-                        samples_.size()};
+                                     [&](const clock_sample& a, const clock_sample& b) { return bound(a) < bound(b); });
+  return clock_estimate{static_cast<double>(best->offset_ns), bound(*best), samples_.size()};
 }
 
 std::int64_t clock_offset_estimator::to_controller(std::int64_t agent_ns) const {

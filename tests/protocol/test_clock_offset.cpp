@@ -35,8 +35,31 @@ TEST(clock_offset, min_delay_sample_wins_over_queued_ones) {
   auto est = e.estimate();
   ASSERT_TRUE(est);
   EXPECT_NEAR(est->offset_ns, static_cast<double>(offset), 1'000.0);  // (10-12)/2 us asymmetry
-  EXPECT_DOUBLE_EQ(est->uncertainty_ns, 11'000.0);
+  // Half its 22 us round trip, plus its age at the newest sample (t4 of the last probe)
+  // times the clocks' largest drift: still far below the queued samples' 1.5 ms.
+  const double age_ns = (10'000'000'001.0 + 3'011'000.0) - (9'000'000'000.0 + 23'000.0);
+  EXPECT_NEAR(est->uncertainty_ns, 11'000.0 + age_ns * max_frequency_error, 1.0);
   EXPECT_LE(std::abs(est->offset_ns - static_cast<double>(offset)), est->uncertainty_ns);
+}
+
+// Unsynchronised clocks drift apart, so an old sample's bound grows with its age: a tight
+// sample from 10 s ago (5 us + 500 us of drift) loses to a fresh one of 40 us, and the
+// bound keeps growing up to the instant the estimate is used at.
+TEST(clock_offset, an_old_tight_sample_loses_to_a_fresh_one_as_the_clocks_drift) {
+  clock_offset_estimator e;
+  const std::int64_t offset = 1'000'000;
+  probe(e, 0, offset - 300, 5'000, 5'000, 0);                 // tight, 10 s old
+  probe(e, 10'000'000'000LL, offset, 40'000, 40'000, 0);      // fresh, round trip 80 us
+  auto est = e.estimate();
+  ASSERT_TRUE(est);
+  EXPECT_DOUBLE_EQ(est->offset_ns, static_cast<double>(offset));
+  EXPECT_DOUBLE_EQ(est->uncertainty_ns, 40'000.0);
+  // Used 2 s after the newest sample: 100 us more.
+  auto later = e.estimate(10'000'080'000LL + 2'000'000'000LL);
+  ASSERT_TRUE(later);
+  EXPECT_NEAR(later->uncertainty_ns, 40'000.0 + 2e9 * max_frequency_error, 1e-3);
+  // An instant before the newest sample does not make it younger.
+  EXPECT_DOUBLE_EQ(e.estimate(0)->uncertainty_ns, 40'000.0);
 }
 
 TEST(clock_offset, window_forgets_old_samples) {

@@ -4,9 +4,13 @@
 // (controller receives), from which
 //     offset = ((t2 - t1) + (t3 - t4)) / 2     (agent clock minus controller clock)
 //     delay  = (t4 - t1) - (t3 - t2)           (round trip without the agent's hold time)
-// A sample's error is at most delay / 2 (the path asymmetry it cannot see), so the
-// estimator keeps a window of recent samples and reports the one with the smallest delay
-// (NTP's clock filter, minimum-delay selection); its uncertainty is that delay / 2.
+// A sample's error is at most delay / 2 (the path asymmetry it cannot see) when it is
+// taken; after that the two clocks drift apart, by at most max_frequency_error per
+// nanosecond of its age. The estimator keeps a window of recent samples and reports the
+// one whose bound, delay / 2 + age * max_frequency_error, is the smallest (NTP's clock
+// filter: minimum delay, aged); its uncertainty is that bound. The age is counted to the
+// instant the caller will use the estimate at (the run's start), else to the newest
+// sample.
 //
 // Mapping: controller_ns = agent_ns - offset; agent_ns = controller_ns + offset.
 // Pure: timestamps come in as arguments. Not thread-safe (one per agent session).
@@ -17,6 +21,11 @@
 #include <optional>
 
 namespace rocelab::protocol {
+
+// How fast two hosts' unsynchronised clocks can drift apart: two free-running server
+// crystal oscillators of +-25 ppm each. (Synchronised hosts use their own clocks instead,
+// run_clock.hpp.)
+inline constexpr double max_frequency_error = 50e-6;
 
 struct clock_sample {
   std::int64_t offset_ns = 0;
@@ -43,7 +52,8 @@ class clock_offset_estimator {
   // Refused (false) like add().
   bool add_agent_initiated(std::int64_t t1, std::int64_t t2, std::int64_t t3, std::int64_t t4);
 
-  [[nodiscard]] std::optional<clock_estimate> estimate() const;
+  // Aged to the newest sample, or to `use_at_ns` (controller clock) when that is later.
+  [[nodiscard]] std::optional<clock_estimate> estimate(std::optional<std::int64_t> use_at_ns = std::nullopt) const;
   [[nodiscard]] std::size_t size() const noexcept { return samples_.size(); }
   [[nodiscard]] std::int64_t to_controller(std::int64_t agent_ns) const;
   [[nodiscard]] std::int64_t to_agent(std::int64_t controller_ns) const;

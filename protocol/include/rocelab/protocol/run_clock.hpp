@@ -11,7 +11,8 @@
 // offset that disagrees with the probes' estimate beyond both bounds and the controller's
 // is not trusted: those hosts keep different timescales.
 // Otherwise: rocelab's own estimate (clock_offset.hpp) for every agent, its uncertainty
-// half the best probe's round trip; `reason` says why host clocks were not used.
+// the estimate's bound (half the best probe's round trip plus the drift since); `reason`
+// says why host clocks were not used.
 // The run's uncertainty is the largest agent's.
 // Pure: inputs in, choice out.
 
