@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "rocelab/common/sysfs_line.hpp"
 #include "rocelab/common/unique_fd.hpp"
 #include "rocelab/fabric/drivers/process_runner.hpp"
 #include "rocelab/fabric/drivers/soft_switch_driver.hpp"
@@ -23,14 +24,6 @@ namespace rocelab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::optional<std::string> read_line(const fs::path& p) {
-  std::ifstream in(p);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ' || line.back() == '\r')) line.pop_back();
-  return line;
-}
 
 std::vector<std::string> entries(const fs::path& dir) {
   std::vector<std::string> out;
@@ -43,7 +36,7 @@ std::vector<std::string> entries(const fs::path& dir) {
 constexpr const char* clocksource_path = "devices/system/clocksource/clocksource0/current_clocksource";
 
 void read_clocksource(const fs::path& root, host_facts& f) {
-  if (auto c = read_line(root / clocksource_path))
+  if (auto c = read_sysfs_line(root / clocksource_path))
     f.clocksource = *c;
   else
     f.notes["clocksource"] = "cannot read " + (root / clocksource_path).string();
@@ -122,7 +115,7 @@ host_facts read_sysfs_host_facts(const sysfs_host_options& o) {
     f.unavailable = "no netdev " + o.device + " under " + (root / "class/net").string();
     return f;
   }
-  if (auto mtu = read_line(net / "mtu")) {
+  if (auto mtu = read_sysfs_line(net / "mtu")) {
     try {
       f.netdev_mtu = static_cast<std::uint32_t>(std::stoul(*mtu));
     } catch (const std::exception&) {

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "rocelab/common/sysfs_line.hpp"
+
 namespace rocelab::traffic::verbs {
 namespace fs = std::filesystem;
 
@@ -18,14 +20,6 @@ int hex_digit(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-std::optional<std::string> read_line(const fs::path& p) {
-  std::ifstream in(p);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ' || line.back() == '\r')) line.pop_back();
-  return line;
 }
 
 }  // namespace
@@ -99,15 +93,15 @@ result<std::vector<gid_entry>> read_gid_table(const std::string& sysfs_root, con
     } catch (...) {
       continue;
     }
-    const auto text = read_line(e.path());
+    const auto text = read_sysfs_line(e.path());
     if (!text) continue;
     auto gid = parse_sysfs_gid(*text);
     if (!gid.ok()) return gid.error().with_context(e.path().string());
     if (*gid == gid_bytes{}) continue;  // unused entry
     // An unused or stale entry's type cannot be read (EINVAL): skip it.
-    const auto type = read_line(port_dir / "gid_attrs/types" / name);
+    const auto type = read_sysfs_line(port_dir / "gid_attrs/types" / name);
     if (!type) continue;
-    gid_entry entry{index, *gid, parse_gid_type(*type), read_line(port_dir / "gid_attrs/ndevs" / name).value_or("")};
+    gid_entry entry{index, *gid, parse_gid_type(*type), read_sysfs_line(port_dir / "gid_attrs/ndevs" / name).value_or("")};
     out.push_back(std::move(entry));
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
