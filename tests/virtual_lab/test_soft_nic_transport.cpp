@@ -349,5 +349,97 @@ TEST(SoftNicTransport, FirstTransmitIsWhenTheFirstDataPacketLeftNotWhenPosted) {
   EXPECT_LT(f.sent[1].first_tx_ns, f.sent[1].end_ns);
 }
 
+// An armed post: queued ahead of its start, nothing of it leaves before start_ns, and at
+// the instant the NIC hands over the very frame (byte for byte) a post made at that
+// instant would have sent; the completion reports the instant as its start and first
+// transmission.
+TEST(SoftNicTransport, ArmedPostHoldsItsMessageUntilTheStartAndSendsTheFrameAPostThenWould) {
+  constexpr std::int64_t start_ns = 50'000;
+  pair_fixture armed(no_dcqcn()), plain(no_dcqcn());
+  ASSERT_TRUE(armed.a->post_armed(0x11, verb::rdma_write, 3 * 1024, 9, start_ns).ok());
+  for (const std::int64_t t : {std::int64_t{0}, std::int64_t{1'000}, start_ns - 1})
+    EXPECT_EQ(armed.a->poll_transmit(t), start_ns) << "at " << t;
+  EXPECT_TRUE(armed.a_to_b.in_flight.empty());
+  armed.clk.run_until(start_ns);
+  plain.clk.run_until(start_ns);
+  ASSERT_TRUE(plain.a->post(0x11, verb::rdma_write, 3 * 1024, 9, start_ns).ok());
+  (void)armed.a->poll_transmit(start_ns, 1);
+  (void)plain.a->poll_transmit(start_ns, 1);
+  ASSERT_EQ(armed.a_to_b.in_flight.size(), 1u);
+  ASSERT_EQ(plain.a_to_b.in_flight.size(), 1u);
+  EXPECT_EQ(armed.a_to_b.in_flight.front().bytes, plain.a_to_b.in_flight.front().bytes);
+  armed.run(10'000'000);
+  ASSERT_EQ(armed.sent.size(), 1u);
+  EXPECT_EQ(armed.sent[0].start_ns, start_ns);
+  EXPECT_EQ(armed.sent[0].first_tx_ns, start_ns);
+  EXPECT_EQ(armed.data_frames_sent(), 3);
+  EXPECT_EQ(armed.a_to_b.bad_icrc, 0);
+  ASSERT_EQ(armed.received.size(), 1u);
+  EXPECT_EQ(armed.received[0].bytes, 3u * 1024);
+}
+
+// The frame built ahead is the one sent only while nothing else left the NIC: an ACK sent
+// between arming and the instant (a new IPv4 identification) makes the NIC build the
+// first frame again, as a post at the instant would.
+TEST(SoftNicTransport, AFrameSentBetweenArmingAndTheInstantOutdatesTheFrameBuiltAhead) {
+  constexpr std::int64_t start_ns = 200'000;
+  pair_fixture armed(no_dcqcn()), plain(no_dcqcn());
+  ASSERT_TRUE(armed.a->post_armed(0x11, verb::rdma_write, 2 * 1024, 1, start_ns).ok());
+  for (pair_fixture* f : {&armed, &plain}) {
+    ASSERT_TRUE(f->b->post(0x22, verb::send, 1024, 2, 0).ok());
+    f->run(start_ns - 1);  // b's message goes to a, which acknowledges it
+  }
+  ASSERT_EQ(armed.b_to_a.seen.size(), plain.b_to_a.seen.size());
+  ASSERT_TRUE(plain.a->post(0x11, verb::rdma_write, 2 * 1024, 1, start_ns).ok());
+  armed.clk.run_until(start_ns);
+  plain.clk.run_until(start_ns);
+  const std::size_t before = armed.a_to_b.seen.size();
+  (void)armed.a->poll_transmit(start_ns, 1);
+  (void)plain.a->poll_transmit(start_ns, 1);
+  ASSERT_EQ(armed.a_to_b.seen.size(), before + 1);
+  ASSERT_FALSE(armed.a_to_b.in_flight.empty());
+  ASSERT_FALSE(plain.a_to_b.in_flight.empty());
+  EXPECT_EQ(armed.a_to_b.in_flight.back().bytes, plain.a_to_b.in_flight.back().bytes);
+  EXPECT_EQ(armed.a_to_b.bad_icrc, 0);
+}
+
+// Pacing of an armed message counts from its instant: sent on time, one frame and the
+// next a packet time later (the idle port's past earns no burst); sent two packet times
+// late, it catches up by one packet, as any late wake-up may.
+TEST(SoftNicTransport, ArmedMessageIsPacedFromItsInstant) {
+  constexpr std::int64_t start_ns = 1'000'000;
+  const std::int64_t gap_ns = wire_bytes(1024 + 70) * 8'000'000'000 / no_dcqcn().line_rate_bps;
+  struct row {
+    const char* name;
+    std::int64_t sent_at_ns;
+    std::size_t frames;
+  };
+  for (const row& r : {row{"on time", start_ns, 1}, row{"a little late", start_ns + gap_ns / 2, 1},
+                       row{"two packet times late", start_ns + 2 * gap_ns, 2}}) {
+    pair_fixture f(no_dcqcn());
+    ASSERT_TRUE(f.a->post_armed(0x11, verb::rdma_write, 8 * 1024, 0, start_ns).ok());
+    f.clk.run_until(r.sent_at_ns);
+    const std::int64_t next = f.a->poll_transmit(r.sent_at_ns);
+    EXPECT_EQ(f.a_to_b.in_flight.size(), r.frames) << r.name;
+    EXPECT_GT(next, r.sent_at_ns) << r.name;
+  }
+}
+
+// post_armed takes only an idle QP (the caller posts at the instant otherwise) and fails
+// like post on a bad QP or size.
+TEST(SoftNicTransport, ArmedPostRefusesABusyQpAndBadArguments) {
+  pair_fixture f(no_dcqcn());
+  ASSERT_TRUE(f.a->post(0x11, verb::rdma_write, 4 * 1024, 0, 0).ok());
+  const auto busy = f.a->post_armed(0x11, verb::rdma_write, 1024, 1, 100'000);
+  ASSERT_FALSE(busy.ok());
+  EXPECT_EQ(busy.error().code(), error_code::unavailable);
+  f.run(50'000'000);
+  ASSERT_EQ(f.sent.size(), 1u);
+  EXPECT_EQ(f.a->post_armed(0x99, verb::send, 10, 0, 1).error().code(), error_code::not_found);
+  EXPECT_EQ(f.a->post_armed(0x11, verb::send, 0, 0, 1).error().code(), error_code::invalid_argument);
+  EXPECT_TRUE(f.a->post_armed(0x11, verb::rdma_write, 1024, 1, f.clk.now_ns() + 1'000).ok())
+      << "idle again once everything is acknowledged";
+}
+
 }  // namespace
 }  // namespace rocelab::traffic::soft_nic

@@ -63,10 +63,23 @@ void write_line(int fd, const json& j) {
 class port_sink final : public frame_sink {
  public:
   explicit port_sink(ss::packet_port& p) : port_(p) {}
-  bool send(std::span<const std::uint8_t> frame) override { return port_.send(frame); }
+  bool send(std::span<const std::uint8_t> frame) override {
+    const bool sent = port_.send(frame);
+    if (yield_after_send_) {
+      yield_after_send_ = false;
+      ::sched_yield();
+    }
+    return sent;
+  }
+  // The next frame handed to the port is followed at once by sched_yield(2): at an armed
+  // instant the CPU goes to the senders of equal priority still waiting to send their
+  // first frame before this one does the bookkeeping of its own (sched_yield rotates
+  // equal SCHED_FIFO priorities on a CPU).
+  void yield_after_next_send(bool on) noexcept { yield_after_send_ = on; }
 
  private:
   ss::packet_port& port_;
+  bool yield_after_send_ = false;
 };
 
 // Reads newline-terminated lines from a non-blocking fd.
@@ -315,11 +328,17 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   write_line(out_fd, {{"ev", "ready"}, {"t_ns", ss::monotonic_ns()}});
 
   // Posts armed for a later instant (at_ns), in time order; a multimap keeps arrival
-  // order among equal instants. Decoded on arrival, so the instant costs no JSON work,
-  // no allocation and no free: only the post itself.
+  // order among equal instants. Decoded on arrival. armed_boost_ns before its instant a
+  // post goes to the NIC armed (rc_nic::post_armed: queued, its first frame built, held
+  // by the NIC until the instant), so the instant itself costs only handing that frame
+  // to the port; armed_instant is then the instant it waits for (never_ns: none). A post
+  // whose QP is still busy stays here and is posted at its instant.
   std::multimap<std::int64_t, work_request> held;
+  std::int64_t armed_instant = fabric::never_ns;
+  auto next_instant = [&] { return std::min(armed_instant, held.empty() ? fabric::never_ns : held.begin()->first); };
   // How well armed starts held: posts armed, those that arrived after their instant, and
-  // the largest lateness of a post against its instant (arrival or release).
+  // the largest lateness of a post against its instant (its arrival, its release, or for
+  // a post armed in the NIC the poll_transmit that sent its first frame).
   std::uint64_t armed_posts = 0, armed_arrived_late = 0;
   std::int64_t armed_late_max_ns = 0;
   // start_rt_priority held (armed_boost_ns before a held instant until its first frames
@@ -329,6 +348,15 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   auto post = [&](const work_request& w) {
     auto id = (*nic)->post(w.qpn, w.v, w.bytes, w.ref, ss::monotonic_ns());
     if (!id) write_line(out_fd, {{"ev", "error"}, {"ref", w.ref}, {"error", id.error().message()}});
+  };
+  // Posts whose instant has come, in order.
+  auto release_due = [&] {
+    for (std::int64_t now_ns = ss::monotonic_ns(); !held.empty() && held.begin()->first <= now_ns;
+         now_ns = ss::monotonic_ns()) {
+      armed_late_max_ns = std::max(armed_late_max_ns, now_ns - held.begin()->first);
+      post(held.begin()->second);
+      held.erase(held.begin());
+    }
   };
   bool input_open = true;
   std::int64_t next_tx = fabric::never_ns;
@@ -365,23 +393,35 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
       post(w);
     }
     if (stop_cmd || !input_open) break;
-    for (std::int64_t now_ns = ss::monotonic_ns(); !held.empty() && held.begin()->first <= now_ns;
-         now_ns = ss::monotonic_ns()) {
-      armed_late_max_ns = std::max(armed_late_max_ns, now_ns - held.begin()->first);
-      post(held.begin()->second);
-      held.erase(held.begin());
+    release_due();
+    if (armed_instant == fabric::never_ns && !held.empty() &&
+        held.begin()->first - ss::monotonic_ns() <= armed_boost_ns) {
+      // The next instant's posts, in arrival order, to the NIC armed; the first refused
+      // (its QP busy) and those after it stay held, so the order holds.
+      const std::int64_t instant = held.begin()->first;
+      for (auto it = held.begin(); it != held.end() && it->first == instant;) {
+        const work_request& w = it->second;
+        auto id = (*nic)->post_armed(w.qpn, w.v, w.bytes, w.ref, instant);
+        if (!id && id.error().code() == error_code::unavailable) break;
+        if (!id) write_line(out_fd, {{"ev", "error"}, {"ref", w.ref}, {"error", id.error().message()}});
+        if (id) armed_instant = instant;
+        it = held.erase(it);
+      }
     }
     const std::int64_t t = ss::monotonic_ns();
     next_tx = (*nic)->poll_transmit(t);
+    if (armed_instant <= t) {
+      armed_late_max_ns = std::max(armed_late_max_ns, t - armed_instant);
+      armed_instant = fabric::never_ns;
+    }
     // The released posts' first frames are out: back below the switch, unless the next
     // armed instant is already close.
-    if (boosted && (held.empty() || held.begin()->first - t > armed_boost_ns)) {
+    if (boosted && next_instant() - t > armed_boost_ns) {
       (void)set_priority(cfg->rt_priority);
       boosted = false;
     }
     std::int64_t wake = std::min(next_tx, clk.next_due_ns());
-    if (!held.empty()) {
-      const std::int64_t instant = held.begin()->first;
+    if (const std::int64_t instant = next_instant(); instant != fabric::never_ns) {
       wake = std::min(wake, instant);
       if (!boosted && cfg->start_rt_priority > 0 && armed_boosts_refused == 0) {
         if (instant - t <= armed_boost_ns) {
@@ -399,6 +439,23 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
       if (boosted && wake == instant) {
         if (instant - t <= armed_spin_ns) {
           while (ss::monotonic_ns() < instant) ::sched_yield();
+          // The instant: its first frames go before anything else (no command read, no
+          // JSON), then the CPU goes to the senders still waiting for it.
+          const std::int64_t at = ss::monotonic_ns();
+          clk.run_due(at);
+          port->receive(256, [&](std::span<const std::uint8_t> f) { (*nic)->on_frame(f, ss::monotonic_ns()); });
+          release_due();
+          sink.yield_after_next_send(true);
+          next_tx = (*nic)->poll_transmit(at, 1);
+          sink.yield_after_next_send(false);
+          if (armed_instant <= at) {
+            armed_late_max_ns = std::max(armed_late_max_ns, at - armed_instant);
+            armed_instant = fabric::never_ns;
+          }
+          if (next_instant() - at > armed_boost_ns) {
+            (void)set_priority(cfg->rt_priority);
+            boosted = false;
+          }
           continue;
         }
         wake = instant - armed_spin_ns;

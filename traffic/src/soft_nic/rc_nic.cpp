@@ -172,6 +172,34 @@ result<std::uint64_t> rc_nic::post(std::uint32_t local_qpn, verb v, std::uint64_
                                    std::int64_t now_ns) {
   queue_pair* q = find(local_qpn);
   if (q == nullptr) return status(error_code::not_found, "no QP " + std::to_string(local_qpn));
+  return enqueue(*q, v, bytes, tag, now_ns);
+}
+
+result<std::uint64_t> rc_nic::post_armed(std::uint32_t local_qpn, verb v, std::uint64_t bytes, std::uint64_t tag,
+                                         std::int64_t start_ns) {
+  queue_pair* q = find(local_qpn);
+  if (q == nullptr) return status(error_code::not_found, "no QP " + std::to_string(local_qpn));
+  if (q->snd_una != q->posted_end)
+    return status(error_code::unavailable, "QP " + std::to_string(local_qpn) + " has packets outstanding");
+  auto id = enqueue(*q, v, bytes, tag, start_ns);
+  if (!id) return id.error();
+  // The QP's pacing holds the message until start_ns; the QP is idle, so nothing else of
+  // it waits behind that. The port's pacing counts from start_ns too: the message is
+  // due from its instant, so a send later than that catches up at most one packet time
+  // from there, instead of the idle port's whole past (which would put a second frame
+  // right behind the first at the instant).
+  q->next_tx_ns = std::max(q->next_tx_ns, start_ns);
+  port_next_ns_ = std::max(port_next_ns_, start_ns);
+  const message_state& m = q->sq.back();
+  staged_.qp = q;
+  staged_.seq = m.first_seq;
+  staged_.ip_id = ip_id_;
+  staged_.bytes = build_data_frame(*q, m, m.first_seq, ip_id_, staged_.buf);
+  return id;
+}
+
+result<std::uint64_t> rc_nic::enqueue(queue_pair& q, verb v, std::uint64_t bytes, std::uint64_t tag,
+                                      std::int64_t start_ns) {
   if (bytes == 0) return status(error_code::invalid_argument, "a message of 0 bytes");
   if (bytes > 0x80000000ull) return status(error_code::invalid_argument, "a message over 2 GiB (IBTA 9.4.1)");
   message_state m;
@@ -179,11 +207,11 @@ result<std::uint64_t> rc_nic::post(std::uint32_t local_qpn, verb v, std::uint64_
   m.v = v;
   m.bytes = bytes;
   m.tag = tag;
-  m.start_ns = now_ns;
-  m.first_seq = q->posted_end;
+  m.start_ns = start_ns;
+  m.first_seq = q.posted_end;
   m.packets = (bytes + cfg_.mtu_bytes - 1) / cfg_.mtu_bytes;
-  q->posted_end += m.packets;
-  q->sq.push_back(m);
+  q.posted_end += m.packets;
+  q.sq.push_back(m);
   return m.id;
 }
 
@@ -426,31 +454,16 @@ void rc_nic::send_data_packet(queue_pair& q, std::int64_t now_ns) {
     q.snd_nxt = q.posted_end;
     return;
   }
-  const std::uint64_t k = seq - m->first_seq;
-  const std::uint64_t offset = k * cfg_.mtu_bytes;
-  const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(cfg_.mtu_bytes, m->bytes - offset));
-  const bool first = k == 0, last = k + 1 == m->packets;
-  captures::roce_frame_spec s = frame_to(cfg_, q, ip_id_++);
-  if (m->v == verb::rdma_write) {
-    s.opcode = m->packets == 1 ? op::rc_rdma_write_only
-               : first         ? op::rc_rdma_write_first
-               : last          ? op::rc_rdma_write_last
-                               : op::rc_rdma_write_middle;
-    // 9.3.3: the RETH, on the first (or only) packet, names the whole transfer.
-    s.reth_va = 0x10000000ull + (m->id << 32);
-    s.reth_rkey = rkey;
-    s.reth_dma_length = static_cast<std::uint32_t>(m->bytes);
+  const bool first = seq == m->first_seq;
+  std::span<const std::uint8_t> frame;
+  if (staged_.qp == &q && staged_.seq == seq && staged_.ip_id == ip_id_) {
+    frame = std::span<const std::uint8_t>(staged_.buf.data(), staged_.bytes);
   } else {
-    s.opcode = m->packets == 1 ? op::rc_send_only
-               : first         ? op::rc_send_first
-               : last          ? op::rc_send_last
-                               : op::rc_send_middle;
+    frame = std::span<const std::uint8_t>(frame_buf_.data(), build_data_frame(q, *m, seq, ip_id_, frame_buf_));
   }
-  s.dest_qp = q.conn.remote_qpn;
-  s.psn = to_wire(q.conn.send_psn, seq);
-  s.ack_req = last || ((seq + 1) % cfg_.ack_every_packets) == 0;
-  s.payload = std::span<const std::uint8_t>(zero_payload.data(), len);
-  const std::size_t n = captures::build_roce_frame(s, frame_buf_);
+  staged_.qp = nullptr;  // used, or outdated by the frame sent instead
+  ++ip_id_;
+  const std::size_t n = frame.size();
   ++q.snd_nxt;
   if (seq < q.sent_end) {
     ++m->retransmits;
@@ -462,7 +475,7 @@ void rc_nic::send_data_packet(queue_pair& q, std::int64_t now_ns) {
   ++counters_.tx_data_packets;
   ++counters_.tx_frames;
   counters_.tx_bytes += n;
-  if (!out_.send(std::span<const std::uint8_t>(frame_buf_.data(), n))) ++counters_.tx_lost;
+  if (!out_.send(frame)) ++counters_.tx_lost;
   if (q.rto == fabric::no_timer) q.arm_rto(now_ns);
   // Pacing: the QP at its DCQCN rate, the port at line rate, both in wire bytes. A wake-up
   // that comes late may catch up by at most one packet time (a real NIC's rate limiter
@@ -473,6 +486,36 @@ void rc_nic::send_data_packet(queue_pair& q, std::int64_t now_ns) {
   q.next_tx_ns = std::max(q.next_tx_ns, now_ns - qp_gap) + qp_gap;
   port_next_ns_ = std::max(port_next_ns_, now_ns - port_gap) + port_gap;
   if (q.rp) q.rp->on_bytes_sent(now_ns, static_cast<std::uint64_t>(n));
+}
+
+std::size_t rc_nic::build_data_frame(const queue_pair& q, const message_state& m, std::uint64_t seq,
+                                     std::uint16_t ip_id, std::vector<std::uint8_t>& buf) const {
+  const std::uint64_t k = seq - m.first_seq;
+  const std::uint64_t offset = k * cfg_.mtu_bytes;
+  const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(cfg_.mtu_bytes, m.bytes - offset));
+  const bool first = k == 0, last = k + 1 == m.packets;
+  captures::roce_frame_spec s = frame_to(cfg_, q, ip_id);
+  if (m.v == verb::rdma_write) {
+    s.opcode = m.packets == 1 ? op::rc_rdma_write_only
+               : first        ? op::rc_rdma_write_first
+               : last         ? op::rc_rdma_write_last
+                              : op::rc_rdma_write_middle;
+    // 9.3.3: the RETH, on the first (or only) packet, names the whole transfer.
+    s.reth_va = 0x10000000ull + (m.id << 32);
+    s.reth_rkey = rkey;
+    s.reth_dma_length = static_cast<std::uint32_t>(m.bytes);
+  } else {
+    s.opcode = m.packets == 1 ? op::rc_send_only
+               : first        ? op::rc_send_first
+               : last         ? op::rc_send_last
+                              : op::rc_send_middle;
+  }
+  s.dest_qp = q.conn.remote_qpn;
+  s.psn = to_wire(q.conn.send_psn, seq);
+  s.ack_req = last || ((seq + 1) % cfg_.ack_every_packets) == 0;
+  s.payload = std::span<const std::uint8_t>(zero_payload.data(), len);
+  if (buf.size() < cfg_.mtu_bytes + 256) buf.resize(cfg_.mtu_bytes + 256);
+  return captures::build_roce_frame(s, buf);
 }
 
 std::int64_t rc_nic::poll_transmit(std::int64_t now_ns, std::size_t budget) {

@@ -11,7 +11,11 @@
 //                    start: every sender gets its schedule before T0 and starts on its
 //                    own clock, so no command, process wake-up or allocation lies
 //                    between T0 and the first frame); posts held for the same instant
-//                    are released in the order they arrived
+//                    are released in the order they arrived. armed_boost_ns before T0
+//                    a post on an idle QP goes into the NIC armed, its first frame
+//                    built (rc_nic::post_armed); at T0 the NIC hands that one frame to
+//                    its port before anything else and yields the CPU to the senders
+//                    still waiting for it
 //                    {"op":"stop"}            (EOF on the input does the same)
 //   out:             {"ev":"ready","t_ns":T}  once the port is open and the QPs connected
 //                    {"ev":"sent","ref":R,"qpn":Q,"peer":P,"bytes":B,"start_ns":S,"first_tx_ns":F,
@@ -64,8 +68,9 @@ struct nic_process_config {
   int start_rt_priority = 0;
 };
 
-// How long before an armed instant the NIC takes start_rt_priority, and for how long
-// before it, at that priority, it yields the CPU in a loop instead of sleeping.
+// How long before an armed instant the NIC takes start_rt_priority and queues the
+// instant's posts armed (first frame built), and for how long before it, at that
+// priority, it yields the CPU in a loop instead of sleeping.
 inline constexpr std::int64_t armed_boost_ns = 1'000'000;
 inline constexpr std::int64_t armed_spin_ns = 300'000;
 

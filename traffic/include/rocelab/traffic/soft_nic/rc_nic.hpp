@@ -87,7 +87,7 @@ struct send_completion {
   std::uint32_t peer = 0;
   std::uint64_t bytes = 0;
   std::uint64_t tag = 0;
-  std::int64_t start_ns = 0;    // posted
+  std::int64_t start_ns = 0;    // posted (an armed post: its start_ns)
   // The driver's time when the message's first data packet went to the frame sink (the
   // `now_ns` of that poll_transmit): the instant the sender put the message on its wire.
   std::int64_t first_tx_ns = 0;
@@ -116,6 +116,8 @@ struct nic_counters {
   std::int64_t paused_ns = 0;  // time the data priority had something to send but was paused
 };
 
+struct message_state;  // private to the implementation
+
 class rc_nic {
  public:
   using send_callback = std::function<void(const send_completion&)>;
@@ -137,6 +139,15 @@ class rc_nic {
   // its id (increasing from 1), or an error for an unknown QP or zero bytes.
   [[nodiscard]] result<std::uint64_t> post(std::uint32_t local_qpn, verb v, std::uint64_t bytes, std::uint64_t tag,
                                            std::int64_t now_ns);
+  // An armed start: queues a message that starts at start_ns (its start_ns in the
+  // completion) on a QP with nothing outstanding, and builds its first data packet now,
+  // so that the poll_transmit that sends it at or after start_ns hands a ready frame to
+  // the sink instead of building one (the frame is the one poll_transmit would build;
+  // if anything is sent in between, it is built again). Nothing of the message leaves
+  // before start_ns. Fails like post, and with `unavailable` when the QP still has
+  // packets outstanding (the caller then posts at start_ns instead).
+  [[nodiscard]] result<std::uint64_t> post_armed(std::uint32_t local_qpn, verb v, std::uint64_t bytes,
+                                                 std::uint64_t tag, std::int64_t start_ns);
 
   // A frame received at now_ns (without FCS). Anything that is not for this NIC, not a
   // valid RoCEv2 RC packet or PFC frame, or fails the ICRC is counted and ignored.
@@ -169,6 +180,12 @@ class rc_nic {
   void on_retransmit_timeout(queue_pair& qp, std::int64_t now_ns);
   void send_ack(queue_pair& qp, bool nak, std::int64_t now_ns);
   void send_data_packet(queue_pair& qp, std::int64_t now_ns);
+  [[nodiscard]] result<std::uint64_t> enqueue(queue_pair& q, verb v, std::uint64_t bytes, std::uint64_t tag,
+                                              std::int64_t start_ns);
+  // The data frame of packet `seq` of QP q (message m) with IPv4 identification ip_id,
+  // into buf; its length.
+  std::size_t build_data_frame(const queue_pair& q, const message_state& m, std::uint64_t seq,
+                               std::uint16_t ip_id, std::vector<std::uint8_t>& buf) const;
 
   nic_config cfg_;
   fabric::clock& clock_;
@@ -189,6 +206,15 @@ class rc_nic {
   };
   std::deque<queued_control> control_queue_;  // ACK/NAK/CNP waiting on PFC
   std::uint16_t ip_id_ = 0;
+  // A data frame built ahead by post_armed: packet `seq` of `qp` with IPv4 identification
+  // `ip_id`; used by send_data_packet when it sends exactly that (qp null: none).
+  struct staged_frame {
+    const queue_pair* qp = nullptr;
+    std::uint64_t seq = 0;
+    std::uint16_t ip_id = 0;
+    std::size_t bytes = 0;
+    std::vector<std::uint8_t> buf;
+  } staged_;
 };
 
 // Wire bytes a frame of `frame_bytes` (without FCS) occupies on the link: preamble and
