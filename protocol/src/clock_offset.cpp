@@ -6,34 +6,21 @@
 namespace rocelab::protocol {
 
 bool clock_offset_estimator::add(std::int64_t t1, std::int64_t t2, std::int64_t t3, std::int64_t t4) {
-  const std::int64_t hold = t3 - t2;
-  const std::int64_t round_trip = t4 - t1;
-  if (hold < 0 || round_trip < 0 || round_trip < hold) return false;
-  clock_sample s;
   // Halve each difference before adding: the offsets of wall clocks are ~1.7e18 apart at
   // most, and the sum of two such differences could overflow.
-  s.offset_ns = (t2 - t1) / 2 + (t3 - t4) / 2;
-  s.delay_ns = round_trip - hold;
-  s.at_ns = t4;
-  push(s);
-  return true;
+  return push((t2 - t1) / 2 + (t3 - t4) / 2, t4 - t1, t3 - t2, t4);
 }
 
 bool clock_offset_estimator::add_agent_initiated(std::int64_t t1, std::int64_t t2, std::int64_t t3, std::int64_t t4) {
-  const std::int64_t hold = t3 - t2;
-  const std::int64_t round_trip = t4 - t1;
-  if (hold < 0 || round_trip < 0 || round_trip < hold) return false;
-  clock_sample s;
-  s.offset_ns = (t1 - t2) / 2 + (t4 - t3) / 2;
-  s.delay_ns = round_trip - hold;
-  s.at_ns = t3;
-  push(s);
-  return true;
+  return push((t1 - t2) / 2 + (t4 - t3) / 2, t4 - t1, t3 - t2, t3);
 }
 
-void clock_offset_estimator::push(const clock_sample& s) {
-  samples_.push_back(s);
+bool clock_offset_estimator::push(std::int64_t offset_ns, std::int64_t round_trip_ns, std::int64_t hold_ns,
+                                  std::int64_t at_ns) {
+  if (hold_ns < 0 || round_trip_ns < 0 || round_trip_ns < hold_ns) return false;
+  samples_.push_back(clock_sample{offset_ns, round_trip_ns - hold_ns, at_ns});
   while (samples_.size() > window_) samples_.pop_front();
+  return true;
 }
 
 std::optional<clock_estimate> clock_offset_estimator::estimate(std::optional<std::int64_t> use_at_ns) const {

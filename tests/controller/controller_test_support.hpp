@@ -85,6 +85,20 @@ inline std::filesystem::path recorded_mlx5_sysfs(const temp_dir& dir, const std:
   return root / "class/net" / mlx5_port / "ecn" / knob;
 }
 
+// One timer job per named agent, each reporting when it really started.
+inline std::vector<controller::job_plan> timer_plans(const std::vector<std::string>& names,
+                                                     std::uint32_t timeout_ms = 10000) {
+  std::vector<controller::job_plan> plans;
+  for (const auto& n : names) {
+    controller::job_plan p;
+    p.agent = n;
+    p.job.kind = protocol::job_kind::timer;
+    p.job.timeout_ms = timeout_ms;
+    plans.push_back(p);
+  }
+  return plans;
+}
+
 inline controller::controller_options quick_controller_options(const temp_dir& dir) {
   controller::controller_options o;
   o.listen = "127.0.0.1:0";

@@ -49,15 +49,7 @@ TEST(controller_start_skew, sixty_four_agents_start_within_200_us_in_each_of_fiv
       << "not every agent's offset came from the clock service";
 
   for (int round = 1; round <= 5; ++round) {
-    std::vector<job_plan> plans;
-    for (const auto& n : names) {
-      job_plan p;
-      p.agent = n;
-      p.job.kind = protocol::job_kind::timer;
-      p.job.timeout_ms = 10000;
-      plans.push_back(p);
-    }
-    auto r = c->run_jobs(plans, 20s);
+    auto r = c->run_jobs(test::timer_plans(names), 20s);
     ASSERT_TRUE(r.ok()) << r.error().message();
     ASSERT_EQ(r->outcomes.size(), agent_count);
     std::int64_t earliest = INT64_MAX, latest = INT64_MIN;

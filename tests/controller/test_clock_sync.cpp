@@ -18,19 +18,8 @@ namespace {
 using namespace std::chrono_literals;
 using test::agent_pool;
 using test::temp_dir;
+using test::timer_plans;
 namespace clk = agents::clock;
-
-std::vector<job_plan> timer_plans(const std::vector<std::string>& names) {
-  std::vector<job_plan> plans;
-  for (const auto& n : names) {
-    job_plan p;
-    p.agent = n;
-    p.job.kind = protocol::job_kind::timer;
-    p.job.timeout_ms = 10000;
-    plans.push_back(p);
-  }
-  return plans;
-}
 
 // Recorded pmc / adjtimex readings standing in for linuxptp and the kernel.
 class recorded_pmc final : public clk::pmc_reader {

@@ -114,15 +114,7 @@ TEST(controller, jobs_start_at_one_instant_across_offset_clocks) {
     pool.add(c->address(), names.back(), offsets[i]);
   }
   ASSERT_TRUE(c->wait_for_agents(names, 10s, 8));
-  std::vector<job_plan> plans;
-  for (const auto& n : names) {
-    job_plan p;
-    p.agent = n;
-    p.job.kind = protocol::job_kind::timer;
-    p.job.timeout_ms = 5000;
-    plans.push_back(p);
-  }
-  auto r = c->run_jobs(plans, 10s);
+  auto r = c->run_jobs(test::timer_plans(names, 5000), 10s);
   ASSERT_TRUE(r.ok()) << r.error().message();
   ASSERT_EQ(r->outcomes.size(), 4u);
   for (const auto& o : r->outcomes) {

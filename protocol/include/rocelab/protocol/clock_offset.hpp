@@ -59,7 +59,8 @@ class clock_offset_estimator {
   [[nodiscard]] std::int64_t to_agent(std::int64_t controller_ns) const;
 
  private:
-  void push(const clock_sample& s);
+  // Refuses (false) a sample whose hold is negative or longer than its round trip.
+  bool push(std::int64_t offset_ns, std::int64_t round_trip_ns, std::int64_t hold_ns, std::int64_t at_ns);
 
   std::size_t window_;
   std::deque<clock_sample> samples_;
