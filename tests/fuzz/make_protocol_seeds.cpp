@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "rocelab/protocol/clock_datagram.hpp"
 #include "rocelab/protocol/messages.hpp"
 
 using namespace rocelab;
@@ -72,6 +73,16 @@ int main(int argc, char** argv) {
       std::cerr << "rocelab_fuzz_protocol_seeds: cannot write " << argv[1] << "\n";
       return 1;
     }
+    ++n;
+  }
+  // The UDP clock service's datagrams go through the same target.
+  const clock_datagram datagrams[] = {{clock_datagram_kind::probe, 0x0123456789abcdefULL, 100, 0, 0},
+                                      {clock_datagram_kind::answer, 0x0123456789abcdefULL, 100, 150, 160}};
+  for (const auto& d : datagrams) {
+    const auto bytes = encode(d);
+    std::ofstream out(std::string(argv[1]) + "/clock_datagram-" + std::to_string(static_cast<int>(d.kind)) + ".bin",
+                      std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     ++n;
   }
   for (int i = 2; i < argc; ++i) {
