@@ -8,6 +8,9 @@
 //
 // Bound to the listener's address on the listener's port number when that UDP port is
 // free (one port number for firewalls), else on any port; welcome.clock_port says which.
+// Listening on 0.0.0.0, an answer leaves from the address the kernel routes it from; an
+// agent that reached the controller on another of its addresses drops it (its socket is
+// connected) and keeps to its TLS probes, with their wider uncertainty.
 // Threading: io thread only.
 
 #include <cstdint>
