@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "rocelab/common/monotonic_clock.hpp"
@@ -42,6 +43,27 @@ TEST(start_gate, fires_each_start_at_or_after_its_instant_in_instant_order) {
   EXPECT_EQ(log.fired[1].first, 2);
   EXPECT_EQ(log.fired[2].first, 0);
   for (const auto& [which, t] : log.fired) EXPECT_GE(t, at[which]) << "start " << which << " fired early";
+}
+
+// A slow hand-off does not make the next start late: starts close together are all opened
+// by their clock reads first, and handed off after.
+TEST(start_gate, starts_close_together_are_opened_before_any_of_them_is_handed_off) {
+  start_gate gate;
+  fired_log log;
+  std::int64_t first_handed_off_ns = 0;
+  const std::int64_t now = monotonic_ns();
+  (void)gate.arm(now + 10'000'000, [&](std::int64_t at) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    first_handed_off_ns = monotonic_ns();
+    log.record(0)(at);
+  });
+  (void)gate.arm(now + 10'020'000, log.record(1));
+  ASSERT_TRUE(log.wait_for(2));
+  std::lock_guard lock(log.mutex);
+  ASSERT_EQ(log.fired.size(), 2u);
+  EXPECT_EQ(log.fired[1].first, 1);
+  EXPECT_GE(log.fired[1].second, now + 10'020'000) << "opened before its instant";
+  EXPECT_LT(log.fired[1].second, first_handed_off_ns) << "the second start waited for the first's hand-off";
 }
 
 TEST(start_gate, a_start_cancelled_before_its_instant_never_fires) {

@@ -33,6 +33,9 @@ constexpr std::int64_t spin_window_ns = 10'000'000;
 // every normal thread, below the soft switch (50) and the soft NICs' start priority (60),
 // which have their own instants to keep.
 constexpr int spin_rt_priority = 30;
+// Starts opened so far are handed off only while the next instant is at least this far
+// ahead, room for their hand-offs before it comes.
+constexpr std::int64_t handoff_slack_ns = 200'000;
 
 void sleep_until_monotonic(std::int64_t at_ns) {
   timespec ts{};
@@ -104,16 +107,26 @@ void start_gate::run() {
       armed_.erase(armed_.begin());
     }
     lock.unlock();
-    // Spin to the next instant; every start whose instant has come by that clock read
-    // opens with it (one read, then the hand-offs), so starts a few microseconds apart
-    // are not pushed later by the hand-offs of the ones before them.
+    // Spin to each instant and note the clock read that opened it (every start whose
+    // instant has come by that read opens with it). The hand-offs wait until the next
+    // instant is handoff_slack_ns away or the window is done: a hand-off is a system call
+    // that may wake another thread, and the thread can lose its CPU in one, so hand-offs
+    // between the instants would push the later starts back by however long that took.
+    std::vector<std::int64_t> opened_at(due.size());
+    std::size_t handed = 0;
+    const auto hand_off_opened = [&](std::size_t opened) {
+      for (; handed < opened; ++handed) due[handed].second(opened_at[handed]);
+    };
     for (std::size_t i = 0; i < due.size();) {
       std::int64_t t = monotonic_ns();
+      if (handed < i && due[i].first - t >= handoff_slack_ns) {
+        hand_off_opened(i);
+        continue;
+      }
       while (t < due[i].first) t = monotonic_ns();
-      std::size_t end = i;
-      while (end < due.size() && due[end].first <= t) ++end;
-      for (; i < end; ++i) due[i].second(t);
+      for (; i < due.size() && due[i].first <= t; ++i) opened_at[i] = t;
     }
+    hand_off_opened(due.size());
     lock.lock();
   }
 }

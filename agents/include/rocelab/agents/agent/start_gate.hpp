@@ -1,14 +1,16 @@
 #pragma once
 // Armed starts: a thread that sleeps until an agreed instant on CLOCK_MONOTONIC
 // (clock_nanosleep with TIMER_ABSTIME, timer slack 1 ns) and then fires every start armed
-// for that instant, in instant order, each with the CLOCK_MONOTONIC time it fired at.
+// for that instant, in instant order, each with the CLOCK_MONOTONIC time it opened at.
 //
 // Why a thread of its own: an io_context that is encoding a report or relaying NIC lines
 // at T0 would start its jobs late, one after another; the gate's thread does nothing but
 // wait, so the only work after T0 is reading the clock and the callback's hand-off.
 // Agents of one process (the scale bench, the loopback tests) may share one gate: one
-// wake-up at T0 fires all of them back to back; every start whose instant has come by one
-// clock read fires with that read. The spin runs at SCHED_FIFO where the process may.
+// wake-up at T0 opens all of them: every start whose instant has come by one clock read
+// opens with that read, and the callbacks run once the instants close together have all
+// been read (no hand-off delays a later start's read). The spin runs at SCHED_FIFO where
+// the process may.
 //
 // Contract: arm() is called before the instant (a start armed for a past instant fires at
 // once, with the time it really fired). The callback runs on the gate's thread and must
