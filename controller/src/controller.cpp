@@ -17,6 +17,8 @@ namespace {
 
 constexpr std::chrono::milliseconds accept_backoff_first{10};
 constexpr std::chrono::milliseconds accept_backoff_max{1000};
+// At the unauthenticated cap the accept loop looks this often for a freed slot.
+constexpr std::chrono::milliseconds slot_poll_interval{5};
 // How long a stopping controller lets its last answers drain, at most, before it closes the clients.
 constexpr std::chrono::milliseconds final_flush{50};
 
@@ -78,7 +80,7 @@ controller::impl::~impl() {
     for (const std::uint64_t t : waiting)
       if (auto f = trials_.cancel(t, "cancelled: the controller is stopping")) finish_trial(*f, nullptr, nullptr);
     for (auto& [id, u] : unauthenticated_)
-      if (auto c = u.lock()) c->close();
+      if (auto c = u.conn.lock()) c->close();
     asio::co_spawn(io_, close_clients_once_flushed(), asio::detached);
     work_.reset();
   });
@@ -112,7 +114,7 @@ bool controller::impl::shed_unauthenticated(std::size_t keep) {
   bool shed = false;
   while (unauthenticated_.size() > keep) {
     auto oldest = unauthenticated_.begin();
-    if (auto c = oldest->second.lock()) {
+    if (auto c = oldest->second.conn.lock()) {
       log("shedding " + c->peer() + ": it has not authenticated and " + std::to_string(unauthenticated_.size()) +
           " connections are waiting to (limit " + std::to_string(options_.max_unauthenticated) + ")");
       c->close();
@@ -130,7 +132,22 @@ void controller::impl::log(const std::string& line) const {
 asio::awaitable<void> controller::impl::accept_loop() {
   asio::steady_timer pause(io_);
   std::chrono::milliseconds backoff{0};
+  const std::size_t cap = std::max<std::size_t>(options_.max_unauthenticated, 1);
   while (acceptor_.is_open()) {
+    // At the cap, the next connection waits in the listen backlog until a handshake
+    // ends or the oldest has had its grace; only then is the oldest shed. Shedding at
+    // once would, under a crowd of agents connecting together (a lab's controller
+    // restarting), close the handshakes furthest along to admit ones just begun, so few
+    // would ever finish; an idle connection still cannot hold a slot past its grace.
+    if (unauthenticated_.size() >= cap) {
+      const auto shed_at = unauthenticated_.begin()->second.accepted + options_.unauthenticated_grace;
+      if (std::chrono::steady_clock::now() < shed_at) {
+        pause.expires_at(std::min(shed_at, std::chrono::steady_clock::now() + slot_poll_interval));
+        co_await pause.async_wait(nothrow);
+        continue;
+      }
+      (void)shed_unauthenticated(cap - 1);
+    }
     auto [ec, socket] = co_await acceptor_.async_accept(nothrow);
     if (ec) {
       if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
@@ -150,11 +167,13 @@ asio::awaitable<void> controller::impl::accept_loop() {
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     auto conn = std::make_shared<connection>(connection::tls_stream(std::move(socket), tls_->native()));
-    asio::co_spawn(io_, session(conn), asio::detached);
+    const std::uint64_t id = ++next_connection_;
+    unauthenticated_.emplace(id, unauthenticated_connection{conn, std::chrono::steady_clock::now()});
+    asio::co_spawn(io_, session(conn, id), asio::detached);
   }
 }
 
-asio::awaitable<void> controller::impl::session(std::shared_ptr<connection> conn) {
+asio::awaitable<void> controller::impl::session(std::shared_ptr<connection> conn, std::uint64_t id) {
   // Counted unauthenticated until its hello arrived (or it ended).
   class unauthenticated_entry {
    public:
@@ -167,11 +186,8 @@ asio::awaitable<void> controller::impl::session(std::shared_ptr<connection> conn
     impl& self_;
     std::uint64_t id_;
   };
-  const std::uint64_t id = ++next_connection_;
-  unauthenticated_.emplace(id, conn);
   std::optional<unauthenticated_entry> pending;
   pending.emplace(*this, id);
-  (void)shed_unauthenticated(options_.max_unauthenticated);
   // Nothing is read or written in the clear: until the handshake proved the token, the
   // peer sees only TLS alerts.
   if (auto st = co_await conn->handshake(asio::ssl::stream_base::server, options_.handshake_timeout); !st.ok()) {

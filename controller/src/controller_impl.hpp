@@ -130,7 +130,8 @@ class controller::impl {
   status open();
   asio::awaitable<void> accept_loop();
   // TLS handshake, then the first frame (a hello) says whether an agent or a client speaks.
-  asio::awaitable<void> session(std::shared_ptr<protocol::connection> conn);
+  // `id`: the connection's entry in unauthenticated_, which the accept loop made.
+  asio::awaitable<void> session(std::shared_ptr<protocol::connection> conn, std::uint64_t id);
   // Closes the oldest connections that have not said hello until at most `keep` remain;
   // true when it closed one.
   bool shed_unauthenticated(std::size_t keep);
@@ -211,7 +212,11 @@ class controller::impl {
   // Members the io thread's coroutines touch as they end come before io_, so they outlive
   // any coroutine frame io_'s destructor may still destroy.
   controller_options options_;
-  std::map<std::uint64_t, std::weak_ptr<protocol::connection>> unauthenticated_;  // by accept order
+  struct unauthenticated_connection {
+    std::weak_ptr<protocol::connection> conn;
+    std::chrono::steady_clock::time_point accepted;
+  };
+  std::map<std::uint64_t, unauthenticated_connection> unauthenticated_;  // by accept order
   std::map<std::uint64_t, std::weak_ptr<protocol::connection>> clients_;
   std::map<std::string, std::shared_ptr<submission_state>> in_flight_;  // by submission id
   std::uint64_t next_connection_ = 0;

@@ -1,6 +1,7 @@
 // A controller under abuse: finished client runs are reaped as they end (the address space
 // stays flat over remote runs), connections that have not authenticated are capped with the
-// oldest shed, and running out of file descriptors neither spins nor locks clients out.
+// oldest shed once it has had its grace (and a crowd of agents beyond the cap all get in),
+// and running out of file descriptors neither spins nor locks clients out.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <future>
 
 #include "controller_test_support.hpp"
 #include "rocelab/controller/client.hpp"
@@ -91,6 +93,7 @@ TEST(client_sessions, connections_that_do_not_authenticate_are_capped_oldest_she
   temp_dir dir("cap");
   auto o = test::quick_controller_options(dir);
   o.max_unauthenticated = 4;
+  o.unauthenticated_grace = 100ms;
   o.handshake_timeout = 60s;  // only the cap ends them in this test
   auto c = controller::start(o);
   ASSERT_TRUE(c.ok()) << c.error().message();
@@ -108,6 +111,38 @@ TEST(client_sessions, connections_that_do_not_authenticate_are_capped_oldest_she
   EXPECT_EQ(done->status, "completed") << done->error;
   EXPECT_TRUE(closed_by_peer(idle[6]));
   for (int fd : idle) ::close(fd);
+}
+
+// A controller restarting in a lab has every agent reconnecting at once, far beyond the
+// cap: they wait in the listen backlog and each handshake begun is let finish, so every
+// agent gets in on its first connection. (Shedding the oldest at once, as for idle
+// connections, closed the handshakes furthest along: few agents got in per round.)
+TEST(client_sessions, a_crowd_of_agents_beyond_the_cap_all_get_in_without_being_shed) {
+  temp_dir dir("crowd");
+  auto o = test::quick_controller_options(dir);
+  o.max_unauthenticated = 4;
+  o.unauthenticated_grace = 30s;  // no handshake here needs long; none may be cut short
+  auto c = controller::start(o);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  test::agent_pool pool;
+  // The agents' thread is held until all 48 are made, so they connect together.
+  std::promise<void> all_made;
+  boost::asio::post(pool.io(), [made = all_made.get_future().share()] { made.wait(); });
+  std::vector<std::string> names;
+  std::vector<std::shared_ptr<agents::agent::agent>> crowd;
+  for (int i = 0; i < 48; ++i) {
+    names.push_back("crowd" + std::to_string(i));
+    crowd.push_back(pool.add((*c)->address(), names.back()));
+    if (!crowd.back()) all_made.set_value();
+    ASSERT_TRUE(crowd.back()) << names.back();
+  }
+  all_made.set_value();
+  ASSERT_TRUE((*c)->wait_for_agents(names, 60s));
+  for (std::size_t i = 0; i < crowd.size(); ++i) {
+    const auto st = crowd[i]->stats();
+    EXPECT_EQ(st.connect_failures, 0u) << names[i] << ": " << st.last_error;
+    EXPECT_EQ(st.connects, 1u) << names[i];
+  }
 }
 
 // CPU seconds (user + system) of a process, from /proc/PID/stat.

@@ -77,6 +77,7 @@ asio::awaitable<void> agent::run_loop() {
       std::lock_guard lock(stats_mutex_);
       if (stats_.last_error != conn.error().message()) log(conn.error().message());
       stats_.last_error = conn.error().message();
+      ++stats_.connect_failures;
     }
     if (stopping_) break;
     asio::steady_timer wait(executor_, options_.reconnect_interval);

@@ -23,7 +23,10 @@
 // Clients' submit_run requests each run on a thread of their own, joined as it ends.
 //
 // Abuse: connections that have not said hello yet (TLS handshake or first frame pending)
-// are capped at max_unauthenticated, the oldest shed first; their first frame may be at most
+// are capped at max_unauthenticated. At the cap, new connections wait in the listen
+// backlog until one of those ends or the oldest has had unauthenticated_grace, which is
+// then shed: a crowd of agents reconnecting together all get in, and idle connections
+// cannot lock anyone out for longer than the grace. Their first frame may be at most
 // max_hello_bytes. An accept that fails for want of file descriptors or kernel memory sheds
 // the oldest of them and otherwise waits (10 ms doubling to 1 s) before accepting again.
 // A submitted run with a submission id already in flight is attached to that run, not run
@@ -64,6 +67,7 @@ struct controller_options {
   experiments::virtual_backend_options virtual_options;
   bool log = true;
   std::size_t max_unauthenticated = 64;
+  std::chrono::milliseconds unauthenticated_grace{1000};  // before one may be shed for a newer one
   std::size_t max_runs_per_client = 8;  // in flight on one client connection; more are refused
   // Fault injection for tests: called on a submitted run's thread once its outcome is
   // stored, before the answer is sent (a test ends the process here).

@@ -71,6 +71,7 @@ struct agent_options {
 
 struct agent_stats {
   std::uint64_t connects = 0;
+  std::uint64_t connect_failures = 0;  // connections or handshakes that failed (then retried)
   std::uint64_t probes_answered = 0;
   std::uint64_t clock_exchanges = 0;  // UDP exchanges with the clock service, forwarded
   std::uint64_t jobs_started = 0;
