@@ -9,7 +9,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "rocelab/agents/clock/host_clock_reader.hpp"
 #include "rocelab/protocol/clock_datagram.hpp"
 #include "rocelab/protocol/stamped_udp.hpp"
 #include "rocelab/protocol/timebase.hpp"
@@ -64,8 +63,7 @@ void clock_responder::answer_waiting() {
     auto got = protocol::receive_stamped(socket_.native_handle(), buffer);
     if (!got || !*got) return;
     const protocol::stamped_datagram& d = **got;
-    std::int64_t t2 = protocol::monotonic_ns();
-    if (d.stamped) t2 = agents::clock::monotonic_no_earlier_than(d.kernel_realtime_ns);
+    const std::int64_t t2 = protocol::received_monotonic_ns(d);
     auto probe = protocol::decode_clock_datagram(std::span(buffer.data(), std::min(d.bytes, buffer.size())));
     if (!probe || probe->kind != protocol::clock_datagram_kind::probe || !cookies_.contains(probe->cookie)) {
       ++counters_.dropped;

@@ -2,10 +2,14 @@
 
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <string>
+
+#include "rocelab/common/monotonic_clock.hpp"
+#include "rocelab/common/realtime_read.hpp"
 
 namespace rocelab::protocol {
 
@@ -46,6 +50,11 @@ result<std::optional<stamped_datagram>> receive_stamped(int fd, std::span<std::u
     }
   }
   return std::optional<stamped_datagram>{d};
+}
+
+std::int64_t received_monotonic_ns(const stamped_datagram& d) noexcept {
+  const std::int64_t now = monotonic_ns();
+  return d.stamped ? std::min(now, monotonic_no_earlier_than(d.kernel_realtime_ns)) : now;
 }
 
 }  // namespace rocelab::protocol

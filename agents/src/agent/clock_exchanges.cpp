@@ -8,7 +8,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "rocelab/agents/clock/host_clock_reader.hpp"
 #include "rocelab/protocol/clock_datagram.hpp"
 #include "rocelab/protocol/stamped_udp.hpp"
 
@@ -30,10 +29,8 @@ std::optional<protocol::clock_exchange> take_answer(udp::socket& socket, const p
     auto got = protocol::receive_stamped(socket.native_handle(), buffer);
     if (!got || !*got) break;
     const protocol::stamped_datagram& d = **got;
-    // t4 on the agent's clock: the kernel's realtime stamp through this host's
-    // realtime-minus-monotonic, plus the clock's offset.
-    std::int64_t t4 = clock.now_ns();
-    if (d.stamped) t4 = std::min(t4, clock::monotonic_no_earlier_than(d.kernel_realtime_ns) + clock.offset_ns);
+    // t4 on the agent's clock: the arrival on CLOCK_MONOTONIC plus the clock's offset.
+    const std::int64_t t4 = protocol::received_monotonic_ns(d) + clock.offset_ns;
     auto answer = protocol::decode_clock_datagram(std::span(buffer.data(), std::min(d.bytes, buffer.size())));
     if (!answer || answer->kind != protocol::clock_datagram_kind::answer || answer->cookie != probe.cookie ||
         answer->t1_ns != probe.t1_ns)

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "rocelab/common/monotonic_clock.hpp"
+#include "rocelab/common/realtime_read.hpp"
 #include "rocelab/common/spawn.hpp"
 #include "rocelab/common/unique_fd.hpp"
 
@@ -116,36 +117,9 @@ clock_source read_host_clock() {
   return read_host_clock(*pmc, *timex);
 }
 
-std::int64_t monotonic_no_earlier_than(std::int64_t realtime_ns) noexcept {
-  std::int64_t best_span = INT64_MAX, realtime_minus_later_read = 0;
-  for (int i = 0; i < 8 && best_span > 100; ++i) {
-    timespec rt{};
-    const std::int64_t m0 = monotonic_ns();
-    ::clock_gettime(CLOCK_REALTIME, &rt);
-    const std::int64_t m1 = monotonic_ns();
-    if (m1 - m0 < best_span) {
-      best_span = m1 - m0;
-      realtime_minus_later_read = static_cast<std::int64_t>(rt.tv_sec) * 1'000'000'000 + rt.tv_nsec - m1;
-    }
-  }
-  return realtime_ns - realtime_minus_later_read;
-}
-
 std::int64_t realtime_minus_monotonic_ns() noexcept {
-  std::int64_t best = 0, best_span = INT64_MAX;
-  for (int i = 0; i < 4; ++i) {
-    timespec rt{};
-    const std::int64_t m0 = monotonic_ns();
-    ::clock_gettime(CLOCK_REALTIME, &rt);
-    const std::int64_t m1 = monotonic_ns();
-    const std::int64_t realtime = static_cast<std::int64_t>(rt.tv_sec) * 1'000'000'000 + rt.tv_nsec;
-    if (m1 - m0 < best_span) {
-      best_span = m1 - m0;
-      best = realtime - (m0 + (m1 - m0) / 2);
-    }
-    if (best_span <= 20'000) break;
-  }
-  return best;
+  const realtime_read r = tightest_realtime_read(4, 20'000);
+  return r.realtime_ns - (r.monotonic_before_ns + (r.monotonic_after_ns - r.monotonic_before_ns) / 2);
 }
 
 host_clock_monitor::host_clock_monitor(std::unique_ptr<pmc_reader> pmc, std::unique_ptr<timex_reader> timex,

@@ -76,15 +76,10 @@ class host_clock_monitor {
 namespace rocelab::agents::clock {
 
 // CLOCK_REALTIME minus CLOCK_MONOTONIC, read back to back (a pair whose monotonic reads
-// are more than 20 us apart, from a preemption, is read again, up to 4 times). Two hosts
+// are more than 20 us apart, from a preemption, is read again, up to 4 times;
+// common/realtime_read.hpp). Two hosts
 // whose realtime clocks are synchronised map each other's monotonic clocks with it.
 [[nodiscard]] std::int64_t realtime_minus_monotonic_ns() noexcept;
 
-// The CLOCK_MONOTONIC time of a CLOCK_REALTIME timestamp taken on this host (a kernel
-// receive stamp), never earlier than the truth: the realtime clock is read between two
-// monotonic reads (the tightest pair of up to 8) and the later read is used, so the result
-// is late by at most that pair's span (tens of nanoseconds). A clock exchange built on it
-// keeps its error bound (half the round trip) exact.
-[[nodiscard]] std::int64_t monotonic_no_earlier_than(std::int64_t realtime_ns) noexcept;
 
 }  // namespace rocelab::agents::clock
