@@ -237,10 +237,14 @@ TEST_F(SoftNicRun, IncastSendersStartWithinTheExamplesSkewLimitAndAStaggeredRunS
   }
   std::cout << "start skew of the ten runs, ns:" << skews << "\n";
   // Armed but below the switch's priority the senders started 0.4-4 ms apart on this VM;
-  // above it around T0, 50-400 us (bench/virtual_lab/start_skew).
+  // above it around T0, with the first frame built ahead and handed over first, the median
+  // run was 89-127 us at load 1.7 and the runs 213-319 us at load ~10
+  // (bench/virtual_lab/start_skew, bench/README.md). The median is held to 500 us: a start
+  // that fell back below the switch, or lost its armed first frame, is caught.
   ASSERT_EQ(run_skews.size(), 10u);
   std::nth_element(run_skews.begin(), run_skews.begin() + 5, run_skews.end());
   EXPECT_LE(run_skews[5], limit_ns) << "the median run's start skew is over the example's limit:" << skews;
+  EXPECT_LE(run_skews[5], 500'000) << "the median run's senders started over 500 us apart:" << skews;
 }
 
 }  // namespace
