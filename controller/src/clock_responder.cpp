@@ -71,7 +71,7 @@ void clock_responder::answer_waiting() {
     }
     protocol::clock_datagram answer = *probe;
     answer.kind = protocol::clock_datagram_kind::answer;
-    answer.t2_ns = std::min(t2, protocol::monotonic_ns());
+    answer.t2_ns = t2;
     answer.t3_ns = protocol::monotonic_ns();
     const auto bytes = protocol::encode(answer);
     if (::sendto(socket_.native_handle(), bytes.data(), bytes.size(), MSG_DONTWAIT,
