@@ -134,20 +134,6 @@ asio::awaitable<void> controller::impl::accept_loop() {
   std::chrono::milliseconds backoff{0};
   const std::size_t cap = std::max<std::size_t>(options_.max_unauthenticated, 1);
   while (acceptor_.is_open()) {
-    // At the cap, the next connection waits in the listen backlog until a handshake
-    // ends or the oldest has had its grace; only then is the oldest shed. Shedding at
-    // once would, under a crowd of agents connecting together (a lab's controller
-    // restarting), close the handshakes furthest along to admit ones just begun, so few
-    // would ever finish; an idle connection still cannot hold a slot past its grace.
-    if (unauthenticated_.size() >= cap) {
-      const auto shed_at = unauthenticated_.begin()->second.accepted + options_.unauthenticated_grace;
-      if (std::chrono::steady_clock::now() < shed_at) {
-        pause.expires_at(std::min(shed_at, std::chrono::steady_clock::now() + slot_poll_interval));
-        co_await pause.async_wait(nothrow);
-        continue;
-      }
-      (void)shed_unauthenticated(cap - 1);
-    }
     auto [ec, socket] = co_await acceptor_.async_accept(nothrow);
     if (ec) {
       if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
@@ -164,6 +150,22 @@ asio::awaitable<void> controller::impl::accept_loop() {
       continue;
     }
     backoff = std::chrono::milliseconds{0};
+    // At the cap this connection is held, not yet served, until a handshake ends or the
+    // oldest has had its grace, which is then shed; the listen backlog holds the ones
+    // after it. Shedding at once would, under a crowd of agents connecting together (a
+    // lab's controller restarting), close the handshakes furthest along to admit ones just
+    // begun, so few would ever finish; an idle connection still cannot keep a newcomer
+    // out past its grace, and nothing is shed while nobody is waiting.
+    while (acceptor_.is_open() && unauthenticated_.size() >= cap) {
+      const auto shed_at = unauthenticated_.begin()->second.accepted + options_.unauthenticated_grace;
+      if (std::chrono::steady_clock::now() >= shed_at) {
+        (void)shed_unauthenticated(cap - 1);
+        break;
+      }
+      pause.expires_at(std::min(shed_at, std::chrono::steady_clock::now() + slot_poll_interval));
+      co_await pause.async_wait(nothrow);
+    }
+    if (!acceptor_.is_open()) co_return;  // stopping: the held connection closes with its socket
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     auto conn = std::make_shared<connection>(connection::tls_stream(std::move(socket), tls_->native()));

@@ -23,10 +23,11 @@
 // Clients' submit_run requests each run on a thread of their own, joined as it ends.
 //
 // Abuse: connections that have not said hello yet (TLS handshake or first frame pending)
-// are capped at max_unauthenticated. At the cap, new connections wait in the listen
-// backlog until one of those ends or the oldest has had unauthenticated_grace, which is
-// then shed: a crowd of agents reconnecting together all get in, and idle connections
-// cannot lock anyone out for longer than the grace. Their first frame may be at most
+// are capped at max_unauthenticated. At the cap, a new connection waits (the next ones in
+// the listen backlog) until one of those ends or the oldest has had unauthenticated_grace,
+// which is then shed: a crowd of agents reconnecting together all get in, idle
+// connections cannot lock anyone out for longer than the grace, and none is shed while
+// no one waits. Their first frame may be at most
 // max_hello_bytes. An accept that fails for want of file descriptors or kernel memory sheds
 // the oldest of them and otherwise waits (10 ms doubling to 1 s) before accepting again.
 // A submitted run with a submission id already in flight is attached to that run, not run
