@@ -689,10 +689,6 @@ bool known_type(std::uint16_t t) {
   return false;
 }
 
-std::uint32_t load_be32(const std::uint8_t* p) {
-  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
-}
-std::uint16_t load_be16(const std::uint8_t* p) { return static_cast<std::uint16_t>((p[0] << 8) | p[1]); }
 
 }  // namespace
 
@@ -834,9 +830,9 @@ result<frame_header> parse_header(std::span<const std::uint8_t> bytes) {
   frame_header_wire w;
   std::memcpy(&w, bytes.data(), sizeof w);
   frame_header h;
-  h.body_bytes = load_be32(w.body_bytes_be.data());
-  h.version = load_be16(w.version_be.data());
-  const std::uint16_t type = load_be16(w.type_be.data());
+  h.body_bytes = w.body_bytes.value();
+  h.version = w.version.value();
+  const std::uint16_t type = w.type.value();
   if (h.version != protocol_version)
     return status(error_code::unsupported, "frame header: protocol version " + std::to_string(h.version) +
                                                " (this side speaks " + std::to_string(protocol_version) + ")");
@@ -878,16 +874,11 @@ result<std::vector<std::uint8_t>> encode(const message& m) {
     return status(error_code::resource_exhausted, std::string("encoding ") + to_string(type_of(m)) + ": body of " +
                                                       std::to_string(text.size()) + " bytes exceeds the limit");
   std::vector<std::uint8_t> out(frame_header_bytes + text.size());
-  const auto n = static_cast<std::uint32_t>(text.size());
-  const auto t = static_cast<std::uint16_t>(type_of(m));
-  out[0] = static_cast<std::uint8_t>(n >> 24);
-  out[1] = static_cast<std::uint8_t>(n >> 16);
-  out[2] = static_cast<std::uint8_t>(n >> 8);
-  out[3] = static_cast<std::uint8_t>(n);
-  out[4] = static_cast<std::uint8_t>(protocol_version >> 8);
-  out[5] = static_cast<std::uint8_t>(protocol_version);
-  out[6] = static_cast<std::uint8_t>(t >> 8);
-  out[7] = static_cast<std::uint8_t>(t);
+  frame_header_wire w;
+  w.body_bytes.set(static_cast<std::uint32_t>(text.size()));
+  w.version.set(protocol_version);
+  w.type.set(static_cast<std::uint16_t>(type_of(m)));
+  std::memcpy(out.data(), &w, sizeof w);
   std::memcpy(out.data() + frame_header_bytes, text.data(), text.size());
   return out;
 }

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <span>
 
+#include "rocelab/common/byte_order.hpp"
 #include "rocelab/common/result.hpp"
 
 namespace rocelab::protocol {
@@ -36,10 +37,10 @@ struct clock_datagram_wire {
   std::uint8_t version;
   std::uint8_t kind;
   std::array<std::uint8_t, 2> reserved;
-  std::array<std::uint8_t, 8> cookie_be;
-  std::array<std::uint8_t, 8> t1_be;
-  std::array<std::uint8_t, 8> t2_be;
-  std::array<std::uint8_t, 8> t3_be;
+  wire::be64 cookie;
+  wire::be64 t1_ns;
+  wire::be64 t2_ns;
+  wire::be64 t3_ns;
 };
 static_assert(sizeof(clock_datagram_wire) == clock_datagram_bytes);
 

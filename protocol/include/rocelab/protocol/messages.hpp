@@ -30,6 +30,7 @@
 #include <variant>
 #include <vector>
 
+#include "rocelab/common/byte_order.hpp"
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
 
@@ -49,9 +50,9 @@ inline constexpr std::size_t max_flows_per_report = 4096;
 
 // The fixed header as bytes on the wire; read and written through the accessors only.
 struct frame_header_wire {
-  std::array<std::uint8_t, 4> body_bytes_be;
-  std::array<std::uint8_t, 2> version_be;
-  std::array<std::uint8_t, 2> type_be;
+  wire::be32 body_bytes;
+  wire::be16 version;
+  wire::be16 type;
 };
 static_assert(sizeof(frame_header_wire) == frame_header_bytes);
 
