@@ -358,6 +358,19 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
       held.erase(held.begin());
     }
   };
+  // After a poll_transmit at t: an armed instant it reached is settled (its lateness
+  // counted), and once the released posts' first frames are out the NIC goes back below
+  // the switch, unless the next armed instant is already close.
+  auto after_transmit = [&](std::int64_t t) {
+    if (armed_instant <= t) {
+      armed_late_max_ns = std::max(armed_late_max_ns, t - armed_instant);
+      armed_instant = fabric::never_ns;
+    }
+    if (boosted && next_instant() - t > armed_boost_ns) {
+      (void)set_priority(cfg->rt_priority);
+      boosted = false;
+    }
+  };
   bool input_open = true;
   std::int64_t next_tx = fabric::never_ns;
   for (;;) {
@@ -410,16 +423,7 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
     }
     const std::int64_t t = ss::monotonic_ns();
     next_tx = (*nic)->poll_transmit(t);
-    if (armed_instant <= t) {
-      armed_late_max_ns = std::max(armed_late_max_ns, t - armed_instant);
-      armed_instant = fabric::never_ns;
-    }
-    // The released posts' first frames are out: back below the switch, unless the next
-    // armed instant is already close.
-    if (boosted && next_instant() - t > armed_boost_ns) {
-      (void)set_priority(cfg->rt_priority);
-      boosted = false;
-    }
+    after_transmit(t);
     std::int64_t wake = std::min(next_tx, clk.next_due_ns());
     if (const std::int64_t instant = next_instant(); instant != fabric::never_ns) {
       wake = std::min(wake, instant);
@@ -448,14 +452,7 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
           sink.yield_after_next_send(true);
           next_tx = (*nic)->poll_transmit(at, 1);
           sink.yield_after_next_send(false);
-          if (armed_instant <= at) {
-            armed_late_max_ns = std::max(armed_late_max_ns, at - armed_instant);
-            armed_instant = fabric::never_ns;
-          }
-          if (next_instant() - at > armed_boost_ns) {
-            (void)set_priority(cfg->rt_priority);
-            boosted = false;
-          }
+          after_transmit(at);
           continue;
         }
         wake = instant - armed_spin_ns;
