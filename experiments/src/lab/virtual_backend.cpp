@@ -489,6 +489,8 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     fo.nic.ack_every_packets = spec.nic.ack_every_packets;
     fo.nic.retransmit_timeout_ns = retransmit_timeout_for(spec);
     fo.links = options.nic_links;
+    // Every NIC of a virtual lab runs on this machine, as a child or as an agent's job.
+    fo.start_cpus = nic::this_process_cpus();
     // Before T0: the NICs and the switch agree on the lossless class, or the run fails
     // naming what disagrees (fabric/lossless_class.hpp).
     {

@@ -254,6 +254,7 @@ std::vector<nic_process_config> fleet_configs(const std::vector<fleet_host>& hos
     cfg.ifname = hosts[i].ifname;
     cfg.rt_priority = options.rt_priority;
     cfg.start_rt_priority = options.start_rt_priority;
+    if (!options.start_cpus.empty()) cfg.start_cpu = options.start_cpus[i % options.start_cpus.size()];
     cfg.nic = options.nic;
     cfg.nic.local = hosts[i].address;
     for (std::uint32_t j = 0; j < hosts.size(); ++j) {
@@ -290,7 +291,9 @@ result<std::unique_ptr<nic_fleet>> nic_fleet::start(const std::vector<fleet_host
   p->lab_hosts = hosts;
   p->options = options;
   p->nics.resize(hosts.size());
-  const auto configs = fleet_configs(hosts, options);
+  fleet_options placed = options;
+  if (!options.links && placed.start_cpus.empty()) placed.start_cpus = this_process_cpus();
+  const auto configs = fleet_configs(hosts, placed);
   auto links = options.links ? options.links(hosts, configs) : start_nic_processes(hosts, configs, options);
   if (!links) return links.error();
   p->links = std::move(*links);

@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string_view>
+#include <vector>
 
 #include "rocelab/fabric/soft_switch/packet_port.hpp"
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
@@ -137,6 +139,63 @@ bool set_priority(int priority) {
   return ::sched_setscheduler(0, (priority > 0 ? SCHED_FIFO : SCHED_OTHER) | SCHED_RESET_ON_FORK, &sp) == 0;
 }
 
+// Holds the process on one CPU while it is at start_rt_priority (nic_process_config::
+// start_cpu), then gives back the CPUs it had.
+class start_cpu_pin {
+ public:
+  explicit start_cpu_pin(int cpu) : cpu_(cpu) {}
+  // false when there is no CPU to hold or the kernel refused it (a CPU outside the
+  // process's cpuset); the NIC then starts wherever it runs.
+  bool hold() {
+    if (cpu_ < 0 || held_) return held_;
+    if (::sched_getaffinity(0, sizeof saved_, &saved_) != 0) return false;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu_, &one);
+    held_ = ::sched_setaffinity(0, sizeof one, &one) == 0;
+    return held_;
+  }
+  void release() {
+    if (held_) (void)::sched_setaffinity(0, sizeof saved_, &saved_);
+    held_ = false;
+  }
+
+ private:
+  int cpu_;
+  bool held_ = false;
+  cpu_set_t saved_{};
+};
+
+// A frame to the host namespace's own loopback, where nothing takes its EtherType, so it
+// goes no further than that namespace's receive path: sent by each sender a few hundred
+// microseconds before an armed instant, it runs the kernel's transmit and receive code on
+// that CPU, which after an idle spell made the first frame on each CPU cost 30-100 us
+// instead of ~8 us (bench/virtual_lab/start_skew), staggering every sender behind it.
+class transmit_path_warmer {
+ public:
+  // `frame_bytes`: as large as the first data frame, so the same allocation sizes are hit.
+  static std::optional<transmit_path_warmer> open(std::size_t frame_bytes) {
+    ss::packet_port_options o;
+    o.ifname = "lo";
+    o.receive = false;
+    auto port = ss::packet_port::open(o);
+    if (!port) return std::nullopt;
+    return transmit_path_warmer(std::move(*port), frame_bytes);
+  }
+  bool warm() { return port_.send(frame_); }
+
+ private:
+  // IEEE 802 local experimental EtherType 1: no protocol handler in the kernel.
+  static constexpr std::uint16_t ethertype = 0x88B5;
+  transmit_path_warmer(ss::packet_port port, std::size_t frame_bytes)
+      : port_(std::move(port)), frame_(std::max<std::size_t>(frame_bytes, 60), 0) {
+    frame_[12] = ethertype >> 8;
+    frame_[13] = ethertype & 0xFF;
+  }
+  ss::packet_port port_;
+  std::vector<std::uint8_t> frame_;
+};
+
 class discard_sink final : public frame_sink {
  public:
   bool send(std::span<const std::uint8_t>) override { return true; }
@@ -201,6 +260,7 @@ json to_json(const nic_process_config& c) {
           {"deadline_ns", c.deadline_ns},
           {"rt_priority", c.rt_priority},
           {"start_rt_priority", c.start_rt_priority},
+          {"start_cpu", c.start_cpu},
           {"nic",
            {{"local", endpoint_json(c.nic.local)},
             {"line_rate_bps", c.nic.line_rate_bps},
@@ -230,6 +290,10 @@ result<nic_process_config> nic_process_config_from_json(const json& j) {
     c.start_rt_priority = j.value("start_rt_priority", 0);
     if (c.start_rt_priority < 0 || c.start_rt_priority > 99)
       return status(error_code::invalid_argument, "start_rt_priority: 0 (none) or a SCHED_FIFO priority 1..99");
+    c.start_cpu = j.value("start_cpu", -1);
+    if (c.start_cpu < -1 || c.start_cpu >= CPU_SETSIZE)
+      return status(error_code::invalid_argument,
+                    "start_cpu: -1 (none) or a CPU number below " + std::to_string(CPU_SETSIZE));
     const json& n = j.at("nic");
     auto local = endpoint_from(n.at("local"));
     if (!local) return local.error().with_context("nic.local");
@@ -325,6 +389,11 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
                         {"ce", c.ce_marked}, {"end_ns", c.end_ns}});
   });
   warm_send_path(*cfg);
+  // Ethernet, IPv4, UDP, BTH, RETH, a full MTU and the ICRC: the first data frame's size.
+  auto warmer = transmit_path_warmer::open(std::size_t{cfg->nic.mtu_bytes} + 14 + 20 + 8 + 12 + 16 + 4);
+  if (!warmer && cfg->start_rt_priority > 0)
+    std::fprintf(stderr, "nic-run: no packet socket on lo; armed starts go without warming the transmit path\n");
+  start_cpu_pin pin(cfg->start_cpu);
   write_line(out_fd, {{"ev", "ready"}, {"t_ns", ss::monotonic_ns()}});
 
   // Posts armed for a later instant (at_ns), in time order; a multimap keeps arrival
@@ -345,6 +414,10 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   // are out), times taken; a refusal (no CAP_SYS_NICE) stops further tries.
   bool boosted = false;
   std::uint64_t armed_boosts = 0, armed_boosts_refused = 0;
+  // Boosts held on start_cpu and refused there; warm-up frames sent to lo.
+  std::uint64_t armed_pins = 0, armed_pins_refused = 0, armed_warmups = 0;
+  // The armed instant whose transmit path was last warmed (once per instant).
+  std::int64_t warmed_instant = fabric::never_ns;
   auto post = [&](const work_request& w) {
     auto id = (*nic)->post(w.qpn, w.v, w.bytes, w.ref, ss::monotonic_ns());
     if (!id) write_line(out_fd, {{"ev", "error"}, {"ref", w.ref}, {"error", id.error().message()}});
@@ -368,6 +441,7 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
     }
     if (boosted && next_instant() - t > armed_boost_ns) {
       (void)set_priority(cfg->rt_priority);
+      pin.release();
       boosted = false;
     }
   };
@@ -431,6 +505,7 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
         if (instant - t <= armed_boost_ns) {
           boosted = set_priority(cfg->start_rt_priority);
           ++(boosted ? armed_boosts : armed_boosts_refused);
+          if (boosted && cfg->start_cpu >= 0) ++(pin.hold() ? armed_pins : armed_pins_refused);
         } else {
           wake = std::min(wake, instant - armed_boost_ns);
         }
@@ -442,6 +517,12 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
       // behind the others'. Bounded by the instant; only at start_rt_priority.
       if (boosted && wake == instant) {
         if (instant - t <= armed_spin_ns) {
+          // Warm only with time to spare: the first warm-up on a cold CPU costs what the
+          // first frame would have, and the CPU's other senders warm after it.
+          if (warmer && warmed_instant != instant && instant - t >= armed_spin_ns / 2) {
+            warmed_instant = instant;
+            armed_warmups += warmer->warm() ? 1 : 0;
+          }
           while (ss::monotonic_ns() < instant) ::sched_yield();
           // The instant: its first frames go before anything else (no command read, no
           // JSON), then the CPU goes to the senders still waiting for it.
@@ -476,6 +557,9 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   counters["armed_late_max_ns"] = armed_late_max_ns;
   counters["armed_boosts"] = armed_boosts;
   counters["armed_boosts_refused"] = armed_boosts_refused;
+  counters["armed_pins"] = armed_pins;
+  counters["armed_pins_refused"] = armed_pins_refused;
+  counters["armed_warmups"] = armed_warmups;
   const auto rp = (*nic)->dcqcn_counters();
   counters["dcqcn_rate_decreases"] = rp.rate_decreases;
   counters["dcqcn_fast_recovery"] = rp.fast_recovery;

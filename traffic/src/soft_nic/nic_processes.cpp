@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -165,6 +166,16 @@ class process_links final : public nic_links {
 };
 
 }  // namespace
+
+std::vector<int> this_process_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
 
 result<std::unique_ptr<nic_links>> start_nic_processes(const std::vector<fleet_host>& hosts,
                                                        const std::vector<nic_process_config>& configs,

@@ -76,6 +76,11 @@ struct fleet_options {
   // start_rt_priority): above the soft switch's, so every sender's first frame is out
   // before the switch forwards the first of them. 0: none.
   int start_rt_priority = 60;
+  // The CPUs the NICs hold around an armed instant (nic_process_config::start_cpu), host
+  // i on start_cpus[i % size], so an instant's senders share the CPUs evenly. Empty: with
+  // the default carrier (NICs as child processes here) the CPUs this process may run on;
+  // with another carrier none (its NICs run on other hosts' CPUs).
+  std::vector<int> start_cpus;
   // The carrier; empty: child processes (start_nic_processes).
   nic_links_factory links;
 };
@@ -131,6 +136,10 @@ class nic_fleet {
 // each direction (the QPN conventions below).
 [[nodiscard]] std::vector<nic_process_config> fleet_configs(const std::vector<fleet_host>& hosts,
                                                             const fleet_options& options);
+
+// The CPUs the calling process may run on (sched_getaffinity), in order; empty when that
+// cannot be read.
+[[nodiscard]] std::vector<int> this_process_cpus();
 
 // The default carrier: one `<rocelab_binary> nic-run` per host, in its namespace, with its
 // stderr in <log_dir>/nic-<host>.log; each gets its config line at once.

@@ -66,6 +66,11 @@ struct nic_process_config {
   // sender hands its first frame to the kernel before the switch forwards any. Bounded:
   // at most one frame per QP (port pacing) and a release per armed instant.
   int start_rt_priority = 0;
+  // The CPU the NIC holds itself to while at start_rt_priority; -1: wherever the kernel
+  // puts it. The fleet spreads its NICs over the machine's CPUs (fleet_options::
+  // start_cpus): the kernel's balancer of SCHED_FIFO tasks was seen to leave 6 of 8
+  // senders on one CPU of 2, so the last of them started ~100 us after the first.
+  int start_cpu = -1;
 };
 
 // How long before an armed instant the NIC takes start_rt_priority and queues the
