@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <sys/timex.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
