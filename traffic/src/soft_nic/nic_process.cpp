@@ -11,12 +11,12 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <optional>
 #include <string_view>
-#include <vector>
 
 #include "rocelab/fabric/soft_switch/packet_port.hpp"
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
+#include "rocelab/traffic/soft_nic/cpu_pin.hpp"
+#include "rocelab/traffic/soft_nic/transmit_path_warmer.hpp"
 
 namespace rocelab::traffic::soft_nic {
 
@@ -138,63 +138,6 @@ bool set_priority(int priority) {
   sp.sched_priority = priority;
   return ::sched_setscheduler(0, (priority > 0 ? SCHED_FIFO : SCHED_OTHER) | SCHED_RESET_ON_FORK, &sp) == 0;
 }
-
-// Holds the process on one CPU while it is at start_rt_priority (nic_process_config::
-// start_cpu), then gives back the CPUs it had.
-class start_cpu_pin {
- public:
-  explicit start_cpu_pin(int cpu) : cpu_(cpu) {}
-  // false when there is no CPU to hold or the kernel refused it (a CPU outside the
-  // process's cpuset); the NIC then starts wherever it runs.
-  bool hold() {
-    if (cpu_ < 0 || held_) return held_;
-    if (::sched_getaffinity(0, sizeof saved_, &saved_) != 0) return false;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu_, &one);
-    held_ = ::sched_setaffinity(0, sizeof one, &one) == 0;
-    return held_;
-  }
-  void release() {
-    if (held_) (void)::sched_setaffinity(0, sizeof saved_, &saved_);
-    held_ = false;
-  }
-
- private:
-  int cpu_;
-  bool held_ = false;
-  cpu_set_t saved_{};
-};
-
-// A frame to the host namespace's own loopback, where nothing takes its EtherType, so it
-// goes no further than that namespace's receive path: sent by each sender a few hundred
-// microseconds before an armed instant, it runs the kernel's transmit and receive code on
-// that CPU, which after an idle spell made the first frame on each CPU cost 30-100 us
-// instead of ~8 us (bench/virtual_lab/start_skew), staggering every sender behind it.
-class transmit_path_warmer {
- public:
-  // `frame_bytes`: as large as the first data frame, so the same allocation sizes are hit.
-  static std::optional<transmit_path_warmer> open(std::size_t frame_bytes) {
-    ss::packet_port_options o;
-    o.ifname = "lo";
-    o.receive = false;
-    auto port = ss::packet_port::open(o);
-    if (!port) return std::nullopt;
-    return transmit_path_warmer(std::move(*port), frame_bytes);
-  }
-  bool warm() { return port_.send(frame_); }
-
- private:
-  // IEEE 802 local experimental EtherType 1: no protocol handler in the kernel.
-  static constexpr std::uint16_t ethertype = 0x88B5;
-  transmit_path_warmer(ss::packet_port port, std::size_t frame_bytes)
-      : port_(std::move(port)), frame_(std::max<std::size_t>(frame_bytes, 60), 0) {
-    frame_[12] = ethertype >> 8;
-    frame_[13] = ethertype & 0xFF;
-  }
-  ss::packet_port port_;
-  std::vector<std::uint8_t> frame_;
-};
 
 class discard_sink final : public frame_sink {
  public:
@@ -393,7 +336,7 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   auto warmer = transmit_path_warmer::open(std::size_t{cfg->nic.mtu_bytes} + 14 + 20 + 8 + 12 + 16 + 4);
   if (!warmer && cfg->start_rt_priority > 0)
     std::fprintf(stderr, "nic-run: no packet socket on lo; armed starts go without warming the transmit path\n");
-  start_cpu_pin pin(cfg->start_cpu);
+  cpu_pin pin(cfg->start_cpu);
   write_line(out_fd, {{"ev", "ready"}, {"t_ns", ss::monotonic_ns()}});
 
   // Posts armed for a later instant (at_ns), in time order; a multimap keeps arrival
