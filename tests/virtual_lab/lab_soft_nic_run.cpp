@@ -201,6 +201,8 @@ TEST_F(SoftNicRun, IncastSendersStartWithinTheExamplesSkewLimitAndAStaggeredRunS
   o.keep_lab = true;
   std::string skews;
   std::vector<std::int64_t> run_skews;
+  int warmed = 0;    // sender-runs whose transmit path was warmed before an instant
+  std::string over;  // each run over 100 us: its senders' offsets and how late their NICs were
   for (int run = 0; run < 10; ++run) {
     auto ran = run_experiment(*spec, {}, o);
     ASSERT_TRUE(ran.ok()) << ran.error().message();
@@ -216,16 +218,24 @@ TEST_F(SoftNicRun, IncastSendersStartWithinTheExamplesSkewLimitAndAStaggeredRunS
       // The capture sees the packet after the sender sent it, never before.
       const std::uint64_t captured = counter(r, host, "start.capture_offset_ns");
       EXPECT_GE(static_cast<std::int64_t>(captured), ns) << "run " << run << ": " << host << " in the capture";
-      // Every boost around an armed instant was held on the NIC's CPU; the first round's
-      // path was warmed (the second round's too when its post came early enough).
+      // Every boost around an armed instant was held on the NIC's CPU.
       EXPECT_GE(counter(r, host, "nic.armed_boosts"), 1u) << "run " << run << ": " << host;
       EXPECT_EQ(counter(r, host, "nic.armed_pins"), counter(r, host, "nic.armed_boosts")) << "run " << run << ": " << host;
       EXPECT_EQ(counter(r, host, "nic.armed_pins_refused"), 0u) << "run " << run << ": " << host;
-      EXPECT_GE(counter(r, host, "nic.armed_warmups"), 1u) << "run " << run << ": " << host;
+      if (counter(r, host, "nic.armed_warmups") > 0) ++warmed;
     }
     skews += " " + std::to_string(hi - lo);
     EXPECT_GE(lo, 0) << "run " << run << ": no sender starts before T0:" << offsets;
     run_skews.push_back(hi - lo);
+    if (hi - lo > 100'000)
+      over += "\n  run " + std::to_string(run) + ":" + offsets + " (nic.armed_late_max_ns:" +
+              [&] {
+                std::string late;
+                for (const auto& [host, ns] : r.start_offsets_ns)
+                  late += " " + host + "=" + std::to_string(counter(r, host, "nic.armed_late_max_ns"));
+                return late;
+              }() +
+              ")";
     EXPECT_EQ(summarize({&r}, ran->seeds).start_skew_ns, hi - lo);
     const bool said = std::any_of(r.degraded.begin(), r.degraded.end(),
                                   [](const std::string& d) { return d.find("senders started") != std::string::npos; });
@@ -241,14 +251,17 @@ TEST_F(SoftNicRun, IncastSendersStartWithinTheExamplesSkewLimitAndAStaggeredRunS
     }
     EXPECT_LE(hi2 - lo2, 10'000'000) << "run " << run << ": the second round's senders started apart";
   }
-  std::cout << "start skew of the ten runs, ns:" << skews << "\n";
+  std::cout << "start skew of the ten runs, ns:" << skews << "; sender-runs warmed: " << warmed << " of 80\n";
   // Held to their CPUs with the transmit path warmed, the runs started 26-69 us apart on
   // the 2-core VM (bench/virtual_lab/start_skew, 60 runs; 30-37 us beside two CPU-bound
   // processes); without the warm-up the first frame on each CPU cost 30-100 us and a
   // third of the runs went over 100 us (bench/README.md).
+  // A NIC whose wake-up 300 us before the instant came over 150 us late does not warm
+  // (the warm-up would cost more than it saves), so not every sender of every run does.
+  EXPECT_GE(warmed, 72) << "of 80 sender-runs, the transmit path was warmed before an instant in " << warmed;
   ASSERT_EQ(run_skews.size(), 10u);
   for (const std::int64_t skew : run_skews)
-    EXPECT_LE(skew, 100'000) << "a run's senders started over 100 us apart:" << skews;
+    EXPECT_LE(skew, 100'000) << "a run's senders started over 100 us apart:" << skews << over;
 }
 
 }  // namespace

@@ -458,14 +458,20 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
       // as that one has sent (sched_yield rotates equal SCHED_FIFO priorities), instead
       // of each waiting for its own timer wake-up (tens of microseconds on the lab's VM)
       // behind the others'. Bounded by the instant; only at start_rt_priority.
+      // armed_spin_ns before the instant, the transmit path is warmed, once per instant and
+      // whatever timer woke the loop; only with time to spare, since the first warm-up on
+      // a cold CPU costs what the first frame would have, and the CPU's other senders warm
+      // after it.
+      if (boosted && warmer && warmed_instant != instant) {
+        if (instant - t <= armed_spin_ns) {
+          warmed_instant = instant;
+          if (instant - t >= armed_spin_ns / 2) armed_warmups += warmer->warm() ? 1 : 0;
+        } else {
+          wake = std::min(wake, instant - armed_spin_ns);
+        }
+      }
       if (boosted && wake == instant) {
         if (instant - t <= armed_spin_ns) {
-          // Warm only with time to spare: the first warm-up on a cold CPU costs what the
-          // first frame would have, and the CPU's other senders warm after it.
-          if (warmer && warmed_instant != instant && instant - t >= armed_spin_ns / 2) {
-            warmed_instant = instant;
-            armed_warmups += warmer->warm() ? 1 : 0;
-          }
           while (ss::monotonic_ns() < instant) ::sched_yield();
           // The instant: its first frames go before anything else (no command read, no
           // JSON), then the CPU goes to the senders still waiting for it.
