@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <tuple>
 #include <utility>
 
@@ -256,6 +257,29 @@ struct congestion_analyzer::state {
   // Counts one packet dissect() took apart.
   void count(const packet_view& packet, const dissected_frame& f);
 
+  // A copy of the arrivals session: the earliest arrival per flow.
+  std::map<std::tuple<std::array<std::uint8_t, 16>, std::array<std::uint8_t, 16>, std::uint32_t>, message_arrival>
+      arrivals;
+  void on_arrival(const packet_view& packet, const dissected_frame& f) {
+    ++out.arrival_copies;
+    if (!f.is_roce) return;
+    std::int64_t at = packet.timestamp_ns;
+    if (f.erspan_granularity == 1) {
+      // 100 ns units modulo 2^32 (~429 s): the latest such instant not after the capture's
+      // own timestamp, which comes after the switch's.
+      constexpr std::int64_t unit = 100, wrap = std::int64_t{1} << 32;
+      const std::int64_t behind = ((at / unit - std::int64_t{f.erspan_timestamp}) % wrap + wrap) % wrap;
+      at = (at / unit - behind) * unit;
+    }
+    auto [it, fresh] = arrivals.try_emplace({f.ip_src, f.ip_dst, f.dest_qp});
+    message_arrival& a = it->second;
+    if (fresh || at < a.first_ns) a.first_ns = at;
+    a.src = f.ip_src;
+    a.dst = f.ip_dst;
+    a.dest_qp = f.dest_qp;
+    ++a.copies;
+  }
+
   // A frame dissect_common() took: the same counting as count() with dissect()'s fields.
   void count_common(const packet_view& packet, const common_frame& c) {
     ++out.frames;
@@ -382,6 +406,9 @@ void congestion_analyzer::state::count(const packet_view& packet, const dissecte
   state& s = *this;
   ++s.out.frames;
   if (f.erspan_type) ++s.out.erspan_packets;
+  if (f.erspan_type == 3 && !f.erspan_egress && s.options.arrivals_session != 0 &&
+      f.erspan_session == s.options.arrivals_session)
+    return s.on_arrival(packet, f);
   // A frame cut short inside a header is truncated only when the capture cut it (fewer
   // bytes captured than were on the wire, or a mirror's cut of an ERSPAN payload); a frame
   // captured whole that is shorter than its headers claim is malformed.
@@ -425,6 +452,11 @@ capture_analysis congestion_analyzer::finish() {
   for (const auto& e : s.ipv4_flows.entries())
     if (e.record != no_record) fill(e.hot, e.record);
   for (const auto& f : s.flows) fill(f.hot, f.record);
+  for (auto& [key, a] : s.arrivals) s.out.arrivals.push_back(a);
+  s.arrivals = {};
+  std::sort(s.out.arrivals.begin(), s.out.arrivals.end(), [](const message_arrival& a, const message_arrival& b) {
+    return std::tie(a.first_ns, a.src, a.dst, a.dest_qp) < std::tie(b.first_ns, b.src, b.dst, b.dest_qp);
+  });
   s.out.flows = std::move(s.records);
   s.records = {};
   s.ipv4_flows = {};

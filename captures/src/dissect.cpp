@@ -154,6 +154,9 @@ void dissect_ethernet(const frame& f, std::size_t off, std::size_t limit,
   const std::size_t erspan_at = off + gre_bytes;
   std::uint8_t type = 0;
   std::uint16_t session = 0;
+  bool egress = false;
+  std::uint32_t timestamp = 0;
+  std::uint8_t granularity = 0;
   std::size_t inner = erspan_at;
   bool inner_is_ethernet = true;
   bool header_missing = !fits(off, gre_bytes, limit);
@@ -173,7 +176,10 @@ void dissect_ethernet(const frame& f, std::size_t off, std::size_t limit,
     type = 3;
     if (!header_missing && fits(erspan_at, sizeof(erspan3_header), limit)) {
       session = load_be16(f.p + erspan_at + 2) & 0x03FF;
+      timestamp = load_be32(f.p + erspan_at + 4);
       const std::uint16_t word = load_be16(f.p + erspan_at + 10);
+      egress = (word & 0x0008) != 0;
+      granularity = static_cast<std::uint8_t>((word >> 1) & 0x3);
       inner_is_ethernet = ((word >> 10) & 0x1F) == erspan_frame_type::ethernet;
       inner = erspan_at + sizeof(erspan3_header) +
               ((word & 1) ? sizeof(erspan3_platform_subheader) : 0);
@@ -190,6 +196,9 @@ void dissect_ethernet(const frame& f, std::size_t off, std::size_t limit,
   out.truncated = was_truncated;
   out.erspan_type = type;
   out.erspan_session = session;
+  out.erspan_egress = egress;
+  out.erspan_timestamp = timestamp;
+  out.erspan_granularity = granularity;
   if (header_missing) return short_header(out, cut);
   if (!inner_is_ethernet) return;
   if (inner > limit) return short_header(out, cut);

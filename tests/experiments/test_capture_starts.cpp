@@ -34,7 +34,7 @@ TEST(capture_starts, each_senders_first_data_packet_against_its_schedule) {
              flow(2, 0x201, 1'000'050'000),   // an earlier flow of h2's: its first
              flow(3, 0x202, 1'000'130'000),   // h3's data
              flow(2, 0x100, 1'000'001'000)};  // h2's ACK to someone: not its start
-  const auto seen = capture_start_offsets(a, hosts, ipv4, 1'000'000'000, scheduled);
+  const auto seen = capture_start_offsets(a, hosts, ipv4, 1'000'000'000, scheduled).offsets_ns;
   ASSERT_EQ(seen.size(), 2u);
   EXPECT_EQ(seen.at("h2"), 50'000);
   EXPECT_EQ(seen.at("h3"), 30'000) << "against its own scheduled start";
@@ -43,11 +43,37 @@ TEST(capture_starts, each_senders_first_data_packet_against_its_schedule) {
 TEST(capture_starts, a_sender_the_capture_missed_is_left_out) {
   captures::capture_analysis a;
   a.flows = {flow(3, 0x202, 1'000'130'000), flow(2, 0x203, 1'000'010'000)};  // h2's data, but to h3's QP
-  const auto seen = capture_start_offsets(a, hosts, ipv4, 1'000'000'000, scheduled);
+  const auto seen = capture_start_offsets(a, hosts, ipv4, 1'000'000'000, scheduled).offsets_ns;
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen.at("h3"), 30'000);
-  EXPECT_TRUE(capture_start_offsets(captures::capture_analysis{}, hosts, ipv4, 1'000'000'000, scheduled).empty());
-  EXPECT_TRUE(capture_start_offsets(a, hosts, ipv4, 1'000'000'000, {{"h9", 0}}).empty()) << "not a host of the run";
+  EXPECT_TRUE(capture_start_offsets(captures::capture_analysis{}, hosts, ipv4, 1'000'000'000, scheduled).offsets_ns.empty());
+  EXPECT_TRUE(capture_start_offsets(a, hosts, ipv4, 1'000'000'000, {{"h9", 0}}).offsets_ns.empty()) << "not a host of the run";
+}
+
+TEST(capture_starts, the_switchs_arrival_copies_are_the_witness_where_the_capture_has_them) {
+  captures::capture_analysis a;
+  a.flows = {flow(2, 0x201, 1'000'480'000), flow(3, 0x202, 1'000'560'000)};  // behind the egress queue
+  captures::message_arrival h2;
+  h2.src = mapped(2);
+  h2.dest_qp = 0x201;
+  h2.first_ns = 1'000'004'000;
+  captures::message_arrival h3 = h2;
+  h3.src = mapped(3);
+  h3.dest_qp = 0x202;
+  h3.first_ns = 1'000'109'000;
+  captures::message_arrival ack = h2;  // h2 to h3's QP for h1: not a start of h2's data
+  ack.dest_qp = 0x100;
+  ack.first_ns = 1'000'000'500;
+  a.arrivals = {ack, h2, h3};
+  const auto seen = capture_start_offsets(a, hosts, ipv4, 1'000'000'000, scheduled);
+  EXPECT_TRUE(seen.at_ingress);
+  ASSERT_EQ(seen.offsets_ns.size(), 2u);
+  EXPECT_EQ(seen.offsets_ns.at("h2"), 4'000);
+  EXPECT_EQ(seen.offsets_ns.at("h3"), 9'000);
+  a.arrivals.clear();
+  const auto behind = capture_start_offsets(a, hosts, ipv4, 1'000'000'000, scheduled);
+  EXPECT_FALSE(behind.at_ingress);
+  EXPECT_EQ(behind.offsets_ns.at("h2"), 480'000);
 }
 
 }  // namespace

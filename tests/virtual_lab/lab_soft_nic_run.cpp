@@ -104,10 +104,14 @@ TEST_F(SoftNicRun, VirtualIncastExampleRunsCapturesCompletelyAndRemovesItsLab) {
   EXPECT_GT(counter(r, "capture", "capture.ce"), 0u) << "CE marks in the capture";
   EXPECT_GT(counter(r, "capture", "capture.cnp"), 0u) << "CNPs in the capture";
   // The mirror carries every frame the switch forwarded plus the PFC frames it sent
-  // itself (mirror pfc_tx), and the analysis of the capture counts those PFC frames.
+  // itself (mirror pfc_tx) and an arrival copy of each message's first packet (mirror
+  // arrivals); the analysis of the capture counts those PFC frames, and the arrival
+  // copies as arrivals, not packets.
   const std::uint64_t pfc_mirrored = counter(r, "sw", "mirror_pfc_frames");
-  EXPECT_EQ(counter(r, "sw", "mirror_frames"), counter(r, "sw", "tx_packets") + pfc_mirrored)
-      << "every frame the switch forwarded or paused with was mirrored";
+  const std::uint64_t arrivals_mirrored = counter(r, "sw", "mirror_arrival_frames");
+  EXPECT_GE(arrivals_mirrored, r.flows.size()) << "an arrival copy of every message (each flow is one here)";
+  EXPECT_EQ(counter(r, "sw", "mirror_frames"), counter(r, "sw", "tx_packets") + pfc_mirrored + arrivals_mirrored)
+      << "every frame the switch forwarded or paused with, and every message's arrival, was mirrored";
   EXPECT_EQ(counter(r, "capture", "capture.pfc_frames"), pfc_mirrored);
   EXPECT_EQ(pfc_mirrored, counter(r, "sw", "pfc_tx_frames"));
   EXPECT_GT(r.totals.ce_marked, 0u);
@@ -197,9 +201,9 @@ TEST_F(SoftNicRun, IncastSendersStartWithinTheExamplesSkewLimitAndAStaggeredRunS
   virtual_backend_options o;
   o.lab_name = name_;
   o.rocelab_binary = std::string(ROCELAB_BINARY_DIR) + "/rocelab";
-  o.capture_dpdk = false;  // libpcap stamps frames at arrival: the capture's witness is recorded
+  o.capture_dpdk = false;  // libpcap: the capture's own stamps are checked against the switch's
   o.keep_lab = true;
-  std::string skews;
+  std::string skews, captured_skews;
   std::vector<std::int64_t> run_skews;
   int warmed = 0;    // sender-runs whose transmit path was warmed before an instant
   std::string over;  // each run over 100 us: its senders' offsets and how late their NICs were
@@ -209,15 +213,18 @@ TEST_F(SoftNicRun, IncastSendersStartWithinTheExamplesSkewLimitAndAStaggeredRunS
     const run_records& r = ran->repeats[0];
     EXPECT_EQ(r.start_source, "nic") << "run " << run;
     ASSERT_EQ(r.start_offsets_ns.size(), 8u) << "run " << run << ": one offset per sender";
-    std::int64_t lo = INT64_MAX, hi = INT64_MIN;
+    std::int64_t lo = INT64_MAX, hi = INT64_MIN, captured_lo = INT64_MAX, captured_hi = INT64_MIN;
     std::string offsets;
     for (const auto& [host, ns] : r.start_offsets_ns) {
       lo = std::min(lo, ns);
       hi = std::max(hi, ns);
       offsets += " " + host + "=" + std::to_string(ns);
-      // The capture sees the packet after the sender sent it, never before.
+      // The capture's witness is the switch's arrival stamp: after the sender sent the
+      // packet, never before.
       const std::uint64_t captured = counter(r, host, "start.capture_offset_ns");
       EXPECT_GE(static_cast<std::int64_t>(captured), ns) << "run " << run << ": " << host << " in the capture";
+      captured_lo = std::min(captured_lo, static_cast<std::int64_t>(captured));
+      captured_hi = std::max(captured_hi, static_cast<std::int64_t>(captured));
       // Every boost around an armed instant was held on the NIC's CPU.
       EXPECT_GE(counter(r, host, "nic.armed_boosts"), 1u) << "run " << run << ": " << host;
       EXPECT_EQ(counter(r, host, "nic.armed_pins"), counter(r, host, "nic.armed_boosts")) << "run " << run << ": " << host;
@@ -225,6 +232,14 @@ TEST_F(SoftNicRun, IncastSendersStartWithinTheExamplesSkewLimitAndAStaggeredRunS
       if (counter(r, host, "nic.armed_warmups") > 0) ++warmed;
     }
     skews += " " + std::to_string(hi - lo);
+    // The capture's witness, from the switch's arrival copies: the same starts as the
+    // switch saw them, within 100 us in every run too.
+    EXPECT_EQ(counter(r, "capture", "capture.start_at_ingress"), 1u) << "run " << run;
+    EXPECT_EQ(static_cast<std::int64_t>(counter(r, "capture", "capture.start_skew_ns")), captured_hi - captured_lo)
+        << "run " << run;
+    captured_skews += " " + std::to_string(captured_hi - captured_lo);
+    EXPECT_LE(captured_hi - captured_lo, 100'000) << "run " << run << ": the capture saw the senders' first packets "
+                                                  << "arrive over 100 us apart";
     EXPECT_GE(lo, 0) << "run " << run << ": no sender starts before T0:" << offsets;
     run_skews.push_back(hi - lo);
     if (hi - lo > 100'000)
@@ -251,7 +266,8 @@ TEST_F(SoftNicRun, IncastSendersStartWithinTheExamplesSkewLimitAndAStaggeredRunS
     }
     EXPECT_LE(hi2 - lo2, 10'000'000) << "run " << run << ": the second round's senders started apart";
   }
-  std::cout << "start skew of the ten runs, ns:" << skews << "; sender-runs warmed: " << warmed << " of 80\n";
+  std::cout << "start skew of the ten runs, ns:" << skews << "; in the capture:" << captured_skews
+            << "; sender-runs warmed: " << warmed << " of 80\n";
   // Held to their CPUs with the transmit path warmed, the runs started 26-69 us apart on
   // the 2-core VM (bench/virtual_lab/start_skew, 60 runs; 30-37 us beside two CPU-bound
   // processes); without the warm-up the first frame on each CPU cost 30-100 us and a

@@ -24,6 +24,7 @@
 #include "rocelab/agents/lab/virtual_lab.hpp"
 #include "rocelab/captures/analyze_capture.hpp"
 #include "rocelab/captures/capture_file.hpp"
+#include "rocelab/captures/congestion_analyzer.hpp"
 #include "rocelab/captures/dissect.hpp"
 #include "rocelab/captures/icrc.hpp"
 #include "rocelab/experiments/run/runner.hpp"
@@ -36,9 +37,12 @@ namespace fs = std::filesystem;
 
 struct icrc_tally {
   std::uint64_t roce = 0, bad = 0, incomplete = 0;
+  std::uint64_t arrival_copies = 0;  // the switch's arrival copies: headers only, by design
 };
 
-// Every RoCEv2 frame of the file through the captures library's ICRC check.
+// Every RoCEv2 frame of the file through the captures library's ICRC check, but for the
+// switch's arrival copies (ERSPAN III ingress copies on the arrivals session, cut to
+// their headers), which are counted apart.
 icrc_tally check_icrc(const std::string& file) {
   icrc_tally t;
   auto reader = captures::capture_file_reader::open(file);
@@ -51,6 +55,10 @@ icrc_tally check_icrc(const std::string& file) {
     captures::dissected_frame d;
     captures::dissect(captures::link_type::ethernet, p.bytes, d);
     if (!d.is_roce) continue;
+    if (d.erspan_type == 3 && !d.erspan_egress && d.erspan_session == captures::arrivals_session) {
+      ++t.arrival_copies;
+      continue;
+    }
     ++t.roce;
     const auto c = captures::verify_icrc(p.bytes.subspan(d.inner_offset), d.ip_offset - d.inner_offset);
     if (c == captures::icrc_check::mismatch) ++t.bad;
@@ -126,6 +134,12 @@ TEST_F(VirtualRunAccounting, ThreeRunsOnAKeptLabEachMatchTheirOwnCapture) {
     EXPECT_GT(t.roce, 0u);
     EXPECT_EQ(t.bad, 0u) << steps[i].name << ": RoCEv2 frames with a wrong ICRC in the capture";
     EXPECT_EQ(t.incomplete, 0u) << steps[i].name << ": RoCEv2 frames cut short in the capture";
+    std::uint64_t arrivals_mirrored = 0;
+    for (const auto& k : r.counters)
+      if (k.device < r.devices.size() && r.devices[k.device] == "sw" && k.name == "mirror_arrival_frames")
+        arrivals_mirrored += k.value;
+    EXPECT_EQ(t.arrival_copies, arrivals_mirrored) << steps[i].name;
+    EXPECT_GE(t.arrival_copies, r.flows.size()) << steps[i].name << ": an arrival copy of every message";
     EXPECT_FALSE(r.queues.empty()) << steps[i].name << ": the switch's queue depths";
     std::uint64_t deepest = 0;
     for (const auto& q : r.queues) deepest = std::max(deepest, q.bytes);
@@ -168,6 +182,7 @@ TEST_F(VirtualRunAccounting, CliRunKeepsItsCaptureWithValidIcrcAndSamplesQueues)
   EXPECT_GT(t.roce, 1000u);
   EXPECT_EQ(t.bad, 0u) << "RoCEv2 frames with a wrong ICRC";
   EXPECT_EQ(t.incomplete, 0u) << "RoCEv2 frames cut short";
+  EXPECT_GT(t.arrival_copies, 0u) << "the switch's arrival copies";
   std::ifstream summary_file(out / "summary.json");
   const auto summary = nlohmann::json::parse(summary_file, nullptr, false);
   ASSERT_FALSE(summary.is_discarded());

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "rocelab/captures/congestion_analyzer.hpp"
+
 #include <vector>
 
 #include "rocelab/captures/dissect.hpp"
@@ -105,6 +107,8 @@ INSTANTIATE_TEST_SUITE_P(
         parse_case{"set_one", R"({"op":"set","field":"pfc.pause_quanta","value":100})", true, ""},
         parse_case{"set_many", R"({"op":"set","fields":[{"field":"buffer_bytes","value":65536},{"field":"lossless_priorities","value":0}]})", true, ""},
         parse_case{"mirror", R"({"op":"mirror","enabled":true,"direction":"egress","truncate_bytes":128,"erspan":3})", true, ""},
+        parse_case{"mirror_arrivals", R"({"op":"mirror","enabled":true,"arrivals":true})", true, ""},
+        parse_case{"mirror_arrivals_not_bool", R"({"op":"mirror","arrivals":1})", false, "arrivals"},
         parse_case{"fault_drop", R"({"op":"fault","kind":"drop","dest_qp":17,"nth":5})", true, ""},
         parse_case{"fault_storm", R"({"op":"fault","kind":"pfc_storm","port":0,"priority":3,"count":10})", true, ""},
         parse_case{"not_json", R"({"op":)", false, "request"},
@@ -326,6 +330,60 @@ TEST_P(MirrorErspan, DissectsBackToTheMirroredFrame) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, MirrorErspan, ::testing::Values(2, 3));
+
+// The arrival copy: ERSPAN III on the capture's arrivals session, an ingress copy stamped
+// with the arrival time in 100 ns, cut to the headers; the analyzer takes it as the
+// flow's arrival, not as a packet.
+TEST(MirrorArrival, IsAnIngressErspanIiiCopyOnTheArrivalsSessionStampedWithTheArrival) {
+  auto spec = [] {
+    cap::roce_frame_spec r;
+    r.ip.src = cap::ipv4_mapped(198, 18, 0, 3);
+    r.ip.dst = cap::ipv4_mapped(198, 18, 0, 1);
+    r.opcode = cap::wire::roce_opcode::rc_rdma_write_first;
+    r.dest_qp = 0x203;
+    static const std::array<std::uint8_t, 4096> payload{};
+    r.payload = payload;
+    return r;
+  }();
+  std::vector<std::uint8_t> f;
+  cap::append_roce_frame(spec, f);
+  frame_info info;
+  parse_frame(f, info);
+  EXPECT_EQ(info.bth_opcode, cap::wire::roce_opcode::rc_rdma_write_first);
+  mirror_settings m;  // a plain egress session: the arrival copy is ERSPAN III anyway
+  m.arrivals = true;
+  const std::int64_t arrived = 1'795'000'000'123'456'700;
+  std::vector<std::uint8_t> out(9216);
+  const std::size_t n = build_arrival_copy(m, 3, 3, arrived, 11, f, out);
+  ASSERT_EQ(n, 54 + arrival_copy_bytes);
+  cap::dissected_frame d;
+  cap::dissect(cap::link_type::ethernet, std::span<const std::uint8_t>(out.data(), n), d);
+  EXPECT_EQ(d.erspan_type, 3);
+  EXPECT_EQ(d.erspan_session, cap::arrivals_session);
+  EXPECT_FALSE(d.erspan_egress);
+  EXPECT_EQ(d.erspan_granularity, 1);
+  EXPECT_EQ(d.erspan_timestamp, static_cast<std::uint32_t>(arrived / 100));
+  EXPECT_TRUE(d.is_roce);
+  EXPECT_EQ(d.dest_qp, 0x203u);
+  cap::congestion_analyzer a;
+  a.add(cap::packet_view{arrived + 2'000'000, 0, static_cast<std::uint32_t>(n), std::span<const std::uint8_t>(out.data(), n)});
+  const auto seen = a.finish();
+  ASSERT_EQ(seen.arrivals.size(), 1u);
+  EXPECT_EQ(seen.arrivals[0].first_ns, arrived);
+  EXPECT_TRUE(seen.flows.empty());
+}
+
+TEST(BeginsMessage, FirstAndOnlyRequestsButNotMiddlesLastsResponsesOrCnps) {
+  namespace op = cap::wire::roce_opcode;
+  for (const std::uint8_t o : {op::rc_send_first, op::rc_send_only, op::rc_send_only_with_immediate,
+                               op::rc_rdma_write_first, op::rc_rdma_write_only, op::rc_rdma_write_only_with_immediate,
+                               op::uc_send_only, op::uc_rdma_write_only, op::ud_send_only})
+    EXPECT_TRUE(cap::wire::begins_message(o)) << int(o);
+  for (const std::uint8_t o : {std::uint8_t{0x01}, std::uint8_t{0x02}, std::uint8_t{0x07}, std::uint8_t{0x08},
+                               op::rc_rdma_read_response_first, op::rc_rdma_read_response_only, std::uint8_t{0x11},
+                               op::cnp, std::uint8_t{0x1F}})
+    EXPECT_FALSE(cap::wire::begins_message(o)) << int(o);
+}
 
 }  // namespace
 }  // namespace rocelab::fabric::soft_switch

@@ -427,6 +427,11 @@ status build(const lab_options& o, lab_state& s) {
                                               "type", "veth", "peer", "name", s.capture_ifname, "address", s.capture_mac,
                                               "mtu", "9216", "netns", s.capture_netns}));
   ROCELAB_RETURN_IF_ERROR(ip(s.capture_netns, {"addr", "add", s.capture_ipv4 + "/24", "dev", s.capture_ifname}));
+  // ERSPAN copies come to the capture host's address; its kernel, which has no GRE
+  // tunnel for them, would answer the mirror (an ARP request, then an ICMP error), and
+  // the capture would hold frames the switch never mirrored. A collector says nothing
+  // back: anything the capture host sends toward the mirror is dropped before it leaves.
+  ROCELAB_RETURN_IF_ERROR(ip(s.capture_netns, {"route", "add", "blackhole", s.mirror_ipv4 + "/32"}));
   ROCELAB_RETURN_IF_ERROR(ip(s.capture_netns, {"link", "set", s.capture_ifname, "up"}));
   ROCELAB_RETURN_IF_ERROR(ip(s.switch_netns, {"link", "set", s.mirror_port, "up"}));
   return status::success();

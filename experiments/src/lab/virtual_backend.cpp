@@ -177,6 +177,7 @@ void add_switch_counters(const switch_counts& c, std::int64_t t_ns, run_records&
   }
   out.counters.push_back({device, 0, "mirror_frames", t_ns, c.mirror_frames});
   out.counters.push_back({device, 0, "mirror_pfc_frames", t_ns, c.mirror_pfc_frames});
+  out.counters.push_back({device, 0, "mirror_arrival_frames", t_ns, c.mirror_arrival_frames});
   out.counters.push_back({device, 0, "mirror_errors", t_ns, c.mirror_errors});
 }
 
@@ -407,20 +408,25 @@ void add_capture(const captures::capture_file_analysis& a, const std::string& su
   out.pauses.insert(out.pauses.end(), paused.begin(), paused.end());
   out.totals.paused_ns += paused_ns_total(paused);
   // The capture's witness of the senders' starts, beside the NICs' own (start_offsets_ns):
-  // each sender's first data packet at the switch's egress (the mirror's direction), so
-  // after the receiver's egress queue has serialised the incast's first packets
-  // (capture_starts.hpp). Only where the capture stamps frames at arrival (libpcap);
-  // DPDK's af_packet PMD stamps a burst when it is polled, milliseconds later on a loaded
-  // host. Per sending host "start.capture_offset_ns" (never negative: a packet leaves the
-  // switch after its sender sent it), and their spread as "capture.start_skew_ns".
-  if (timestamps_at_arrival) {
-    std::vector<std::string> ipv4;
-    for (const auto& h : lab.hosts) ipv4.push_back(h.ipv4);
-    const auto seen = capture_start_offsets(c, out.hosts, ipv4, t0_realtime_ns, first_scheduled_ns);
+  // each sender's first data packet as the switch's arrival copy stamped it
+  // (capture_starts.hpp), whatever stamps the capture itself puts on frames. Without
+  // arrival copies, the first packet at the switch's egress, after the receiver's egress
+  // queue has serialised the incast's first packets, and only where the capture stamps
+  // frames at arrival (libpcap; DPDK's af_packet PMD stamps a burst when it is polled,
+  // milliseconds later on a loaded host). Per sending host "start.capture_offset_ns"
+  // (never negative: a packet reaches the switch after its sender sent it), their spread
+  // as "capture.start_skew_ns", and "capture.start_at_ingress" 1 or 0.
+  std::vector<std::string> ipv4;
+  for (const auto& h : lab.hosts) ipv4.push_back(h.ipv4);
+  const auto seen = capture_start_offsets(c, out.hosts, ipv4, t0_realtime_ns, first_scheduled_ns);
+  if (seen.at_ingress || timestamps_at_arrival) {
     for (std::uint32_t h = 0; h < out.hosts.size(); ++h)
-      if (const auto it = seen.find(out.hosts[h]); it != seen.end() && it->second >= 0)
+      if (const auto it = seen.offsets_ns.find(out.hosts[h]); it != seen.offsets_ns.end() && it->second >= 0)
         out.counters.push_back({h, 0, "start.capture_offset_ns", t_ns, static_cast<std::uint64_t>(it->second)});
-    if (!seen.empty()) sample("capture.start_skew_ns", static_cast<std::uint64_t>(start_skew_ns(seen)));
+    if (!seen.offsets_ns.empty()) {
+      sample("capture.start_skew_ns", static_cast<std::uint64_t>(start_skew_ns(seen.offsets_ns)));
+      sample("capture.start_at_ingress", seen.at_ingress ? 1 : 0);
+    }
   }
 }
 
@@ -535,9 +541,14 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
       cap = std::move(*started);
       // Mirror on once the capture is ready: every copy the switch counts from here on is
       // one the capture should hold. pfc_tx: the switch's own PFC frames too, so the
-      // capture shows its pauses.
-      auto m = c->call(
-          {{"op", "mirror"}, {"enabled", true}, {"direction", "egress"}, {"erspan", 0}, {"pfc_tx", true}});
+      // capture shows its pauses. arrivals: a copy of each message's first packet as it
+      // reached the switch, the capture's witness of the senders' starts.
+      auto m = c->call({{"op", "mirror"},
+                        {"enabled", true},
+                        {"direction", "egress"},
+                        {"erspan", 0},
+                        {"pfc_tx", true},
+                        {"arrivals", true}});
       if (!m || !m->value("ok", false)) return status(error_code::unavailable, "enabling the mirror session");
     }
     // The run's counters are the switch's from here: reset, and read back as the snapshot

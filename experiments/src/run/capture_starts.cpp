@@ -25,24 +25,28 @@ constexpr std::uint32_t data_qpn_base = 0x200;  // soft_nic::receive_qpn(src) = 
 
 }  // namespace
 
-std::map<std::string, std::int64_t> capture_start_offsets(const captures::capture_analysis& captured,
-                                                          const std::vector<std::string>& hosts,
-                                                          const std::vector<std::string>& host_ipv4,
-                                                          std::int64_t t0_realtime_ns,
-                                                          const std::map<std::string, std::int64_t>& scheduled_ns) {
-  std::map<std::string, std::int64_t> out;
+capture_starts capture_start_offsets(const captures::capture_analysis& captured, const std::vector<std::string>& hosts,
+                                     const std::vector<std::string>& host_ipv4, std::int64_t t0_realtime_ns,
+                                     const std::map<std::string, std::int64_t>& scheduled_ns) {
+  capture_starts out;
+  out.at_ingress = !captured.arrivals.empty();
   for (const auto& [name, scheduled] : scheduled_ns) {
     const auto host_it = std::find(hosts.begin(), hosts.end(), name);
     if (host_it == hosts.end()) continue;
     const auto host = static_cast<std::uint32_t>(host_it - hosts.begin());
     std::array<std::uint8_t, 16> address{};
     if (host >= host_ipv4.size() || !mapped_ipv4(host_ipv4[host], address)) continue;
-    std::int64_t first_wire = std::numeric_limits<std::int64_t>::max();
-    for (const auto& f : captured.flows)
-      if (f.src == address && f.dest_qp == data_qpn_base + host && f.packets > 0)
-        first_wire = std::min(first_wire, f.first_ns);
-    if (first_wire == std::numeric_limits<std::int64_t>::max()) continue;
-    out[name] = first_wire - t0_realtime_ns - scheduled;
+    std::int64_t first = std::numeric_limits<std::int64_t>::max();
+    const auto is_data = [&](const auto& f) { return f.src == address && f.dest_qp == data_qpn_base + host; };
+    if (out.at_ingress) {
+      for (const auto& a : captured.arrivals)
+        if (is_data(a)) first = std::min(first, a.first_ns);
+    } else {
+      for (const auto& f : captured.flows)
+        if (is_data(f) && f.packets > 0) first = std::min(first, f.first_ns);
+    }
+    if (first == std::numeric_limits<std::int64_t>::max()) continue;
+    out.offsets_ns[name] = first - t0_realtime_ns - scheduled;
   }
   return out;
 }

@@ -48,6 +48,7 @@ result<switch_counts> parse_switch_counts(const nlohmann::json& c) {
   if (const auto m = c.find("mirror"); m != c.end() && m->is_object()) {
     out.mirror_frames = count_of(*m, "frames");
     out.mirror_pfc_frames = count_of(*m, "pfc_frames");
+    out.mirror_arrival_frames = count_of(*m, "arrival_frames");
     out.mirror_errors = count_of(*m, "errors");
   }
   return out;
@@ -89,6 +90,8 @@ result<switch_counts> counts_since(const switch_counts& start, const switch_coun
   }
   d.mirror_frames = minus(end.mirror_frames, start.mirror_frames, "mirror frames");
   d.mirror_pfc_frames = minus(end.mirror_pfc_frames, start.mirror_pfc_frames, "mirror pfc_frames");
+  d.mirror_arrival_frames =
+      minus(end.mirror_arrival_frames, start.mirror_arrival_frames, "mirror arrival_frames");
   d.mirror_errors = minus(end.mirror_errors, start.mirror_errors, "mirror errors");
   if (!bad.ok()) return bad;
   return d;

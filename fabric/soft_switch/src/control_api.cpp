@@ -194,6 +194,11 @@ result<request> parse_request(std::string_view line) {
       ROCELAB_RETURN_IF_ERROR(bool_member(j, "pfc_tx", b));
       r.mirror.pfc_tx = b;
     }
+    if (j.contains("arrivals")) {
+      bool b = false;
+      ROCELAB_RETURN_IF_ERROR(bool_member(j, "arrivals", b));
+      r.mirror.arrivals = b;
+    }
     return r;
   }
   if (name == "fault") {

@@ -209,6 +209,7 @@ std::string soft_switch::impl::handle(std::string_view line) {
       soft_.assign(ports_.size(), {});
       for (auto& p : ports_) p.reset_stats();
       mirror_frames_ = mirror_bytes_ = mirror_errors_ = mirror_truncated_ = mirror_pfc_frames_ = 0;
+      mirror_arrival_frames_ = 0;
       return ok.dump();
     }
     case o::queue_sampling: {
@@ -262,6 +263,7 @@ std::string soft_switch::impl::handle(std::string_view line) {
       if (r.mirror.erspan_type) m.erspan_type = *r.mirror.erspan_type;
       if (r.mirror.session_id) m.session_id = *r.mirror.session_id;
       if (r.mirror.pfc_tx) m.pfc_tx = *r.mirror.pfc_tx;
+      if (r.mirror.arrivals) m.arrivals = *r.mirror.arrivals;
       ok["mirror"] = mirror_json();
       return ok.dump();
     }

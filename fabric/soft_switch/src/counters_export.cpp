@@ -103,7 +103,8 @@ json soft_switch::impl::counters_json(bool watermarks_only) {
                 {"resident_packets", b.resident_packets}}}};
   if (!watermarks_only) {
     out["mirror"] = {{"frames", mirror_frames_}, {"bytes", mirror_bytes_}, {"errors", mirror_errors_},
-                     {"truncated", mirror_truncated_}, {"pfc_frames", mirror_pfc_frames_}};
+                     {"truncated", mirror_truncated_}, {"pfc_frames", mirror_pfc_frames_},
+                     {"arrival_frames", mirror_arrival_frames_}};
     out["pool"] = {{"slots", slots_}, {"free", free_.size()}, {"slot_bytes", slot_bytes_}};
     out["drops"] = all_drops.to_json();
   }
@@ -160,6 +161,7 @@ json soft_switch::impl::mirror_json() const {
           {"erspan", m.erspan_type},
           {"session_id", m.session_id},
           {"pfc_tx", m.pfc_tx},
+          {"arrivals", m.arrivals},
           {"port", opt_.mirror_ifname}};
 }
 

@@ -60,6 +60,8 @@ void soft_switch::impl::on_frame(std::uint16_t in, std::span<const std::uint8_t>
   }
   const std::uint8_t tc = opt_.settings.classes.classify(info);
   if (opt_.mirror.enabled && opt_.mirror.direction != mirror_direction::egress) mirror(frame, in, false, tc, now);
+  if (opt_.mirror.enabled && opt_.mirror.arrivals && info.is_roce && cap::wire::begins_message(info.bth_opcode))
+    mirror_arrival(frame, in, tc);
   if (frame.size() > slot_bytes_) {
     ++soft_[in].oversize_drops;
     return;
@@ -242,13 +244,34 @@ void soft_switch::impl::mirror(std::span<const std::uint8_t> frame, std::uint16_
   }
   if (opt_.mirror.erspan_type != 0) ++erspan_sequence_;
   if (truncated) ++mirror_truncated_;
+  (void)send_mirror_copy(len);
+}
+
+bool soft_switch::impl::send_mirror_copy(std::size_t len) {
   const std::span<const std::uint8_t> out(mirror_scratch_.data(), len);
-  if (mirror_port_->send(out)) {
-    ++mirror_frames_;
-    mirror_bytes_ += out.size();
-  } else {
+  if (!mirror_port_->send(out)) {
     ++mirror_errors_;
+    return false;
   }
+  ++mirror_frames_;
+  mirror_bytes_ += out.size();
+  return true;
+}
+
+void soft_switch::impl::mirror_arrival(std::span<const std::uint8_t> frame, std::uint16_t port, std::uint8_t tc) {
+  if (!mirror_port_) return;
+  // The kernel's stamp of the frame's delivery to this port's ring, in the sender's own
+  // transmit path: when it reached the switch, however late this loop read it.
+  std::int64_t arrived = ports_[port].frame_stamp_ns();
+  if (arrived == 0) arrived = ring_clock_ns();
+  const std::size_t len =
+      build_arrival_copy(opt_.mirror, port, tc, arrived, erspan_sequence_, frame, mirror_scratch_);
+  if (len == 0) {
+    ++mirror_errors_;
+    return;
+  }
+  ++erspan_sequence_;
+  if (send_mirror_copy(len)) ++mirror_arrival_frames_;
 }
 
 std::int64_t soft_switch::impl::next_deadline(std::int64_t now) {

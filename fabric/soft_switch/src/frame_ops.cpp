@@ -70,6 +70,7 @@ void parse_frame(std::span<const std::uint8_t> f, frame_info& out) noexcept {
   if (wire::load_be16(f.data() + l4 + 2) != wire::roce_v2_udp_port) return;
   const std::size_t bth = l4 + 8;
   out.is_roce = true;
+  out.bth_opcode = f[bth];
   out.dest_qp = wire::load_be24(f.data() + bth + 5);
   out.psn = wire::load_be24(f.data() + bth + 9);
 }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "rocelab/captures/congestion_analyzer.hpp"
 #include "rocelab/captures/frame_builder.hpp"
 
 namespace rocelab::fabric::soft_switch {
@@ -33,6 +34,17 @@ std::size_t build_mirror_copy(const mirror_settings& m, const mirror_context& ct
   s.granularity = 1;
   s.egress = ctx.egress;
   return cap::build_erspan_frame(s, inner, out);
+}
+
+std::size_t build_arrival_copy(const mirror_settings& m, std::uint16_t port, std::uint8_t tc,
+                               std::int64_t arrived_realtime_ns, std::uint32_t sequence,
+                               std::span<const std::uint8_t> frame, std::span<std::uint8_t> out) noexcept {
+  mirror_settings a = m;
+  a.erspan_type = 3;
+  a.session_id = captures::arrivals_session;
+  a.truncate_bytes = arrival_copy_bytes;
+  bool truncated = false;
+  return build_mirror_copy(a, {port, false, tc, arrived_realtime_ns, sequence}, frame, out, truncated);
 }
 
 }  // namespace rocelab::fabric::soft_switch

@@ -236,6 +236,11 @@ class soft_switch::impl final : public pfc_frame_sink {
   void depart(std::uint16_t port, const departure& d, std::int64_t now);
   std::size_t service_faults(std::int64_t now);
   void mirror(std::span<const std::uint8_t> frame, std::uint16_t port, bool egress, std::uint8_t tc, std::int64_t now);
+  // The arrival copy (mirror_settings::arrivals) of `frame`, which port `port`'s receive()
+  // is handing over.
+  void mirror_arrival(std::span<const std::uint8_t> frame, std::uint16_t port, std::uint8_t tc);
+  // Sends the first `len` bytes of mirror_scratch_ to the mirror port, counting it.
+  bool send_mirror_copy(std::size_t len);
   std::int64_t next_deadline(std::int64_t now);
   void sample_queues(std::int64_t now);
   std::span<std::uint8_t> slot_bytes(std::uint32_t slot) {
@@ -293,6 +298,7 @@ class soft_switch::impl final : public pfc_frame_sink {
   bool suppress_pfc_ = false;
   std::uint64_t mirror_frames_ = 0, mirror_bytes_ = 0, mirror_errors_ = 0, mirror_truncated_ = 0;
   std::uint64_t mirror_pfc_frames_ = 0;  // of mirror_frames_: the switch's own PFC frames
+  std::uint64_t mirror_arrival_frames_ = 0;  // of mirror_frames_: arrival copies
   std::string scheduling_ = "SCHED_OTHER";
   std::uint32_t erspan_sequence_ = 0;
   std::vector<std::uint8_t> mirror_scratch_;

@@ -71,6 +71,25 @@ struct roce_flow {
   std::uint64_t ce = 0, cnp = 0, retransmits = 0, psn_rewinds = 0;
 };
 
+// The mirror session on which a switch sends an ingress copy of each RoCEv2 packet that
+// begins a message (ERSPAN type III, stamped on arrival): an ACL-triggered ingress mirror,
+// as SONiC's MIRROR_INGRESS_ACTION gives and the soft switch's mirror "arrivals" sends
+// (fabric/soft_switch/mirror.hpp). Its copies witness when each sender's messages reached
+// the switch; they are not packets of the flows.
+inline constexpr std::uint16_t arrivals_session = 1023;
+
+// The earliest arrival the arrivals session witnessed for one flow.
+struct message_arrival {
+  std::array<std::uint8_t, 16> src{};  // IPv4-mapped for IPv4
+  std::array<std::uint8_t, 16> dst{};
+  std::uint32_t dest_qp = 0;
+  // At the switch's ingress, since the Unix epoch: the copy's ERSPAN timestamp where its
+  // granularity is 100 ns (placed by the capture's own timestamp, which comes later), else
+  // the capture's timestamp.
+  std::int64_t first_ns = 0;
+  std::uint64_t copies = 0;
+};
+
 struct pause_interval {
   std::uint32_t port = 0;  // index into capture_analysis::ports
   std::uint8_t priority = 0;
@@ -97,6 +116,10 @@ struct capture_analysis {
   pfc_counts pfc;
   pause_counts pause;
   std::uint64_t erspan_packets = 0;
+  // Copies on analyzer_options::arrivals_session: counted in frames and erspan_packets,
+  // and in arrivals, nowhere else.
+  std::uint64_t arrival_copies = 0;
+  std::vector<message_arrival> arrivals;  // ordered by first_ns, then key
   std::vector<roce_flow> flows;        // ordered by first_ns, then key
   std::vector<std::string> ports;      // the ports pauses were seen on, sorted by name
   std::vector<pause_interval> pauses;  // ordered by start_ns, then port, priority; empty
@@ -116,6 +139,9 @@ struct analyzer_options {
   // counters per (port, priority) instead of a list of millions to store and sort.
   bool keep_pause_intervals = true;
   std::size_t longest_pauses_kept = 10;
+  // ERSPAN type III ingress copies on this session are arrival witnesses (arrivals_session
+  // above); 0: none, every copy is a packet.
+  std::uint16_t arrivals_session = captures::arrivals_session;
 };
 
 class congestion_analyzer {

@@ -30,6 +30,12 @@ struct dissected_frame {
   std::uint8_t erspan_type = 0;       // 1, 2 or 3
   std::uint16_t erspan_session = 0;   // session id (types II and III)
   bool erspan_inner_parsed = false;   // the inner frame was Ethernet and was dissected
+  // Type III only (draft-foschiano-erspan-03 section 4.3): the copy's direction (D bit),
+  // its timestamp and the timestamp's granularity (0: 100 us, 1: 100 ns, 2: IEEE 1588,
+  // 3: user-configured).
+  bool erspan_egress = false;
+  std::uint32_t erspan_timestamp = 0;
+  std::uint8_t erspan_granularity = 0;
   // Offset of the frame the fields describe within the captured bytes: 0 for a frame
   // captured directly, the inner Ethernet frame's offset for ERSPAN. Its wire length is
   // original_length - inner_offset, so mirrored frames count as if captured directly.

@@ -308,4 +308,16 @@ inline constexpr std::array<opcode_layout, 256> opcode_layouts = detail::make_op
   return layout_of(opcode).aeth_offset != opcode_layout::absent;
 }
 
+// The first packet a requester sends for a work request: SEND or RDMA WRITE FIRST or ONLY
+// (with immediate or invalidate), an RDMA READ request, an atomic; on any transport
+// that has the operation. Not a CNP, not a middle or last packet, not a response.
+[[nodiscard]] constexpr bool begins_message(std::uint8_t opcode) noexcept {
+  if (opcode == roce_opcode::cnp || !layout_of(opcode).known) return false;
+  switch (opcode & roce_opcode::operation_mask) {
+    case 0x00: case 0x04: case 0x05: case 0x06: case 0x0A: case 0x0B:
+    case 0x0C: case 0x13: case 0x14: case 0x17: return true;
+    default: return false;
+  }
+}
+
 }  // namespace rocelab::captures::wire

@@ -42,6 +42,7 @@ struct switch_port_counts {
 struct switch_counts {
   std::vector<switch_port_counts> ports;
   std::uint64_t mirror_frames = 0, mirror_pfc_frames = 0, mirror_errors = 0;
+  std::uint64_t mirror_arrival_frames = 0;  // of mirror_frames: arrival copies
 };
 
 // Fails when `counters` is not a counters response (no "ports" array).

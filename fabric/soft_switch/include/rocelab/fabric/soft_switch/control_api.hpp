@@ -20,9 +20,12 @@
 //   {"op":"prometheus"}                             -> {"text":"...exposition format..."}
 //   {"op":"mirror"[,"enabled":b][,"direction":"ingress"|"egress"|"both"]
 //        [,"truncate_bytes":n][,"erspan":0|2|3][,"session_id":n]
-//        [,"pfc_tx":b]}                             -> the mirror session; pfc_tx: also
+//        [,"pfc_tx":b][,"arrivals":b]}              -> the mirror session; pfc_tx: also
 //                                                      mirror the PFC frames the switch
-//                                                      sends itself (egress copies)
+//                                                      sends itself (egress copies);
+//                                                      arrivals: also an ERSPAN III
+//                                                      ingress copy of each packet that
+//                                                      begins a message (mirror.hpp)
 //   {"op":"fault","kind":"drop"|"mark","dest_qp":Q,"nth":K[,"port":P][,"every":b]}
 //   {"op":"fault","kind":"delay","port":P,"delay_ns":D}
 //   {"op":"fault","kind":"pfc_storm","port":P,"priority":Q[,"quanta":N]
@@ -66,6 +69,7 @@ struct mirror_update {
   std::optional<std::uint8_t> erspan_type;  // 0: plain copy, 2 or 3: ERSPAN
   std::optional<std::uint16_t> session_id;
   std::optional<bool> pfc_tx;  // mirror the switch's own PFC frames
+  std::optional<bool> arrivals;  // mirror_settings::arrivals
 };
 
 enum class fault_kind : std::uint8_t { drop, mark, delay, pfc_storm };

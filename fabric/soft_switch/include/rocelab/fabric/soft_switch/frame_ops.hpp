@@ -31,6 +31,7 @@ struct frame_info {
   bool is_roce = false;
   std::uint32_t dest_qp = 0;
   std::uint32_t psn = 0;
+  std::uint8_t bth_opcode = 0;
   // MAC control (EtherType 0x8808, untagged as 802.3 annex 31B requires).
   bool is_pfc = false;    // 802.1Qbb opcode 0x0101
   bool is_pause = false;  // 802.3x opcode 0x0001

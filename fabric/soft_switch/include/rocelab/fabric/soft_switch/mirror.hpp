@@ -24,6 +24,13 @@ struct mirror_settings {
   // captures never show them; the lab offers them so a capture shows when and where the
   // switch paused its senders. Not subject to the direction: they exist only at egress.
   bool pfc_tx = false;
+  // Also an ingress copy of every RoCEv2 packet that begins a message (SEND or WRITE
+  // FIRST or ONLY, READ request, atomic; build_arrival_copy), whatever the direction, as a
+  // hardware switch's ACL-triggered ingress mirror gives (SONiC MIRROR_INGRESS_ACTION): a
+  // capture's witness of when each sender's messages reached the switch. One copy per
+  // message, so it costs the switch little where mirroring every ingress frame of an
+  // incast would cost it more than the forwarding.
+  bool arrivals = false;
   // ERSPAN outer headers: from the mirror port to the collector (the capture host).
   mac_address src_mac{};
   mac_address dst_mac{};
@@ -38,6 +45,19 @@ struct mirror_context {
   std::int64_t now_ns = 0;
   std::uint32_t sequence = 0;  // GRE sequence number (types II, III)
 };
+
+// How much of a frame an arrival copy keeps: every header up to the RETH and the VLAN
+// tags ahead of them.
+inline constexpr std::uint32_t arrival_copy_bytes = 128;
+
+// Writes the arrival copy of `frame` into `out` and returns its length (0: `out` too
+// small): ERSPAN type III on captures::arrivals_session, ingress, granularity 100 ns,
+// the timestamp `arrived_realtime_ns` (when the frame reached the switch, CLOCK_REALTIME),
+// the frame cut to arrival_copy_bytes. ERSPAN outer headers as `m` has them.
+[[nodiscard]] std::size_t build_arrival_copy(const mirror_settings& m, std::uint16_t port, std::uint8_t tc,
+                                             std::int64_t arrived_realtime_ns, std::uint32_t sequence,
+                                             std::span<const std::uint8_t> frame,
+                                             std::span<std::uint8_t> out) noexcept;
 
 // Writes the mirror copy of `frame` into `out` and returns its length (0: `out` too
 // small). Without ERSPAN the copy is the (truncated) frame itself. `truncated` is set

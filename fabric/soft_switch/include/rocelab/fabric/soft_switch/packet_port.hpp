@@ -87,6 +87,9 @@ class packet_port {
   // How long the first frame of the last receive() that returned frames had waited in
   // the ring (ns, 0 without a timestamp): how long the loop was away from this port.
   [[nodiscard]] std::int64_t last_batch_wait_ns() const noexcept { return batch_wait_ns_; }
+  // The kernel's receive timestamp (CLOCK_REALTIME, ns) of the frame receive() is handing
+  // to its callback; 0 without one. Valid inside the callback.
+  [[nodiscard]] std::int64_t frame_stamp_ns() const noexcept { return head_stamp_ns_; }
   [[nodiscard]] int fd() const noexcept { return fd_.get(); }
   [[nodiscard]] int ifindex() const noexcept { return ifindex_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
