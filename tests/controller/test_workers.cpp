@@ -37,14 +37,15 @@ const std::string token = "rocelab-worker-test-token-0123456789";
 
 // A twin run that takes a noticeable fraction of a second (long enough to kill its worker
 // in the middle of it).
-std::string trial_spec(int seed) {
+// `flow_bytes`: each sender's, which sets how long a worker takes over the trial.
+std::string trial_spec(int seed, const std::string& flow_bytes = "4MiB") {
   return "name: worker-trial\nbackend: twin\nseed: " + std::to_string(seed) +
          "\nrepeats: 1\n"
          "topology: {type: single_switch, hosts: 9, link_gbps: 100}\n"
          "switch:\n  buffer_bytes: 1MiB\n  pfc: {enabled: true, priorities: [3]}\n"
          "  ecn: {enabled: true, queues: [3], kmin_bytes: 50KB, kmax_bytes: 400KB, pmax: 0.2}\n"
          "nic: {data_priority: 3, dcqcn: {enabled: true}}\n"
-         "workload:\n  incast: {receiver: 0, senders: 8, flow_bytes: 4MiB, start_jitter_ns: 2us}\n"
+         "workload:\n  incast: {receiver: 0, senders: 8, flow_bytes: " + flow_bytes + ", start_jitter_ns: 2us}\n"
          "twin: {stop_ns: 2s}\n";
 }
 
@@ -138,7 +139,10 @@ TEST_F(workers_test, a_spec_that_names_a_file_is_refused_by_the_worker) {
 TEST_F(workers_test, a_worker_killed_mid_trial_has_its_trial_rerun_elsewhere_once) {
   const pid_t doomed = start_worker("doomed");
   ASSERT_TRUE(controller_->wait_for_workers(1, 30s));
-  auto pending = std::async(std::launch::async, [this] { return controller_->run_trial({trial_spec(7), "t.yaml"}); });
+  // A trial long enough (~1 s of simulation work here) that the worker is still at it when the
+  // kill lands, however late this thread sees it busy on a loaded machine.
+  auto pending =
+      std::async(std::launch::async, [this] { return controller_->run_trial({trial_spec(7, "512MiB"), "t.yaml"}); });
   // Kill the worker while it runs the trial.
   bool busy = false;
   for (int i = 0; i < 500 && !busy; ++i) {
