@@ -271,12 +271,10 @@ struct congestion_analyzer::state {
       const std::int64_t behind = ((at / unit - std::int64_t{f.erspan_timestamp}) % wrap + wrap) % wrap;
       at = (at / unit - behind) * unit;
     }
-    auto [it, fresh] = arrivals.try_emplace({f.ip_src, f.ip_dst, f.dest_qp});
+    auto [it, fresh] = arrivals.try_emplace({f.ip_src, f.ip_dst, f.dest_qp}, message_arrival{f.ip_src, f.ip_dst,
+                                                                                             f.dest_qp, at, 0});
     message_arrival& a = it->second;
-    if (fresh || at < a.first_ns) a.first_ns = at;
-    a.src = f.ip_src;
-    a.dst = f.ip_dst;
-    a.dest_qp = f.dest_qp;
+    a.first_ns = std::min(a.first_ns, at);
     ++a.copies;
   }
 

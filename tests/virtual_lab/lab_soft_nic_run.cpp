@@ -214,11 +214,12 @@ TEST_F(SoftNicRun, IncastSendersStartWithinTheExamplesSkewLimitAndAStaggeredRunS
     EXPECT_EQ(r.start_source, "nic") << "run " << run;
     ASSERT_EQ(r.start_offsets_ns.size(), 8u) << "run " << run << ": one offset per sender";
     std::int64_t lo = INT64_MAX, hi = INT64_MIN, captured_lo = INT64_MAX, captured_hi = INT64_MIN;
-    std::string offsets;
+    std::string offsets, late;  // per sender: its offset, and how late its NIC was
     for (const auto& [host, ns] : r.start_offsets_ns) {
       lo = std::min(lo, ns);
       hi = std::max(hi, ns);
       offsets += " " + host + "=" + std::to_string(ns);
+      late += " " + host + "=" + std::to_string(counter(r, host, "nic.armed_late_max_ns"));
       // The capture's witness is the switch's arrival stamp: after the sender sent the
       // packet, never before.
       const std::uint64_t captured = counter(r, host, "start.capture_offset_ns");
@@ -243,14 +244,7 @@ TEST_F(SoftNicRun, IncastSendersStartWithinTheExamplesSkewLimitAndAStaggeredRunS
     EXPECT_GE(lo, 0) << "run " << run << ": no sender starts before T0:" << offsets;
     run_skews.push_back(hi - lo);
     if (hi - lo > 100'000)
-      over += "\n  run " + std::to_string(run) + ":" + offsets + " (nic.armed_late_max_ns:" +
-              [&] {
-                std::string late;
-                for (const auto& [host, ns] : r.start_offsets_ns)
-                  late += " " + host + "=" + std::to_string(counter(r, host, "nic.armed_late_max_ns"));
-                return late;
-              }() +
-              ")";
+      over += "\n  run " + std::to_string(run) + ":" + offsets + " (nic.armed_late_max_ns:" + late + ")";
     EXPECT_EQ(summarize({&r}, ran->seeds).start_skew_ns, hi - lo);
     const bool said = std::any_of(r.degraded.begin(), r.degraded.end(),
                                   [](const std::string& d) { return d.find("senders started") != std::string::npos; });

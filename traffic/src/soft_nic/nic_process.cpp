@@ -139,23 +139,33 @@ bool set_priority(int priority) {
   return ::sched_setscheduler(0, (priority > 0 ? SCHED_FIFO : SCHED_OTHER) | SCHED_RESET_ON_FORK, &sp) == 0;
 }
 
+// Frames go nowhere; the size of the first one is kept.
 class discard_sink final : public frame_sink {
  public:
-  bool send(std::span<const std::uint8_t>) override { return true; }
+  bool send(std::span<const std::uint8_t> frame) override {
+    if (first_bytes_ == 0) first_bytes_ = frame.size();
+    return true;
+  }
+  [[nodiscard]] std::size_t first_bytes() const noexcept { return first_bytes_; }
+
+ private:
+  std::size_t first_bytes_ = 0;
 };
 
 // Runs a post and its first frame once on a scratch NIC whose frames go nowhere, so the
 // code and data the first armed post touches (post, frame building, ICRC, the zero
-// payload) are mapped before T0 instead of faulted in after it, once per sender.
-void warm_send_path(const nic_process_config& cfg) {
-  if (cfg.qps.empty()) return;
+// payload) are mapped before T0 instead of faulted in after it, once per sender. Returns
+// that first data frame's size (0 without a QP).
+std::size_t warm_send_path(const nic_process_config& cfg) {
+  if (cfg.qps.empty()) return 0;
   discard_sink sink;
   ss::realtime_clock clk;
   auto scratch = rc_nic::create(cfg.nic, clk, sink);
-  if (!scratch || !(*scratch)->connect(cfg.qps.front()).ok()) return;
+  if (!scratch || !(*scratch)->connect(cfg.qps.front()).ok()) return 0;
   const std::int64_t now_ns = ss::monotonic_ns();
   (void)(*scratch)->post(cfg.qps.front().local_qpn, verb::rdma_write, 2ull * cfg.nic.mtu_bytes, 0, now_ns);
   (void)(*scratch)->poll_transmit(now_ns);
+  return sink.first_bytes();
 }
 
 }  // namespace
@@ -331,9 +341,8 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
     write_line(out_fd, {{"ev", "recv"}, {"qpn", c.local_qpn}, {"peer", c.peer}, {"msn", c.msn}, {"bytes", c.bytes},
                         {"ce", c.ce_marked}, {"end_ns", c.end_ns}});
   });
-  warm_send_path(*cfg);
-  // Ethernet, IPv4, UDP, BTH, RETH, a full MTU and the ICRC: the first data frame's size.
-  auto warmer = transmit_path_warmer::open(std::size_t{cfg->nic.mtu_bytes} + 14 + 20 + 8 + 12 + 16 + 4);
+  const std::size_t first_frame_bytes = warm_send_path(*cfg);
+  auto warmer = transmit_path_warmer::open(first_frame_bytes);
   if (!warmer && cfg->start_rt_priority > 0)
     std::fprintf(stderr, "nic-run: no packet socket on lo; armed starts go without warming the transmit path\n");
   cpu_pin pin(cfg->start_cpu);
