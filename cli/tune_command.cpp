@@ -45,6 +45,7 @@
 #include "rocelab/experiments/tuning/sweep.hpp"
 #include "rocelab/experiments/tuning/tuning_answer.hpp"
 #include "rocelab/experiments/tuning/tuning_baselines.hpp"
+#include "rocelab/experiments/tuning/tuning_edges.hpp"
 #include "rocelab/experiments/tuning/tuning_report.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
@@ -110,6 +111,7 @@ class progress_bar {
     line_.update(text, true);
   }
   void finish() { line_.finish(); }
+  void set_total(std::uint32_t total) { total_ = total; }
 
  private:
   std::uint32_t total_;
@@ -229,17 +231,18 @@ std::function<int()> setup(CLI::App& app) {
       bar.update(done, t);
       return status::success();
     };
-    auto trials = experiments::run_sweep(
-        *settings,
-        workers ? experiments::spec_evaluator(*spec, *settings, workers->runner())
-                : experiments::spec_evaluator(*spec, *settings, experiments::local_backends()),
-        opened->trials, hooks);
+    const auto make_evaluator = [&](const experiments::tuning_settings& s) {
+      bar.set_total(experiments::planned_trials(s));
+      return workers ? experiments::spec_evaluator(*spec, s, workers->runner())
+                     : experiments::spec_evaluator(*spec, s, experiments::local_backends());
+    };
+    auto swept = experiments::run_sweep_with_edges(*spec, *settings, make_evaluator, opened->trials, hooks);
     bar.finish();
     std::string workers_failed;
     nlohmann::json executor_json;
     if (workers) {
       workers_failed = workers->failure();
-      const auto states = workers->finish(!trials || trials->size() < total);
+      const auto states = workers->finish(!swept || swept->interrupted);
       executor_json = {{"kind", args->exec.executor},
                        {"workers", args->exec.workers},
                        {"controller", workers->controller_address()},
@@ -253,8 +256,12 @@ std::function<int()> setup(CLI::App& app) {
     }
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGTERM, &old_term, nullptr);
-    if (!trials) return fail(trials.error().message(), 1);
-    const bool interrupted = trials->size() < total;
+    if (!swept) return fail(swept.error().message(), 1);
+    // From here on the settings are the final search's (widened ranges, when widened).
+    const std::string method_name = experiments::to_string(settings->method);
+    *settings = swept->settings;
+    const std::vector<experiments::trial>* trials = &swept->trials;
+    const bool interrupted = swept->interrupted;
     if (interrupted && !workers_failed.empty() && !tune_stop.load())
       return fail("the sweep's workers failed: " + workers_failed + "; what ran is stored, resume with: rocelab tune " +
                       args->spec + " --resume " + std::to_string(opened->id) + " --db " + args->db,
@@ -266,8 +273,9 @@ std::function<int()> setup(CLI::App& app) {
     nlohmann::json out;
     out["sweep"] = opened->id;
     out["name"] = settings->name;
-    out["method"] = experiments::to_string(settings->method);
-    out["budget"] = total;
+    out["method"] = method_name;
+    out["budget"] = swept->planned;
+    out["seeds"] = experiments::search_seed_count(*spec, *settings);
     out["resumed_trials"] = resumed_trials;
     out["interrupted"] = interrupted;
     out["objective"] = experiments::describe(settings->objective);
@@ -336,10 +344,14 @@ std::function<int()> setup(CLI::App& app) {
              (t.evaluated && t.feasible ? "1" : "0") + "," + (t.run_id ? std::to_string(t.run_id) : "") + "," +
              (t.error.empty() ? "" : nlohmann::json(t.error).dump()) + "\n";
     }
-    const std::string header = "# The best configuration of sweep " + std::to_string(opened->id) + " (" + settings->name +
-                               "): " + answer->best_label + ", objective " +
-                               nlohmann::json(answer->best_objective).dump() + "\n# " +
-                               experiments::describe(settings->objective) + "\n";
+    // What the exports hold: the answer of the rule, a baseline when no trial beat both.
+    const std::string answer_words =
+        answer->best_baseline.empty()
+            ? answer->best_label + ", the tuned configuration that beat both baselines on fresh seeds"
+            : "the baseline " + answer->best_label + " (no tuned configuration beat every baseline on fresh seeds)";
+    const std::string header = "# The answer of sweep " + std::to_string(opened->id) + " (" + settings->name + "): " +
+                               answer_words + "; objective " + nlohmann::json(answer->best_objective).dump() +
+                               " on the search seeds\n# " + experiments::describe(settings->objective) + "\n";
     std::vector<std::pair<std::string, std::string>> files{
         {"best.yaml", header + experiments::to_yaml(*best_spec)},
         {"trials.csv", csv},
@@ -364,10 +376,10 @@ std::function<int()> setup(CLI::App& app) {
       const std::string target = experiments::export_target_text(*hw_spec);
       files.emplace_back("config_db.json", *config_db);
       files.emplace_back("mlx5_sysfs.txt", experiments::mlx5_sysfs_settings(*hw_spec, eo));
-      files.emplace_back("export.txt", "The exports of sweep " + std::to_string(opened->id) + " (" + answer->best_label +
-                                           ") are " + target + ".\n" +
+      files.emplace_back("export.txt", "The exports of sweep " + std::to_string(opened->id) + " are " + answer_words +
+                                           ", " + target + ".\n" +
                                            (args->export_for_gbps > 0
-                                                ? "Derived from the tuned spec for this link speed (hardware.yaml): "
+                                                ? "Derived from the answer's spec for this link speed (hardware.yaml): "
                                                   "tune on the twin at this speed to confirm.\n"
                                                 : std::string()));
       if (args->export_for_gbps > 0)
@@ -421,16 +433,16 @@ std::function<int()> setup(CLI::App& app) {
       std::cout << out.dump(2) << "\n";
     } else {
       std::printf("sweep       %lld (%s, %s), %zu trials\n", static_cast<long long>(opened->id), settings->name.c_str(),
-                  experiments::to_string(settings->method), trials->size());
+                  method_name.c_str(), trials->size());
       std::printf("objective   %s\n", experiments::describe(settings->objective).c_str());
       for (const auto& b : answer->baselines)
         std::printf("baseline    %-15s %.6g%s\n", b.baseline.c_str(), b.scored.objective,
                     b.scored.feasible ? "" : ("  (infeasible: " + b.scored.violated + ")").c_str());
-      if (best)
-        std::printf("best        %.6g at trial %u: %s\n", answer->best_objective, best->index,
-                    experiments::describe_values(*settings, best->values).c_str());
-      else
-        std::printf("best        %.6g: the baseline %s\n", answer->best_objective, answer->best_baseline.c_str());
+      if (answer->contender_trial)
+        std::printf("contender   %s: %s (the best trial on the %u common seeds)\n",
+                    answer->contender_fresh.name.c_str(),
+                    experiments::describe_values(*settings, answer->contender_values).c_str(),
+                    experiments::search_seed_count(*spec, *settings));
       std::istringstream verdict(experiments::answer_text(*settings, *answer));
       for (std::string line; std::getline(verdict, line);) std::printf("answer      %s\n", line.c_str());
       std::printf("report      %s/tuning.html\n", dir.c_str());

@@ -19,6 +19,7 @@
 #include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/experiments/tuning/tuning.hpp"
 #include "rocelab/experiments/tuning/tuning_baselines.hpp"
+#include "rocelab/experiments/tuning/tuning_edges.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
 #include "rocelab/store/run_store.hpp"
@@ -57,6 +58,8 @@ py::dict settings_dict(const tuning_settings& s) {
   d["budget"] = s.budget;
   d["parallelism"] = s.parallelism;
   d["seed"] = s.seed;
+  d["seeds"] = s.seeds;
+  d["widened"] = s.widened;
   py::list params;
   for (const auto& p : s.parameters) params.append(p.path);
   d["parameters"] = params;
@@ -225,28 +228,27 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
     }
     return status::success();
   };
-  std::optional<result<std::vector<trial>>> done;
+  std::optional<result<edge_sweep>> done;
   {
     py::gil_scoped_release release;
-    auto evaluate = [&] {
+    const auto make_evaluator = [&](const tuning_settings& s) {
 #ifdef ROCELAB_HAVE_CONTROLLER_CLIENT
-      if (workers) return spec_evaluator(spec, settings, workers->runner());
+      if (workers) return spec_evaluator(spec, s, workers->runner());
 #endif
       return controller_address.empty()
-                 ? spec_evaluator(spec, settings, local_backends())
-                 : spec_evaluator(spec, settings,
-                                  controller_runner(controller_address, controller_token, connect_timeout_ms));
+                 ? spec_evaluator(spec, s, local_backends())
+                 : spec_evaluator(spec, s, controller_runner(controller_address, controller_token, connect_timeout_ms));
     };
-    done.emplace(run_sweep(settings, evaluate(), std::move(history), hooks));
+    done.emplace(run_sweep_with_edges(spec, settings, make_evaluator, std::move(history), hooks));
   }
-  const std::size_t total = planned_trials(settings);
   py::object executor_out = py::none();
   if (!executor.empty())
-    executor_out = finish_executor(workers, executor, !done->ok() || (*done)->size() < total || bool(caught));
+    executor_out = finish_executor(workers, executor, !done->ok() || (*done)->interrupted || bool(caught));
   if (!done->ok()) throw_error(done->error());
+  settings = (*done)->settings;  // the final search's ranges, when it widened one
   py::list trials;
-  for (const trial& t : **done) trials.append(trial_dict(settings, t));
-  const trial* best = best_trial(**done);
+  for (const trial& t : (*done)->trials) trials.append(trial_dict(settings, t));
+  const trial* best = best_trial((*done)->trials);
   py::dict d;
   d["settings"] = settings_dict(settings);
   d["trials"] = trials;
@@ -268,7 +270,7 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
     std::optional<result<tuning_answer>> answer;
     {
       py::gil_scoped_release release;
-      answer.emplace(answer_tuning(spec, settings, **done, o, local_config_runner(local_backends())));
+      answer.emplace(answer_tuning(spec, settings, (*done)->trials, o, local_config_runner(local_backends())));
     }
     if (!answer->ok()) throw_error(answer->error());
     d["answer"] = answer_json_text(settings, **answer);

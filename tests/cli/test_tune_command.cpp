@@ -83,7 +83,17 @@ TEST_F(tune_command, json_has_baselines_best_with_ci_and_edges_and_the_front) {
   EXPECT_EQ(j["baselines"]["pfc_only"]["params"]["switch.ecn.enabled"], false);
   const auto& best = j["best"];
   ASSERT_TRUE(best["objective"].is_number());
-  EXPECT_LE(best["objective"].get<double>(), lowest);
+  // The answer follows the rule: a trial only when it beat both baselines on fresh seeds.
+  const auto& decision = j["decision"];
+  if (decision["answer"] == "tuned") {
+    for (const char* b : {"pfc_only", "vendor_default"}) EXPECT_EQ(decision["versus"][b]["outcome"], "better") << b;
+    EXPECT_TRUE(best["baseline"].is_null());
+  } else {
+    EXPECT_EQ(best["baseline"], decision["answer"]);
+    EXPECT_DOUBLE_EQ(best["objective"].get<double>(), j["baselines"][best["baseline"].get<std::string>()]["objective"].get<double>());
+  }
+  EXPECT_LT(lowest, 1e300) << "a baseline is feasible";
+  EXPECT_EQ(j["seeds"], 3);
   EXPECT_EQ(best["ci"]["n"], 5);
   EXPECT_EQ(best["ci"]["level"], 0.95);
   EXPECT_TRUE(best["at_edge"].is_array());
@@ -94,6 +104,41 @@ TEST_F(tune_command, json_has_baselines_best_with_ci_and_edges_and_the_front) {
   EXPECT_TRUE(fs::exists(dir_ / "exp" / "tuning.html"));
   EXPECT_EQ(j["exports"]["target"]["link_gbps"], 100.0);
   EXPECT_NE(read_text(dir_ / "exp" / "export.txt").find("100 Gb/s"), std::string::npos);
+}
+
+// 16 hosts, a deep buffer and light WebSearch traffic: nothing congests, so ECN changes
+// nothing and the answer must be a baseline, said first, with the baseline's exports.
+TEST_F(tune_command, a_spec_without_congestion_answers_with_a_baseline_and_exports_no_tuned_values) {
+  const std::string quiet =
+      "name: no-congestion\nbackend: twin\nseed: 4\nrepeats: 1\n"
+      "topology: {type: single_switch, hosts: 16, link_gbps: 100}\n"
+      "switch:\n  buffer_bytes: 32MiB\n  pfc: {enabled: true, priorities: [3]}\n  ecn: {enabled: true, queues: [3]}\n"
+      "nic: {mtu_bytes: 1024, data_priority: 3, dcqcn: {enabled: true}}\n"
+      "workload:\n  background: {cdf: websearch, load: 0.2, duration_ns: 200us}\n"
+      "twin: {stop_ns: 100ms}\n"
+      "tuning:\n  method: random\n  budget: 4\n  parallelism: 2\n  seed: 1\n  parameters:\n"
+      "    - {path: switch.ecn.kmin_bytes, min: 10KB, max: 1MB, log: true}\n"
+      "    - {path: switch.ecn.kmax_bytes, min: 100KB, max: 4MB, log: true, at_least: switch.ecn.kmin_bytes}\n"
+      "    - {path: switch.ecn.pmax, min: 0.01, max: 1, log: true}\n"
+      "  objective:\n    - {metric: slowdown_p99, weight: 1}\n    - {metric: paused_us, weight: 0.01}\n";
+  ASSERT_EQ(tune(quiet, "--json --fresh-seeds 3"), 0) << err();
+  const auto j = nlohmann::json::parse(out());
+  const auto& decision = j["decision"];
+  ASSERT_NE(decision["answer"], "tuned") << decision.dump(2);
+  EXPECT_EQ(j["best"]["baseline"], decision["answer"]);
+  EXPECT_FALSE(j["best"].contains("trial"));
+  const std::string text = decision["text"];
+  EXPECT_TRUE(text.rfind("PFC alone suffices here", 0) == 0 || text.rfind("Keep the vendor defaults", 0) == 0) << text;
+  EXPECT_NE(text.find("not distinguishable"), std::string::npos) << text;
+  // The exports are the baseline's: none of the contender's thresholds appear in them.
+  ASSERT_TRUE(decision["contender"].is_object());
+  const std::string config_db = read_text(dir_ / "exp" / "config_db.json");
+  ASSERT_FALSE(config_db.empty());
+  const double kmin = decision["contender"]["params"]["switch.ecn.kmin_bytes"];
+  EXPECT_EQ(config_db.find(std::to_string(static_cast<long long>(kmin))), std::string::npos) << config_db;
+  EXPECT_NE(read_text(dir_ / "exp" / "export.txt").find("the baseline " + decision["answer"].get<std::string>()),
+            std::string::npos);
+  EXPECT_NE(read_text(dir_ / "exp" / "best.yaml").find("the baseline"), std::string::npos);
 }
 
 TEST_F(tune_command, a_lab_scaled_spec_is_not_exported_unless_a_hardware_speed_is_named) {

@@ -2,6 +2,7 @@
 // the Pareto front on a table of points, range edges on the search scale, the choice
 // among trials and baselines, the baselines' fields.
 #include "rocelab/experiments/tuning/tuning_answer.hpp"
+#include "rocelab/experiments/tuning/tuning_decision.hpp"
 
 #include <gtest/gtest.h>
 
@@ -80,20 +81,68 @@ TEST(tuning_answer, at_edge_is_within_two_percent_on_the_search_scale) {
   EXPECT_TRUE(at_edge(tied, std::vector<double>{100000, 10000, 0.5}).empty());
 }
 
-TEST(tuning_answer, the_best_is_the_lowest_feasible_candidate_and_a_tie_goes_to_the_baseline) {
+// Fresh-seed evidence with objectives and nothing else (no summaries: no class gains).
+fresh_evidence evidence(const std::string& name, const std::string& baseline, std::vector<double> objectives,
+                        bool feasible = true) {
+  return {name, baseline, feasible, feasible ? "" : "drops <= 0", std::move(objectives), {}};
+}
+
+TEST(tuning_answer, the_rule_picks_a_tuned_answer_only_beyond_the_paired_ci_and_a_tie_goes_to_the_baseline) {
   struct test_case {
     const char* name;
-    std::vector<candidate> candidates;
-    std::optional<std::size_t> best;
+    std::optional<fresh_evidence> contender;
+    std::vector<fresh_evidence> baselines;
+    std::string answer;
   };
+  const std::vector<double> pfc{10, 12, 11, 13, 12};
   const test_case cases[] = {
-      {"a trial beats both baselines", {{"", 0, 5, true}, {"", 1, 3, true}, {"pfc_only", 0, 4, true}, {"vendor_default", 0, 9, true}}, 1},
-      {"PFC only beats every trial", {{"", 0, 5, true}, {"", 1, 3, true}, {"pfc_only", 0, 2, true}}, 2},
-      {"an infeasible trial never wins", {{"", 0, 1, false}, {"pfc_only", 0, 2, true}}, 1},
-      {"a tie goes to the baseline", {{"", 0, 2, true}, {"pfc_only", 0, 2, true}}, 1},
-      {"nothing feasible", {{"", 0, 2, false}, {"pfc_only", 0, 2, false}}, std::nullopt},
+      {"beats both beyond the CI", evidence("trial 3", "", {5, 6, 5.5, 6.5, 6}),
+       {evidence("pfc_only", "pfc_only", pfc), evidence("vendor_default", "vendor_default", {8, 9, 8.5, 9.5, 9})},
+       "tuned"},
+      {"identical everywhere: PFC only", evidence("trial 0", "", {2, 2, 2, 2, 2}),
+       {evidence("pfc_only", "pfc_only", {2, 2, 2, 2, 2}), evidence("vendor_default", "vendor_default", {2, 2, 2, 2, 2})},
+       "pfc_only"},
+      // Lower on average but within the noise of the paired differences: not a win.
+      {"better on the mean, not beyond the CI", evidence("trial 1", "", {9, 13, 10, 14, 11}),
+       {evidence("pfc_only", "pfc_only", pfc), evidence("vendor_default", "vendor_default", {20, 21, 20, 22, 21})},
+       "pfc_only"},
+      {"beats PFC only, ties the vendor defaults, which beat PFC only", evidence("trial 2", "", {5, 6, 5, 7, 6}),
+       {evidence("pfc_only", "pfc_only", pfc), evidence("vendor_default", "vendor_default", {5.5, 5.5, 5.5, 6.5, 6})},
+       "vendor_default"},
+      {"an infeasible baseline is beaten by feasibility", evidence("trial 4", "", {5, 6, 5.5, 6.5, 6}),
+       {evidence("pfc_only", "pfc_only", {1, 1, 1, 1, 1}, false),
+        evidence("vendor_default", "vendor_default", {8, 9, 8.5, 9.5, 9})},
+       "tuned"},
+      {"an infeasible contender never wins", evidence("trial 5", "", {1, 1, 1, 1, 1}, false),
+       {evidence("pfc_only", "pfc_only", pfc), evidence("vendor_default", "vendor_default", {20, 21, 20, 22, 21})},
+       "pfc_only"},
+      {"no feasible trial", std::nullopt,
+       {evidence("pfc_only", "pfc_only", pfc), evidence("vendor_default", "vendor_default", {20, 21, 20, 22, 21})},
+       "pfc_only"},
   };
-  for (const auto& c : cases) EXPECT_EQ(best_candidate(c.candidates), c.best) << c.name;
+  for (const auto& c : cases) {
+    auto d = decide(c.contender, c.baselines);
+    ASSERT_TRUE(d.ok()) << c.name << ": " << d.error().message();
+    EXPECT_EQ(d->answer, c.answer) << c.name;
+    EXPECT_EQ(d->versus.size(), c.contender ? 2u : 0u) << c.name;
+  }
+  auto none = decide(evidence("trial 6", "", {1, 1}, false),
+                     {evidence("pfc_only", "pfc_only", {1, 1}, false), evidence("vendor_default", "vendor_default", {1, 1}, false)});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message().find("no configuration met the constraints"), std::string::npos);
+}
+
+TEST(tuning_answer, paired_comparisons_are_ties_within_noise_and_name_the_side) {
+  const auto same = compare_paired("objective", {2, 2, 2}, {2, 2, 2});
+  EXPECT_EQ(same.outcome, paired_outcome::tie);
+  EXPECT_DOUBLE_EQ(same.difference.half_width, 0);
+  const auto lower = compare_paired("objective", {1, 2, 3}, {2, 3, 4.1});
+  EXPECT_EQ(lower.outcome, paired_outcome::better);
+  EXPECT_NEAR(lower.difference.mean, -1.0333, 1e-3);
+  EXPECT_EQ(compare_paired("objective", {3, 4, 5}, {1, 2, 3}).outcome, paired_outcome::worse);
+  // One pair is no evidence; a NaN drops its pair.
+  EXPECT_EQ(compare_paired("objective", {1}, {5}).outcome, paired_outcome::tie);
+  EXPECT_EQ(compare_paired("objective", {1, std::nan(""), 1.1, 1}, {5, 1, 5.2, 5}).difference.n, 3u);
 }
 
 TEST(tuning_answer, baselines_are_pfc_only_and_the_field_defaults_of_the_tuned_paths) {

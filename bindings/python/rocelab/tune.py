@@ -56,6 +56,9 @@ class TuningResult:
         self.executor = None  # executor=: kind, workers, controller, slurm_job, slurm_tasks
         self.placement = {}   # trial index -> where it ran (worker.slurm_job, worker.node, ...)
         self.baselines = answer["baselines"] if answer else {}
+        # The rule's outcome (docs/tuning.md, "The rule"): answer, contender, per-baseline
+        # verdicts with their paired CIs, and the sentence the CLI prints (decision["text"]).
+        self.decision = answer["decision"] if answer else None
         self.best = best
         if answer:
             chosen = answer["best"]
@@ -141,7 +144,8 @@ class TuningResult:
             best = f"best {self.best['objective']:.4g}: {self.best['label']}"
         else:
             best = f"best {self.best['objective']:.4g} at trial {self.best['index']}"
-        return f"<rocelab.TuningResult {self.settings['method']} {len(self._trials)} trials, {best}>"
+        answer = f", answer {self.decision['answer']}" if self.decision else ""
+        return f"<rocelab.TuningResult {self.settings['method']} {len(self._trials)} trials, {best}{answer}>"
 
 
 def _text(v):

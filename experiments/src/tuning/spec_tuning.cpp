@@ -2,6 +2,7 @@
 // parsed by the tuned field's own parser, so units and ranges mean what they mean in a run.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -222,13 +223,18 @@ result<tuning_settings> load_tuning(std::string_view yaml_text, const std::strin
       auto m = parse_tuning_method(v.Scalar());
       if (!m) return bad(where(source, v) + ": tuning.method: " + m.error().message());
       s.method = *m;
-    } else if (key == "budget" || key == "parallelism" || key == "seed" || key == "initial_points") {
+    } else if (key == "budget" || key == "parallelism" || key == "seed" || key == "initial_points" ||
+               key == "seeds") {
       auto n = whole(v, source, key);
       if (!n) return n.error();
       if (key == "budget") s.budget = static_cast<std::uint32_t>(*n);
       if (key == "parallelism") s.parallelism = static_cast<std::uint32_t>(*n);
       if (key == "seed") s.seed = *n;
       if (key == "initial_points") s.initial_points = static_cast<std::uint32_t>(*n);
+      if (key == "seeds") {
+        if (*n == 0 || *n > 1000) return bad(where(source, v) + ": tuning.seeds: expects 1 to 1000 common seeds");
+        s.seeds = static_cast<std::uint32_t>(*n);
+      }
     } else if (key == "parameters") {
       if (!v.IsSequence()) return bad(where(source, v) + ": tuning.parameters: expects a list");
       for (std::size_t i = 0; i < v.size(); ++i) {
@@ -256,10 +262,11 @@ result<tuning_settings> load_tuning(std::string_view yaml_text, const std::strin
       s.objective.require_complete = *b;
     } else {
       return unknown_key(source, kv.first, "tuning",
-                         {"name", "method", "budget", "parallelism", "seed", "initial_points", "parameters",
+                         {"name", "method", "budget", "parallelism", "seed", "seeds", "initial_points", "parameters",
                           "objective", "constraints", "require_complete"});
     }
   }
+  if (s.seeds == 0) s.seeds = std::max(default_search_seeds, spec.repeats);
   if (auto st = validate(s); !st.ok()) return bad(where(source, section) + ": " + st.message());
   return s;
 }

@@ -14,6 +14,7 @@ std::string sweep_identity(const experiment_spec& spec, const tuning_settings& s
   out << YAML::Key << "method" << YAML::Value << to_string(s.method);
   out << YAML::Key << "seed" << YAML::Value << s.seed;
   out << YAML::Key << "initial_points" << YAML::Value << initial_points(s);
+  out << YAML::Key << "seeds" << YAML::Value << s.seeds;
   out << YAML::Key << "parameters" << YAML::Value << YAML::BeginSeq;
   for (const tuning_parameter& p : s.parameters) {
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "path" << YAML::Value << p.path;

@@ -134,20 +134,4 @@ tradeoff_axes tradeoff_axes_for(const objective_spec& objective, const std::vect
   return axes;
 }
 
-std::optional<std::size_t> best_candidate(const std::vector<candidate>& candidates) {
-  std::optional<std::size_t> best;
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const candidate& c = candidates[i];
-    if (!c.feasible || std::isnan(c.objective)) continue;
-    if (!best) {
-      best = i;
-      continue;
-    }
-    const candidate& b = candidates[*best];
-    if (c.objective < b.objective || (c.objective == b.objective && !c.baseline.empty() && b.baseline.empty()))
-      best = i;
-  }
-  return best;
-}
-
 }  // namespace rocelab::experiments

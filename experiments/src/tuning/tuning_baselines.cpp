@@ -1,5 +1,6 @@
 #include "rocelab/experiments/tuning/tuning_baselines.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -7,6 +8,7 @@
 
 #include "rocelab/experiments/tuning/objective.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
+#include "rocelab/experiments/tuning/tuning_edges.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
 
 namespace rocelab::experiments {
@@ -148,10 +150,105 @@ nlohmann::json params_json(const std::map<std::string, std::string>& params) {
   return j;
 }
 
+nlohmann::json comparison_json(const paired_comparison& c) {
+  return {{"metric", c.metric}, {"answer_mean", c.mean_a}, {"baseline_mean", c.mean_b},
+          {"difference", ci_json(c.difference)}, {"outcome", to_string(c.outcome)}};
+}
+
+nlohmann::json decision_json(const tuning_answer& a) {
+  const tuning_decision& d = a.decision;
+  nlohmann::json j{{"answer", d.answer}, {"rule", d.rule}, {"label", a.best_label}};
+  if (a.contender_trial) {
+    j["contender"] = {{"label", a.contender_fresh.name},
+                      {"trial", *a.contender_trial},
+                      {"params", params_json(a.contender_params)},
+                      {"feasible", a.contender_fresh.scored.feasible},
+                      {"fresh", {{"seeds", a.contender_fresh.seeds},
+                                 {"objectives", a.contender_fresh.objectives},
+                                 {"runs", a.contender_fresh.run_ids},
+                                 {"ci", ci_json(mean_ci95(a.contender_fresh.objectives))}}}};
+  } else {
+    j["contender"] = nullptr;
+  }
+  nlohmann::json versus = nlohmann::json::object();
+  for (const baseline_verdict& v : d.versus) {
+    nlohmann::json metrics = nlohmann::json::array();
+    for (const paired_comparison& c : v.metrics) metrics.push_back(comparison_json(c));
+    versus[v.baseline] = {{"outcome", to_string(v.outcome)},
+                          {"baseline_feasible", v.baseline_feasible},
+                          {"objective", comparison_json(v.objective)},
+                          {"metrics", std::move(metrics)}};
+  }
+  j["versus"] = std::move(versus);
+  j["vendor_vs_pfc"] = d.vendor_vs_pfc ? comparison_json(*d.vendor_vs_pfc) : nlohmann::json(nullptr);
+  return j;
+}
+
 std::string fmt(double v) {
   char b[64];
   std::snprintf(b, sizeof b, "%.4g", v);
   return b;
+}
+
+
+// The trade-off over every trial and baseline (search seeds, pooled summaries), one point
+// per distinct configuration: trials with the same applied values, or the same result on
+// both axes, are one point; a baseline among them names it. Sets `axes`.
+std::vector<pareto_point> distinct_points(const tuning_settings& settings, const std::vector<trial>& trials,
+                                          const std::vector<config_evaluation>& baselines, tradeoff_axes& axes) {
+  struct source {
+    pareto_point p;
+    run_summary s;
+  };
+  std::vector<source> sources;
+  for (const config_evaluation& b : baselines) {
+    auto parsed = parse_summary_json(b.scored.metrics_json);
+    if (!parsed) continue;
+    pareto_point p;
+    p.label = b.baseline;
+    p.baseline = b.baseline;
+    p.params = b.params;
+    sources.push_back({std::move(p), parsed->aggregate});
+  }
+  for (const trial& t : trials) {
+    if (!t.evaluated || t.metrics_json.empty()) continue;
+    auto parsed = parse_summary_json(t.metrics_json);
+    if (!parsed) continue;
+    pareto_point p;
+    p.label = "trial " + std::to_string(t.index);
+    p.trial_index = t.index;
+    p.params = trial_params(settings, t.values);
+    sources.push_back({std::move(p), parsed->aggregate});
+  }
+  std::vector<run_summary> all;
+  for (const source& s : sources) all.push_back(s.s);
+  axes = tradeoff_axes_for(settings.objective, all);
+  std::vector<pareto_point> points;
+  const auto same_value = [](double a, double b) {
+    return a == b || std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b));
+  };
+  for (source& s : sources) {
+    auto x = metric_value(s.s, axes.x);
+    auto y = metric_value(s.s, axes.y);
+    s.p.x = x ? *x : std::numeric_limits<double>::quiet_NaN();
+    s.p.y = y ? *y : std::numeric_limits<double>::quiet_NaN();
+    // Baselines come first, so a trial equal to one joins the baseline's point.
+    auto it = std::find_if(points.begin(), points.end(), [&](const pareto_point& q) {
+      const bool same_config = q.params == s.p.params && q.baseline.empty() && s.p.baseline.empty();
+      const bool same_result = std::isfinite(s.p.x) && std::isfinite(s.p.y) && same_value(q.x, s.p.x) &&
+                               same_value(q.y, s.p.y);
+      return same_config || same_result;
+    });
+    if (it == points.end() || (!s.p.baseline.empty() && !it->baseline.empty())) {
+      points.push_back(std::move(s.p));
+      continue;
+    }
+    it->same.push_back(s.p.label);
+  }
+  std::vector<std::pair<double, double>> xy;
+  for (const pareto_point& p : points) xy.emplace_back(p.x, p.y);
+  for (std::size_t i : pareto_front(xy)) points[i].on_front = true;
+  return points;
 }
 
 }  // namespace
@@ -172,11 +269,12 @@ result<tuning_answer> answer_tuning(const experiment_spec& spec, const tuning_se
                                     const std::vector<trial>& trials, const answer_options& o,
                                     const config_runner& run) {
   tuning_answer out;
-  const std::vector<std::uint64_t> search_seeds = seed_range(spec.seed, std::max<std::uint32_t>(1, spec.repeats));
+  const std::vector<std::uint64_t> search_seeds = seed_range(spec.seed, search_seed_count(spec, settings));
   out.fresh_seeds = seed_range(spec.seed + fresh_seed_offset, std::max<std::uint32_t>(2, o.fresh_seeds));
+  out.widened = settings.widened;
   const auto configs = baseline_configs(settings);
 
-  // Baselines on the search seeds.
+  // Baselines on the search seeds: the same seeds every trial ran.
   std::vector<config_job> jobs;
   for (const baseline_config& c : configs) {
     auto bspec = apply_baseline(spec, c);
@@ -190,52 +288,30 @@ result<tuning_answer> answer_tuning(const experiment_spec& spec, const tuning_se
     job.eval.seeds = search_seeds;
     jobs.push_back(std::move(job));
   }
-  if (o.log) o.log("baselines " + std::string(pfc_only_baseline) + " and " + vendor_default_baseline);
+  if (o.log) o.log("baselines " + std::string(pfc_only_baseline) + " and " + vendor_default_baseline + " on " +
+                   std::to_string(search_seeds.size()) + " common seeds");
   ROCELAB_RETURN_IF_ERROR(evaluate_jobs(jobs, settings.objective, o, run));
   for (const config_job& j : jobs) out.baselines.push_back(j.eval);
 
-  // The recommendation: trials and baselines alike.
-  std::vector<candidate> candidates;
-  for (const trial& t : trials)
-    if (t.evaluated) candidates.push_back({"", t.index, t.objective, t.feasible});
-  for (const config_evaluation& b : out.baselines)
-    candidates.push_back({b.baseline, 0, b.scored.objective, b.scored.evaluated && b.scored.feasible});
-  const auto best = best_candidate(candidates);
-  if (!best) return status(error_code::not_found, "no trial and no baseline met the constraints");
-  const candidate& winner = candidates[*best];
-  out.best_objective = winner.objective;
+  // The contender: the best feasible trial on the search seeds.
   std::vector<config_job> fresh;
-  if (winner.baseline.empty()) {
-    const trial* t = nullptr;
-    for (const trial& x : trials)
-      if (x.index == winner.trial_index) t = &x;
-    out.best_trial = winner.trial_index;
-    out.best_label = "trial " + std::to_string(winner.trial_index);
-    out.best_params = trial_params(settings, t->values);
-    out.best_values = t->values;
-    out.best_metrics_json = t->metrics_json;
-    out.best_at_edge = at_edge(settings, t->values);
-    auto tspec = apply_trial(spec, settings, t->values);
-    if (!tspec) return tspec.error().with_context(out.best_label);
+  const trial* contender = best_trial(trials);
+  if (contender) {
+    out.contender_trial = contender->index;
+    out.contender_params = trial_params(settings, contender->values);
+    out.contender_values = contender->values;
+    auto tspec = apply_trial(spec, settings, contender->values);
+    if (!tspec) return tspec.error().with_context("trial " + std::to_string(contender->index));
     config_job job;
     job.spec = std::move(*tspec);
-    job.role = "confirm " + out.best_label;
-    job.eval.name = out.best_label;
-    job.eval.trial_index = winner.trial_index;
-    job.eval.params = out.best_params;
+    job.eval.name = "trial " + std::to_string(contender->index);
+    job.role = "confirm " + job.eval.name;
+    job.eval.trial_index = contender->index;
+    job.eval.params = out.contender_params;
     job.eval.seeds = out.fresh_seeds;
     fresh.push_back(std::move(job));
-  } else {
-    out.best_baseline = winner.baseline;
-    out.best_label = winner.baseline;
-    for (const config_evaluation& b : out.baselines)
-      if (b.baseline == winner.baseline) {
-        out.best_params = b.params;
-        out.best_metrics_json = b.scored.metrics_json;
-      }
   }
-
-  // Fresh seeds: the recommendation (when a trial) and every baseline.
+  // Fresh seeds: the contender and every baseline, paired seed by seed.
   for (std::size_t i = 0; i < configs.size(); ++i) {
     config_job job;
     job.spec = jobs[i].spec;
@@ -245,60 +321,62 @@ result<tuning_answer> answer_tuning(const experiment_spec& spec, const tuning_se
     job.eval.scored = {};
     fresh.push_back(std::move(job));
   }
-  if (o.log) o.log("confirming " + out.best_label + " and the baselines on " + std::to_string(out.fresh_seeds.size()) +
-                   " fresh seeds");
+  if (o.log)
+    o.log("confirming " + (contender ? "trial " + std::to_string(contender->index) + " and " : std::string()) +
+          "the baselines on " + std::to_string(out.fresh_seeds.size()) + " fresh seeds");
   ROCELAB_RETURN_IF_ERROR(evaluate_jobs(fresh, settings.objective, o, run));
+  std::optional<fresh_evidence> contender_evidence;
+  std::vector<fresh_evidence> baseline_evidence;
   for (const config_job& j : fresh) {
-    if (!j.eval.baseline.empty()) out.baselines_fresh.push_back(j.eval);
-    if (j.eval.name == out.best_label) out.best_fresh = j.eval;
+    fresh_evidence e{j.eval.name, j.eval.baseline, j.eval.scored.feasible, j.eval.scored.violated,
+                     j.eval.objectives, j.eval.summaries};
+    if (j.eval.baseline.empty()) {
+      out.contender_fresh = j.eval;
+      contender_evidence = std::move(e);
+    } else {
+      out.baselines_fresh.push_back(j.eval);
+      baseline_evidence.push_back(std::move(e));
+    }
+  }
+  auto decision = decide(contender_evidence, baseline_evidence);
+  if (!decision) return decision.error();
+  out.decision = std::move(*decision);
+
+  // The answer's fields: the contender's, or the winning baseline's.
+  if (out.decision.answer == "tuned") {
+    out.best_trial = contender->index;
+    out.best_label = "trial " + std::to_string(contender->index);
+    out.best_objective = contender->objective;
+    out.best_params = out.contender_params;
+    out.best_values = contender->values;
+    out.best_metrics_json = contender->metrics_json;
+    out.best_fresh = out.contender_fresh;
+    std::vector<std::string> bound_paths;
+    for (const bound_note& n : at_physical_bound(spec, settings, contender->values)) {
+      out.best_at_bound.push_back(n.text);
+      bound_paths.push_back(n.path);
+    }
+    for (const std::string& path : at_edge(settings, contender->values))
+      if (std::find(bound_paths.begin(), bound_paths.end(), path) == bound_paths.end()) out.best_at_edge.push_back(path);
+  } else {
+    out.best_baseline = out.decision.answer;
+    out.best_label = out.decision.answer;
+    for (const config_evaluation& b : out.baselines)
+      if (b.baseline == out.best_baseline) {
+        out.best_params = b.params;
+        out.best_metrics_json = b.scored.metrics_json;
+        out.best_objective = b.scored.objective;
+      }
+    for (const config_evaluation& b : out.baselines_fresh)
+      if (b.baseline == out.best_baseline) out.best_fresh = b;
   }
   out.best_ci = mean_ci95(out.best_fresh.objectives);
   for (const config_evaluation& b : out.baselines_fresh) {
     out.baseline_ci[b.baseline] = mean_ci95(b.objectives);
-    std::vector<double> diff;
-    for (std::size_t k = 0; k < b.objectives.size() && k < out.best_fresh.objectives.size(); ++k)
-      diff.push_back(out.best_fresh.objectives[k] - b.objectives[k]);
-    out.vs_baseline_ci[b.baseline] = mean_ci95(diff);
+    if (b.baseline == out.best_baseline) continue;
+    out.vs_baseline_ci[b.baseline] = compare_paired("objective", out.best_fresh.objectives, b.objectives).difference;
   }
-
-  // The trade-off over every trial and baseline (search seeds, pooled summaries).
-  struct source {
-    pareto_point p;
-    run_summary s;
-  };
-  std::vector<source> sources;
-  for (const trial& t : trials) {
-    if (!t.evaluated || t.metrics_json.empty()) continue;
-    auto parsed = parse_summary_json(t.metrics_json);
-    if (!parsed) continue;
-    pareto_point p;
-    p.label = "trial " + std::to_string(t.index);
-    p.trial_index = t.index;
-    p.params = trial_params(settings, t.values);
-    sources.push_back({std::move(p), parsed->aggregate});
-  }
-  for (const config_evaluation& b : out.baselines) {
-    auto parsed = parse_summary_json(b.scored.metrics_json);
-    if (!parsed) continue;
-    pareto_point p;
-    p.label = b.baseline;
-    p.baseline = b.baseline;
-    p.params = b.params;
-    sources.push_back({std::move(p), parsed->aggregate});
-  }
-  std::vector<run_summary> all;
-  for (const source& s : sources) all.push_back(s.s);
-  out.axes = tradeoff_axes_for(settings.objective, all);
-  std::vector<std::pair<double, double>> xy;
-  for (source& s : sources) {
-    auto x = metric_value(s.s, out.axes.x);
-    auto y = metric_value(s.s, out.axes.y);
-    s.p.x = x ? *x : std::numeric_limits<double>::quiet_NaN();
-    s.p.y = y ? *y : std::numeric_limits<double>::quiet_NaN();
-    xy.emplace_back(s.p.x, s.p.y);
-  }
-  for (std::size_t i : pareto_front(xy)) sources[i].p.on_front = true;
-  for (source& s : sources) out.pareto.push_back(std::move(s.p));
+  out.pareto = distinct_points(settings, trials, out.baselines, out.axes);
   return out;
 }
 
@@ -335,7 +413,11 @@ std::string answer_json_text(const tuning_settings& settings, const tuning_answe
   nlohmann::json vs = nlohmann::json::object();
   for (const auto& [name, ci] : a.vs_baseline_ci) vs[name] = ci_json(ci);
   best["vs_baselines"] = std::move(vs);
+  best["at_bound"] = a.best_at_bound;
+  best["widened"] = a.widened;
   j["best"] = std::move(best);
+  j["decision"] = decision_json(a);
+  j["decision"]["text"] = answer_text(settings, a);
   j["pareto_axes"] = {{"x", a.axes.x}, {"y", a.axes.y}};
   nlohmann::json front = nlohmann::json::array();
   nlohmann::json points = nlohmann::json::array();
@@ -345,59 +427,79 @@ std::string answer_json_text(const tuning_settings& settings, const tuning_answe
                        {"baseline", p.baseline.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.baseline)},
                        {"params", params_json(p.params)},
                        {a.axes.x, std::isnan(p.x) ? nlohmann::json(nullptr) : nlohmann::json(p.x)},
-                       {a.axes.y, std::isnan(p.y) ? nlohmann::json(nullptr) : nlohmann::json(p.y)}};
+                       {a.axes.y, std::isnan(p.y) ? nlohmann::json(nullptr) : nlohmann::json(p.y)},
+                       {"same", p.same}};
     if (p.on_front) front.push_back(row);
     row["on_front"] = p.on_front;
     points.push_back(std::move(row));
   }
   j["pareto"] = std::move(front);
   j["pareto_points"] = std::move(points);
-  (void)settings;
   return j.dump();
 }
 
 std::string answer_text(const tuning_settings& settings, const tuning_answer& a) {
+  const tuning_decision& d = a.decision;
+  const std::size_t n = a.fresh_seeds.size();
+  const std::string contender =
+      a.contender_trial ? a.contender_fresh.name + " (" + describe_values(settings, a.contender_values) + ")" : "";
+  const std::string on_fresh = " on " + std::to_string(n) + " fresh seeds";
+  const std::string why_not = a.contender_trial ? "the best tuned configuration, " + contender +
+                                                      ", does not beat every baseline" + on_fresh
+                                                : "no tuned configuration met the constraints";
   std::string out;
-  double pfc = 0, vendor = 0;
-  for (const config_evaluation& b : a.baselines) {
-    if (b.baseline == pfc_only_baseline) pfc = b.scored.objective;
-    if (b.baseline == vendor_default_baseline) vendor = b.scored.objective;
-  }
-  if (a.best_baseline == pfc_only_baseline) {
-    out += "PFC only wins: leave ECN off (objective " + fmt(a.best_objective) + "; vendor defaults " + fmt(vendor) +
-           ", best ECN trial no better).\n";
-  } else if (a.best_baseline == vendor_default_baseline) {
-    std::string defaults;
-    for (const auto& [path, value] : a.best_params)
-      if (path != "switch.ecn.enabled" && path != "nic.dcqcn.enabled")
-        defaults += (defaults.empty() ? "" : " ") + path.substr(path.rfind('.') + 1) + "=" + value;
-    out += "The vendor defaults win: leave the tuned settings at their defaults (" + defaults + "; objective " +
-           fmt(a.best_objective) + ", PFC only " + fmt(pfc) + ").\n";
+  if (d.answer == "tuned") {
+    out += "Run the tuned configuration " + contender + ": it beats PFC only and the vendor defaults" + on_fresh +
+           ".\n";
+  } else if (d.answer == pfc_only_baseline) {
+    out += "PFC alone suffices here: keep ECN and DCQCN off (pfc_only); " + why_not + ".\n";
   } else {
-    out += "Tuned ECN wins: " + a.best_label + " (" + describe_values(settings, a.best_values) + "), objective " + fmt(a.best_objective) + " against PFC only " + fmt(pfc) + " and vendor defaults " +
-           fmt(vendor) + ".\n";
+    std::string defaults;
+    for (const auto& [path, value] : a.best_params) {
+      if (path == "switch.ecn.enabled" || path == "nic.dcqcn.enabled") continue;
+      auto number = field_number(path, value);
+      const std::string shown = number && !integer_field(path) ? fmt(*number) : value;
+      defaults += (defaults.empty() ? "" : " ") + path.substr(path.rfind('.') + 1) + "=" + shown;
+    }
+    out += "Keep the vendor defaults (" + defaults + "): " +
+           (d.vendor_vs_pfc ? std::string("they beat PFC only") : std::string("PFC only violates the constraints")) +
+           ", and " + why_not + ".\n";
   }
-  out += "On " + std::to_string(a.best_ci.n) + " fresh seeds: " + a.best_label + " " + fmt(a.best_ci.mean) + " +- " +
-         fmt(a.best_ci.half_width) + " (95% CI, Student t)";
+  const auto range = [](const confidence_interval& ci) {
+    return fmt(ci.mean) + ", 95% CI " + fmt(ci.low) + " .. " + fmt(ci.high);
+  };
+  for (const baseline_verdict& v : d.versus) {
+    out += a.contender_fresh.name + " against " + v.baseline + ": ";
+    if (!v.baseline_feasible) {
+      out += v.baseline + " violates the constraints" + on_fresh;
+    } else {
+      out += "objective " + fmt(v.objective.mean_a) + " against " + fmt(v.objective.mean_b) + ", difference " +
+             range(v.objective.difference) + ": " +
+             (v.outcome == paired_outcome::tie ? std::string("not distinguishable") : to_string(v.outcome));
+    }
+    if (!v.metrics.empty()) out += "; " + describe_comparisons(v.metrics);
+    out += ".\n";
+  }
+  if (d.vendor_vs_pfc && d.answer != "tuned")
+    out += "vendor_default against pfc_only: difference " + range(d.vendor_vs_pfc->difference) + ": " +
+           (d.vendor_vs_pfc->outcome == paired_outcome::tie ? std::string("not distinguishable")
+                                                             : to_string(d.vendor_vs_pfc->outcome)) +
+           ".\n";
+  out += "Objective" + on_fresh + " (mean +- 95% CI, Student t): " + a.best_label + " " + fmt(a.best_ci.mean) + " +- " +
+         fmt(a.best_ci.half_width);
+  if (a.contender_trial && d.answer != "tuned") {
+    const confidence_interval c = mean_ci95(a.contender_fresh.objectives);
+    out += ", " + a.contender_fresh.name + " " + fmt(c.mean) + " +- " + fmt(c.half_width);
+  }
   for (const auto& [name, ci] : a.baseline_ci)
     if (name != a.best_baseline) out += ", " + name + " " + fmt(ci.mean) + " +- " + fmt(ci.half_width);
   out += ".\n";
-  // Paired on the fresh seeds: does the pick hold up against each baseline?
-  for (const auto& [name, d] : a.vs_baseline_ci) {
-    if (name == a.best_baseline) continue;
-    const std::string range = fmt(d.mean) + ", 95% CI " + fmt(d.low) + " .. " + fmt(d.high);
-    if (d.high < 0)
-      out += "Against " + name + " on the fresh seeds: better by " + fmt(-d.mean) + " (difference " + range + ").\n";
-    else if (d.low > 0)
-      out += "Against " + name + " on the fresh seeds: worse (difference " + range +
-             "): the search's pick does not hold up; prefer " + name + " or tune with more repeats.\n";
-    else
-      out += "Against " + name + " on the fresh seeds: not distinguishable (difference " + range + ").\n";
-  }
+  for (const std::string& w : a.widened) out += "Range widened once: " + w + ".\n";
+  for (const std::string& b : a.best_at_bound) out += b + ".\n";
   if (!a.best_at_edge.empty()) {
-    out += "At the edge of its range: ";
+    out += "Still at the edge of its " + std::string(a.widened.empty() ? "" : "widened ") + "range: ";
     for (std::size_t i = 0; i < a.best_at_edge.size(); ++i) out += (i ? ", " : "") + a.best_at_edge[i];
-    out += " -- the optimum may lie outside the searched range; widen it and tune again.\n";
+    out += " -- the optimum may lie beyond it.\n";
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
@@ -48,6 +49,7 @@ trial_evaluator spec_evaluator(experiment_spec base, tuning_settings settings, b
 }
 
 trial_evaluator spec_evaluator(experiment_spec base, tuning_settings settings, trial_runner run) {
+  base.repeats = search_seed_count(base, settings);
   return [base = std::move(base), settings = std::move(settings), run = std::move(run)](
              std::uint32_t index, const std::vector<double>& values, trial_payload& payload) {
     trial t;
@@ -75,6 +77,10 @@ trial_evaluator spec_evaluator(experiment_spec base, tuning_settings settings, t
     payload.placement = std::move(ran->placement);
     return t;
   };
+}
+
+std::uint32_t search_seed_count(const experiment_spec& spec, const tuning_settings& settings) noexcept {
+  return settings.seeds ? settings.seeds : std::max<std::uint32_t>(1, spec.repeats);
 }
 
 std::string describe_values(const tuning_settings& settings, std::span<const double> values) {

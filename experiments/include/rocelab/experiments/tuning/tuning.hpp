@@ -62,7 +62,17 @@ struct tuning_settings {
   std::uint32_t parallelism = 1;   // trials at once
   std::uint64_t seed = 1;          // proposals (not the runs: those use the spec's seed)
   std::uint32_t initial_points = 0;  // bayes: space-filling trials first (0: max(5, 2 d + 2))
+  // Common random numbers: every trial and every baseline runs the same seeds (the spec's
+  // seed .. seed + seeds - 1), so differences between configurations are not seed luck.
+  // 0 until resolved: load_tuning sets max(default_search_seeds, the spec's repeats).
+  std::uint32_t seeds = 0;
+  // Ranges the sweep widened once because the first search's best lay at their edge
+  // (tuning_edges.hpp), one note each: "switch.ecn.pmax widened to 0.001 .. 1".
+  std::vector<std::string> widened;
 };
+
+// Seeds a trial runs when the tuning section does not say (tuning.seeds).
+inline constexpr std::uint32_t default_search_seeds = 3;
 
 [[nodiscard]] status validate(const tuning_settings& settings);
 

@@ -4,13 +4,10 @@
 //   defaults (ECN and DCQCN on, the WRED profile and every tuned path at its spec.hpp field default: SONiC
 //   AZURE_LOSSLESS Kmin 1 MiB / Kmax 2 MiB / Pmax 5%, the mlx5 DCQCN defaults), run with
 //   the same seeds as the trials;
-// - the recommendation: the lowest objective among the feasible trials and the baselines.
-//   PFC only is a candidate the tuner owns, so "leave ECN off" is a possible answer and
-//   no recommendation is worse than a baseline on the objective it was chosen by;
-// - confidence: the recommendation and the baselines re-run on fresh seeds (seeds the
-//   search never saw), each with a 95% confidence interval of the objective's mean by
-//   Student's t (n - 1 degrees of freedom), and the paired differences against the
-//   baselines (same seeds, so the seed-to-seed variation of the workload cancels);
+// - the decision (tuning_decision.hpp): the best trial on the common search seeds is the
+//   contender; it is the answer only if it beats every baseline on fresh seeds beyond the
+//   95% confidence interval (Student's t, n - 1 degrees of freedom) of the paired
+//   differences, else the best baseline is, so "leave ECN off" is a possible answer;
 // - at_edge: a recommended value within 2% of its range's end on the search scale (log
 //   for log parameters): the range may cut off the optimum;
 // - the Pareto front of the trade-off the objective weighs (victim p99 slowdown against
@@ -77,16 +74,5 @@ struct tradeoff_axes {
   std::string y = "paused_us";
 };
 [[nodiscard]] tradeoff_axes tradeoff_axes_for(const objective_spec& objective, const std::vector<run_summary>& summaries);
-
-// A candidate for the recommendation: a trial or a baseline, scored on the search seeds.
-struct candidate {
-  std::string baseline;  // empty: the trial `trial_index`
-  std::uint32_t trial_index = 0;
-  double objective = 0;
-  bool feasible = false;
-};
-// The feasible candidate with the lowest objective; a tie goes to the baseline (the
-// simpler change), then to the earlier. nullopt: none is feasible.
-[[nodiscard]] std::optional<std::size_t> best_candidate(const std::vector<candidate>& candidates);
 
 }  // namespace rocelab::experiments

@@ -3,8 +3,8 @@
 // seeds, the recommendation and the baselines again on fresh seeds, each run stored in
 // the sweep when a store is given and reused from it when the sweep resumes.
 //
-// Seeds: the search runs each configuration with the spec's seeds (seed .. seed +
-// repeats - 1); the fresh seeds are seed + fresh_seed_offset + k, k < fresh_seeds, which
+// Seeds: the search runs each configuration with the same common seeds (seed .. seed +
+// search_seed_count - 1, tuning_trials.hpp); the fresh seeds are seed + fresh_seed_offset + k, k < fresh_seeds, which
 // no search run uses. Every (configuration, seed) is one run: stored with parameters
 // "tuning.role" ("baseline pfc_only" on the search seeds, "confirm pfc_only" or "confirm
 // trial 12" on the fresh ones) beside the spec paths it sets, so a resumed sweep finds
@@ -27,6 +27,7 @@
 #include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/experiments/tuning/tuning.hpp"
 #include "rocelab/experiments/tuning/tuning_answer.hpp"
+#include "rocelab/experiments/tuning/tuning_decision.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace rocelab::experiments {
@@ -51,8 +52,11 @@ struct config_evaluation {
   trial scored;  // over all seeds: objective (mean), feasibility, metrics_json (pooled summary)
 };
 
+// One distinct configuration of the trade-off: trials with the same applied values, or the
+// same result on both axes, are one point (a baseline among them names it).
 struct pareto_point {
   std::string label;  // "trial 12", "pfc_only"
+  std::vector<std::string> same;  // the other trials or baselines this point stands for
   std::string baseline;
   std::optional<std::uint32_t> trial_index;
   std::map<std::string, std::string> params;
@@ -62,24 +66,35 @@ struct pareto_point {
 
 struct tuning_answer {
   std::vector<config_evaluation> baselines;  // search seeds, in baseline_configs order
-  // The recommendation over trials and baselines (search seeds).
-  std::string best_baseline;                 // empty: a trial
-  std::optional<std::uint32_t> best_trial;   // set when a trial won
+  // The answer by the rule (tuning_decision.hpp): the contender when it beat every
+  // baseline on the fresh seeds, else a baseline.
+  tuning_decision decision;
+  std::string best_baseline;                 // empty: the tuned contender is the answer
+  std::optional<std::uint32_t> best_trial;   // set when the contender is the answer
   std::string best_label;
-  double best_objective = 0;
+  double best_objective = 0;                 // on the search seeds
   std::map<std::string, std::string> best_params;
   std::vector<double> best_values;  // the trial's proposed values; empty for a baseline
   std::string best_metrics_json;
-  std::vector<std::string> best_at_edge;
-  // Fresh seeds: the recommendation and every baseline.
+  std::vector<std::string> best_at_edge;   // at an edge of its (final) range
+  std::vector<std::string> best_at_bound;  // at a physical bound (tuning_edges.hpp), in words
+  std::vector<std::string> widened;        // ranges the sweep widened once (tuning_settings::widened)
+  // The best feasible trial on the search seeds, whether or not it won on fresh seeds.
+  std::optional<std::uint32_t> contender_trial;
+  std::map<std::string, std::string> contender_params;
+  std::vector<double> contender_values;
+  config_evaluation contender_fresh;
+  // Fresh seeds: the answer and every baseline.
   std::vector<std::uint64_t> fresh_seeds;
   config_evaluation best_fresh;
   std::vector<config_evaluation> baselines_fresh;
   confidence_interval best_ci;
   std::map<std::string, confidence_interval> baseline_ci;      // by baseline name
-  std::map<std::string, confidence_interval> vs_baseline_ci;   // best - baseline, paired per seed
+  std::map<std::string, confidence_interval> vs_baseline_ci;   // answer - baseline, paired per seed
   tradeoff_axes axes;
-  std::vector<pareto_point> pareto;  // every evaluated trial and baseline; on_front marks the front
+  // Every distinct configuration evaluated (trials and baselines; baselines always);
+  // on_front marks the front.
+  std::vector<pareto_point> pareto;
 };
 
 struct answer_options {
@@ -90,8 +105,10 @@ struct answer_options {
   std::function<void(const std::string&)> log;
 };
 
-// Baselines, the recommendation, its confirmation on fresh seeds and the front. Errors: a
-// baseline that cannot be set or run, store failures, no feasible candidate at all.
+// Baselines on the search seeds, the contender and the baselines on fresh seeds, the
+// decision, the front. `spec` is the experiment as the sweep ran it (its physical bounds
+// name a best at a bound). Errors: a baseline that cannot be set or run, store failures,
+// no configuration feasible on the fresh seeds.
 [[nodiscard]] result<tuning_answer> answer_tuning(const experiment_spec& spec, const tuning_settings& settings,
                                                   const std::vector<trial>& trials, const answer_options& options,
                                                   const config_runner& run = local_config_runner());
@@ -100,7 +117,9 @@ struct answer_options {
 // (an object whose members the caller merges into its output).
 [[nodiscard]] std::string answer_json_text(const tuning_settings& settings, const tuning_answer& answer);
 
-// The verdict in one or two lines for people: who wins and by how much, the CI, edges.
+// The verdict for people, the outcome first: which configuration to run, then against
+// each baseline the paired difference with its CI and the gain per traffic class, edges,
+// widened ranges and physical bounds.
 [[nodiscard]] std::string answer_text(const tuning_settings& settings, const tuning_answer& answer);
 
 }  // namespace rocelab::experiments

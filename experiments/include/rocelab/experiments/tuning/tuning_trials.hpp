@@ -56,6 +56,11 @@ void score_summaries_into(trial& t, const objective_spec& objective, const std::
 void score_into(trial& t, const objective_spec& objective, const experiment_spec& spec,
                 const std::vector<run_records>& repeats, const std::vector<std::uint64_t>& seeds);
 
+// The common seeds every trial and baseline runs: tuning.seeds, or the spec's repeats when
+// the settings were not resolved by load_tuning. Trials run seeds spec.seed .. spec.seed +
+// count - 1.
+[[nodiscard]] std::uint32_t search_seed_count(const experiment_spec& spec, const tuning_settings& settings) noexcept;
+
 // "kmin_bytes=20480 kmax_bytes=204800 pmax=0.2": the applied values by their last path
 // component, for progress lines and tables.
 [[nodiscard]] std::string describe_values(const tuning_settings& settings, std::span<const double> values);
