@@ -93,7 +93,15 @@ TEST(svg_plot, a_category_axis_labels_its_points_by_name_not_by_fractions) {
   set_x_categories(p, "profile", {"RoCEv2 shallow-buffer Ethernet", "RoCEv2 deep-buffer Ethernet"});
   p.y.label = "senders";
   p.lines.push_back({"PFC on", mark::scatter, {1, 2}, {16, 64}, ""});
+  p.lines.push_back({"PFC off", mark::scatter, {1, 2}, {6, 64}, ""});
   const std::string s = render(p);
+  // Both series' points at the second category, 64 each, side by side.
+  const auto cx = [&](const char* series) {
+    const auto group = s.find(std::string("data-name=\"") + series);
+    const auto second = s.find("cx=\"", s.find("cx=\"", group) + 1) + 4;
+    return std::stod(s.substr(second, s.find('"', second) - second));
+  };
+  EXPECT_NEAR(cx("PFC off") - cx("PFC on"), 6.0, 0.05) << "equal values do not hide one another";
   EXPECT_NE(s.find(">RoCEv2 shallow-buffer Ethernet</text>"), std::string::npos) << s;
   EXPECT_NE(s.find(">RoCEv2 deep-buffer Ethernet</text>"), std::string::npos);
   EXPECT_EQ(s.find(">1.2</text>"), std::string::npos) << "no fractional ticks between categories";

@@ -348,14 +348,18 @@ std::string render(const plot& p) {
   // Each series' drawable points, in pixels.
   std::vector<std::vector<std::pair<double, double>>> points(p.lines.size());
   std::size_t dropped = 0, drawn = 0;
+  // On a category axis the series are set side by side, `dodge` px apart, so equal values
+  // at one category do not hide one another.
+  const double dodge = p.x_categories.empty() ? 0 : 6;
   for (std::size_t si = 0; si < p.lines.size(); ++si) {
     const series& s = p.lines[si];
+    const double offset = dodge * (static_cast<double>(si) - static_cast<double>(p.lines.size() - 1) / 2);
     for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
       if (!inside(s.x[i], rx) || !inside(s.y[i], ry)) {
         ++dropped;
         continue;
       }
-      points[si].emplace_back(sx(s.x[i]), sy(s.y[i]));
+      points[si].emplace_back(sx(s.x[i]) + offset, sy(s.y[i]));
       ++drawn;
     }
   }

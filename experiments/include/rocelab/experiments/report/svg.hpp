@@ -18,8 +18,9 @@
 // - an automatic axis is logarithmic when its positive values span more than
 //   `log_span` (max / min > 100) and it has no negative value, linear otherwise;
 // - a log axis draws a zero at its floor, a tick labelled "0" one tick step below the
-//   lowest decade, with a break mark on the axis, and its label says "0 at the floor";
-//   negative values on a log axis are left out and counted in `data-dropped`;
+//   lowest tick, with a break mark on the axis, and its label says "0 at the floor";
+//   negative values on a log axis, and values beyond an axis's fixed min or max, are left
+//   out and counted in `data-dropped`;
 // - byte axes are labelled in B/KiB/MiB/GiB (log: powers of two), time axes in
 //   ns/us/ms/s (values are given in bytes and nanoseconds).
 // The elements carry classes the tests (and readers) can find: `plot-area` (the frame of
@@ -104,6 +105,8 @@ struct plot {
   bool legend = true;
   // A categorical x axis: these ticks (values 1..n, labels the names) replace the
   // computed ones, so points at 1, 2, ... are labelled by what they are, not 1.0, 1.2.
+  // The series are drawn side by side at each category (6 px apart), so equal values
+  // stay visible.
   std::vector<tick> x_categories;
 };
 
