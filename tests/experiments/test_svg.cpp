@@ -75,7 +75,7 @@ TEST(svg_plot, draws_each_mark_kind_with_a_legend) {
   EXPECT_NE(s.find("id=\"fct-cdf\""), std::string::npos);
   EXPECT_NE(s.find("<title>FCT &lt;CDF&gt;</title>"), std::string::npos) << "titles are escaped";
   EXPECT_EQ(count(s, "<polyline"), 3u) << "line, step and the unnamed line";
-  EXPECT_EQ(count(s, "<circle"), 4u);
+  EXPECT_EQ(count(s, "<circle class=\"point\""), 3u + 3u + 4u + 2u) << "a marker on every point";
   EXPECT_EQ(count(s, "class=\"series\""), 4u);
   EXPECT_NE(s.find("stroke=\"#123456\""), std::string::npos);
   EXPECT_NE(s.find("data-points=\"12\""), std::string::npos);
@@ -83,6 +83,7 @@ TEST(svg_plot, draws_each_mark_kind_with_a_legend) {
   // The legend holds the three named series.
   const auto legend = s.substr(s.find("class=\"legend\""));
   EXPECT_EQ(count(legend, "<text"), 3u);
+  EXPECT_EQ(count(legend, "<circle"), 3u) << "each entry's swatch";
   EXPECT_EQ(s.substr(s.size() - 6), "</svg>");
   EXPECT_EQ(count(s, "<g"), count(s, "</g>")) << "balanced groups";
 }
@@ -92,7 +93,15 @@ TEST(svg_plot, a_category_axis_labels_its_points_by_name_not_by_fractions) {
   set_x_categories(p, "profile", {"RoCEv2 shallow-buffer Ethernet", "RoCEv2 deep-buffer Ethernet"});
   p.y.label = "senders";
   p.lines.push_back({"PFC on", mark::scatter, {1, 2}, {16, 64}, ""});
+  p.lines.push_back({"PFC off", mark::scatter, {1, 2}, {6, 64}, ""});
   const std::string s = render(p);
+  // Both series' points at the second category, 64 each, side by side.
+  const auto cx = [&](const char* series) {
+    const auto group = s.find(std::string("data-name=\"") + series);
+    const auto second = s.find("cx=\"", s.find("cx=\"", group) + 1) + 4;
+    return std::stod(s.substr(second, s.find('"', second) - second));
+  };
+  EXPECT_NEAR(cx("PFC off") - cx("PFC on"), 6.0, 0.05) << "equal values do not hide one another";
   EXPECT_NE(s.find(">RoCEv2 shallow-buffer Ethernet</text>"), std::string::npos) << s;
   EXPECT_NE(s.find(">RoCEv2 deep-buffer Ethernet</text>"), std::string::npos);
   EXPECT_EQ(s.find(">1.2</text>"), std::string::npos) << "no fractional ticks between categories";
@@ -112,15 +121,102 @@ TEST(svg_plot, a_step_holds_its_value_until_the_next_point) {
   EXPECT_EQ(count(pts, ","), 5u) << pts;
 }
 
-TEST(svg_plot, log_scales_leave_out_non_positive_points_and_say_so) {
+TEST(svg_plot, log_scales_draw_zeros_at_the_floor_and_leave_out_negatives) {
   plot p;
   p.x.scale = scale_kind::log;
   p.y.scale = scale_kind::log;
   p.lines.push_back({"s", mark::scatter, {0, 1, 10, 100, -5}, {1, 1, 0, 100, 3}, ""});
   const std::string s = render(p);
-  EXPECT_EQ(count(s, "<circle"), 2u);
-  EXPECT_NE(s.find("data-dropped=\"3\""), std::string::npos);
-  EXPECT_NE(s.find("(log)"), std::string::npos);
+  EXPECT_EQ(count(s, "<circle class=\"point\""), 4u) << "the two zeros at the floors";
+  EXPECT_NE(s.find("data-dropped=\"1\""), std::string::npos) << "the negative one";
+  EXPECT_NE(s.find("(log; 0 at the floor)"), std::string::npos);
+  EXPECT_EQ(count(s, "class=\"axis-break\""), 2u);
+  EXPECT_NE(s.find(">0</text>"), std::string::npos);
+  // The zero x sits at the left edge of the plot area (x = 72).
+  EXPECT_NE(s.find("cx=\"72.0\""), std::string::npos) << s;
+}
+
+TEST(svg_plot, an_automatic_axis_is_log_when_values_span_more_than_two_decades) {
+  struct {
+    const char* name;
+    std::vector<double> values;
+    scale_kind expected;
+  } cases[] = {
+      {"within 100x: linear", {1, 50, 100}, scale_kind::linear},
+      {"beyond 100x: log", {1, 50, 101}, scale_kind::log},
+      {"zeros beside values 1000x apart: log", {0, 0, 5, 5000}, scale_kind::log},
+      {"zeros beside one value: linear", {0, 17'674'000}, scale_kind::linear},
+      {"a negative value: linear", {-1, 1, 1e6}, scale_kind::linear},
+      {"no values: linear", {}, scale_kind::linear},
+  };
+  for (const auto& c : cases) EXPECT_EQ(resolve_scale(axis{}, c.values), c.expected) << c.name;
+  axis zero_based;
+  zero_based.min = 0;
+  EXPECT_EQ(resolve_scale(zero_based, {1, 1e6}), scale_kind::linear) << "an axis fixed at 0 stays linear";
+  axis fixed;
+  fixed.scale = scale_kind::log;
+  EXPECT_EQ(resolve_scale(fixed, {1, 2}), scale_kind::log) << "an explicit scale is kept";
+}
+
+TEST(svg_plot, every_point_of_a_short_series_has_a_marker_so_one_point_shows) {
+  plot p;
+  p.lines.push_back({"one point", mark::line, {5}, {7}, ""});
+  p.lines.push_back({"three points", mark::step, {1, 2, 3}, {1, 2, 3}, ""});
+  std::vector<double> many(max_marked_points + 1);
+  for (std::size_t i = 0; i < many.size(); ++i) many[i] = static_cast<double>(i);
+  p.lines.push_back({"a dense curve", mark::line, many, many, ""});
+  const std::string s = render(p);
+  const auto series_at = [&](const char* name) {
+    const auto at = s.find(std::string("data-name=\"") + name);
+    return s.substr(at, s.find("</g>", at) - at);
+  };
+  EXPECT_EQ(count(series_at("one point"), "class=\"point\""), 1u);
+  EXPECT_EQ(count(series_at("three points"), "class=\"point\""), 3u);
+  EXPECT_EQ(count(series_at("a dense curve"), "class=\"point\""), 0u) << "its line is the mark";
+  EXPECT_EQ(count(series_at("a dense curve"), "<polyline"), 1u);
+}
+
+TEST(svg_plot, the_legend_sits_right_of_the_plot_area_in_a_box_as_wide_as_its_text) {
+  plot p;
+  p.width = 400, p.height = 200;
+  const std::string name = "vendor_default (on the front), a long legend entry";
+  p.lines.push_back({name, mark::scatter, {1}, {1}, ""});
+  p.lines.push_back({"empty", mark::line, {}, {}, ""});
+  const std::string s = render(p);
+  const auto box = s.find("class=\"legend-box\"");
+  ASSERT_NE(box, std::string::npos);
+  const auto number = [&](const char* attr) {
+    const auto at = s.find(std::string(" ") + attr + "=\"", box) + std::string(attr).size() + 3;
+    return std::stod(s.substr(at, s.find('"', at) - at));
+  };
+  EXPECT_GE(number("x"), 400 - 16) << "right of the plot area, which ends at width - 16";
+  EXPECT_GE(number("width"), 7.0 * static_cast<double>(name.size())) << "7 px per character";
+  EXPECT_NE(s.find(">" + escape(name) + "</text>"), std::string::npos) << "the text whole";
+  EXPECT_NE(s.find(">empty (no data)</text>"), std::string::npos);
+  const auto w = s.find("width=\"") + 7;
+  EXPECT_GE(std::stod(s.substr(w, s.find('"', w) - w)), number("x") + number("width")) << "the svg holds the legend";
+}
+
+TEST(svg_units, byte_and_time_axes_are_labelled_in_their_units) {
+  const auto labels = [](const std::vector<tick>& t) {
+    std::vector<std::string> out;
+    for (const auto& x : t) out.push_back(x.label);
+    return out;
+  };
+  EXPECT_EQ(labels(byte_ticks(0, 10 << 20, scale_kind::linear)),
+            (std::vector<std::string>{"0", "2 MiB", "4 MiB", "6 MiB", "8 MiB", "10 MiB"}));
+  EXPECT_EQ(labels(byte_ticks(1024, 1 << 20, scale_kind::log)),
+            (std::vector<std::string>{"1 KiB", "4 KiB", "16 KiB", "64 KiB", "256 KiB", "1 MiB"}));
+  EXPECT_EQ(labels(ns_ticks(0, 1'000'000, scale_kind::linear)),
+            (std::vector<std::string>{"0", "0.2 ms", "0.4 ms", "0.6 ms", "0.8 ms", "1 ms"}));
+  EXPECT_EQ(labels(ns_ticks(1'000, 10'000'000, scale_kind::log)),
+            (std::vector<std::string>{"1 us", "10 us", "100 us", "1 ms", "10 ms"}));
+  struct {
+    double bytes;
+    const char* expected;
+  } sizes[] = {{0, "0 B"}, {512, "512 B"}, {1536, "1.50 KiB"}, {11'247'390, "10.7 MiB"}, {8.0 * (1 << 30), "8.00 GiB"}};
+  for (const auto& c : sizes) EXPECT_EQ(readable_bytes(c.bytes), c.expected) << c.bytes;
+  EXPECT_EQ(readable_bytes(49'664, 4), "48.50 KiB");
 }
 
 TEST(svg_plot, log_scale_maps_decades_evenly) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/html_page.hpp"
+#include "rocelab/common/units.hpp"
 #include "rocelab/experiments/buffers/buffers.hpp"
 #include "rocelab/experiments/report/svg.hpp"
 
@@ -17,15 +18,12 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-std::string kib(std::int64_t bytes) {
-  if (bytes >= 16 * 1024 * 1024) return fmt("%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  return fmt("%.1f KiB", static_cast<double>(bytes) / 1024.0);
-}
+std::string size_text(std::int64_t bytes) { return svg::readable_bytes(static_cast<double>(bytes)); }
 
 std::string target_text(const profile_buffers& p) {
   if (!p.target_searched) return "-";
   if (!p.target_reachable) return "not reachable";
-  return (p.target_at_search_floor ? "at most " : "") + kib(p.buffer_for_target_bytes);
+  return (p.target_at_search_floor ? "at most " : "") + size_text(p.buffer_for_target_bytes);
 }
 
 }  // namespace
@@ -82,8 +80,8 @@ std::string buffers_html(const buffers_result& r) {
   h << "<h1>Switch buffers for " << svg::escape(r.spec_name.empty() ? "the workload" : r.spec_name) << "</h1>\n";
   h << "<p class=note>Each profile's switch on the rocelab twin: its port speed, cell, alpha, latency and cable, "
        "and its buffer less the PFC headroom its other ports reserve. Incast of "
-    << kib(r.incast_flow_bytes) << " per sender"
-    << (r.p99_target_ns > 0 ? "; p99 FCT target " + fmt("%.1f", static_cast<double>(r.p99_target_ns) / 1e3) + " us"
+    << size_text(r.incast_flow_bytes) << " per sender"
+    << (r.p99_target_ns > 0 ? "; p99 FCT target " + readable_duration(static_cast<double>(r.p99_target_ns))
                             : std::string())
     << ".</p>\n<table>\n<tr><th></th>";
   for (const auto& p : r.profiles) h << "<th>" << svg::escape(p.profile) << "</th>";
@@ -97,13 +95,15 @@ std::string buffers_html(const buffers_result& r) {
     return std::string("<td") + (cls ? std::string(" class=") + cls : std::string()) + ">" + svg::escape(text) + "</td>";
   };
   line("ports x speed", [&](const auto& p) { return td(std::to_string(p.ports) + " x " + fmt("%g", p.port_gbps) + "G"); });
-  line("buffer (per port)", [&](const auto& p) { return td(kib(p.buffer_bytes) + " (" + kib(p.buffer_per_port_bytes) + ")"); });
-  line("PFC headroom per port and PG", [&](const auto& p) { return td(kib(p.headroom.per_pg_bytes)); });
+  line("buffer (per port)", [&](const auto& p) {
+    return td(size_text(p.buffer_bytes) + " (" + size_text(p.buffer_per_port_bytes) + ")");
+  });
+  line("PFC headroom per port and PG", [&](const auto& p) { return td(size_text(p.headroom.per_pg_bytes)); });
   line("headroom reserved, switch", [&](const auto& p) {
-    return td(kib(p.headroom.reserved_bytes) + " (" + fmt("%.0f", 100 * p.headroom.reserved_share) + "%)",
+    return td(size_text(p.headroom.reserved_bytes) + " (" + fmt("%.0f", 100 * p.headroom.reserved_share) + "%)",
               p.headroom.reserved_share > 0.5 ? "bad" : nullptr);
   });
-  line("shared buffer left", [&](const auto& p) { return td(kib(p.headroom.shared_bytes)); });
+  line("shared buffer left", [&](const auto& p) { return td(size_text(p.headroom.shared_bytes)); });
   line("largest loss-free incast, PFC on", [&](const auto& p) {
     return td(std::to_string(p.lossless_degree_pfc) + "-to-1 (of " + std::to_string(p.max_degree_searched) + ")",
               p.lossless_degree_pfc == p.max_degree_searched ? "good" : "bad");
@@ -115,7 +115,7 @@ std::string buffers_html(const buffers_result& r) {
   });
   if (r.p99_target_ns > 0) {
     line("p99 FCT with the profile's buffer", [&](const auto& p) {
-      return td(fmt("%.1f us", static_cast<double>(p.p99_at_profile_ns) / 1e3), p.target_met_by_profile ? "good" : "bad");
+      return td(readable_duration(static_cast<double>(p.p99_at_profile_ns)), p.target_met_by_profile ? "good" : "bad");
     });
     line("buffer for the p99 target", [&](const auto& p) { return td(target_text(p)); });
   }
@@ -144,14 +144,14 @@ std::string buffers_html(const buffers_result& r) {
   reserve.id = "headroom-reserve";
   reserve.title = "Buffer and the PFC headroom it reserves";
   svg::set_x_categories(reserve, "profile", profile_names);
-  reserve.y.label = "MiB";
-  reserve.y.scale = svg::scale_kind::log;
+  reserve.y.label = "size";
+  reserve.y.unit = svg::unit_kind::bytes;
   svg::series total{"buffer", svg::mark::scatter, {}, {}, {}}, held{"headroom reserved", svg::mark::scatter, {}, {}, {}};
   for (std::size_t i = 0; i < r.profiles.size(); ++i) {
     total.x.push_back(static_cast<double>(i + 1));
-    total.y.push_back(static_cast<double>(r.profiles[i].buffer_bytes) / (1024.0 * 1024.0));
+    total.y.push_back(static_cast<double>(r.profiles[i].buffer_bytes));
     held.x.push_back(static_cast<double>(i + 1));
-    held.y.push_back(static_cast<double>(r.profiles[i].headroom.reserved_bytes) / (1024.0 * 1024.0));
+    held.y.push_back(static_cast<double>(r.profiles[i].headroom.reserved_bytes));
   }
   reserve.lines = {total, held};
   h << svg::render(reserve) << "\n";
@@ -160,15 +160,16 @@ std::string buffers_html(const buffers_result& r) {
     svg::plot curve;
     curve.id = "p99-vs-buffer";
     curve.title = "p99 FCT against switch buffer (the search's runs)";
-    curve.x.label = "buffer (MiB)";
-    curve.x.scale = svg::scale_kind::log;
-    curve.y.label = "p99 FCT (us)";
+    curve.x.label = "buffer";
+    curve.x.unit = svg::unit_kind::bytes;
+    curve.y.label = "p99 FCT";
+    curve.y.unit = svg::unit_kind::ns;
     for (const auto& p : r.profiles) {
       svg::series s{p.profile, svg::mark::scatter, {}, {}, {}};
       for (const auto& q : p.probes)
         if (q.search == "buffer_for_target" && q.complete) {
-          s.x.push_back(static_cast<double>(q.buffer_bytes) / (1024.0 * 1024.0));
-          s.y.push_back(static_cast<double>(q.fct_p99_ns) / 1e3);
+          s.x.push_back(static_cast<double>(q.buffer_bytes));
+          s.y.push_back(static_cast<double>(q.fct_p99_ns));
         }
       curve.lines.push_back(std::move(s));
     }
@@ -181,7 +182,7 @@ std::string buffers_html(const buffers_result& r) {
       }
     if (hi > 0) {
       target.x = {lo, hi};
-      target.y = {static_cast<double>(r.p99_target_ns) / 1e3, static_cast<double>(r.p99_target_ns) / 1e3};
+      target.y = {static_cast<double>(r.p99_target_ns), static_cast<double>(r.p99_target_ns)};
       curve.lines.push_back(target);
     }
     h << svg::render(curve) << "\n";

@@ -13,6 +13,7 @@
 
 #include "rocelab/common/bounded_file.hpp"
 #include "rocelab/common/units.hpp"
+#include "report/change_judgement.hpp"
 #include "report/html_page.hpp"
 #include "rocelab/experiments/compare/compare.hpp"
 #include "rocelab/experiments/report/svg.hpp"
@@ -47,21 +48,20 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-std::string us(std::int64_t ns) { return fmt("%.2f", static_cast<double>(ns) / 1e3); }
+std::string duration(double ns) { return readable_duration(ns); }
 
-// One row of the table: a metric per fabric, with a bar relative to the best (lower or
-// higher is better) so the eye finds the winner.
-std::string row(const std::string& label, const std::vector<double>& v, const std::vector<std::string>& text,
-                bool higher_better) {
-  double best = 0;
-  bool any = false;
-  for (const double x : v)
-    if (x > 0 && (!any || (higher_better ? x > best : x < best))) best = x, any = true;
+// One row of the table: a metric per fabric (`known`: the fabric measured it, e.g. ran
+// that workload), with a bar relative to the largest so the eye compares them. The best
+// is shaded only when it beats every other known value beyond noise and is not zero
+// (report/change_judgement.hpp).
+std::string row(const std::string& label, const std::vector<double>& v, const std::vector<bool>& known,
+                const std::vector<std::string>& text, bool higher_better) {
+  const auto best = report_detail::clear_best(v, known, higher_better);
   double top = 0;
   for (const double x : v) top = std::max(top, x);
   std::string r = "<tr><th>" + esc(label) + "</th>";
   for (std::size_t i = 0; i < v.size(); ++i) {
-    const bool win = any && v[i] == best && v.size() > 1;
+    const bool win = best == i;
     const int width = top > 0 ? static_cast<int>(std::lround(100 * v[i] / top)) : 0;
     r += std::string("<td") + (win ? " class=best" : "") + ">" + esc(text[i]) + "<div class=bar style=\"width:" +
          std::to_string(width) + "%\"></div></td>";
@@ -133,7 +133,9 @@ std::string compare_html(const compare_result& r) {
     << esc(r.name.empty() ? "fabric comparison" : r.name) << "</h1>\n";
   h << "<p>" << r.hosts << " hosts at " << fmt("%g", r.link_gbps) << " Gb/s, simulated on the rocelab twin with each "
     << "fabric's switch profile; " << fmt("%g", r.settings.compute_ms_per_step)
-    << " ms of compute per training step. Best value per row in green.</p>\n";
+    << " ms of compute per training step. The best value of a row is in green when it beats every other fabric's by "
+       "more than "
+    << static_cast<int>(report_detail::noise_fraction * 100) << "% and is not zero.</p>\n";
   // Verdict.
   const fabric_metrics* fastest = nullptr;
   const fabric_metrics* cheapest = nullptr;
@@ -172,15 +174,24 @@ std::string compare_html(const compare_result& r) {
 
   std::vector<std::string> names;
   for (const auto& m : r.fabrics) names.push_back(m.fabric);
-  auto series = [&](auto get, auto text, const std::string& label, bool higher) {
+  // `has`: whether a fabric measured the row (ran its workload); a fabric that did not
+  // shows "-" and takes no part in the best.
+  auto series = [&](auto get, auto text, const std::string& label, bool higher, auto has) {
     std::vector<double> v;
+    std::vector<bool> known;
     std::vector<std::string> t;
     for (const auto& m : r.fabrics) {
       v.push_back(get(m));
-      t.push_back(text(m));
+      known.push_back(has(m));
+      t.push_back(has(m) ? text(m) : std::string("-"));
     }
-    return row(label, v, t, higher);
+    return row(label, v, known, t, higher);
   };
+  const auto allreduce = [](const fabric_metrics& m) { return m.has_allreduce; };
+  const auto incast = [](const fabric_metrics& m) { return m.has_incast; };
+  const auto background = [](const fabric_metrics& m) { return m.has_background; };
+  const auto always = [](const fabric_metrics&) { return true; };
+  const auto priced = [](const fabric_metrics& m) { return m.usd_per_busbw_gbps > 0; };
   h << "<h2>Per fabric</h2><table><tr><th></th>";
   for (const auto& m : r.fabrics)
     h << "<th>" << esc(m.fabric) << "<br><span class=note>" << esc(m.profile) << ", " << esc(m.routing) << ", "
@@ -191,57 +202,61 @@ std::string compare_html(const compare_result& r) {
   const bool bg = std::any_of(r.fabrics.begin(), r.fabrics.end(), [](const auto& m) { return m.has_background; });
   if (ar) {
     h << series([](const auto& m) { return m.busbw_gbps; }, [](const auto& m) { return fmt("%.1f", m.busbw_gbps); },
-                "all-reduce busbw (Gb/s)", true);
+                "all-reduce busbw (Gb/s)", true, allreduce);
     h << series([](const auto& m) { return m.algbw_gbps; }, [](const auto& m) { return fmt("%.1f", m.algbw_gbps); },
-                "all-reduce algbw (Gb/s)", true);
+                "all-reduce algbw (Gb/s)", true, allreduce);
     h << series([](const auto& m) { return m.allreduce_time_ns; },
-                [](const auto& m) { return fmt("%.1f", m.allreduce_time_ns / 1e3); }, "all-reduce time (us)", false);
+                [](const auto& m) { return duration(m.allreduce_time_ns); }, "all-reduce time", false, allreduce);
     h << series([](const auto& m) { return m.link_util_mean; },
                 [](const auto& m) { return fmt("%.0f%%", 100 * m.link_util_mean) + " (max " + fmt("%.0f%%", 100 * m.link_util_max) + ")"; },
-                "link utilisation, mean of used switch ports", true);
+                "link utilisation, mean of used switch ports", true, allreduce);
     h << series([](const auto& m) { return m.comm_share; }, [](const auto& m) { return fmt("%.2f%%", 100 * m.comm_share); },
-                "step time communicating", false);
+                "step time communicating", false, allreduce);
     h << series([](const auto& m) { return m.mfu_factor; }, [](const auto& m) { return fmt("%.4f", m.mfu_factor); },
-                "MFU factor (compute / step)", true);
+                "MFU factor (compute / step)", true, allreduce);
   }
   if (inc) {
     h << series([](const auto& m) { return static_cast<double>(m.incast_fct_p50_ns); },
-                [](const auto& m) { return us(m.incast_fct_p50_ns); }, "incast FCT p50 (us)", false);
+                [](const auto& m) { return duration(static_cast<double>(m.incast_fct_p50_ns)); }, "incast FCT p50", false,
+                incast);
     h << series([](const auto& m) { return static_cast<double>(m.incast_fct_p99_ns); },
-                [](const auto& m) { return us(m.incast_fct_p99_ns); }, "incast FCT p99 (us)", false);
+                [](const auto& m) { return duration(static_cast<double>(m.incast_fct_p99_ns)); }, "incast FCT p99", false,
+                incast);
   }
   if (bg) {
     h << series([](const auto& m) { return static_cast<double>(m.small_fct_p50_ns); },
-                [](const auto& m) { return us(m.small_fct_p50_ns); },
-                "small messages under background, FCT p50 (us)", false);
+                [](const auto& m) { return duration(static_cast<double>(m.small_fct_p50_ns)); },
+                "small messages under background, FCT p50", false, background);
     h << series([](const auto& m) { return static_cast<double>(m.small_fct_p99_ns); },
-                [](const auto& m) { return us(m.small_fct_p99_ns); },
-                "small messages under background, FCT p99 (us)", false);
+                [](const auto& m) { return duration(static_cast<double>(m.small_fct_p99_ns)); },
+                "small messages under background, FCT p99", false, background);
   }
   h << series([](const auto& m) { return static_cast<double>(m.paused_ns); },
               [](const auto& m) {
-                return us(m.paused_ns) + (m.link == "infiniband" ? " credit stall" : " PFC pause") + " (" +
+                return duration(static_cast<double>(m.paused_ns)) +
+                       (m.link == "infiniband" ? " credit stall" : " PFC pause") + " (" +
                        std::to_string(m.pause_intervals) + " intervals, " + std::to_string(m.pause_frames) + " frames)";
               },
-              "paused or credit-stalled (us, summed over ports)", false);
+              "paused or credit-stalled (summed over ports)", false, always);
   h << series([](const auto& m) { return static_cast<double>(m.drops + m.retransmits); },
               [](const auto& m) {
                 return std::to_string(m.drops) + " / " + std::to_string(m.trims) + " / " + std::to_string(m.retransmits);
               },
-              "drops / trims / retransmits", false);
+              "drops / trims / retransmits", false, always);
   h << series([](const auto& m) { return static_cast<double>(m.ce_marked); },
               [](const auto& m) { return std::to_string(m.ce_marked) + " / " + std::to_string(m.cnps); },
-              "ECN or FECN marks / CNPs or BECNs", false);
+              "ECN or FECN marks / CNPs or BECNs", false, always);
   h << series([](const auto& m) { return m.cost.per_gpu_usd; }, [](const auto& m) { return fmt("$%.0f", m.cost.per_gpu_usd); },
-              "fabric cost per GPU", false);
+              "fabric cost per GPU", false, always);
   h << series([](const auto& m) { return m.cost.total_usd; },
               [](const auto& m) {
                 return fmt("$%.0f", m.cost.total_usd) + " (NICs " + fmt("$%.0f", m.cost.nic_usd) + ", ports " +
                        fmt("$%.0f", m.cost.switch_usd) + ", optics " + fmt("$%.0f", m.cost.optics_usd) + ")";
               },
-              "fabric cost", false);
+              "fabric cost", false, always);
   h << series([](const auto& m) { return m.usd_per_busbw_gbps; },
-              [](const auto& m) { return fmt("$%.2f", m.usd_per_busbw_gbps); }, "cost per GPU per Gb/s busbw", false);
+              [](const auto& m) { return fmt("$%.2f", m.usd_per_busbw_gbps); }, "cost per GPU per Gb/s busbw", false,
+              priced);
   h << "</table>\n";
   for (const auto& m : r.fabrics) {
     if (!m.tuning_note.empty() || !m.settings.empty()) {
@@ -256,7 +271,7 @@ std::string compare_html(const compare_result& r) {
     svg::plot p;
     p.id = id;
     p.title = title;
-    p.x = {"FCT (us)", svg::scale_kind::log, std::nullopt, std::nullopt};
+    p.x = {"FCT", svg::scale_kind::automatic, std::nullopt, std::nullopt, svg::unit_kind::ns};
     p.y = {"fraction of messages", svg::scale_kind::linear, 0.0, 1.0};
     for (const auto& m : r.fabrics) {
       const std::vector<double>& v = get(m);
@@ -265,7 +280,7 @@ std::string compare_html(const compare_result& r) {
       sr.name = m.fabric;
       sr.kind = svg::mark::step;
       for (std::size_t i = 0; i < v.size(); ++i) {
-        sr.x.push_back(v[i]);
+        sr.x.push_back(v[i] * 1e3);  // us -> ns
         sr.y.push_back(static_cast<double>(i + 1) / static_cast<double>(v.size()));
       }
       p.lines.push_back(std::move(sr));
@@ -285,7 +300,7 @@ std::string compare_html(const compare_result& r) {
       svg::plot p;
       p.id = cost ? "scale-cost" : "scale-busbw";
       p.title = cost ? "Cost per GPU per Gb/s of bus bandwidth" : "All-reduce bus bandwidth by cluster size";
-      p.x = {"hosts", svg::scale_kind::log, std::nullopt, std::nullopt};
+      p.x = {"hosts", svg::scale_kind::automatic, std::nullopt, std::nullopt};
       p.y = {cost ? "USD per GPU per Gb/s" : "busbw (Gb/s)", svg::scale_kind::linear, 0.0, std::nullopt};
       for (const auto& n : names) {
         svg::series sr;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/html_page.hpp"
+#include "rocelab/common/units.hpp"
 #include "rocelab/experiments/qualify/qualify.hpp"
 #include "rocelab/experiments/report/svg.hpp"
 
@@ -45,10 +46,10 @@ std::string qualify_value_text(double v, const std::string& unit) {
   char s[64];
   if (v < 0 && unit != "probability") return "none";
   if (unit == "bytes")
-    std::snprintf(s, sizeof s, "%.0f B", v);
-  else if (unit == "ns")
-    std::snprintf(s, sizeof s, "%.3f ms", v / 1e6);
-  else if (unit == "probability")
+    return svg::readable_bytes(v, 4);
+  if (unit == "ns")
+    return readable_duration(v);
+  if (unit == "probability")
     std::snprintf(s, sizeof s, "%.3f", v);
   else if (unit.empty())
     std::snprintf(s, sizeof s, "%s", v != 0 ? "yes" : "no");
@@ -161,7 +162,8 @@ std::string qualify_html(const qualify_result& r) {
     svg::plot p;
     p.id = "plot-ecn-curve";
     p.title = "ECN marking probability against queue depth";
-    p.x.label = "queue depth (KiB)";
+    p.x.label = "queue depth";
+    p.x.unit = svg::unit_kind::bytes;
     p.y.label = "marking probability";
     p.y.min = 0;
     p.y.max = 1;
@@ -171,16 +173,16 @@ std::string qualify_html(const qualify_result& r) {
     const double x1 = static_cast<double>(r.ecn_curve.back().depth_bytes);
     for (auto [x, y] : {std::pair{std::min(x0, kmin), 0.0}, std::pair{kmin, 0.0}, std::pair{kmax, r.ecn.pmax},
                         std::pair{kmax, 1.0}, std::pair{std::max(x1, kmax), 1.0}}) {
-      configured.x.push_back(x / 1024.0);
+      configured.x.push_back(x);
       configured.y.push_back(y);
     }
     svg::series measured{"measured", svg::mark::scatter, {}, {}, {}};
     svg::series lo{"99.9% interval", svg::mark::scatter, {}, {}, "#999999"};
     for (const auto& pt : r.ecn_curve) {
-      measured.x.push_back(static_cast<double>(pt.depth_bytes) / 1024.0);
+      measured.x.push_back(static_cast<double>(pt.depth_bytes));
       measured.y.push_back(pt.measured);
       for (double b : {pt.ci_low, pt.ci_high}) {
-        lo.x.push_back(static_cast<double>(pt.depth_bytes) / 1024.0);
+        lo.x.push_back(static_cast<double>(pt.depth_bytes));
         lo.y.push_back(b);
       }
     }
@@ -190,11 +192,10 @@ std::string qualify_html(const qualify_result& r) {
          "<th>99.9% interval</th><th>result</th></tr>\n";
     for (const auto& pt : r.ecn_curve) {
       char row[256];
-      std::snprintf(row, sizeof row, "<tr><td>%lld B</td><td>%u</td><td>%u</td><td>%.4f</td><td>%.4f</td>"
-                                     "<td>[%.4f, %.4f]</td>",
-                    static_cast<long long>(pt.depth_bytes), pt.samples, pt.marked, pt.measured, pt.expected,
-                    pt.ci_low, pt.ci_high);
-      h << row << "<td class=" << (pt.pass ? "good>PASS" : "bad>FAIL") << "</td></tr>\n";
+      std::snprintf(row, sizeof row, "<td>%u</td><td>%u</td><td>%.4f</td><td>%.4f</td><td>[%.4f, %.4f]</td>",
+                    pt.samples, pt.marked, pt.measured, pt.expected, pt.ci_low, pt.ci_high);
+      h << "<tr><td>" << svg::readable_bytes(static_cast<double>(pt.depth_bytes), 4) << "</td>" << row
+        << "<td class=" << (pt.pass ? "good>PASS" : "bad>FAIL") << "</td></tr>\n";
     }
     h << "</table>\n";
   }

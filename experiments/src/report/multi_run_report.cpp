@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/change_judgement.hpp"
 #include "report/html_page.hpp"
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/report/svg.hpp"
@@ -52,12 +53,12 @@ std::string fct_cdf_svg(const std::vector<report_run>& runs) {
   svg::plot p;
   p.id = "fct-cdf";
   p.title = "FCT CDF, completed flows";
-  p.x = {"flow completion time (us)", svg::scale_kind::log, {}, {}};
+  p.x = {"flow completion time", svg::scale_kind::automatic, {}, {}, svg::unit_kind::ns};
   p.y = {"fraction of flows", svg::scale_kind::linear, 0.0, 1.0};
   for (const report_run& r : runs) {
     std::vector<double> fct;
     for (const flow_record& f : r.flows)
-      if (f.end_ns > 0 && f.fct_ns > 0) fct.push_back(static_cast<double>(f.fct_ns) / 1e3);
+      if (f.end_ns > 0 && f.fct_ns > 0) fct.push_back(static_cast<double>(f.fct_ns));
     std::sort(fct.begin(), fct.end());
     svg::series s{label_of(r), svg::mark::step, {}, {}, {}};
     for (std::size_t i = 0; i < fct.size(); ++i) {
@@ -73,8 +74,8 @@ std::string slowdown_svg(const std::vector<report_run>& runs) {
   svg::plot p;
   p.id = "slowdown-by-size";
   p.title = "p99 slowdown by flow size";
-  p.x = {"flow size (bytes)", svg::scale_kind::log, {}, {}};
-  p.y = {"p99 slowdown (FCT / ideal FCT)", svg::scale_kind::log, {}, {}};
+  p.x = {"flow size", svg::scale_kind::automatic, {}, {}, svg::unit_kind::bytes};
+  p.y = {"p99 slowdown (FCT / ideal FCT)", svg::scale_kind::automatic, {}, {}};
   for (const report_run& r : runs) {
     svg::series s{label_of(r), svg::mark::line, {}, {}, {}};
     for (const size_bucket& b : slowdown_by_size(r.flows)) {
@@ -139,7 +140,10 @@ std::string multi_run_html(const std::vector<report_run>& runs) {
   html += "</table>\n";
 
   html += "<h2>Results</h2><p class=note>Each run's change is against " + svg::escape(label_of(runs[0])) +
-          "; green where it is better, red where worse.</p><table id=results><tr><th>metric</th>";
+          "; green where it is better, red where worse, by more than " +
+          std::to_string(static_cast<int>(report_detail::noise_fraction * 100)) +
+          "% (a smaller change is within run-to-run noise); a zero is never coloured better.</p>"
+          "<table id=results><tr><th>metric</th>";
   for (const auto& r : runs) html += "<th>" + svg::escape(label_of(r)) + "</th>";
   html += "</tr>";
   std::vector<std::vector<summary_metric>> metrics;
@@ -156,10 +160,11 @@ std::string multi_run_html(const std::vector<report_run>& runs) {
         html += "<td>" + metric_text(*other) + "</td>";
         continue;
       }
-      const bool better = m.lower_is_better ? other->value < m.value : other->value > m.value;
-      const bool worse = m.lower_is_better ? other->value > m.value : other->value < m.value;
       const bool judged = m.name != "flows" && m.name != "completed" && m.name != "CE marked" && m.name != "CNPs";
-      html += std::string("<td") + (judged && better ? " class=good" : judged && worse ? " class=bad" : "") + ">" +
+      const auto j = judged ? report_detail::judge_change(m.value, other->value, m.lower_is_better)
+                            : report_detail::judgement::none;
+      html += std::string("<td") + (j == report_detail::judgement::none ? "" : std::string(" class=") +
+                                    report_detail::judgement_class(j)) + ">" +
               metric_text(*other) + " (" + percent_text(change_percent(m.value, other->value), m.value, other->value) +
               ")</td>";
     }

@@ -197,14 +197,14 @@ std::string fct_cdf(const run_analysis& a) {
   svg::plot p;
   p.id = "plot-fct-cdf";
   p.title = "FCT CDF";
-  p.x = {"flow completion time (us)", svg::scale_kind::log, {}, {}};
+  p.x = {"flow completion time", svg::scale_kind::automatic, {}, {}, svg::unit_kind::ns};
   p.y = {"fraction of flows", svg::scale_kind::linear, 0.0, 1.0};
   std::map<std::string, std::vector<double>> by_kind;
   for (const auto& f : a.records.flows)
-    if (f.completed()) by_kind[to_string(f.kind)].push_back(static_cast<double>(f.fct_ns) / 1e3);
+    if (f.completed()) by_kind[to_string(f.kind)].push_back(static_cast<double>(f.fct_ns));
   if (by_kind.size() > 1)
     for (const auto& f : a.records.flows)
-      if (f.completed()) by_kind["all"].push_back(static_cast<double>(f.fct_ns) / 1e3);
+      if (f.completed()) by_kind["all"].push_back(static_cast<double>(f.fct_ns));
   for (auto& [kind, v] : by_kind) {
     std::sort(v.begin(), v.end());
     svg::series s{kind, svg::mark::step, {}, {}, ""};
@@ -221,8 +221,8 @@ std::string slowdown_by_size(const run_analysis& a, const report_options& o) {
   svg::plot p;
   p.id = "plot-slowdown-size";
   p.title = "Slowdown by flow size";
-  p.x = {"flow size (bytes)", svg::scale_kind::log, {}, {}};
-  p.y = {"slowdown (FCT / ideal)", svg::scale_kind::log, {}, {}};
+  p.x = {"flow size", svg::scale_kind::automatic, {}, {}, svg::unit_kind::bytes};
+  p.y = {"slowdown (FCT / ideal)", svg::scale_kind::automatic, {}, {}};
   std::map<std::string, svg::series> by_kind;
   std::vector<std::size_t> done;
   for (std::size_t i = 0; i < a.records.flows.size(); ++i)
@@ -243,8 +243,8 @@ std::string slowdown_by_pause(const run_analysis& a, const report_options& o) {
   svg::plot p;
   p.id = "plot-slowdown-pause";
   p.title = "Slowdown against pause exposure";
-  p.x = {"paused time on the flow's path (us)", svg::scale_kind::linear, {}, {}};
-  p.y = {"slowdown", svg::scale_kind::log, {}, {}};
+  p.x = {"paused time on the flow's path", svg::scale_kind::automatic, {}, {}, svg::unit_kind::ns};
+  p.y = {"slowdown", svg::scale_kind::automatic, {}, {}};
   svg::series victims{"victims", svg::mark::scatter, {}, {}, "#D55E00"};
   svg::series others{"other flows", svg::mark::scatter, {}, {}, "#0072B2"};
   std::set<std::size_t> victim_set;
@@ -255,7 +255,7 @@ std::string slowdown_by_pause(const run_analysis& a, const report_options& o) {
   for (const std::size_t j : thin(done.size(), o.max_scatter_points)) {
     const auto& c = a.flows[done[j]];
     auto& s = victim_set.count(c.flow) ? victims : others;
-    s.x.push_back(static_cast<double>(c.paused_ns) / 1e3);
+    s.x.push_back(static_cast<double>(c.paused_ns));
     s.y.push_back(c.slowdown);
   }
   p.lines = {std::move(others), std::move(victims)};
@@ -266,13 +266,14 @@ std::string pause_timeline(const run_analysis& a, const report_options& o) {
   svg::timeline t;
   t.id = "plot-pause-timeline";
   t.title = "PFC pauses per port and priority (colour: source)";
-  t.x.label = "time (us)";
+  t.x.label = "time";
+  t.x.unit = svg::unit_kind::ns;
   t.x.min = 0.0;
-  t.x.max = static_cast<double>(std::max<std::int64_t>(1, run_end_ns(a.records))) / 1e3;
+  t.x.max = static_cast<double>(std::max<std::int64_t>(1, run_end_ns(a.records)));
   std::map<std::pair<pause_index::key, pause_source>, std::vector<std::pair<double, double>>> spans;
   for (const auto& p : a.records.pauses)
-    spans[{{p.device, p.port, p.priority}, p.source}].emplace_back(static_cast<double>(p.start_ns) / 1e3,
-                                                                   static_cast<double>(p.end_ns) / 1e3);
+    spans[{{p.device, p.port, p.priority}, p.source}].emplace_back(static_cast<double>(p.start_ns),
+                                                                   static_cast<double>(p.end_ns));
   std::size_t rows = 0;
   for (const auto& port : a.ports) {
     for (const pause_source s : {pause_source::capture, pause_source::counter, pause_source::model}) {
@@ -289,8 +290,8 @@ std::string queue_depth(const run_analysis& a, const report_options& o) {
   svg::plot p;
   p.id = "plot-queue-depth";
   p.title = "Queue depth over time (deepest queues)";
-  p.x = {"time (us)", svg::scale_kind::linear, 0.0, {}};
-  p.y = {"queue depth (KB)", svg::scale_kind::linear, 0.0, {}};
+  p.x = {"time", svg::scale_kind::linear, 0.0, {}, svg::unit_kind::ns};
+  p.y = {"queue depth", svg::scale_kind::linear, 0.0, {}, svg::unit_kind::bytes};
   const queue_index q(a.records.queues);
   std::vector<std::pair<std::uint64_t, pause_index::key>> deepest;
   for (const auto& [k, v] : q.series()) {
@@ -304,8 +305,8 @@ std::string queue_depth(const run_analysis& a, const report_options& o) {
     const auto& v = q.series().at(k);
     svg::series s{port_name(a.records, k), svg::mark::step, {}, {}, ""};
     for (const std::size_t i : thin(v.size(), 4000)) {
-      s.x.push_back(static_cast<double>(v[i].first) / 1e3);
-      s.y.push_back(static_cast<double>(v[i].second) / 1e3);
+      s.x.push_back(static_cast<double>(v[i].first));
+      s.y.push_back(static_cast<double>(v[i].second));
     }
     p.lines.push_back(std::move(s));
   }
@@ -319,8 +320,8 @@ std::string marks_over_time(const run_analysis& a, const report_options& o) {
   const std::int64_t end = std::max<std::int64_t>(1, run_end_ns(a.records));
   const std::size_t bins = std::max<std::size_t>(1, o.time_bins);
   const double width_ns = static_cast<double>(end) / static_cast<double>(bins);
-  p.x = {"time (us)", svg::scale_kind::linear, 0.0, static_cast<double>(end) / 1e3};
-  p.y = {"per " + num(width_ns / 1e3, 2) + " us", svg::scale_kind::linear, 0.0, {}};
+  p.x = {"time", svg::scale_kind::linear, 0.0, static_cast<double>(end), svg::unit_kind::ns};
+  p.y = {"per " + readable_duration(width_ns), svg::scale_kind::linear, 0.0, {}};
   std::vector<double> ce(bins, 0), cnp(bins, 0), retx(bins, 0);
   bool cnps_measured = a.marks_from_events, retransmits_measured = a.marks_from_events;
   const auto bin_of = [&](std::int64_t t) {
@@ -352,7 +353,7 @@ std::string marks_over_time(const run_analysis& a, const report_options& o) {
   svg::series sce{"CE-marked packets", svg::mark::line, {}, {}, ""}, scnp{"CNPs", svg::mark::line, {}, {}, ""},
       sretx{"retransmits", svg::mark::line, {}, {}, ""};
   for (std::size_t b = 0; b < bins; ++b) {
-    const double x = (static_cast<double>(b) + 0.5) * width_ns / 1e3;
+    const double x = (static_cast<double>(b) + 0.5) * width_ns;
     sce.x.push_back(x), sce.y.push_back(ce[b]);
     scnp.x.push_back(x), scnp.y.push_back(cnp[b]);
     sretx.x.push_back(x), sretx.y.push_back(retx[b]);
@@ -619,7 +620,10 @@ std::string report_html(const run_analysis& a, const report_options& o) {
   out += "<h2 id=\"victims\">Victims of PFC</h2>";
   out += "<p>A flow is a victim at a hop when that hop was paused during the flow while the flow's own destination "
          "port was not congested (fan-in" +
-         std::string(a.victims.from_queue_samples ? " and a queue of at least " + std::to_string(o.victims.congested_queue_bytes) + " bytes" : "") +
+         std::string(a.victims.from_queue_samples
+                         ? " and a queue of at least " +
+                               svg::readable_bytes(static_cast<double>(o.victims.congested_queue_bytes))
+                         : "") +
          "): it waited behind congestion elsewhere. " + std::to_string(a.victims.victims.size()) + " victim flows; " +
          std::to_string(a.victims.congested_ports.size()) + " congested destination ports.</p>";
   out += html_table(victims_table(a, o.max_flow_rows), "table-victims", "no victims");

@@ -217,7 +217,7 @@ std::string queues_sentence(const run_analysis& a) {
     return "No queue samples in this run (the twin samples them with twin.queue_sample_interval_ns).";
   const auto deepest = std::max_element(a.records.queues.begin(), a.records.queues.end(),
                                         [](const queue_sample& x, const queue_sample& y) { return x.bytes < y.bytes; });
-  return "The deepest queue reached " + format_size(static_cast<std::int64_t>(deepest->bytes)) + " at " +
+  return "The deepest queue reached " + svg::readable_bytes(static_cast<double>(deepest->bytes)) + " at " +
          device_name(a.records, deepest->device) + ":" + std::to_string(deepest->port) + " queue " +
          std::to_string(deepest->queue) + ", " + readable_duration(static_cast<double>(deepest->t_ns)) +
          " into the run.";

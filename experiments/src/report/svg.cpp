@@ -12,6 +12,18 @@ namespace rocelab::experiments::svg {
 namespace {
 
 constexpr int margin_left = 72, margin_right = 16, margin_top = 28, margin_bottom = 48;
+// The legend's layout: gap from the plot area, row height, inner padding, and the room
+// its swatch (a line with a marker) takes before the text.
+constexpr double legend_gap = 12, legend_row = 16, legend_pad = 8, legend_swatch = 22;
+
+// An upper estimate of the width of 11 px sans-serif text: 7 px per character (DejaVu
+// Sans, Chromium's default on Debian, averages about 6.3 px; capitals and "m", "w" reach
+// 9). A legend box sized from it holds its text.
+double text_width(std::string_view s) {
+  std::size_t chars = 0;
+  for (const char c : s) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;  // UTF-8 code points
+  return 7.0 * static_cast<double>(chars);
+}
 
 std::string fmt(double v) {
   char b[32];
@@ -30,28 +42,15 @@ struct scale {
   scale_kind kind = scale_kind::linear;
   double d0 = 0, d1 = 1;  // domain
   double r0 = 0, r1 = 1;  // range (pixels)
+  // On a log scale a zero sits at the floor (d0).
   [[nodiscard]] double operator()(double v) const {
+    if (kind == scale_kind::log && v <= 0) return r0;
     const double a = kind == scale_kind::log ? std::log10(v) : v;
     const double lo = kind == scale_kind::log ? std::log10(d0) : d0;
     const double hi = kind == scale_kind::log ? std::log10(d1) : d1;
     return hi == lo ? (r0 + r1) / 2 : r0 + (a - lo) / (hi - lo) * (r1 - r0);
   }
 };
-
-bool drawable(double v, scale_kind k) { return std::isfinite(v) && (k == scale_kind::linear || v > 0); }
-
-// The domain and ticks of an axis over the values given (already filtered as drawable).
-std::vector<tick> axis_ticks(const axis& a, double lo, double hi, bool any) {
-  if (a.min) lo = *a.min;
-  if (a.max) hi = *a.max;
-  if (!any && !a.min && !a.max) lo = a.scale == scale_kind::log ? 1 : 0, hi = a.scale == scale_kind::log ? 10 : 1;
-  if (a.scale == scale_kind::log) {
-    lo = std::max(lo, std::numeric_limits<double>::min());
-    hi = std::max(hi, lo);
-    return log_ticks(lo, hi);
-  }
-  return linear_ticks(lo, hi);
-}
 
 void text(std::string& out, double x, double y, std::string_view anchor, std::string_view s, std::string_view extra = {}) {
   out += "<text x=\"" + fmt(x) + "\" y=\"" + fmt(y) + "\" text-anchor=\"" + std::string(anchor) + "\"";
@@ -128,6 +127,76 @@ std::string format_number(double v) {
   return b;
 }
 
+std::string readable_bytes(double bytes, int digits) {
+  if (!std::isfinite(bytes)) return "-";
+  if (bytes == 0) return "0 B";
+  static constexpr std::array<const char*, 5> units{"B", "KiB", "MiB", "GiB", "TiB"};
+  std::size_t k = 0;
+  double v = bytes;
+  while (k + 1 < units.size() && std::abs(v) >= 1024) v /= 1024, ++k;
+  const double a = std::abs(v);
+  const int integer_digits = a >= 100 ? 3 : a >= 10 ? 2 : 1;
+  char b[48];
+  std::snprintf(b, sizeof b, "%.*f %s", k == 0 ? 0 : std::max(0, std::max(3, digits) - integer_digits), v, units[k]);
+  return b;
+}
+
+std::vector<tick> byte_ticks(double lo, double hi, scale_kind scale, int max_ticks) {
+  static constexpr std::array<const char*, 5> units{"B", "KiB", "MiB", "GiB", "TiB"};
+  if (scale == scale_kind::log) {
+    lo = std::max(lo, std::numeric_limits<double>::min());
+    hi = std::max(hi, lo);
+    const int e0 = static_cast<int>(std::floor(std::log2(lo) + 1e-9));
+    int e1 = static_cast<int>(std::ceil(std::log2(hi) - 1e-9));
+    if (e1 <= e0) e1 = e0 + 1;
+    int step = 1;
+    for (const int s : {1, 2, 5, 10, 20, 50})
+      if (step = s; (e1 - e0) / s + 1 <= std::max(2, max_ticks)) break;
+    const int first = static_cast<int>(std::floor(static_cast<double>(e0) / step)) * step;
+    std::vector<tick> out;
+    for (int e = first;; e += step) {
+      const int k = std::clamp(e >= 0 ? e / 10 : 0, 0, static_cast<int>(units.size()) - 1);
+      out.push_back({std::exp2(e), format_number(std::exp2(e - 10 * k)) + " " + units[static_cast<std::size_t>(k)]});
+      if (e >= e1) break;
+    }
+    return out;
+  }
+  const double top = std::max(std::abs(lo), std::abs(hi));
+  std::size_t k = 0;
+  double unit = 1;
+  while (k + 1 < units.size() && top >= unit * 1024) unit *= 1024, ++k;
+  auto out = linear_ticks(lo / unit, hi / unit);
+  for (auto& t : out) {
+    t.label = t.value == 0 ? "0" : format_number(t.value) + " " + units[k];
+    t.value *= unit;
+  }
+  return out;
+}
+
+std::vector<tick> ns_ticks(double lo, double hi, scale_kind scale, int max_ticks) {
+  static constexpr std::array<std::pair<double, const char*>, 4> units{{{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}}};
+  const auto unit_of = [](double v) {
+    for (const auto& u : units)
+      if (std::abs(v) >= u.first * (1 - 1e-9)) return u;
+    return units.back();
+  };
+  if (scale == scale_kind::log) {
+    auto out = log_ticks(std::max(lo, std::numeric_limits<double>::min()), std::max(hi, lo), max_ticks);
+    for (auto& t : out) {
+      const auto [f, name] = unit_of(t.value);
+      t.label = format_number(t.value / f) + " " + name;
+    }
+    return out;
+  }
+  const auto [f, name] = unit_of(std::max(std::abs(lo), std::abs(hi)));
+  auto out = linear_ticks(lo / f, hi / f);
+  for (auto& t : out) {
+    t.label = t.value == 0 ? "0" : format_number(t.value) + " " + name;
+    t.value *= f;
+  }
+  return out;
+}
+
 std::string escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -150,27 +219,166 @@ const std::string& palette(std::size_t i) {
   return colors[i % colors.size()];
 }
 
-std::string render(const plot& p) {
-  const int w = std::max(200, p.width), h = std::max(150, p.height);
-  const double px0 = margin_left, px1 = w - margin_right, py0 = h - margin_bottom, py1 = margin_top;
+scale_kind resolve_scale(const axis& a, const std::vector<double>& values) {
+  if (a.scale != scale_kind::automatic) return a.scale;
+  if (a.min && *a.min <= 0) return scale_kind::linear;
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const double v : values) {
+    if (!std::isfinite(v)) continue;
+    if (v < 0) return scale_kind::linear;
+    if (v > 0) lo = std::min(lo, v), hi = std::max(hi, v);
+  }
+  return hi > 0 && hi / lo > log_span ? scale_kind::log : scale_kind::linear;
+}
 
-  // Domains from the drawable points.
-  double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
+namespace {
+
+// An axis made ready to draw: its scale, ticks and domain. A log axis with zeros among its
+// values gets a floor one tick step below its lowest tick, labelled "0", where zeros go.
+struct resolved_axis {
+  scale_kind kind = scale_kind::linear;
+  std::vector<tick> ticks;
+  double d0 = 0, d1 = 1;
+  bool zero_floor = false;
+};
+
+std::vector<tick> unit_ticks(const axis& a, scale_kind kind, double lo, double hi) {
+  switch (a.unit) {
+    case unit_kind::bytes: return byte_ticks(lo, hi, kind);
+    case unit_kind::ns: return ns_ticks(lo, hi, kind);
+    case unit_kind::none: break;
+  }
+  return kind == scale_kind::log ? log_ticks(lo, hi) : linear_ticks(lo, hi);
+}
+
+resolved_axis resolve_axis(const axis& a, const std::vector<double>& values, const std::vector<tick>& categories) {
+  resolved_axis r;
+  r.kind = categories.empty() ? resolve_scale(a, values) : scale_kind::linear;
+  const bool log = r.kind == scale_kind::log;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  bool any = false, zero = false;
+  for (const double v : values) {
+    if (!std::isfinite(v) || (log && v < 0)) continue;
+    if (log && v == 0) {
+      zero = true;
+      continue;
+    }
+    lo = std::min(lo, v), hi = std::max(hi, v), any = true;
+  }
+  if (!categories.empty()) {
+    r.ticks = categories;
+  } else if (log) {
+    if (a.min && *a.min > 0) lo = *a.min, any = true;
+    if (a.max && *a.max > 0) hi = *a.max;
+    if (!any) lo = 1, hi = 10;
+    hi = std::max(hi, lo);
+    r.ticks = unit_ticks(a, r.kind, std::max(lo, std::numeric_limits<double>::min()), hi);
+  } else {
+    if (a.min) lo = *a.min;
+    if (a.max) hi = *a.max;
+    if (!any && !a.min && !a.max) lo = 0, hi = 1;
+    if (!std::isfinite(lo)) lo = std::isfinite(hi) ? std::min(0.0, hi) : 0;
+    if (!std::isfinite(hi)) hi = std::max(lo, 1.0);
+    r.ticks = unit_ticks(a, r.kind, lo, hi);
+  }
+  r.d0 = r.ticks.front().value, r.d1 = r.ticks.back().value;
+  if (log) {
+    if (a.min && *a.min > 0) r.d0 = *a.min;
+    if (a.max && *a.max > 0) r.d1 = *a.max;
+    if (zero) {
+      const double ratio = r.ticks.size() > 1 ? r.ticks[1].value / r.ticks[0].value : 10;
+      r.d0 = r.ticks.front().value / ratio;
+      r.ticks.insert(r.ticks.begin(), tick{r.d0, "0"});
+      r.zero_floor = true;
+    }
+  } else if (categories.empty() || a.min || a.max) {
+    if (a.min) r.d0 = *a.min;
+    if (a.max) r.d1 = *a.max;
+  }
+  return r;
+}
+
+// Whether a value is drawn on this axis: finite, inside the domain; on a log axis not
+// negative (a zero sits at the floor).
+bool inside(double v, const resolved_axis& r) {
+  if (!std::isfinite(v)) return false;
+  if (r.kind == scale_kind::log) {
+    if (v < 0 || (v == 0 && !r.zero_floor)) return false;
+    if (v == 0) return true;
+  }
+  const double lo = std::min(r.d0, r.d1), hi = std::max(r.d0, r.d1), slack = (hi - lo) * 1e-9;
+  return v >= lo - slack && v <= hi + slack;
+}
+
+std::string axis_title(const axis& a, const resolved_axis& r) {
+  if (r.kind != scale_kind::log) return a.label;
+  return a.label + (r.zero_floor ? " (log; 0 at the floor)" : " (log)");
+}
+
+// The two slanted strokes that mark a log axis's break between its "0" floor and its
+// first decade.
+std::string axis_break(double x, double y, bool vertical_axis) {
+  const std::string d = vertical_axis ? "M" + fmt(x - 5) + "," + fmt(y + 1) + " L" + fmt(x + 5) + "," + fmt(y - 3) +
+                                            " M" + fmt(x - 5) + "," + fmt(y + 4) + " L" + fmt(x + 5) + "," + fmt(y)
+                                      : "M" + fmt(x - 3) + "," + fmt(y + 5) + " L" + fmt(x + 1) + "," + fmt(y - 5) +
+                                            " M" + fmt(x) + "," + fmt(y + 5) + " L" + fmt(x + 4) + "," + fmt(y - 5);
+  return "<path class=\"axis-break\" d=\"" + d + "\" stroke=\"#555555\" stroke-width=\"1.5\" fill=\"none\"/>";
+}
+
+std::string marker(double x, double y, const std::string& color, double r) {
+  return "<circle class=\"point\" cx=\"" + fmt(x) + "\" cy=\"" + fmt(y) + "\" r=\"" + fmt(r) + "\" fill=\"" + color +
+         "\" fill-opacity=\"0.8\"/>";
+}
+
+}  // namespace
+
+std::string render(const plot& p) {
+  const int plot_w = std::max(200, p.width), plot_h = std::max(150, p.height);
+  const double px0 = margin_left, px1 = plot_w - margin_right, py0 = plot_h - margin_bottom, py1 = margin_top;
+
+  std::vector<double> xv, yv;
+  for (const auto& s : p.lines) {
+    const std::size_t n = std::min(s.x.size(), s.y.size());
+    xv.insert(xv.end(), s.x.begin(), s.x.begin() + static_cast<std::ptrdiff_t>(n));
+    yv.insert(yv.end(), s.y.begin(), s.y.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  const resolved_axis rx = resolve_axis(p.x, xv, p.x_categories), ry = resolve_axis(p.y, yv, {});
+  const scale sx{rx.kind, rx.d0, rx.d1, px0, px1}, sy{ry.kind, ry.d0, ry.d1, py0, py1};
+
+  // Each series' drawable points, in pixels.
+  std::vector<std::vector<std::pair<double, double>>> points(p.lines.size());
   std::size_t dropped = 0, drawn = 0;
-  for (const auto& s : p.lines)
+  // On a category axis the series are set side by side, `dodge` px apart, so equal values
+  // at one category do not hide one another.
+  const double dodge = p.x_categories.empty() ? 0 : 6;
+  for (std::size_t si = 0; si < p.lines.size(); ++si) {
+    const series& s = p.lines[si];
+    const double offset = dodge * (static_cast<double>(si) - static_cast<double>(p.lines.size() - 1) / 2);
     for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
-      if (!drawable(s.x[i], p.x.scale) || !drawable(s.y[i], p.y.scale)) {
+      if (!inside(s.x[i], rx) || !inside(s.y[i], ry)) {
         ++dropped;
         continue;
       }
+      points[si].emplace_back(sx(s.x[i]) + offset, sy(s.y[i]));
       ++drawn;
-      xlo = std::min(xlo, s.x[i]), xhi = std::max(xhi, s.x[i]);
-      ylo = std::min(ylo, s.y[i]), yhi = std::max(yhi, s.y[i]);
     }
-  const auto xt = p.x_categories.empty() ? axis_ticks(p.x, xlo, xhi, drawn > 0) : p.x_categories;
-  const auto yt = axis_ticks(p.y, ylo, yhi, drawn > 0);
-  const scale sx{p.x.scale, p.x.min.value_or(xt.front().value), p.x.max.value_or(xt.back().value), px0, px1};
-  const scale sy{p.y.scale, p.y.min.value_or(yt.front().value), p.y.max.value_or(yt.back().value), py0, py1};
+  }
+
+  // The legend: right of the plot area, as wide as its longest entry.
+  std::vector<std::size_t> named;
+  double legend_w = 0;
+  const auto entry = [&](std::size_t si) { return p.lines[si].name + (points[si].empty() ? " (no data)" : ""); };
+  if (p.legend)
+    for (std::size_t si = 0; si < p.lines.size(); ++si)
+      if (!p.lines[si].name.empty()) {
+        named.push_back(si);
+        legend_w = std::max(legend_w, text_width(entry(si)) + legend_swatch + 2 * legend_pad);
+      }
+  const double lx = px1 + legend_gap, ly = py1;
+  const double legend_h = static_cast<double>(named.size()) * legend_row + 2 * legend_pad - 4;
+  int w = plot_w + (named.empty() ? 0 : static_cast<int>(std::ceil(legend_gap + legend_w)));
+  w = std::max(w, static_cast<int>(std::ceil(text_width(p.title) * 13.0 / 11.0 + 20)));
+  const int h = std::max(plot_h, static_cast<int>(std::ceil(ly + legend_h + 8)));
 
   std::string out = open_svg(p.id, "rl-plot", w, h, p.title);
   // data-* for tests and readers: how many points were drawn and left out.
@@ -179,79 +387,70 @@ std::string render(const plot& p) {
   text(out, w / 2.0, 16, "middle", p.title, "font-size=\"13\" font-weight=\"bold\"");
 
   // Grid and ticks.
+  const auto in_domain = [](const tick& t, const scale& s) {
+    const double lo = std::min(s.d0, s.d1), hi = std::max(s.d0, s.d1), slack = (hi - lo) * 1e-9;
+    return t.value >= lo - slack && t.value <= hi + slack;
+  };
   out += "<g class=\"axis x\" stroke=\"#dddddd\">";
-  for (const auto& t : xt) {
-    if (t.value < std::min(sx.d0, sx.d1) || t.value > std::max(sx.d0, sx.d1)) continue;
+  for (const auto& t : rx.ticks) {
+    if (!in_domain(t, sx)) continue;
     const double x = sx(t.value);
     out += "<line x1=\"" + fmt(x) + "\" y1=\"" + fmt(py0) + "\" x2=\"" + fmt(x) + "\" y2=\"" + fmt(py1) + "\"/>";
   }
   out += "</g><g class=\"axis y\" stroke=\"#dddddd\">";
-  for (const auto& t : yt) {
-    if (t.value < std::min(sy.d0, sy.d1) || t.value > std::max(sy.d0, sy.d1)) continue;
+  for (const auto& t : ry.ticks) {
+    if (!in_domain(t, sy)) continue;
     const double y = sy(t.value);
     out += "<line x1=\"" + fmt(px0) + "\" y1=\"" + fmt(y) + "\" x2=\"" + fmt(px1) + "\" y2=\"" + fmt(y) + "\"/>";
   }
   out += "</g><g class=\"tick-labels\" fill=\"#333333\">";
-  for (const auto& t : xt)
-    if (t.value >= std::min(sx.d0, sx.d1) && t.value <= std::max(sx.d0, sx.d1))
-      text(out, sx(t.value), py0 + 16, "middle", t.label);
-  for (const auto& t : yt)
-    if (t.value >= std::min(sy.d0, sy.d1) && t.value <= std::max(sy.d0, sy.d1))
-      text(out, px0 - 6, sy(t.value) + 4, "end", t.label);
+  for (const auto& t : rx.ticks)
+    if (in_domain(t, sx)) text(out, sx(t.value), py0 + 16, "middle", t.label);
+  for (const auto& t : ry.ticks)
+    if (in_domain(t, sy)) text(out, px0 - 6, sy(t.value) + 4, "end", t.label);
   out += "</g>";
-  out += "<rect x=\"" + fmt(px0) + "\" y=\"" + fmt(py1) + "\" width=\"" + fmt(px1 - px0) + "\" height=\"" +
-         fmt(py0 - py1) + "\" fill=\"none\" stroke=\"#555555\"/>";
-  text(out, (px0 + px1) / 2, h - 10.0, "middle", p.x.label + (p.x.scale == scale_kind::log ? " (log)" : ""));
-  text(out, 14, (py0 + py1) / 2, "middle", p.y.label + (p.y.scale == scale_kind::log ? " (log)" : ""),
+  out += "<rect class=\"plot-area\" x=\"" + fmt(px0) + "\" y=\"" + fmt(py1) + "\" width=\"" + fmt(px1 - px0) +
+         "\" height=\"" + fmt(py0 - py1) + "\" fill=\"none\" stroke=\"#555555\"/>";
+  if (rx.zero_floor) out += axis_break((sx(rx.ticks[0].value) + sx(rx.ticks[1].value)) / 2, py0, false);
+  if (ry.zero_floor) out += axis_break(px0, (sy(ry.ticks[0].value) + sy(ry.ticks[1].value)) / 2, true);
+  text(out, (px0 + px1) / 2, plot_h - 10.0, "middle", axis_title(p.x, rx));
+  text(out, 14, (py0 + py1) / 2, "middle", axis_title(p.y, ry),
        "transform=\"rotate(-90 14 " + fmt((py0 + py1) / 2) + ")\"");
 
-  // Series, clipped to the plot area.
-  const std::string clip = "clip-" + (p.id.empty() ? std::string("plot") : escape(p.id));
-  out += "<clipPath id=\"" + clip + "\"><rect x=\"" + fmt(px0) + "\" y=\"" + fmt(py1) + "\" width=\"" +
-         fmt(px1 - px0) + "\" height=\"" + fmt(py0 - py1) + "\"/></clipPath>";
-  out += "<g clip-path=\"url(#" + clip + ")\">";
+  // Series: every point is inside the domain, so nothing needs clipping.
   for (std::size_t si = 0; si < p.lines.size(); ++si) {
     const series& s = p.lines[si];
     const std::string& color = s.color.empty() ? palette(si) : s.color;
-    out += "<g class=\"series\" data-name=\"" + escape(s.name) + "\">";
-    std::string pts;
-    double prev_y = 0;
-    bool first = true;
-    for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
-      if (!drawable(s.x[i], p.x.scale) || !drawable(s.y[i], p.y.scale)) continue;
-      const double x = sx(s.x[i]), y = sy(s.y[i]);
-      if (s.kind == mark::scatter) {
-        out += "<circle cx=\"" + fmt(x) + "\" cy=\"" + fmt(y) + "\" r=\"2.5\" fill=\"" + color +
-               "\" fill-opacity=\"0.7\"/>";
-        continue;
+    const auto& pts = points[si];
+    out += "<g class=\"series\" data-name=\"" + escape(s.name) + "\" data-points=\"" + std::to_string(pts.size()) +
+           "\">";
+    if (s.kind != mark::scatter && pts.size() > 1) {
+      std::string line;
+      for (std::size_t i = 0; i < pts.size(); ++i) {
+        if (s.kind == mark::step && i > 0) line += fmt(pts[i].first) + "," + fmt(pts[i - 1].second) + " ";
+        line += fmt(pts[i].first) + "," + fmt(pts[i].second) + " ";
       }
-      if (s.kind == mark::step && !first) pts += fmt(x) + "," + fmt(prev_y) + " ";
-      pts += fmt(x) + "," + fmt(y) + " ";
-      prev_y = y;
-      first = false;
+      out += "<polyline fill=\"none\" stroke=\"" + color + "\" stroke-width=\"1.5\" points=\"" + line + "\"/>";
     }
-    if (!pts.empty())
-      out += "<polyline fill=\"none\" stroke=\"" + color + "\" stroke-width=\"1.5\" points=\"" + pts + "\"/>";
+    if (s.kind == mark::scatter || pts.size() <= max_marked_points)
+      for (const auto& [x, y] : pts) out += marker(x, y, color, s.kind == mark::scatter ? 2.5 : 3);
     out += "</g>";
   }
-  out += "</g>";
   if (drawn == 0) text(out, (px0 + px1) / 2, (py0 + py1) / 2, "middle", "no data", "fill=\"#888888\"");
 
-  // Legend: top right inside the plot area.
-  if (p.legend) {
-    std::size_t row = 0, named = 0;
-    for (const auto& s : p.lines) named += s.name.empty() ? 0 : 1;
-    out += "<g class=\"legend\">";
-    // A translucent box so points under the legend stay visible without the text clashing.
-    if (named > 0)
-      out += "<rect x=\"" + fmt(px1 - 154) + "\" y=\"" + fmt(py1 + 2) + "\" width=\"150\" height=\"" +
-             fmt(14.0 * static_cast<double>(named) + 4) + "\" fill=\"#ffffff\" fill-opacity=\"0.75\"/>";
-    for (std::size_t si = 0; si < p.lines.size(); ++si) {
-      if (p.lines[si].name.empty()) continue;
+  if (!named.empty()) {
+    out += "<g class=\"legend\"><rect class=\"legend-box\" x=\"" + fmt(lx) + "\" y=\"" + fmt(ly) + "\" width=\"" +
+           fmt(legend_w) + "\" height=\"" + fmt(legend_h) + "\" fill=\"#ffffff\" stroke=\"#cccccc\"/>";
+    for (std::size_t row = 0; row < named.size(); ++row) {
+      const std::size_t si = named[row];
       const std::string& color = p.lines[si].color.empty() ? palette(si) : p.lines[si].color;
-      const double y = py1 + 12 + 14.0 * static_cast<double>(row++);
-      out += "<rect x=\"" + fmt(px1 - 150) + "\" y=\"" + fmt(y - 8) + "\" width=\"10\" height=\"10\" fill=\"" + color + "\"/>";
-      text(out, px1 - 136, y + 1, "start", p.lines[si].name);
+      const double y = ly + legend_pad + legend_row * static_cast<double>(row) + 6;
+      const double x = lx + legend_pad;
+      if (p.lines[si].kind != mark::scatter)
+        out += "<line x1=\"" + fmt(x) + "\" y1=\"" + fmt(y) + "\" x2=\"" + fmt(x + 16) + "\" y2=\"" + fmt(y) +
+               "\" stroke=\"" + color + "\" stroke-width=\"1.5\"/>";
+      out += "<circle cx=\"" + fmt(x + 8) + "\" cy=\"" + fmt(y) + "\" r=\"3\" fill=\"" + color + "\"/>";
+      text(out, x + legend_swatch, y + 4, "start", entry(si), "class=\"legend-text\"");
     }
     out += "</g>";
   }
@@ -265,15 +464,18 @@ std::string render(const timeline& t) {
   const int rows = static_cast<int>(std::max<std::size_t>(1, t.rows.size()));
   const int h = margin_top + rows * t.row_height + margin_bottom;
   const double px0 = label_w, px1 = w - margin_right;
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  std::vector<double> ends;
   std::size_t spans = 0;
   for (const auto& r : t.rows)
     for (const auto& [a, b] : r.spans) {
-      lo = std::min(lo, a), hi = std::max(hi, b);
+      ends.push_back(a), ends.push_back(b);
       ++spans;
     }
-  const auto xt = axis_ticks(t.x, lo, hi, spans > 0);
-  const scale sx{scale_kind::linear, t.x.min.value_or(xt.front().value), t.x.max.value_or(xt.back().value), px0, px1};
+  axis x = t.x;
+  x.scale = scale_kind::linear;
+  const resolved_axis rx = resolve_axis(x, ends, {});
+  const auto& xt = rx.ticks;
+  const scale sx{scale_kind::linear, rx.d0, rx.d1, px0, px1};
 
   std::string out = open_svg(t.id, "rl-timeline", w, h, t.title);
   const auto at = out.find(" role=\"img\"");

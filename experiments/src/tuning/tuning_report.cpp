@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "report/change_judgement.hpp"
 #include "report/html_page.hpp"
+#include "rocelab/common/units.hpp"
 #include "rocelab/experiments/tuning/objective.hpp"
 #include "rocelab/experiments/report/svg.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
@@ -36,44 +38,87 @@ std::string params_text(const std::map<std::string, std::string>& params) {
   return out;
 }
 
+// A trade-off axis as plotted: its name without the unit suffix, the unit, and the factor
+// that turns its values into that unit's base (us -> ns).
+struct tradeoff_axis {
+  std::string label;
+  svg::unit_kind unit = svg::unit_kind::none;
+  double factor = 1;
+};
+
+tradeoff_axis tradeoff_axis_of(const std::string& name) {
+  const auto ends = [&](std::string_view suffix) { return name.size() > suffix.size() && name.ends_with(suffix); };
+  if (ends("_us")) return {name.substr(0, name.size() - 3), svg::unit_kind::ns, 1e3};
+  if (ends("_ns")) return {name.substr(0, name.size() - 3), svg::unit_kind::ns, 1};
+  if (ends("_bytes")) return {name.substr(0, name.size() - 6), svg::unit_kind::bytes, 1};
+  return {name};
+}
+
+// A trade-off value as the table shows it, in the axis's unit.
+std::string tradeoff_text(const tradeoff_axis& axis, double v) {
+  if (std::isnan(v)) return "-";
+  if (axis.unit == svg::unit_kind::ns) return readable_duration(v * axis.factor);
+  if (axis.unit == svg::unit_kind::bytes) return svg::readable_bytes(v * axis.factor);
+  return num(v);
+}
+
 }  // namespace
 
 std::string pareto_svg(const tuning_answer& a) {
+  const tradeoff_axis ax = tradeoff_axis_of(a.axes.x), ay = tradeoff_axis_of(a.axes.y);
   svg::plot p;
   p.id = "pareto";
   p.title = "Trade-off: " + a.axes.x + " against " + a.axes.y + " (lower is better on both)";
-  p.x.label = a.axes.x;
-  p.y.label = a.axes.y;
+  p.x = {ax.label, svg::scale_kind::automatic, {}, {}, ax.unit};
+  p.y = {ay.label, svg::scale_kind::automatic, {}, {}, ay.unit};
   svg::series others{"trial", svg::mark::scatter, {}, {}, "#bbbbbb"};
   svg::series front{"Pareto front", svg::mark::line, {}, {}, svg::palette(0)};
-  svg::series front_points{"", svg::mark::scatter, {}, {}, svg::palette(0)};
   std::vector<std::pair<double, double>> f;
   std::vector<svg::series> baselines;
   std::size_t colour = 1;
   for (const pareto_point& pt : a.pareto) {
     if (std::isnan(pt.x) || std::isnan(pt.y)) continue;
+    const double x = pt.x * ax.factor, y = pt.y * ay.factor;
     if (!pt.baseline.empty()) {
-      baselines.push_back({pt.baseline + (pt.on_front ? " (on the front)" : ""), svg::mark::scatter, {pt.x}, {pt.y},
+      baselines.push_back({pt.baseline + (pt.on_front ? " (on the front)" : ""), svg::mark::scatter, {x}, {y},
                            svg::palette(colour++)});
     } else if (!pt.on_front) {
-      others.x.push_back(pt.x);
-      others.y.push_back(pt.y);
+      others.x.push_back(x);
+      others.y.push_back(y);
     }
-    if (pt.on_front) f.emplace_back(pt.x, pt.y);
+    if (pt.on_front) f.emplace_back(x, y);
   }
   std::sort(f.begin(), f.end());
   for (const auto& [x, y] : f) {
     front.x.push_back(x);
     front.y.push_back(y);
-    front_points.x.push_back(x);
-    front_points.y.push_back(y);
   }
-  p.lines.push_back(std::move(others));
+  if (!others.x.empty()) p.lines.push_back(std::move(others));
   p.lines.push_back(std::move(front));
-  p.lines.push_back(std::move(front_points));
   for (auto& b : baselines) p.lines.push_back(std::move(b));
   return svg::render(p);
 }
+
+namespace {
+
+// Whether the recommendation beats every baseline beside it beyond noise: each paired
+// difference's interval below zero and the means more than the noise fraction apart.
+bool clearly_best(const tuning_answer& a) {
+  std::size_t compared = 0;
+  for (const config_evaluation& b : a.baselines) {
+    if (b.baseline == a.best_baseline) continue;
+    const auto diff = a.vs_baseline_ci.find(b.baseline);
+    const auto ci = a.baseline_ci.find(b.baseline);
+    if (diff == a.vs_baseline_ci.end() || ci == a.baseline_ci.end()) return false;
+    const std::pair interval{diff->second.low, diff->second.high};
+    if (report_detail::judge_change(ci->second.mean, a.best_ci.mean, true, interval) != report_detail::judgement::better)
+      return false;
+    ++compared;
+  }
+  return compared > 0;
+}
+
+}  // namespace
 
 std::string tuning_report_html(const std::string& title, const tuning_settings& settings, const tuning_answer& a) {
   std::ostringstream h;
@@ -88,9 +133,11 @@ std::string tuning_report_html(const std::string& title, const tuning_settings& 
 
   h << "<h2>Recommendation and baselines</h2>\n<table id=baselines><tr><th>configuration</th><th>settings</th>"
        "<th>objective (search seeds)</th><th>mean on fresh seeds</th><th>95% CI</th><th>best minus this (paired)</th></tr>\n";
+  const bool clear = clearly_best(a);
   auto row = [&](const std::string& label, const std::map<std::string, std::string>& params, double objective,
                  const confidence_interval& ci, const confidence_interval* diff, bool winner) {
-    h << "<tr><td class=\"l" << (winner ? " good" : "") << "\">" << svg::escape(label) << (winner ? " (best)" : "")
+    h << "<tr><td class=\"l" << (winner && clear ? " good" : "") << "\">" << svg::escape(label)
+      << (winner ? " (best)" : "")
       << "</td><td class=l>" << svg::escape(params_text(params)) << "</td><td>" << num(objective) << "</td><td>"
       << num(ci.mean) << "</td><td>" << num(ci.low) << " .. " << num(ci.high) << "</td><td>";
     if (diff) h << num(diff->mean) << " (" << num(diff->low) << " .. " << num(diff->high) << ")";
@@ -107,7 +154,9 @@ std::string tuning_report_html(const std::string& title, const tuning_settings& 
   h << "</table>\n<p class=note>Fresh seeds: ";
   for (std::size_t i = 0; i < a.fresh_seeds.size(); ++i) h << (i ? ", " : "") << a.fresh_seeds[i];
   h << " (none used by the search). Intervals: mean +- t<sub>0.975, n-1</sub> s / sqrt(n) (Student's t). "
-       "The paired difference is taken seed by seed; an interval below zero means the best beats that baseline.</p>\n";
+       "The paired difference is taken seed by seed; an interval below zero means the best beats that baseline. "
+       "The best is shaded green only when it beats every baseline that way and by more than "
+    << static_cast<int>(report_detail::noise_fraction * 100) << "%, and is not zero.</p>\n";
   if (!a.best_at_edge.empty()) {
     h << "<p id=at_edge class=bad><b>At the edge of the search range:</b> ";
     for (std::size_t i = 0; i < a.best_at_edge.size(); ++i) h << (i ? ", " : "") << svg::escape(a.best_at_edge[i]);
@@ -115,12 +164,13 @@ std::string tuning_report_html(const std::string& title, const tuning_settings& 
   }
   h << "<h2>Trade-off</h2>\n<p>Every trial and baseline on the search seeds; the coloured line is the Pareto front "
        "(no other configuration is better on both axes). The objective picks one point of it by its weights.</p>\n";
+  const tradeoff_axis ax = tradeoff_axis_of(a.axes.x), ay = tradeoff_axis_of(a.axes.y);
   h << pareto_svg(a) << "\n<table id=pareto_front><tr><th>configuration</th><th>settings</th><th>"
-    << svg::escape(a.axes.x) << "</th><th>" << svg::escape(a.axes.y) << "</th></tr>\n";
+    << svg::escape(ax.label) << "</th><th>" << svg::escape(ay.label) << "</th></tr>\n";
   for (const pareto_point& p : a.pareto)
     if (p.on_front)
       h << "<tr><td class=l>" << svg::escape(p.label) << "</td><td class=l>" << svg::escape(params_text(p.params))
-        << "</td><td>" << num(p.x) << "</td><td>" << num(p.y) << "</td></tr>\n";
+        << "</td><td>" << tradeoff_text(ax, p.x) << "</td><td>" << tradeoff_text(ay, p.y) << "</td></tr>\n";
   h << "</table>\n</body></html>\n";
   return h.str();
 }

@@ -170,7 +170,8 @@ struct expected_thresholds {
 // frames captured. Tolerance: what the capture says it lost. nullopt without a capture.
 [[nodiscard]] std::optional<std::vector<qualify_check>> nic_capture_checks(const run_records& run);
 
-// A check's value in its unit as the reports print it ("12.500 ms" for ns, "1102 B").
+// A check's value in its unit as the reports print it: ns as a readable duration
+// ("12.5 ms"), bytes with four significant digits in B/KiB/MiB ("1102 B", "48.50 KiB").
 [[nodiscard]] std::string qualify_value_text(double v, const std::string& unit);
 // The table (text), JSON and a self-contained HTML page with the ECN curve.
 [[nodiscard]] std::string qualify_table(const qualify_result& r);
