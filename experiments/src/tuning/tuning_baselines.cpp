@@ -298,6 +298,7 @@ result<tuning_answer> answer_tuning(const experiment_spec& spec, const tuning_se
   const trial* contender = best_trial(trials);
   if (contender) {
     out.contender_trial = contender->index;
+    out.contender_objective = contender->objective;
     out.contender_params = trial_params(settings, contender->values);
     out.contender_values = contender->values;
     auto tspec = apply_trial(spec, settings, contender->values);

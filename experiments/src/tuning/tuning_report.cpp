@@ -143,7 +143,13 @@ std::string tuning_report_html(const std::string& title, const tuning_settings& 
     if (diff) h << num(diff->mean) << " (" << num(diff->low) << " .. " << num(diff->high) << ")";
     h << "</td></tr>\n";
   };
-  if (a.best_baseline.empty()) row(a.best_label, a.best_params, a.best_objective, a.best_ci, nullptr, true);
+  if (a.best_baseline.empty()) {
+    row(a.best_label + " (contender)", a.best_params, a.best_objective, a.best_ci, nullptr, true);
+  } else if (a.contender_trial) {
+    // The contender that did not win: its evidence beside the baseline that did.
+    row(a.contender_fresh.name + " (contender)", a.contender_params, a.contender_objective,
+        mean_ci95(a.contender_fresh.objectives), nullptr, false);
+  }
   for (const config_evaluation& b : a.baselines) {
     const auto ci = a.baseline_ci.find(b.baseline);
     const auto diff = a.vs_baseline_ci.find(b.baseline);
@@ -160,17 +166,24 @@ std::string tuning_report_html(const std::string& title, const tuning_settings& 
   if (!a.best_at_edge.empty()) {
     h << "<p id=at_edge class=bad><b>At the edge of the search range:</b> ";
     for (std::size_t i = 0; i < a.best_at_edge.size(); ++i) h << (i ? ", " : "") << svg::escape(a.best_at_edge[i]);
-    h << ". The optimum may lie beyond it: widen the range and tune again.</p>\n";
+    h << (a.widened.empty() ? ". The optimum may lie beyond it."
+                            : ". The sweep widened its ranges once already; the optimum may lie beyond them.")
+      << "</p>\n";
   }
   h << "<h2>Trade-off</h2>\n<p>Every trial and baseline on the search seeds; the coloured line is the Pareto front "
        "(no other configuration is better on both axes). The objective picks one point of it by its weights.</p>\n";
   const tradeoff_axis ax = tradeoff_axis_of(a.axes.x), ay = tradeoff_axis_of(a.axes.y);
-  h << pareto_svg(a) << "\n<table id=pareto_front><tr><th>configuration</th><th>settings</th><th>"
-    << svg::escape(ax.label) << "</th><th>" << svg::escape(ay.label) << "</th></tr>\n";
-  for (const pareto_point& p : a.pareto)
-    if (p.on_front)
-      h << "<tr><td class=l>" << svg::escape(p.label) << "</td><td class=l>" << svg::escape(params_text(p.params))
-        << "</td><td>" << tradeoff_text(ax, p.x) << "</td><td>" << tradeoff_text(ay, p.y) << "</td></tr>\n";
+  // Every distinct configuration, labelled: trials with the same values or the same result
+  // are one row, naming the others.
+  h << pareto_svg(a) << "\n<table id=pareto_front><tr><th>configuration</th><th>the same</th><th>settings</th><th>"
+    << svg::escape(ax.label) << "</th><th>" << svg::escape(ay.label) << "</th><th>on the front</th></tr>\n";
+  for (const pareto_point& p : a.pareto) {
+    std::string same;
+    for (const std::string& o : p.same) same += (same.empty() ? "" : ", ") + o;
+    h << "<tr><td class=l>" << svg::escape(p.label) << "</td><td class=l>" << svg::escape(same) << "</td><td class=l>"
+      << svg::escape(params_text(p.params)) << "</td><td>" << tradeoff_text(ax, p.x) << "</td><td>"
+      << tradeoff_text(ay, p.y) << "</td><td>" << (p.on_front ? "yes" : "") << "</td></tr>\n";
+  }
   h << "</table>\n</body></html>\n";
   return h.str();
 }

@@ -81,6 +81,7 @@ struct tuning_answer {
   std::vector<std::string> widened;        // ranges the sweep widened once (tuning_settings::widened)
   // The best feasible trial on the search seeds, whether or not it won on fresh seeds.
   std::optional<std::uint32_t> contender_trial;
+  double contender_objective = 0;  // on the search seeds
   std::map<std::string, std::string> contender_params;
   std::vector<double> contender_values;
   config_evaluation contender_fresh;
