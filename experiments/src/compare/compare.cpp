@@ -396,7 +396,7 @@ const std::vector<std::string>& compare_metric_names() {
 }
 
 std::optional<metric_verdict> judge(const std::vector<fabric_metrics>& fabrics, const std::string& metric,
-                                    const std::string& label, bool higher_better) {
+                                    const std::string& label, bool higher_better, double tie_tolerance) {
   const fabric_metrics* best = nullptr;
   for (const auto& m : fabrics) {
     const auto it = m.ci.find(metric);
@@ -409,6 +409,7 @@ std::optional<metric_verdict> judge(const std::vector<fabric_metrics>& fabrics, 
   out.metric = metric;
   out.label = label;
   out.higher_better = higher_better;
+  out.tie_tolerance = tie_tolerance;
   out.best = best->fabric;
   const std::vector<double>& best_values = best->per_seed.at(metric);
   for (const auto& m : fabrics) {
@@ -421,7 +422,8 @@ std::optional<metric_verdict> judge(const std::vector<fabric_metrics>& fabrics, 
         if (m.seeds[i] == best->seeds[j]) diff.push_back(values[i] - best_values[j]);
     const confidence_interval ci = mean_ci95(diff);
     out.vs_best[m.fabric] = ci;
-    if (ci.n < 2 || (ci.low <= 0 && ci.high >= 0)) out.tied.push_back(m.fabric);
+    const double sliver = tie_tolerance * std::abs(best->ci.at(metric).mean);
+    if (ci.n < 2 || (ci.low <= 0 && ci.high >= 0) || std::abs(ci.mean) <= sliver) out.tied.push_back(m.fabric);
   }
   return out;
 }
@@ -464,7 +466,10 @@ std::string verdict_text(const metric_verdict& v, const std::vector<fabric_metri
   if (v.tie()) {
     s += "tie between " + v.best;
     for (const auto& t : v.tied) s += (&t == &v.tied.back() ? " and " : ", ") + t;
-    s += ", within noise (" + v.best + " " + ci_text(v.metric, best->ci.at(v.metric));
+    char tolerance[32];
+    std::snprintf(tolerance, sizeof tolerance, "%g%%", 100 * v.tie_tolerance);
+    s += ": the paired difference's 95% CI includes zero or its mean is within " + std::string(tolerance) + " of " + v.best + "'s mean (" +
+         v.best + " " + ci_text(v.metric, best->ci.at(v.metric));
     for (const auto& t : v.tied) s += "; " + diff(t);
     s += ")";
   } else {
@@ -489,6 +494,8 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
   ROCELAB_RETURN_IF_ERROR(validate(spec));
   if (settings.fabrics.empty()) return status(error_code::invalid_argument, "compare: no fabrics");
   if (!(settings.compute_ms_per_step >= 0)) return status(error_code::invalid_argument, "compare: compute_ms_per_step must be >= 0");
+  if (!(settings.tie_tolerance >= 0 && settings.tie_tolerance < 1))
+    return status(error_code::invalid_argument, "compare: tie_tolerance must be in [0, 1)");
   if (settings.seeds < 3)
     return status(error_code::invalid_argument, "compare: seeds is " + std::to_string(settings.seeds) +
                                                     "; a fabric is judged on at least 3 seeds (one seed cannot tell a "
@@ -597,7 +604,7 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
         {"usd_per_busbw_gbps", "lowest cost per delivered Gb/s of bus bandwidth", false},
         {"incast.fct_p99_ns", "lowest incast FCT p99", false},
         {"small.fct_p99_ns", "lowest small-message FCT p99 under background", false}})
-    if (auto v = judge(out.fabrics, metric, label, higher)) out.verdicts.push_back(std::move(*v));
+    if (auto v = judge(out.fabrics, metric, label, higher, settings.tie_tolerance)) out.verdicts.push_back(std::move(*v));
 
   // Scale sweep: the all-reduce alone on a leaf-spine of each size.
   if (!settings.scale_hosts.empty()) {
@@ -675,7 +682,7 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
         for (const auto& [metric, values] : fm.per_seed) fm.ci[metric] = mean_ci95(values);
         at_scale.push_back(std::move(fm));
       }
-      if (auto v = judge(at_scale, "usd_per_busbw_gbps", "cheapest per delivered Gb/s", false)) {
+      if (auto v = judge(at_scale, "usd_per_busbw_gbps", "cheapest per delivered Gb/s", false, settings.tie_tolerance)) {
         pt.cheapest = v->best;
         pt.cheapest_tied = v->tied;
       }

@@ -191,7 +191,8 @@ std::string compare_html(const compare_result& r) {
   h << "<h2>Verdict</h2><p class=note>" << r.seeds
     << " seeds per fabric and scenario; values are means over the seeds with their 95% confidence interval "
        "(Student's t); two fabrics are a tie when the 95% CI of their paired difference over the same seeds "
-       "includes zero.</p><ul>";
+       "includes zero, or when that difference's mean is within "
+    << fmt("%g", 100 * r.settings.tie_tolerance) << "% of the best's mean.</p><ul>";
   for (const auto& v : r.verdicts) h << "<li>" << (v.tie() ? "" : "<b>") << esc(verdict_text(v, r.fabrics)) << (v.tie() ? "" : "</b>") << ".</li>";
   // Loss and its recovery: a drop waits for a timeout, a trim is resent one RTT later.
   {
@@ -429,6 +430,8 @@ result<experiment_spec> load_compare_spec(const std::string& path, compare_setti
         settings.small_message_bytes = *b;
       } else if (key == "seeds") {
         settings.seeds = v.as<std::uint32_t>();
+      } else if (key == "tie_tolerance") {
+        settings.tie_tolerance = v.as<double>();
       } else if (key == "tune_budget") {
         settings.tune_budget = v.as<std::uint32_t>();
       } else if (key == "tune_method") {
@@ -453,7 +456,7 @@ result<experiment_spec> load_compare_spec(const std::string& path, compare_setti
           profile_paths[p.first.as<std::string>()] = (std::filesystem::path(dir) / p.second.as<std::string>()).string();
       } else {
         return where(kv.first, key,
-                     "unknown key (fabrics, compute_ms_per_step, small_message_bytes, seeds, tune_budget, tune_method, scale_hosts, "
+                     "unknown key (fabrics, compute_ms_per_step, small_message_bytes, seeds, tie_tolerance, tune_budget, tune_method, scale_hosts, "
                      "scale_hosts_per_leaf, scale_oversubscription, scale_allreduce_bytes, profiles_dir, profiles)");
       }
     } catch (const YAML::Exception& e) {

@@ -78,6 +78,10 @@ struct compare_settings {
   // Seeds per fabric and scenario (and scale point): spec.seed, spec.seed + 1, ...; at
   // least 3 (fewer is an error), spec.repeats when that is more.
   std::uint32_t seeds = 3;
+  // A verdict is also a tie when the paired mean difference is within this fraction of
+  // the best's mean: a metric the seeds do not move (the twin's all-reduce is the same on
+  // every seed) has a CI of no width, which cannot tell a model-level sliver from a win.
+  double tie_tolerance = 0.01;
   // Polled while the twin runs and between runs; once it returns true the comparison
   // stops with error_code::cancelled (runs already stored stay). Python's Ctrl-C.
   std::function<bool()> cancel_requested;
@@ -135,12 +139,14 @@ struct fabric_metrics {
 // small.fct_p50_ns, small.fct_p99_ns.
 [[nodiscard]] const std::vector<std::string>& compare_metric_names();
 
-// A verdict on one metric: the fabric with the best mean, and which others are within
-// noise of it (the paired difference over common seeds has a 95% CI that includes zero).
+// A verdict on one metric: the fabric with the best mean, and which others are tied with
+// it: the paired difference over common seeds has a 95% CI that includes zero (noise), or
+// a mean within tie_tolerance x |best's mean| (a sliver the model does not resolve).
 struct metric_verdict {
   std::string metric;  // a compare_metric_names() name
   std::string label;   // "highest all-reduce bus bandwidth", ...
   bool higher_better = false;
+  double tie_tolerance = 0;
   std::string best;
   std::vector<std::string> tied;                       // within noise of best, in fabric order
   std::map<std::string, confidence_interval> vs_best;  // other fabric -> CI of (other - best), paired
@@ -149,7 +155,8 @@ struct metric_verdict {
 // The verdict of `metric` over the fabrics that measured it; nullopt when none did. Fabrics
 // with fewer than 2 common seeds are a tie (no noise estimate).
 [[nodiscard]] std::optional<metric_verdict> judge(const std::vector<fabric_metrics>& fabrics, const std::string& metric,
-                                                  const std::string& label, bool higher_better);
+                                                  const std::string& label, bool higher_better,
+                                                  double tie_tolerance = 0.01);
 // The verdict in one sentence, with the best's mean and CI and each other's paired
 // difference ("tie: uec and roce-tuned are within noise (...)" or "roce-tuned (...); ib 12.0% lower, 95% CI ...").
 [[nodiscard]] std::string verdict_text(const metric_verdict& v, const std::vector<fabric_metrics>& fabrics);
