@@ -27,7 +27,8 @@
 // its mean over the seeds (Student's t, mean_ci95), and each verdict ("highest bus
 // bandwidth", "cheapest per delivered Gb/s", ...) compares the best fabric with every
 // other by the paired difference over their common seeds: when that difference's 95% CI
-// includes zero the two are a tie, and the verdict says so instead of naming a winner.
+// includes zero, or its mean is within tie_tolerance of the best's mean, the two are a
+// tie, and the verdict says so instead of naming a winner.
 // roce-tuned's search trials run spec.repeats seeds (the search, not the answer).
 // Scale sweep: the all-reduce scenario at each host count of `scale_hosts` on a leaf-spine
 // (priced as that leaf-spine), and the host counts where the cheapest fabric per
