@@ -103,7 +103,7 @@ void print_table(const experiments::compare_result& r) {
     for (const auto& [f, bw] : p.busbw_gbps) std::printf("%s %.1f Gb/s ($%.2f/Gb/s)  ", f.c_str(), bw, p.usd_per_busbw_gbps.at(f));
     std::string tied;
     for (const auto& t : p.cheapest_tied) tied += " = " + t;
-    std::printf("cheapest %s%s\n", p.cheapest.c_str(), tied.empty() ? "" : (tied + " (tie within noise)").c_str());
+    std::printf("cheapest %s%s\n", p.cheapest.c_str(), tied.empty() ? "" : (tied + " (tie)").c_str());
   }
   for (const auto& c : r.crossovers) std::printf("crossover: %s\n", c.c_str());
 }
