@@ -31,6 +31,7 @@ struct buffers_args {
   std::string p99_target;
   std::string max_buffer_factor;
   std::uint32_t max_degree = 0;
+  std::uint32_t seeds = 3;
   std::string out;
   bool json = false;
   bool quiet = false;  // no progress line
@@ -70,13 +71,16 @@ void print_table(const experiments::buffers_result& r) {
   line("loss-free incast, PFC off", [](const auto& p) { return std::to_string(p.lossless_degree_no_pfc); });
   if (r.p99_target_ns > 0) {
     line("p99 FCT at the profile's buffer", [](const auto& p) {
+      for (const auto& q : p.shortfalls)
+        if (q.search == "buffer_for_target" && q.buffer_bytes == p.buffer_bytes) return std::string("drops with PFC on");
       return std::to_string(p.p99_at_profile_ns / 1000) + " us" + (p.target_met_by_profile ? " (ok)" : " (over)");
     });
-    line("buffer for the p99 target", [](const auto& p) {
-      if (!p.target_reachable) return std::string("not reachable");
-      return (p.target_at_search_floor ? "at most " : "") + size_text(p.buffer_for_target_bytes);
-    });
+    line("buffer for the p99 target", [](const auto& p) { return experiments::target_text(p); });
   }
+  for (const auto& p : r.profiles)
+    if (!p.shortfalls.empty()) std::printf("%s: %s\n", p.profile.c_str(), experiments::shortfall_text(p).c_str());
+  std::printf("seeds       %u pooled per probe\n", r.seeds_per_probe);
+  if (r.p99_target_ns > 0) std::printf("method      %s\n", r.target_rule.c_str());
 }
 
 std::function<int()> setup(CLI::App& app) {
@@ -90,6 +94,8 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--p99-target", a->p99_target, "p99 FCT target for the buffer search (e.g. 500us, 2ms)");
   app.add_option("--max-buffer-factor", a->max_buffer_factor, "search the buffer up to this x the profile's (8)");
   app.add_option("--max-degree", a->max_degree, "largest incast degree searched (default: radix - 1)");
+  app.add_option("--seeds", a->seeds, "seeds pooled per probe (at least 3; the spec's repeats if more)")
+      ->check(CLI::Range(3u, 1000u));
   app.add_option("--out", a->out, "report directory (default runs/buffers-<time>)");
   app.add_flag("--json", a->json, "print the result's JSON");
   app.add_flag("--quiet", a->quiet, "no progress line on a terminal");
@@ -116,6 +122,7 @@ std::function<int()> setup(CLI::App& app) {
     }
     experiments::buffers_settings settings;
     settings.max_degree = a->max_degree;
+    settings.seeds_per_probe = a->seeds;
     if (!a->p99_target.empty()) {
       auto t = parse_duration_ns(a->p99_target);
       if (!t.ok()) {

@@ -39,6 +39,7 @@ struct compare_args {
   std::vector<std::string> sets;
   std::optional<double> compute_ms;
   std::string scale;
+  std::optional<std::uint32_t> seeds;
   std::string out;
   std::string db;  // empty: rocelab.db, or DIR/rocelab.db with --out DIR
   bool no_store = false;
@@ -69,25 +70,40 @@ void print_table(const experiments::compare_result& r) {
     std::snprintf(b, sizeof b, f, v);
     return std::string(b);
   };
-  line("allreduce busbw (Gb/s)", [&](const auto& m) { return num("%.1f", m.busbw_gbps); });
+  // "value ±h": the metric's mean over the seeds and its 95% CI half width.
+  auto with_ci = [&](const experiments::fabric_metrics& m, const char* metric, double scale) {
+    const auto it = m.ci.find(metric);
+    if (it == m.ci.end()) return std::string("-");
+    return num("%.1f", it->second.mean / scale) + num(" \u00b1%.1f", it->second.half_width / scale);
+  };
+  line("allreduce busbw (Gb/s)", [&](const auto& m) { return with_ci(m, "allreduce.busbw_gbps", 1); });
   line("allreduce time (us)", [&](const auto& m) { return num("%.1f", m.allreduce_time_ns / 1e3); });
   line("link util mean/max", [&](const auto& m) {
     return num("%.0f%%", 100 * m.link_util_mean) + "/" + num("%.0f%%", 100 * m.link_util_max);
   });
   line("step communicating", [&](const auto& m) { return num("%.2f%%", 100 * m.comm_share); });
   line("incast FCT p50 (us)", [&](const auto& m) { return num("%.1f", m.incast_fct_p50_ns / 1e3); });
-  line("incast FCT p99 (us)", [&](const auto& m) { return num("%.1f", m.incast_fct_p99_ns / 1e3); });
-  line("small msg FCT p99 (us)", [&](const auto& m) { return num("%.1f", m.small_fct_p99_ns / 1e3); });
+  line("incast FCT p99 (us)", [&](const auto& m) { return with_ci(m, "incast.fct_p99_ns", 1e3); });
+  line("small msg FCT p99 (us)", [&](const auto& m) { return with_ci(m, "small.fct_p99_ns", 1e3); });
   line("paused/stalled (us)", [&](const auto& m) { return num("%.1f", m.paused_ns / 1e3); });
   line("drops / retransmits", [&](const auto& m) {
     return std::to_string(m.drops) + "/" + std::to_string(m.retransmits);
   });
   line("cost per GPU (USD)", [&](const auto& m) { return num("%.0f", m.cost.per_gpu_usd); });
-  line("USD per GPU per Gb/s", [&](const auto& m) { return num("%.2f", m.usd_per_busbw_gbps); });
+  line("USD per GPU per Gb/s", [&](const auto& m) {
+    const auto it = m.ci.find("usd_per_busbw_gbps");
+    return it == m.ci.end() ? std::string("-") : num("%.2f", it->second.mean) + num(" \u00b1%.2f", it->second.half_width);
+  });
+  std::printf("(means over %u seeds per fabric, \u00b1 the 95%% CI half width; incast and small-message p99 per seed)\n",
+              r.seeds);
+  for (const auto& m : r.fabrics) std::printf("cost basis  %s: %s\n", m.fabric.c_str(), experiments::cost_basis_text(m.cost).c_str());
+  for (const auto& v : r.verdicts) std::printf("verdict     %s\n", experiments::verdict_text(v, r.fabrics).c_str());
   for (const auto& p : r.scale) {
     std::printf("scale %5u hosts, all-reduce %s: ", p.hosts, format_size(p.allreduce_bytes).c_str());
     for (const auto& [f, bw] : p.busbw_gbps) std::printf("%s %.1f Gb/s ($%.2f/Gb/s)  ", f.c_str(), bw, p.usd_per_busbw_gbps.at(f));
-    std::printf("cheapest %s\n", p.cheapest.c_str());
+    std::string tied;
+    for (const auto& t : p.cheapest_tied) tied += " = " + t;
+    std::printf("cheapest %s%s\n", p.cheapest.c_str(), tied.empty() ? "" : (tied + " (tie)").c_str());
   }
   for (const auto& c : r.crossovers) std::printf("crossover: %s\n", c.c_str());
 }
@@ -102,6 +118,8 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--set", a->sets, "override a spec field: path=value; repeatable")->allow_extra_args(false);
   app.add_option("--compute-ms", a->compute_ms, "GPU compute time per training step, ms")
       ->check(finite_in(0, 1e9, "ms"));
+  app.add_option("--seeds", a->seeds, "seeds per fabric and scenario (at least 3; the spec's repeats if more)")
+      ->check(CLI::Range(3u, 1000u));
   app.add_option("--scale", a->scale, "scale sweep host counts, comma-separated (e.g. 64,128,256)");
   app.add_option("--out", a->out, "report directory (default runs/compare-<time>)");
   app.add_option("--db", a->db,
@@ -125,6 +143,7 @@ std::function<int()> setup(CLI::App& app) {
     }
     if (!a->fabrics.empty()) settings.fabrics = split(a->fabrics);
     if (a->compute_ms) settings.compute_ms_per_step = *a->compute_ms;
+    if (a->seeds) settings.seeds = *a->seeds;
     if (!a->scale.empty()) {
       settings.scale_hosts.clear();
       for (const auto& s : split(a->scale)) {

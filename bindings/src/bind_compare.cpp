@@ -35,6 +35,7 @@ void apply(const py::dict& d, compare_settings& s) {
   s.profiles_dir = take(d, "profiles_dir", s.profiles_dir);
   s.compute_ms_per_step = take(d, "compute_ms_per_step", s.compute_ms_per_step);
   s.small_message_bytes = take(d, "small_message_bytes", s.small_message_bytes);
+  s.seeds = take(d, "seeds", s.seeds);
   s.tune_budget = take(d, "tune_budget", s.tune_budget);
   if (d.contains("tune_method") && !d["tune_method"].is_none()) {
     auto m = parse_tuning_method(d["tune_method"].cast<std::string>());

@@ -7,6 +7,8 @@
 
 #include "../support/temp_dir.hpp"
 #include "rocelab/experiments/buffers/buffers.hpp"
+#include "rocelab/experiments/run/runner.hpp"
+#include "rocelab/experiments/run/summary.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -156,11 +158,9 @@ TEST(buffer_validation, buffer_for_a_p99_target_meets_it_and_a_smaller_one_does_
   auto r = validate_buffers(spec, {small_switch(1 << 20)}, settings);
   ASSERT_TRUE(r.ok()) << r.error().message();
   const profile_buffers& p = r->profiles[0];
-  ASSERT_TRUE(p.target_searched);
   EXPECT_FALSE(p.target_met_by_profile) << "1 MiB drops a 3 MiB incast";
-  ASSERT_TRUE(p.target_reachable);
+  ASSERT_EQ(p.target, target_outcome::met) << to_string(p.target);
   std::cerr << "target " << settings.p99_target_ns << " ns: " << p.buffer_for_target_bytes << " B\n";
-  ASSERT_FALSE(p.target_at_search_floor);
   const buffer_probe* at = nullptr;
   const buffer_probe* below = nullptr;
   for (const auto& q : p.probes) {
@@ -175,6 +175,108 @@ TEST(buffer_validation, buffer_for_a_p99_target_meets_it_and_a_smaller_one_does_
   ASSERT_NE(below, nullptr);
   EXPECT_LE(static_cast<double>(p.buffer_for_target_bytes) / static_cast<double>(below->buffer_bytes) - 1,
             settings.buffer_tolerance + 0.01);
+}
+
+// A fake executor: the real twin, with what `change` does to each probe's spec first (a
+// switch that is not what its profile says).
+trial_runner twin_with(std::function<void(experiment_spec&)> change) {
+  return [change](const experiment_spec& probe) -> result<trial_runs> {
+    experiment_spec s = probe;
+    change(s);
+    auto ran = run_experiment(s);
+    if (!ran.ok()) return std::move(ran).error();
+    trial_runs out;
+    out.seeds = ran->seeds;
+    out.repeats = std::move(ran->repeats);
+    return out;
+  };
+}
+
+// The user's report: "at most 4967.5 KiB" from a run with 3,502 drops while PFC was on.
+// Here the switch holds a fifth of the headroom the profile computes: PFC is on and
+// packets drop, and the answer is the shortfall, with the drops and headroom figures.
+TEST(buffer_validation, a_pfc_on_drop_is_a_headroom_shortfall_never_an_answer) {
+  buffers_settings settings;
+  settings.p99_target_ns = 1'000'000'000;  // any run that completes meets it
+  settings.max_degree = 4;
+  settings.runner = twin_with([](experiment_spec& s) { s.sw.pfc.headroom_bytes /= 5; });
+  auto r = validate_buffers(incast_spec(8, 256 * 1024), {small_switch(2 << 20)}, settings);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const profile_buffers& p = r->profiles[0];
+  EXPECT_EQ(p.target, target_outcome::headroom_shortfall) << to_string(p.target);
+  EXPECT_EQ(p.buffer_for_target_bytes, 0) << "no size is read from a lossy lossless class";
+  EXPECT_EQ(target_text(p), "headroom shortfall");
+  ASSERT_FALSE(p.shortfalls.empty());
+  for (const buffer_probe& q : p.shortfalls) {
+    EXPECT_TRUE(q.pfc);
+    EXPECT_GT(q.drops, 0u);
+    EXPECT_GT(q.headroom_drops, 0u) << "the twin dropped them for want of headroom";
+  }
+  const buffer_probe& last = p.probes.back();
+  EXPECT_EQ(last.search, "buffer_for_target");
+  EXPECT_TRUE(last.headroom_shortfall()) << "the search stops at the first lossy PFC run";
+  const std::string text = shortfall_text(p);
+  for (const std::string& part : {std::to_string(p.shortfalls.front().drops) + " drops", std::string("headroom per port and PG"),
+                                  std::string("26.7 KiB"), std::string("PFC on")})
+    EXPECT_NE(text.find(part), std::string::npos) << part << " in: " << text;
+  EXPECT_NE(buffers_json(*r).find("\"target_outcome\": \"headroom_shortfall\""), std::string::npos);
+  EXPECT_NE(buffers_html(*r).find("headroom shortfall"), std::string::npos);
+}
+
+// p99 over buffer size is not monotone (the user saw 4.3, 4.1, 1.4, 1.7, 0.85 ms). A fake
+// executor makes it so on purpose: sizes in [1.5, 2.2) MiB and from 3.2 MiB up run the
+// workload as written and meet the target; [2.2, 3.2) MiB and below 1.5 MiB run it with
+// flows 8 x larger and miss. Bisection from the range's middle lands in the lucky band;
+// the answer must lie above every probed size that missed.
+TEST(buffer_validation, the_buffer_answer_holds_at_every_larger_probed_size) {
+  const experiment_spec spec = [] {
+    experiment_spec s = incast_spec(4, 64 * 1024);
+    s.sw.pfc.enabled = false;
+    return s;
+  }();
+  auto band_meets = [](std::int64_t run_buffer) {
+    return run_buffer >= (3 << 20) + (1 << 20) / 5 || (run_buffer >= (3 << 20) / 2 && run_buffer < (11 << 20) / 5);
+  };
+  auto ample = spec_on_profile(spec, small_switch(8 << 20));
+  ASSERT_TRUE(ample.ok()) << ample.error().message();
+  auto calibration = run_experiment(*ample);
+  ASSERT_TRUE(calibration.ok()) << calibration.error().message();
+  std::vector<const run_records*> runs;
+  for (const auto& rec : calibration->repeats) runs.push_back(&rec);
+  buffers_settings settings;
+  settings.p99_target_ns = 2 * summarize(runs, calibration->seeds).all.fct_p99_ns;
+  settings.max_degree = 1;
+  settings.runner = twin_with([band_meets](experiment_spec& s) {
+    if (!band_meets(s.sw.buffer_bytes)) s.workload.incast.flow_bytes *= 8;
+  });
+  auto r = validate_buffers(spec, {small_switch(1 << 20)}, settings);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const profile_buffers& p = r->profiles[0];
+  ASSERT_GT(p.buffer_for_target_bytes, 0);
+  std::int64_t largest_miss = 0;
+  for (const auto& q : p.probes) {
+    if (q.search != "buffer_for_target") continue;
+    const bool meets = q.complete && q.fct_p99_ns <= settings.p99_target_ns;
+    std::cerr << q.buffer_bytes / 1024 << " KiB: p99 " << q.fct_p99_ns / 1000 << " us" << (meets ? "" : " (misses)") << "\n";
+    if (!meets) largest_miss = std::max(largest_miss, q.buffer_bytes);
+  }
+  EXPECT_GT(p.buffer_for_target_bytes, largest_miss) << "every probed size at or above the answer meets the target";
+  // The miss band's top is 3.2 MiB of run buffer (the profile's size less the 7 other
+  // ports' headroom): the answer is above it, not in the lucky band below.
+  EXPECT_GE(p.buffer_for_target_bytes, (3 << 20) + (1 << 20) / 5);
+}
+
+TEST(buffer_validation, every_probe_pools_at_least_three_seeds) {
+  buffers_settings settings;
+  settings.max_degree = 2;
+  auto r = validate_buffers(incast_spec(), {small_switch(4 << 20)}, settings);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->seeds_per_probe, 3u);
+  for (const auto& q : r->profiles[0].probes) EXPECT_EQ(q.seeds, 3u) << q.search << " " << q.degree;
+  settings.seeds_per_probe = 1;
+  auto one = validate_buffers(incast_spec(), {small_switch(4 << 20)}, settings);
+  ASSERT_FALSE(one.ok());
+  EXPECT_NE(one.error().message().find("at least 3 seeds"), std::string::npos) << one.error().message();
 }
 
 TEST(buffer_validation, errors_say_what_is_missing) {

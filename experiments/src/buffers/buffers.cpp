@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
+#include "rocelab/experiments/report/svg.hpp"
 #include "rocelab/fabric/headroom.hpp"
 #include "rocelab/fabric/twin/frames.hpp"
 #include "rocelab/experiments/run/runner.hpp"
@@ -34,12 +36,21 @@ struct probe_outcome {
   bool lossless = false;
 };
 
-result<probe_outcome> run_probe(const experiment_spec& spec, const std::string& search,
+// `spec` with the seeds a probe pools: at least settings.seeds_per_probe, more when the
+// spec's repeats ask for more.
+experiment_spec pooled(experiment_spec spec, const buffers_settings& settings) {
+  spec.repeats = std::max(spec.repeats, settings.seeds_per_probe);
+  return spec;
+}
+
+result<probe_outcome> run_probe(const experiment_spec& probe_spec, const std::string& search,
                                 const buffers_settings& settings) {
+  const experiment_spec spec = pooled(probe_spec, settings);
   probe_outcome out;
   out.probe.search = search;
   out.probe.buffer_bytes = spec.sw.buffer_bytes;
   out.probe.degree = spec.workload.incast.enabled ? spec.workload.incast.senders : 0;
+  out.probe.pfc = spec.sw.pfc.enabled;
   result<experiment_result> ran = status(error_code::internal, "not run");
   if (settings.runner) {
     auto remote = settings.runner(spec);
@@ -51,9 +62,17 @@ result<probe_outcome> run_probe(const experiment_spec& spec, const std::string& 
   if (!ran.ok()) return std::move(ran).error();
   if (settings.cancel_requested && settings.cancel_requested())
     return status(error_code::cancelled, "rocelab buffers: cancelled");
+  if (ran->repeats.size() < settings.seeds_per_probe)
+    return status(error_code::internal, "rocelab buffers: a probe returned " + std::to_string(ran->repeats.size()) +
+                                            " runs for " + std::to_string(spec.repeats) + " seeds");
   std::vector<const run_records*> runs;
-  for (const auto& r : ran->repeats) runs.push_back(&r);
+  for (const auto& r : ran->repeats) {
+    runs.push_back(&r);
+    for (const auto& c : r.counters)
+      if (c.name == "drops_headroom_exhausted") out.probe.headroom_drops += c.value;
+  }
   const run_summary s = summarize(runs, ran->seeds);
+  out.probe.seeds = static_cast<std::uint32_t>(runs.size());
   out.probe.drops = s.drops;
   out.probe.pause_frames = s.pause_frames;
   out.probe.fct_p99_ns = s.all.fct_p99_ns;
@@ -61,6 +80,9 @@ result<probe_outcome> run_probe(const experiment_spec& spec, const std::string& 
   out.lossless = s.drops == 0 && out.probe.complete;
   return out;
 }
+
+// Sizes for people, as every report prints them (B, KiB, MiB).
+std::string kib_text(std::int64_t bytes) { return svg::readable_bytes(static_cast<double>(bytes)); }
 
 // The incast alone with `degree` senders into host 0.
 experiment_spec incast_with(const experiment_spec& on_profile, std::uint32_t degree, bool pfc) {
@@ -78,6 +100,53 @@ experiment_spec incast_with(const experiment_spec& on_profile, std::uint32_t deg
 }
 
 }  // namespace
+
+const char* to_string(target_outcome o) {
+  switch (o) {
+    case target_outcome::not_searched: return "not_searched";
+    case target_outcome::met: return "met";
+    case target_outcome::at_most: return "at_most";
+    case target_outcome::not_reachable: return "not_reachable";
+    case target_outcome::headroom_shortfall: return "headroom_shortfall";
+  }
+  return "not_searched";
+}
+
+std::string target_text(const profile_buffers& p) {
+  switch (p.target) {
+    case target_outcome::not_searched: return "-";
+    case target_outcome::met: return kib_text(p.buffer_for_target_bytes);
+    case target_outcome::at_most: return "at most " + kib_text(p.buffer_for_target_bytes);
+    case target_outcome::not_reachable: return "not reachable";
+    case target_outcome::headroom_shortfall: return "headroom shortfall";
+  }
+  return "-";
+}
+
+std::string shortfall_text(const profile_buffers& p) {
+  if (p.shortfalls.empty()) return {};
+  std::string runs;
+  for (const buffer_probe& q : p.shortfalls) {
+    if (!runs.empty()) runs += "; ";
+    runs += q.search == "buffer_for_target" ? "buffer " + kib_text(q.buffer_bytes)
+                                            : std::to_string(q.degree) + "-to-1 incast";
+    runs += ": " + std::to_string(q.drops) + " drops (" + std::to_string(q.headroom_drops) +
+            " headroom exhausted) over " + std::to_string(q.seeds) + " seeds";
+  }
+  const headroom_figures& h = p.headroom;
+  return "headroom shortfall, PFC on and packets dropped (" + runs + "); headroom per port and PG " +
+         kib_text(h.per_pg_bytes) + " (cable " + kib_text(h.cable_bytes) + ", MTUs " + kib_text(h.mtu_bytes) +
+         ", response " + kib_text(h.response_bytes) + ", PFC frame " + std::to_string(h.pfc_frame_bytes) +
+         " B), " + kib_text(h.reserved_bytes) + " reserved: no buffer size is read from these runs; check the "
+         "profile's cable_m and peer_response_ns and the switch's XOFF point (rocelab qualify)";
+}
+
+std::string target_rule_text(std::uint32_t seeds_per_probe) {
+  return "pooled p99 FCT over " + std::to_string(seeds_per_probe) +
+         " seeds per probe; the answer is the smallest probed buffer at and above which every probed size meets "
+         "the target (the pooled p99 made monotone over buffer size); a run that dropped with PFC on is a headroom "
+         "shortfall, never an answer";
+}
 
 headroom_figures profile_headroom(const fabric_profile_file& profile, const experiment_spec& spec) {
   const fabric::switch_profile& p = profile.sw;
@@ -147,14 +216,21 @@ result<buffers_result> validate_buffers(const experiment_spec& spec, const std::
     return status(error_code::invalid_argument,
                   "rocelab buffers: the spec needs an incast workload (workload.incast) for the lossless degree search");
   if (profiles.empty()) return status(error_code::invalid_argument, "rocelab buffers: no switch profile given");
-  if (!(settings.max_buffer_factor >= 1) || !(settings.buffer_tolerance > 0))
-    return status(error_code::invalid_argument, "rocelab buffers: max_buffer_factor >= 1 and buffer_tolerance > 0");
+  if (!(settings.max_buffer_factor >= 1) || !(settings.buffer_tolerance > 0) || settings.grid_steps_per_octave == 0)
+    return status(error_code::invalid_argument,
+                  "rocelab buffers: max_buffer_factor >= 1, buffer_tolerance > 0 and grid_steps_per_octave >= 1");
+  if (settings.seeds_per_probe < 3)
+    return status(error_code::invalid_argument, "rocelab buffers: seeds_per_probe is " +
+                                                    std::to_string(settings.seeds_per_probe) +
+                                                    "; a probe pools at least 3 seeds, one seed is no answer");
   const std::uint32_t steps = buffers_steps(profiles.size(), settings);
   std::uint32_t step = 0;
   buffers_result out;
   out.spec_name = spec.name;
   out.incast_flow_bytes = static_cast<std::uint32_t>(spec.workload.incast.flow_bytes);
   out.p99_target_ns = settings.p99_target_ns;
+  out.seeds_per_probe = std::max(spec.repeats, settings.seeds_per_probe);
+  out.target_rule = target_rule_text(out.seeds_per_probe);
 
   for (const fabric_profile_file& profile : profiles) {
     const std::string& name = profile.sw.name;
@@ -186,6 +262,7 @@ result<buffers_result> validate_buffers(const experiment_spec& spec, const std::
         say(std::string(pfc ? "PFC on" : "PFC off") + ", " + std::to_string(n) + "-to-1: " +
             std::to_string(p->probe.drops) + " drops");
         pb.probes.push_back(p->probe);
+        if (p->probe.headroom_shortfall()) pb.shortfalls.push_back(p->probe);
         if (pfc && n == top) pb.pauses_at_max_degree = p->probe.pause_frames;
         return p->lossless;
       };
@@ -207,61 +284,95 @@ result<buffers_result> validate_buffers(const experiment_spec& spec, const std::
       (pfc ? pb.lossless_degree_pfc : pb.lossless_degree_no_pfc) = found;
     }
 
-    // The buffer for the p99 target: bisection on a log scale.
+    // The buffer for the p99 target: down a log grid from the top until a size misses,
+    // then bisection between that miss and the last size that met (buffers.hpp). Every
+    // probed size above the answer met the target; a PFC-on drop ends the search.
     if (settings.p99_target_ns > 0) {
       ++step;
-      pb.target_searched = true;
-      auto p99_with = [&](std::int64_t buffer, bool record) -> result<std::pair<bool, std::int64_t>> {
+      struct sized_probe {
+        bool meets = false;
+        bool shortfall = false;
+        std::int64_t p99_ns = 0;
+      };
+      auto probe_at = [&](std::int64_t buffer) -> result<sized_probe> {
         fabric_profile_file sized = profile;
         sized.sw.buffer_bytes = buffer;
         auto on = spec_on_profile(spec, sized);
         if (!on.ok()) {
           // A buffer smaller than the headroom reserve cannot run at all: it misses.
           if (on.error().code() == error_code::invalid_argument && buffer < profile.sw.buffer_bytes)
-            return std::pair<bool, std::int64_t>{false, 0};
+            return sized_probe{};
           return std::move(on).error();
         }
         auto p = run_probe(*on, "buffer_for_target", settings);
         if (!p.ok()) return std::move(p).error().with_context(name + ", buffer " + std::to_string(buffer) + " B");
         p->probe.buffer_bytes = buffer;
-        if (record) pb.probes.push_back(p->probe);
-        const bool meets = p->probe.complete && p->probe.fct_p99_ns <= settings.p99_target_ns;
-        say("buffer " + std::to_string(buffer / 1024) + " KiB: p99 " + std::to_string(p->probe.fct_p99_ns / 1000) +
-            " us" + (meets ? " (meets the target)" : ""));
-        return std::pair<bool, std::int64_t>{meets, p->probe.fct_p99_ns};
+        pb.probes.push_back(p->probe);
+        const bool shortfall = p->probe.headroom_shortfall();
+        if (shortfall) pb.shortfalls.push_back(p->probe);
+        const bool meets = !shortfall && p->probe.complete && p->probe.fct_p99_ns <= settings.p99_target_ns;
+        say("buffer " + std::to_string(buffer / 1024) + " KiB: pooled p99 " +
+            std::to_string(p->probe.fct_p99_ns / 1000) + " us" +
+            (shortfall ? ", " + std::to_string(p->probe.drops) + " drops with PFC on (headroom shortfall)"
+                       : meets ? " (meets the target)" : ""));
+        return sized_probe{meets, shortfall, p->probe.fct_p99_ns};
       };
-      auto at_profile = p99_with(profile.sw.buffer_bytes, true);
-      if (!at_profile.ok()) return std::move(at_profile).error();
-      pb.target_met_by_profile = at_profile->first;
-      pb.p99_at_profile_ns = at_profile->second;
-      // Below the headroom reserve no buffer can run the workload at all.
-      std::int64_t lo = std::max<std::int64_t>(
-          settings.min_buffer_bytes, pb.headroom.reserved_bytes + pb.headroom.reserved_bytes / 4 + profile.sw.cell_bytes);
-      std::int64_t hi = static_cast<std::int64_t>(static_cast<double>(profile.sw.buffer_bytes) * settings.max_buffer_factor);
-      if (pb.target_met_by_profile) hi = profile.sw.buffer_bytes;
-      auto at_hi = hi == profile.sw.buffer_bytes ? at_profile : p99_with(hi, true);
-      if (!at_hi.ok()) return std::move(at_hi).error();
-      pb.target_reachable = at_hi->first;
-      if (pb.target_reachable) {
-        auto at_lo = p99_with(lo, true);
-        if (!at_lo.ok()) return std::move(at_lo).error();
-        if (at_lo->first) {
-          hi = lo;
-          pb.target_at_search_floor = true;
-        } else {
-          // Invariant: !meets(lo), meets(hi).
-          while (static_cast<double>(hi) / static_cast<double>(lo) - 1 > settings.buffer_tolerance) {
-            const auto mid = cells_down(
-                static_cast<std::int64_t>(std::sqrt(static_cast<double>(lo) * static_cast<double>(hi))),
-                profile.sw.cell_bytes);
-            if (mid <= lo || mid >= hi) break;
-            auto m = p99_with(mid, true);
-            if (!m.ok()) return std::move(m).error();
-            (m->first ? hi : lo) = mid;
+      auto search = [&]() -> result<target_outcome> {
+        auto at_profile = probe_at(profile.sw.buffer_bytes);
+        if (!at_profile.ok()) return std::move(at_profile).error();
+        pb.p99_at_profile_ns = at_profile->p99_ns;
+        if (at_profile->shortfall) return target_outcome::headroom_shortfall;
+        pb.target_met_by_profile = at_profile->meets;
+        // Below the headroom reserve no buffer can run the workload at all.
+        const std::int64_t floor = std::max<std::int64_t>(
+            settings.min_buffer_bytes,
+            pb.headroom.reserved_bytes + pb.headroom.reserved_bytes / 4 + profile.sw.cell_bytes);
+        std::int64_t hi = profile.sw.buffer_bytes;
+        if (!pb.target_met_by_profile) {
+          hi = cells_down(static_cast<std::int64_t>(static_cast<double>(profile.sw.buffer_bytes) * settings.max_buffer_factor),
+                          profile.sw.cell_bytes);
+          if (hi > profile.sw.buffer_bytes) {
+            auto at_top = probe_at(hi);
+            if (!at_top.ok()) return std::move(at_top).error();
+            if (at_top->shortfall) return target_outcome::headroom_shortfall;
+            if (!at_top->meets) return target_outcome::not_reachable;
+          } else {
+            return target_outcome::not_reachable;
           }
         }
+        const double ratio = std::exp2(1.0 / settings.grid_steps_per_octave);
+        std::int64_t lo = 0;  // the largest size that missed; 0: none yet
+        while (lo == 0 && hi > floor) {
+          const std::int64_t next = std::max(
+              floor, cells_down(static_cast<std::int64_t>(static_cast<double>(hi) / ratio), profile.sw.cell_bytes));
+          if (next >= hi) break;
+          auto at = probe_at(next);
+          if (!at.ok()) return std::move(at).error();
+          if (at->shortfall) return target_outcome::headroom_shortfall;
+          (at->meets ? hi : lo) = next;
+        }
+        if (lo == 0) {
+          pb.buffer_for_target_bytes = hi;
+          return hi <= floor ? target_outcome::at_most : target_outcome::met;
+        }
+        // Invariant: lo missed; hi and every probed size above it met.
+        while (static_cast<double>(hi) / static_cast<double>(lo) - 1 > settings.buffer_tolerance) {
+          const auto mid = cells_down(
+              static_cast<std::int64_t>(std::sqrt(static_cast<double>(lo) * static_cast<double>(hi))),
+              profile.sw.cell_bytes);
+          if (mid <= lo || mid >= hi) break;
+          auto m = probe_at(mid);
+          if (!m.ok()) return std::move(m).error();
+          if (m->shortfall) return target_outcome::headroom_shortfall;
+          (m->meets ? hi : lo) = mid;
+        }
         pb.buffer_for_target_bytes = hi;
-      }
+        return target_outcome::met;
+      };
+      auto outcome = search();
+      if (!outcome.ok()) return std::move(outcome).error();
+      pb.target = *outcome;
+      if (pb.target != target_outcome::met && pb.target != target_outcome::at_most) pb.buffer_for_target_bytes = 0;
     }
     out.profiles.push_back(std::move(pb));
   }

@@ -20,12 +20,6 @@ std::string fmt(const char* f, double v) {
 
 std::string size_text(std::int64_t bytes) { return svg::readable_bytes(static_cast<double>(bytes)); }
 
-std::string target_text(const profile_buffers& p) {
-  if (!p.target_searched) return "-";
-  if (!p.target_reachable) return "not reachable";
-  return (p.target_at_search_floor ? "at most " : "") + size_text(p.buffer_for_target_bytes);
-}
-
 }  // namespace
 
 std::string buffers_json(const buffers_result& r) {
@@ -33,13 +27,16 @@ std::string buffers_json(const buffers_result& r) {
   j["spec"] = r.spec_name;
   j["incast_flow_bytes"] = r.incast_flow_bytes;
   j["p99_target_ns"] = r.p99_target_ns;
+  j["seeds_per_probe"] = r.seeds_per_probe;
+  j["target_rule"] = r.target_rule;
   j["profiles"] = nlohmann::json::array();
   for (const auto& p : r.profiles) {
     nlohmann::json probes = nlohmann::json::array();
     for (const auto& q : p.probes)
       probes.push_back({{"search", q.search}, {"degree", q.degree}, {"buffer_bytes", q.buffer_bytes},
-                        {"drops", q.drops}, {"pause_frames", q.pause_frames}, {"fct_p99_ns", q.fct_p99_ns},
-                        {"complete", q.complete}});
+                        {"seeds", q.seeds}, {"pfc", q.pfc}, {"drops", q.drops}, {"headroom_drops", q.headroom_drops},
+                        {"headroom_shortfall", q.headroom_shortfall()}, {"pause_frames", q.pause_frames},
+                        {"fct_p99_ns", q.fct_p99_ns}, {"complete", q.complete}});
     const auto& h = p.headroom;
     j["profiles"].push_back(
         {{"profile", p.profile},
@@ -63,11 +60,13 @@ std::string buffers_json(const buffers_result& r) {
          {"lossless_degree_pfc", p.lossless_degree_pfc},
          {"lossless_degree_no_pfc", p.lossless_degree_no_pfc},
          {"pauses_at_max_degree", p.pauses_at_max_degree},
-         {"target_searched", p.target_searched},
+         {"target_outcome", to_string(p.target)},
+         {"target_searched", p.target != target_outcome::not_searched},
          {"target_met_by_profile", p.target_met_by_profile},
-         {"target_reachable", p.target_reachable},
+         {"target_reachable", p.target == target_outcome::met || p.target == target_outcome::at_most},
          {"buffer_for_target_bytes", p.buffer_for_target_bytes},
-         {"target_at_search_floor", p.target_at_search_floor},
+         {"target_at_search_floor", p.target == target_outcome::at_most},
+         {"headroom_shortfall", shortfall_text(p)},
          {"p99_at_profile_ns", p.p99_at_profile_ns},
          {"probes", probes}});
   }
@@ -79,7 +78,8 @@ std::string buffers_html(const buffers_result& r) {
   h << html_page_head("rocelab buffers: " + r.spec_name);
   h << "<h1>Switch buffers for " << svg::escape(r.spec_name.empty() ? "the workload" : r.spec_name) << "</h1>\n";
   h << "<p class=note>Each profile's switch on the rocelab twin: its port speed, cell, alpha, latency and cable, "
-       "and its buffer less the PFC headroom its other ports reserve. Incast of "
+       "and its buffer less the PFC headroom its other ports reserve; "
+    << r.seeds_per_probe << " seeds pooled per probe. Incast of "
     << size_text(r.incast_flow_bytes) << " per sender"
     << (r.p99_target_ns > 0 ? "; p99 FCT target " + readable_duration(static_cast<double>(r.p99_target_ns))
                             : std::string())
@@ -117,9 +117,15 @@ std::string buffers_html(const buffers_result& r) {
     line("p99 FCT with the profile's buffer", [&](const auto& p) {
       return td(readable_duration(static_cast<double>(p.p99_at_profile_ns)), p.target_met_by_profile ? "good" : "bad");
     });
-    line("buffer for the p99 target", [&](const auto& p) { return td(target_text(p)); });
+    line("buffer for the p99 target", [&](const auto& p) {
+      return td(target_text(p), p.target == target_outcome::headroom_shortfall ? "bad" : nullptr);
+    });
   }
   h << "</table>\n";
+  for (const auto& p : r.profiles)
+    if (!p.shortfalls.empty())
+      h << "<p class=note><b>" << svg::escape(p.profile) << "</b>: " << svg::escape(shortfall_text(p)) << ".</p>\n";
+  if (r.p99_target_ns > 0) h << "<p class=note>Buffer for the target: " << svg::escape(r.target_rule) << ".</p>\n";
 
   // Plots: loss-free degree per profile (x: the profiles by name), p99 against buffer size.
   std::vector<std::string> profile_names;

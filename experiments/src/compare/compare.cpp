@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cmath>
 #include <memory>
+#include <mutex>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -128,12 +130,12 @@ using made_runs = std::map<std::uint64_t, result<run_records>>;
 
 result<scenario_run> run_scenario(const experiment_spec& spec, const fabric_plan& plan, scenario s,
                                   store::run_store* store, std::vector<std::int64_t>& run_ids,
-                                  const compare_settings& cs, std::optional<std::int64_t> sweep = std::nullopt,
-                                  made_runs* made = nullptr) {
+                                  const compare_settings& cs, std::uint32_t seeds,
+                                  std::optional<std::int64_t> sweep = std::nullopt, made_runs* made = nullptr) {
   const std::function<bool()>& cancel = cs.cancel_requested;
   scenario_run out;
   const experiment_spec variant = only(spec, s);
-  for (std::uint32_t i = 0; i < std::max<std::uint32_t>(1, spec.repeats); ++i) {
+  for (std::uint32_t i = 0; i < std::max<std::uint32_t>(1, seeds); ++i) {
     const std::uint64_t seed = spec.seed + i;
     experiment_spec resolved;
     auto cfg = config_for(variant, plan, seed, &resolved);
@@ -311,7 +313,7 @@ result<std::map<std::string, std::string>> tune_roce(const experiment_spec& spec
     fabric_plan plan = base;
     plan.overrides = overrides_of(values);
     plan.name = base.name + "-trial" + std::to_string(index);
-    auto r = run_scenario(spec, plan, scenario::mix, store, run_ids, cs, sweep);
+    auto r = run_scenario(spec, plan, scenario::mix, store, run_ids, cs, std::max<std::uint32_t>(1, spec.repeats), sweep);
     if (!r.ok()) {
       t.error = r.error().message();
       return t;
@@ -386,6 +388,98 @@ result<fabric_plan> plan_for(const std::string& fabric, const compare_settings& 
 
 }  // namespace
 
+const std::vector<std::string>& compare_metric_names() {
+  static const std::vector<std::string> names{"allreduce.busbw_gbps", "allreduce.algbw_gbps", "allreduce.time_ns",
+                                              "usd_per_busbw_gbps",   "incast.fct_p50_ns",    "incast.fct_p99_ns",
+                                              "small.fct_p50_ns",     "small.fct_p99_ns"};
+  return names;
+}
+
+std::optional<metric_verdict> judge(const std::vector<fabric_metrics>& fabrics, const std::string& metric,
+                                    const std::string& label, bool higher_better, double tie_tolerance) {
+  const fabric_metrics* best = nullptr;
+  for (const auto& m : fabrics) {
+    const auto it = m.ci.find(metric);
+    if (it == m.ci.end() || it->second.n == 0) continue;
+    const double v = it->second.mean;
+    if (best == nullptr || (higher_better ? v > best->ci.at(metric).mean : v < best->ci.at(metric).mean)) best = &m;
+  }
+  if (best == nullptr) return std::nullopt;
+  metric_verdict out;
+  out.metric = metric;
+  out.label = label;
+  out.higher_better = higher_better;
+  out.tie_tolerance = tie_tolerance;
+  out.best = best->fabric;
+  const std::vector<double>& best_values = best->per_seed.at(metric);
+  for (const auto& m : fabrics) {
+    if (&m == best || !m.per_seed.contains(metric)) continue;
+    // Paired over the seeds both ran: the seed's own variation cancels.
+    std::vector<double> diff;
+    const std::vector<double>& values = m.per_seed.at(metric);
+    for (std::size_t i = 0; i < m.seeds.size() && i < values.size(); ++i)
+      for (std::size_t j = 0; j < best->seeds.size() && j < best_values.size(); ++j)
+        if (m.seeds[i] == best->seeds[j]) diff.push_back(values[i] - best_values[j]);
+    const confidence_interval ci = mean_ci95(diff);
+    out.vs_best[m.fabric] = ci;
+    const double sliver = tie_tolerance * std::abs(best->ci.at(metric).mean);
+    if (ci.n < 2 || (ci.low <= 0 && ci.high >= 0) || std::abs(ci.mean) <= sliver) out.tied.push_back(m.fabric);
+  }
+  return out;
+}
+
+namespace {
+
+// A metric's value in its report unit: ns as us, Gb/s, USD per GPU per Gb/s.
+std::string metric_value_text(const std::string& metric, double v) {
+  char b[64];
+  if (metric.ends_with("_ns"))
+    std::snprintf(b, sizeof b, "%.1f us", v / 1e3);
+  else if (metric.starts_with("usd_"))
+    std::snprintf(b, sizeof b, "$%.2f", v);
+  else
+    std::snprintf(b, sizeof b, "%.1f Gb/s", v);
+  return b;
+}
+
+std::string ci_text(const std::string& metric, const confidence_interval& ci) {
+  return metric_value_text(metric, ci.mean) + " (95% CI " + metric_value_text(metric, ci.low) + " .. " +
+         metric_value_text(metric, ci.high) + ", " + std::to_string(ci.n) + " seeds)";
+}
+
+}  // namespace
+
+std::string verdict_text(const metric_verdict& v, const std::vector<fabric_metrics>& fabrics) {
+  const fabric_metrics* best = nullptr;
+  for (const auto& m : fabrics)
+    if (m.fabric == v.best) best = &m;
+  if (best == nullptr || !best->ci.contains(v.metric)) return v.label + ": -";
+  auto diff = [&](const std::string& other) {
+    const confidence_interval& d = v.vs_best.at(other);
+    char b[200];
+    std::snprintf(b, sizeof b, "%s - %s = %s, 95%% CI %s .. %s over %zu common seeds", other.c_str(), v.best.c_str(),
+                  metric_value_text(v.metric, d.mean).c_str(), metric_value_text(v.metric, d.low).c_str(),
+                  metric_value_text(v.metric, d.high).c_str(), d.n);
+    return std::string(b);
+  };
+  std::string s = v.label + ": ";
+  if (v.tie()) {
+    s += "tie between " + v.best;
+    for (const auto& t : v.tied) s += (&t == &v.tied.back() ? " and " : ", ") + t;
+    char tolerance[32];
+    std::snprintf(tolerance, sizeof tolerance, "%g%%", 100 * v.tie_tolerance);
+    s += ": the paired difference's 95% CI includes zero or its mean is within " + std::string(tolerance) + " of " + v.best + "'s mean (" +
+         v.best + " " + ci_text(v.metric, best->ci.at(v.metric));
+    for (const auto& t : v.tied) s += "; " + diff(t);
+    s += ")";
+  } else {
+    s += v.best + ", " + ci_text(v.metric, best->ci.at(v.metric));
+  }
+  for (const auto& [other, d] : v.vs_best)
+    if (std::find(v.tied.begin(), v.tied.end(), other) == v.tied.end()) s += "; " + diff(other);
+  return s;
+}
+
 std::uint32_t compare_steps(const experiment_spec& spec, const compare_settings& settings) {
   std::uint32_t steps = 0;
   for (const std::string& f : settings.fabrics) {
@@ -400,12 +494,20 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
   ROCELAB_RETURN_IF_ERROR(validate(spec));
   if (settings.fabrics.empty()) return status(error_code::invalid_argument, "compare: no fabrics");
   if (!(settings.compute_ms_per_step >= 0)) return status(error_code::invalid_argument, "compare: compute_ms_per_step must be >= 0");
+  if (!(settings.tie_tolerance >= 0 && settings.tie_tolerance < 1))
+    return status(error_code::invalid_argument, "compare: tie_tolerance must be in [0, 1)");
+  if (settings.seeds < 3)
+    return status(error_code::invalid_argument, "compare: seeds is " + std::to_string(settings.seeds) +
+                                                    "; a fabric is judged on at least 3 seeds (one seed cannot tell a "
+                                                    "difference from noise)");
+  const std::uint32_t seeds = std::max(spec.repeats, settings.seeds);
   step_counter step(compare_steps(spec, settings), progress);
   compare_result out;
   out.name = spec.name;
   out.hosts = spec.topology.hosts;
   out.link_gbps = spec.topology.link_gbps;
   out.settings = settings;
+  out.seeds = seeds;
   std::vector<fabric_plan> plans;
   for (const std::string& f : settings.fabrics) {
     auto plan = plan_for(f, settings);
@@ -429,8 +531,9 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
     for (const scenario s : {scenario::allreduce, scenario::incast, scenario::background}) {
       if (!has(spec, s)) continue;
       step(f + ": " + name_of(s));
-      auto r = run_scenario(spec, p, s, store, m.run_ids, settings);
+      auto r = run_scenario(spec, p, s, store, m.run_ids, settings, seeds);
       if (!r.ok()) return std::move(r).error();
+      m.seeds = r->seeds;
       m.congestion = fabric::to_string(r->config.fabric.congestion);
       add_totals(m, *r);
       if (s == scenario::allreduce) {
@@ -444,40 +547,64 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
           m.step_ms = settings.compute_ms_per_step + comm_ms;
           m.comm_share = m.step_ms > 0 ? comm_ms / m.step_ms : 0;
           m.mfu_factor = m.step_ms > 0 ? settings.compute_ms_per_step / m.step_ms : 0;
+          for (std::size_t i = 0; i < r->repeats.size(); ++i) {
+            const run_summary one = summarize({&r->repeats[i]}, {r->seeds[i]});
+            m.per_seed["allreduce.busbw_gbps"].push_back(one.allreduce ? one.allreduce->busbw_gbps : 0);
+            m.per_seed["allreduce.algbw_gbps"].push_back(one.allreduce ? one.allreduce->algbw_gbps : 0);
+            m.per_seed["allreduce.time_ns"].push_back(one.allreduce ? one.allreduce->time_mean_ns : 0);
+          }
         }
         link_utilisation(*r, m.link_util_mean, m.link_util_max);
-      } else if (s == scenario::incast) {
-        std::vector<flow_record> flows;
-        for (const auto& rec : r->repeats)
-          for (const auto& fl : rec.flows)
-            if (fl.kind == workload_kind::incast) flows.push_back(fl);
-        const flow_stats st = flow_statistics(flows);
-        m.has_incast = true;
-        for (const auto& fl : flows)
-          if (fl.completed()) m.incast_fct_us.push_back(static_cast<double>(fl.fct_ns) / 1e3);
-        std::sort(m.incast_fct_us.begin(), m.incast_fct_us.end());
-        m.incast_fct_p50_ns = st.fct_p50_ns;
-        m.incast_fct_p99_ns = st.fct_p99_ns;
       } else {
+        // Incast: its flows; background: the small messages under it.
+        const std::string prefix = s == scenario::incast ? "incast" : "small";
+        auto wanted = [&](const flow_record& fl) {
+          return s == scenario::incast ? fl.kind == workload_kind::incast
+                                       : fl.bytes <= static_cast<std::uint64_t>(settings.small_message_bytes);
+        };
         std::vector<flow_record> flows;
-        for (const auto& rec : r->repeats)
+        for (const auto& rec : r->repeats) {
+          std::vector<flow_record> mine;
           for (const auto& fl : rec.flows)
-            if (fl.bytes <= static_cast<std::uint64_t>(settings.small_message_bytes)) flows.push_back(fl);
+            if (wanted(fl)) mine.push_back(fl);
+          const flow_stats one = flow_statistics(mine);
+          m.per_seed[prefix + ".fct_p50_ns"].push_back(static_cast<double>(one.fct_p50_ns));
+          m.per_seed[prefix + ".fct_p99_ns"].push_back(static_cast<double>(one.fct_p99_ns));
+          flows.insert(flows.end(), mine.begin(), mine.end());
+        }
         const flow_stats st = flow_statistics(flows);
-        m.has_background = true;
+        std::vector<double>& cdf = s == scenario::incast ? m.incast_fct_us : m.small_fct_us;
         for (const auto& fl : flows)
-          if (fl.completed()) m.small_fct_us.push_back(static_cast<double>(fl.fct_ns) / 1e3);
-        std::sort(m.small_fct_us.begin(), m.small_fct_us.end());
-        m.small_messages = st.flows;
-        m.small_fct_p50_ns = st.fct_p50_ns;
-        m.small_fct_p99_ns = st.fct_p99_ns;
+          if (fl.completed()) cdf.push_back(static_cast<double>(fl.fct_ns) / 1e3);
+        std::sort(cdf.begin(), cdf.end());
+        if (s == scenario::incast) {
+          m.has_incast = true;
+          m.incast_fct_p50_ns = st.fct_p50_ns;
+          m.incast_fct_p99_ns = st.fct_p99_ns;
+        } else {
+          m.has_background = true;
+          m.small_messages = st.flows;
+          m.small_fct_p50_ns = st.fct_p50_ns;
+          m.small_fct_p99_ns = st.fct_p99_ns;
+        }
       }
     }
-    m.cost = fabric_cost(p.profile, spec.topology.hosts,
-                         spec.topology.type == "leaf_spine" ? spec.topology.oversubscription : 1.0);
+    auto cost = topology_cost(p.profile, spec.topology);
+    if (!cost.ok()) return std::move(cost).error().with_context(f);
+    m.cost = *cost;
     m.usd_per_busbw_gbps = m.busbw_gbps > 0 ? m.cost.per_gpu_usd / m.busbw_gbps : 0;
+    if (m.has_allreduce)
+      for (const double bw : m.per_seed["allreduce.busbw_gbps"])
+        m.per_seed["usd_per_busbw_gbps"].push_back(bw > 0 ? m.cost.per_gpu_usd / bw : 0);
+    for (const auto& [metric, values] : m.per_seed) m.ci[metric] = mean_ci95(values);
     out.fabrics.push_back(std::move(m));
   }
+  for (const auto& [metric, label, higher] :
+       {std::tuple<const char*, const char*, bool>{"allreduce.busbw_gbps", "highest all-reduce bus bandwidth", true},
+        {"usd_per_busbw_gbps", "lowest cost per delivered Gb/s of bus bandwidth", false},
+        {"incast.fct_p99_ns", "lowest incast FCT p99", false},
+        {"small.fct_p99_ns", "lowest small-message FCT p99 under background", false}})
+    if (auto v = judge(out.fabrics, metric, label, higher, settings.tie_tolerance)) out.verdicts.push_back(std::move(*v));
 
   // Scale sweep: the all-reduce alone on a leaf-spine of each size.
   if (!settings.scale_hosts.empty()) {
@@ -493,7 +620,6 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
                                                         " is not a multiple (>= 2x) of scale_hosts_per_leaf " +
                                                         std::to_string(hpl));
       experiment_spec s = only(spec, scenario::allreduce);
-      s.repeats = 1;
       s.topology.type = "leaf_spine";
       s.topology.hosts = hosts;
       s.topology.leaves = hosts / hpl;
@@ -509,14 +635,19 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
     }
     std::vector<made_runs> made(scale_specs.size() * plans.size());
     if (settings.parallelism > 1) {
-      parallel_for(static_cast<std::uint32_t>(made.size()), settings.parallelism, [&](std::uint32_t k) {
+      std::mutex made_lock;
+      const auto per_seed = static_cast<std::uint32_t>(made.size());
+      parallel_for(per_seed * seeds, settings.parallelism, [&](std::uint32_t job) {
+        const std::uint32_t k = job % per_seed;
         const experiment_spec variant = only(scale_specs[k / plans.size()], scenario::allreduce);
         const fabric_plan& plan = plans[k % plans.size()];
-        const std::uint64_t seed = variant.seed;
+        const std::uint64_t seed = variant.seed + job / per_seed;
         experiment_spec resolved;
         auto cfg = config_for(variant, plan, seed, &resolved);
         if (!cfg.ok() || (settings.cancel_requested && settings.cancel_requested())) return;  // run_scenario says why
-        made[k].emplace(seed, run_one(resolved, *cfg, seed, settings));
+        auto ran = run_one(resolved, *cfg, seed, settings);
+        const std::scoped_lock lock(made_lock);
+        made[k].emplace(seed, std::move(ran));
       });
     }
     for (std::size_t h = 0; h < scale_specs.size(); ++h) {
@@ -525,25 +656,38 @@ result<compare_result> run_compare(const experiment_spec& spec, const compare_se
       scale_point pt;
       pt.hosts = hosts;
       pt.allreduce_bytes = s.workload.allreduce.bytes;
-      double best = 0;
+      std::vector<fabric_metrics> at_scale;  // per-seed cost per Gb/s, for judge()
       for (std::size_t i = 0; i < plans.size(); ++i) {
         step(plans[i].name + ": scale " + std::to_string(hosts) + " hosts");
-        auto r = run_scenario(s, plans[i], scenario::allreduce, store, out.fabrics[i].run_ids, settings, std::nullopt,
-                              &made[h * plans.size() + i]);
+        auto r = run_scenario(s, plans[i], scenario::allreduce, store, out.fabrics[i].run_ids, settings, seeds,
+                              std::nullopt, &made[h * plans.size() + i]);
         if (!r.ok()) return std::move(r).error().with_context("scale " + std::to_string(hosts));
         const run_summary sum = summarize(pointers(*r), r->seeds);
         const double bw = sum.allreduce ? sum.allreduce->busbw_gbps : 0;
-        const cluster_cost c = fabric_cost(plans[i].profile, hosts, s.topology.oversubscription);
+        auto c = topology_cost(plans[i].profile, s.topology);
+        if (!c.ok()) return std::move(c).error().with_context(plans[i].name + ", scale " + std::to_string(hosts));
         pt.busbw_gbps[plans[i].name] = bw;
-        pt.cost_per_gpu_usd[plans[i].name] = c.per_gpu_usd;
-        const double per = bw > 0 ? c.per_gpu_usd / bw : 0;
-        pt.usd_per_busbw_gbps[plans[i].name] = per;
-        if (per > 0 && (pt.cheapest.empty() || per < best)) {
-          best = per;
-          pt.cheapest = plans[i].name;
+        pt.cost_per_gpu_usd[plans[i].name] = c->per_gpu_usd;
+        pt.usd_per_busbw_gbps[plans[i].name] = bw > 0 ? c->per_gpu_usd / bw : 0;
+        pt.cost[plans[i].name] = *c;
+        fabric_metrics fm;
+        fm.fabric = plans[i].name;
+        fm.seeds = r->seeds;
+        for (std::size_t k = 0; k < r->repeats.size(); ++k) {
+          const run_summary one = summarize({&r->repeats[k]}, {r->seeds[k]});
+          const double one_bw = one.allreduce ? one.allreduce->busbw_gbps : 0;
+          if (one_bw > 0) fm.per_seed["usd_per_busbw_gbps"].push_back(c->per_gpu_usd / one_bw);
         }
+        if (fm.per_seed["usd_per_busbw_gbps"].size() != r->repeats.size()) fm.per_seed.clear();  // a seed delivered nothing
+        for (const auto& [metric, values] : fm.per_seed) fm.ci[metric] = mean_ci95(values);
+        at_scale.push_back(std::move(fm));
       }
-      if (!out.scale.empty() && !pt.cheapest.empty() && !out.scale.back().cheapest.empty() &&
+      if (auto v = judge(at_scale, "usd_per_busbw_gbps", "cheapest per delivered Gb/s", false, settings.tie_tolerance)) {
+        pt.cheapest = v->best;
+        pt.cheapest_tied = v->tied;
+      }
+      const bool decided = !pt.cheapest.empty() && pt.cheapest_tied.empty();
+      if (!out.scale.empty() && decided && !out.scale.back().cheapest.empty() && out.scale.back().cheapest_tied.empty() &&
           out.scale.back().cheapest != pt.cheapest)
         out.crossovers.push_back("between " + std::to_string(out.scale.back().hosts) + " and " +
                                  std::to_string(hosts) + " hosts, " + pt.cheapest + " becomes cheaper per delivered Gb/s of " +

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -12,23 +13,126 @@
 
 namespace rocelab::experiments {
 
-cluster_cost fabric_cost(const fabric_profile_file& p, std::uint32_t hosts, double oversubscription) {
+namespace {
+
+// Seed list prices per link speed, the same sources and caveats as the profiles' (public
+// list-price ranges, 2024): replace with your quotes. The 400G rows are the shipped
+// profiles' own figures.
+constexpr speed_prices ethernet_speed_prices[] = {
+    {25, 350, 60}, {50, 450, 120}, {100, 700, 250}, {200, 1100, 450}, {400, 1800, 800}, {800, 2600, 1300},
+};
+// InfiniBand EDR, HDR, NDR, XDR HCAs and transceivers.
+constexpr speed_prices infiniband_speed_prices[] = {
+    {100, 900, 300}, {200, 1500, 600}, {400, 2200, 1100}, {800, 3000, 1600},
+};
+
+std::string gbps_text(double gbps) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%gG", gbps);
+  return b;
+}
+
+std::string usd_text(double usd) {
+  char b[32];
+  std::snprintf(b, sizeof b, "$%.0f", usd);
+  return b;
+}
+
+}  // namespace
+
+std::span<const speed_prices> seed_speed_prices(fabric::link_layer link) {
+  if (link == fabric::link_layer::infiniband) return infiniband_speed_prices;
+  return ethernet_speed_prices;
+}
+
+result<speed_prices> prices_at(const fabric_profile_file& p, double gbps) {
+  if (!(gbps > 0)) return status(error_code::invalid_argument, "profile " + p.sw.name + ": no link speed to price");
+  if (std::abs(gbps - p.sw.port_gbps) < 1e-9 && p.sw.nic_price_usd > 0 && p.sw.optic_price_usd > 0)
+    return speed_prices{p.sw.port_gbps, p.sw.nic_price_usd, p.sw.optic_price_usd};
+  const auto table = seed_speed_prices(p.sw.link);
+  for (const speed_prices& row : table)
+    if (row.gbps + 1e-9 >= gbps) return row;
+  std::string listed;
+  for (const speed_prices& row : table) listed += (listed.empty() ? "" : ", ") + gbps_text(row.gbps);
+  return status(error_code::invalid_argument, "profile " + p.sw.name + ": no price for " + gbps_text(gbps) +
+                                                  " links (the " + fabric::to_string(p.sw.link) +
+                                                  " seed table lists " + listed + ")");
+}
+
+result<cluster_cost> topology_cost(const fabric_profile_file& p, const topology_spec& t) {
+  const std::string where = "pricing " + t.type + " on profile " + p.sw.name;
+  if (t.hosts == 0) return status(error_code::invalid_argument, where + ": no hosts");
+  if (!(p.sw.port_gbps > 0)) return status(error_code::invalid_argument, where + ": port_gbps must be > 0");
   cluster_cost c;
-  c.hosts = hosts;
-  const double radix = std::max<double>(2, p.sw.ports);
-  const double h = hosts;
-  const double os = oversubscription > 0 ? oversubscription : 1;
-  c.tiers = h <= radix ? 1 : h <= radix * radix / 2 ? 2 : 3;
-  const double up = c.tiers > 1 ? h / os : 0;
-  c.switch_ports = h + 2 * (c.tiers - 1) * up;
-  c.switches = std::ceil(c.switch_ports / radix);
-  c.optics = h * p.optics_per_host_link + 2 * (c.tiers - 1) * up;
-  c.nic_usd = h * p.sw.nic_price_usd;
-  c.switch_usd = c.switch_ports * p.sw.price_per_port_usd;
-  c.optics_usd = c.optics * p.sw.optic_price_usd;
+  c.hosts = t.hosts;
+  c.topology = t.type;
+  c.radix = p.sw.ports;
+  c.port_gbps = p.sw.port_gbps;
+  c.link_gbps = t.link_gbps;
+  const double radix = std::max<double>(1, p.sw.ports);
+  const double h = t.hosts;
+  const double host_port = t.link_gbps / p.sw.port_gbps;  // a host link in the profile's ports
+  // Boxes for one switch whose links need `ports` of the profile's ports.
+  auto boxes = [&](double ports) { return std::max(1.0, std::ceil(ports / radix - 1e-9)); };
+  auto host_prices = prices_at(p, t.link_gbps);
+  if (!host_prices.ok()) return std::move(host_prices).error().with_context(where);
+  c.host_prices = *host_prices;
+  double uplink_links = 0;
+  if (t.type == "leaf_spine") {
+    if (t.leaves == 0 || t.spines == 0)
+      return status(error_code::invalid_argument, where + ": a leaf-spine needs leaves and spines");
+    c.leaves = t.leaves;
+    c.spines = t.spines;
+    const double hpl = h / t.leaves;
+    const double os = t.oversubscription > 0 ? t.oversubscription : 1;
+    // The twin's uplink speed (topology_config): as given, or the leaf's host bandwidth
+    // over the oversubscription, split over the spines.
+    c.uplink_gbps = t.spine_link_gbps > 0 ? t.spine_link_gbps : hpl * t.link_gbps / (os * t.spines);
+    const double up_port = c.uplink_gbps / p.sw.port_gbps;
+    c.ports_per_leaf = hpl * host_port + t.spines * up_port;
+    c.ports_per_spine = t.leaves * up_port;
+    c.switch_ports = t.leaves * c.ports_per_leaf + t.spines * c.ports_per_spine;
+    c.switches = t.leaves * boxes(c.ports_per_leaf) + t.spines * boxes(c.ports_per_spine);
+    uplink_links = static_cast<double>(t.leaves) * t.spines;
+    auto up = prices_at(p, c.uplink_gbps);
+    if (!up.ok()) return std::move(up).error().with_context(where + ", uplinks");
+    c.uplink_prices = *up;
+  } else if (t.type == "single_switch") {
+    c.ports_per_leaf = h * host_port;
+    c.switch_ports = c.ports_per_leaf;
+    c.switches = boxes(c.ports_per_leaf);
+  } else {
+    return status(error_code::invalid_argument, where + ": unknown topology type");
+  }
+  c.uplink_optics = 2 * uplink_links;
+  c.optics = h * p.optics_per_host_link + c.uplink_optics;
+  c.nic_usd = h * c.host_prices.nic_usd;
+  c.switch_usd = c.switches * radix * p.sw.price_per_port_usd;
+  c.optics_usd = h * p.optics_per_host_link * c.host_prices.optic_usd + c.uplink_optics * c.uplink_prices.optic_usd;
   c.total_usd = c.nic_usd + c.switch_usd + c.optics_usd;
-  c.per_gpu_usd = hosts > 0 ? c.total_usd / h : 0;
+  c.per_gpu_usd = c.total_usd / h;
   return c;
+}
+
+std::string cost_basis_text(const cluster_cost& c) {
+  char ports[64];
+  auto box = [&](double used) {
+    std::snprintf(ports, sizeof ports, "%g of %u x %s ports", used, c.radix, gbps_text(c.port_gbps).c_str());
+    return std::string(ports);
+  };
+  char n[32];
+  std::snprintf(n, sizeof n, "%g", c.switches);
+  std::string s = c.topology;
+  if (c.topology == "leaf_spine")
+    s += ": " + std::to_string(c.leaves) + " leaves (" + box(c.ports_per_leaf) + " each) + " +
+         std::to_string(c.spines) + " spines (" + box(c.ports_per_spine) + " each)";
+  else
+    s += ": " + box(c.ports_per_leaf);
+  s += ", " + std::string(n) + " switches; NICs " + gbps_text(c.host_prices.gbps) + " " + usd_text(c.host_prices.nic_usd) +
+       "; optics " + gbps_text(c.host_prices.gbps) + " " + usd_text(c.host_prices.optic_usd) + " host";
+  if (c.uplink_optics > 0)
+    s += " / " + gbps_text(c.uplink_prices.gbps) + " " + usd_text(c.uplink_prices.optic_usd) + " uplink";
+  return s;
 }
 
 std::string default_profile_file(const std::string& fabric) {

@@ -22,10 +22,45 @@ namespace rocelab::experiments {
 namespace {
 
 nlohmann::json cost_json(const cluster_cost& c) {
-  return {{"hosts", c.hosts},        {"tiers", c.tiers},         {"switch_ports", c.switch_ports},
-          {"switches", c.switches},  {"optics", c.optics},       {"nic_usd", c.nic_usd},
-          {"switch_usd", c.switch_usd}, {"optics_usd", c.optics_usd}, {"total_usd", c.total_usd},
-          {"per_gpu_usd", c.per_gpu_usd}};
+  return {{"hosts", c.hosts},
+          {"topology", c.topology},
+          {"leaves", c.leaves},
+          {"spines", c.spines},
+          {"radix", c.radix},
+          {"port_gbps", c.port_gbps},
+          {"link_gbps", c.link_gbps},
+          {"uplink_gbps", c.uplink_gbps},
+          {"ports_per_leaf", c.ports_per_leaf},
+          {"ports_per_spine", c.ports_per_spine},
+          {"switch_ports", c.switch_ports},
+          {"switches", c.switches},
+          {"optics", c.optics},
+          {"uplink_optics", c.uplink_optics},
+          {"nic_unit_usd", c.host_prices.nic_usd},
+          {"nic_priced_gbps", c.host_prices.gbps},
+          {"optic_unit_usd", c.host_prices.optic_usd},
+          {"uplink_optic_unit_usd", c.uplink_prices.optic_usd},
+          {"uplink_optic_priced_gbps", c.uplink_prices.gbps},
+          {"nic_usd", c.nic_usd},
+          {"switch_usd", c.switch_usd},
+          {"optics_usd", c.optics_usd},
+          {"total_usd", c.total_usd},
+          {"per_gpu_usd", c.per_gpu_usd},
+          {"basis", cost_basis_text(c)}};
+}
+
+nlohmann::json ci_json(const confidence_interval& ci) {
+  return {{"n", ci.n}, {"mean", ci.mean}, {"half_width", ci.half_width}, {"low", ci.low}, {"high", ci.high}};
+}
+
+// " ± half width" of the metric's 95% CI in `unit_scale` (1e3 for ns shown as us); empty
+// when the fabric has no CI for it.
+std::string pm(const fabric_metrics& m, const std::string& metric, double unit_scale = 1) {
+  const auto it = m.ci.find(metric);
+  if (it == m.ci.end() || it->second.n < 2) return {};
+  char b[48];
+  std::snprintf(b, sizeof b, " \u00b1 %.2f", it->second.half_width / unit_scale);
+  return b;
 }
 
 std::string esc(const std::string& s) {
@@ -49,6 +84,13 @@ std::string fmt(const char* f, double v) {
 }
 
 std::string duration(double ns) { return readable_duration(ns); }
+
+// " ± 12.3 us": a duration metric's 95% half-width, in the unit it reads best in.
+std::string pm_duration(const fabric_metrics& m, const std::string& metric) {
+  const auto it = m.ci.find(metric);
+  if (it == m.ci.end() || it->second.n < 2) return {};
+  return " \u00b1 " + duration(it->second.half_width);
+}
 
 // One row of the table: a metric per fabric (`known`: the fabric measured it, e.g. ran
 // that workload), with a bar relative to the largest so the eye compares them. The best
@@ -78,6 +120,14 @@ std::string compare_json(const compare_result& r) {
   j["link_gbps"] = r.link_gbps;
   j["compute_ms_per_step"] = r.settings.compute_ms_per_step;
   j["small_message_bytes"] = r.settings.small_message_bytes;
+  j["seeds"] = r.seeds;
+  j["verdicts"] = nlohmann::json::array();
+  for (const auto& v : r.verdicts) {
+    nlohmann::json vs = nlohmann::json::object();
+    for (const auto& [f, ci] : v.vs_best) vs[f] = ci_json(ci);
+    j["verdicts"].push_back({{"metric", v.metric}, {"label", v.label}, {"best", v.best}, {"tie", v.tie()},
+                             {"tied", v.tied}, {"vs_best", vs}, {"text", verdict_text(v, r.fabrics)}});
+  }
   j["fabrics"] = nlohmann::json::array();
   for (const auto& m : r.fabrics) {
     nlohmann::json f;
@@ -110,6 +160,10 @@ std::string compare_json(const compare_result& r) {
     f["cost"] = cost_json(m.cost);
     f["usd_per_busbw_gbps"] = m.usd_per_busbw_gbps;
     f["run_ids"] = m.run_ids;
+    f["seeds"] = m.seeds;
+    f["per_seed"] = m.per_seed;
+    f["ci"] = nlohmann::json::object();
+    for (const auto& [metric, ci] : m.ci) f["ci"][metric] = ci_json(ci);
     j["fabrics"].push_back(std::move(f));
   }
   j["scale"] = nlohmann::json::array();
@@ -119,7 +173,13 @@ std::string compare_json(const compare_result& r) {
                           {"busbw_gbps", p.busbw_gbps},
                           {"cost_per_gpu_usd", p.cost_per_gpu_usd},
                           {"usd_per_busbw_gbps", p.usd_per_busbw_gbps},
-                          {"cheapest", p.cheapest}});
+                          {"cheapest", p.cheapest},
+                          {"cheapest_tied", p.cheapest_tied},
+                          {"cost", [&p] {
+                             nlohmann::json c = nlohmann::json::object();
+                             for (const auto& [f, cost] : p.cost) c[f] = cost_json(cost);
+                             return c;
+                           }()}});
   j["crossovers"] = r.crossovers;
   return j.dump(2);
 }
@@ -136,26 +196,13 @@ std::string compare_html(const compare_result& r) {
     << " ms of compute per training step. The best value of a row is in green when it beats every other fabric's by "
        "more than "
     << static_cast<int>(report_detail::noise_fraction * 100) << "% and is not zero.</p>\n";
-  // Verdict.
-  const fabric_metrics* fastest = nullptr;
-  const fabric_metrics* cheapest = nullptr;
-  for (const auto& m : r.fabrics) {
-    if (m.has_allreduce && (fastest == nullptr || m.busbw_gbps > fastest->busbw_gbps)) fastest = &m;
-    if (m.usd_per_busbw_gbps > 0 && (cheapest == nullptr || m.usd_per_busbw_gbps < cheapest->usd_per_busbw_gbps))
-      cheapest = &m;
-  }
-  h << "<h2>Verdict</h2><ul>";
-  if (fastest != nullptr) {
-    h << "<li>Highest all-reduce bus bandwidth: <b>" << esc(fastest->fabric) << "</b> (" << fmt("%.1f", fastest->busbw_gbps)
-      << " Gb/s).";
-    for (const auto& m : r.fabrics)
-      if (&m != fastest && m.has_allreduce && fastest->busbw_gbps > 0)
-        h << " " << esc(m.fabric) << " reaches " << fmt("%.0f", 100 * m.busbw_gbps / fastest->busbw_gbps) << "% of it.";
-    h << "</li>";
-  }
-  if (cheapest != nullptr)
-    h << "<li>Lowest cost per delivered Gb/s of bus bandwidth: <b>" << esc(cheapest->fabric) << "</b> ($"
-      << fmt("%.2f", cheapest->usd_per_busbw_gbps) << " per GPU per Gb/s).</li>";
+  // Verdict: each metric's best fabric, or a tie when the paired difference is noise.
+  h << "<h2>Verdict</h2><p class=note>" << r.seeds
+    << " seeds per fabric and scenario; values are means over the seeds with their 95% confidence interval "
+       "(Student's t); two fabrics are a tie when the 95% CI of their paired difference over the same seeds "
+       "includes zero, or when that difference's mean is within "
+    << fmt("%g", 100 * r.settings.tie_tolerance) << "% of the best's mean.</p><ul>";
+  for (const auto& v : r.verdicts) h << "<li>" << (v.tie() ? "" : "<b>") << esc(verdict_text(v, r.fabrics)) << (v.tie() ? "" : "</b>") << ".</li>";
   // Loss and its recovery: a drop waits for a timeout, a trim is resent one RTT later.
   {
     std::string loss;
@@ -201,8 +248,9 @@ std::string compare_html(const compare_result& r) {
   const bool inc = std::any_of(r.fabrics.begin(), r.fabrics.end(), [](const auto& m) { return m.has_incast; });
   const bool bg = std::any_of(r.fabrics.begin(), r.fabrics.end(), [](const auto& m) { return m.has_background; });
   if (ar) {
-    h << series([](const auto& m) { return m.busbw_gbps; }, [](const auto& m) { return fmt("%.1f", m.busbw_gbps); },
-                "all-reduce busbw (Gb/s)", true, allreduce);
+    h << series([](const auto& m) { return m.busbw_gbps; },
+                [](const auto& m) { return fmt("%.1f", m.busbw_gbps) + pm(m, "allreduce.busbw_gbps"); },
+                "all-reduce busbw (Gb/s, \u00b1 95% CI)", true, allreduce);
     h << series([](const auto& m) { return m.algbw_gbps; }, [](const auto& m) { return fmt("%.1f", m.algbw_gbps); },
                 "all-reduce algbw (Gb/s)", true, allreduce);
     h << series([](const auto& m) { return m.allreduce_time_ns; },
@@ -220,16 +268,21 @@ std::string compare_html(const compare_result& r) {
                 [](const auto& m) { return duration(static_cast<double>(m.incast_fct_p50_ns)); }, "incast FCT p50", false,
                 incast);
     h << series([](const auto& m) { return static_cast<double>(m.incast_fct_p99_ns); },
-                [](const auto& m) { return duration(static_cast<double>(m.incast_fct_p99_ns)); }, "incast FCT p99", false,
-                incast);
+                [](const auto& m) {
+                  return duration(static_cast<double>(m.incast_fct_p99_ns)) + pm_duration(m, "incast.fct_p99_ns");
+                },
+                "incast FCT p99 (pooled; \u00b1 95% CI of the per-seed p99)", false, incast);
   }
   if (bg) {
     h << series([](const auto& m) { return static_cast<double>(m.small_fct_p50_ns); },
                 [](const auto& m) { return duration(static_cast<double>(m.small_fct_p50_ns)); },
                 "small messages under background, FCT p50", false, background);
     h << series([](const auto& m) { return static_cast<double>(m.small_fct_p99_ns); },
-                [](const auto& m) { return duration(static_cast<double>(m.small_fct_p99_ns)); },
-                "small messages under background, FCT p99", false, background);
+                [](const auto& m) {
+                  return duration(static_cast<double>(m.small_fct_p99_ns)) + pm_duration(m, "small.fct_p99_ns");
+                },
+                "small messages under background, FCT p99 (pooled; \u00b1 95% CI of the per-seed p99)", false,
+                background);
   }
   h << series([](const auto& m) { return static_cast<double>(m.paused_ns); },
               [](const auto& m) {
@@ -255,9 +308,11 @@ std::string compare_html(const compare_result& r) {
               },
               "fabric cost", false, always);
   h << series([](const auto& m) { return m.usd_per_busbw_gbps; },
-              [](const auto& m) { return fmt("$%.2f", m.usd_per_busbw_gbps); }, "cost per GPU per Gb/s busbw", false,
-              priced);
-  h << "</table>\n";
+              [](const auto& m) { return fmt("$%.2f", m.usd_per_busbw_gbps) + pm(m, "usd_per_busbw_gbps"); },
+              "cost per GPU per Gb/s busbw", false, priced);
+  h << "<tr><th>cost basis (the simulated topology)</th>";
+  for (const auto& m : r.fabrics) h << "<td>" << esc(cost_basis_text(m.cost)) << "</td>";
+  h << "</tr>\n</table>\n";
   for (const auto& m : r.fabrics) {
     if (!m.tuning_note.empty() || !m.settings.empty()) {
       h << "<p class=note><b>" << esc(m.fabric) << "</b>: ";
@@ -329,11 +384,15 @@ std::string compare_html(const compare_result& r) {
         h << "<td>" << fmt("%.1f", b == p.busbw_gbps.end() ? 0 : b->second) << "</td><td>"
           << fmt("$%.2f", c == p.usd_per_busbw_gbps.end() ? 0 : c->second) << "</td>";
       }
-      h << "<td>" << esc(p.cheapest) << "</td></tr>\n";
+      std::string cheapest = p.cheapest;
+      for (const auto& t : p.cheapest_tied) cheapest += " = " + t;
+      h << "<td>" << esc(cheapest) << (p.cheapest_tied.empty() ? "" : " (tie)") << "</td></tr>\n";
     }
     h << "</table>\n";
   }
-  h << "<p class=note>Costs come from the profiles' price fields (seed figures; edit examples/fabric-profiles/). "
+  h << "<p class=note>Costs are those of the topology simulated (switch count and ports from the spec against the "
+       "profile's radix; NICs and optics at the spec's link and uplink speeds: the profile's prices at its own port "
+       "speed, the seed price table at any other); seed figures, edit examples/fabric-profiles/. "
        "The twin is store-and-forward with each profile's port-to-port latency added per hop. Pauses are PFC pause "
        "time on RoCE and credit-stall time (a VL without credits) on InfiniBand, summed over every transmitter. "
        "Ultra Ethernet (uec) runs without PFC: its switches trim what they would drop and its senders spray "
@@ -394,6 +453,10 @@ result<experiment_spec> load_compare_spec(const std::string& path, compare_setti
         auto b = parse_size_bytes(v.as<std::string>());
         if (!b.ok()) return where(v, key, b.error().message());
         settings.small_message_bytes = *b;
+      } else if (key == "seeds") {
+        settings.seeds = v.as<std::uint32_t>();
+      } else if (key == "tie_tolerance") {
+        settings.tie_tolerance = v.as<double>();
       } else if (key == "tune_budget") {
         settings.tune_budget = v.as<std::uint32_t>();
       } else if (key == "tune_method") {
@@ -418,7 +481,7 @@ result<experiment_spec> load_compare_spec(const std::string& path, compare_setti
           profile_paths[p.first.as<std::string>()] = (std::filesystem::path(dir) / p.second.as<std::string>()).string();
       } else {
         return where(kv.first, key,
-                     "unknown key (fabrics, compute_ms_per_step, small_message_bytes, tune_budget, tune_method, scale_hosts, "
+                     "unknown key (fabrics, compute_ms_per_step, small_message_bytes, seeds, tie_tolerance, tune_budget, tune_method, scale_hosts, "
                      "scale_hosts_per_leaf, scale_oversubscription, scale_allreduce_bytes, profiles_dir, profiles)");
       }
     } catch (const YAML::Exception& e) {

@@ -18,11 +18,22 @@
 // latency, buffer per port, prices. "roce-tuned" first searches the ECN thresholds with
 // rocelab tune's optimiser (tuning.hpp) on the incast and background workloads together,
 // then runs every scenario with the best trial's values.
-// Cost: NICs, switch ports and optics of a two-tier leaf-spine for the spec's host count
-// (price_table), per GPU (one NIC per GPU), and per Gb/s of delivered bus bandwidth.
-// Scale sweep: the all-reduce scenario at each host count of `scale_hosts` on a leaf-spine,
-// and the host counts where the cheapest fabric per delivered bandwidth changes (the
-// crossover points).
+// Cost: the topology the twin ran (topology_cost: the spec's single switch or leaf-spine,
+// its switch count and ports against the profile's radix, NICs and optics at the spec's
+// link and uplink speeds), per GPU (one NIC per GPU), and per Gb/s of delivered bus
+// bandwidth.
+// Seeds: every scenario of every fabric runs `seeds` seeds (at least 3; spec.repeats if
+// more), the same seeds on every fabric. Each metric gets the 95% confidence interval of
+// its mean over the seeds (Student's t, mean_ci95), and each verdict ("highest bus
+// bandwidth", "cheapest per delivered Gb/s", ...) compares the best fabric with every
+// other by the paired difference over their common seeds: when that difference's 95% CI
+// includes zero, or its mean is within tie_tolerance of the best's mean, the two are a
+// tie, and the verdict says so instead of naming a winner.
+// roce-tuned's search trials run spec.repeats seeds (the search, not the answer).
+// Scale sweep: the all-reduce scenario at each host count of `scale_hosts` on a leaf-spine
+// (priced as that leaf-spine), and the host counts where the cheapest fabric per
+// delivered bandwidth changes (the crossover points; a point whose cheapest is tied with
+// another is no crossover).
 //
 // Runs go to the run store when one is given (one stored run per fabric x scenario x
 // seed, named "compare/<fabric>/<scenario>", parameters carrying fabric, profile and
@@ -39,6 +50,7 @@
 #include "rocelab/experiments/compare/compare_profiles.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/experiments/tuning/tuning.hpp"
+#include "rocelab/experiments/tuning/tuning_answer.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
 
 namespace rocelab::store {
@@ -64,6 +76,13 @@ struct compare_settings {
   std::uint32_t scale_hosts_per_leaf = 8;
   double scale_oversubscription = 1.0;
   std::int64_t scale_allreduce_bytes = 0;    // 0: the spec's all-reduce size
+  // Seeds per fabric and scenario (and scale point): spec.seed, spec.seed + 1, ...; at
+  // least 3 (fewer is an error), spec.repeats when that is more.
+  std::uint32_t seeds = 3;
+  // A verdict is also a tie when the paired mean difference is within this fraction of
+  // the best's mean: a metric the seeds do not move (the twin's all-reduce is the same on
+  // every seed) has a CI of no width, which cannot tell a model-level sliver from a win.
+  double tie_tolerance = 0.01;
   // Polled while the twin runs and between runs; once it returns true the comparison
   // stops with error_code::cancelled (runs already stored stay). Python's Ctrl-C.
   std::function<bool()> cancel_requested;
@@ -109,7 +128,39 @@ struct fabric_metrics {
   cluster_cost cost;
   double usd_per_busbw_gbps = 0;  // cost per GPU / bus bandwidth per GPU
   std::vector<std::int64_t> run_ids;  // in the store
+  // Per seed (in `seeds` order) the value of each metric of compare_metric_names() the
+  // fabric measured, and the 95% CI of its mean over the seeds.
+  std::vector<std::uint64_t> seeds;
+  std::map<std::string, std::vector<double>> per_seed;
+  std::map<std::string, confidence_interval> ci;
 };
+
+// The metrics with per-seed values and CIs: allreduce.busbw_gbps, allreduce.algbw_gbps,
+// allreduce.time_ns, usd_per_busbw_gbps, incast.fct_p50_ns, incast.fct_p99_ns,
+// small.fct_p50_ns, small.fct_p99_ns.
+[[nodiscard]] const std::vector<std::string>& compare_metric_names();
+
+// A verdict on one metric: the fabric with the best mean, and which others are tied with
+// it: the paired difference over common seeds has a 95% CI that includes zero (noise), or
+// a mean within tie_tolerance x |best's mean| (a sliver the model does not resolve).
+struct metric_verdict {
+  std::string metric;  // a compare_metric_names() name
+  std::string label;   // "highest all-reduce bus bandwidth", ...
+  bool higher_better = false;
+  double tie_tolerance = 0;
+  std::string best;
+  std::vector<std::string> tied;                       // within noise of best, in fabric order
+  std::map<std::string, confidence_interval> vs_best;  // other fabric -> CI of (other - best), paired
+  [[nodiscard]] bool tie() const { return !tied.empty(); }
+};
+// The verdict of `metric` over the fabrics that measured it; nullopt when none did. Fabrics
+// with fewer than 2 common seeds are a tie (no noise estimate).
+[[nodiscard]] std::optional<metric_verdict> judge(const std::vector<fabric_metrics>& fabrics, const std::string& metric,
+                                                  const std::string& label, bool higher_better,
+                                                  double tie_tolerance = 0.01);
+// The verdict in one sentence, with the best's mean and CI and each other's paired
+// difference ("tie: uec and roce-tuned are within noise (...)" or "roce-tuned (...); ib 12.0% lower, 95% CI ...").
+[[nodiscard]] std::string verdict_text(const metric_verdict& v, const std::vector<fabric_metrics>& fabrics);
 
 struct scale_point {
   std::uint32_t hosts = 0;
@@ -117,7 +168,9 @@ struct scale_point {
   std::map<std::string, double> busbw_gbps;          // per fabric
   std::map<std::string, double> cost_per_gpu_usd;    // per fabric
   std::map<std::string, double> usd_per_busbw_gbps;  // per fabric
-  std::string cheapest;                              // lowest usd_per_busbw_gbps
+  std::string cheapest;                              // lowest mean usd_per_busbw_gbps
+  std::vector<std::string> cheapest_tied;            // within noise of the cheapest (judge())
+  std::map<std::string, cluster_cost> cost;          // per fabric: the leaf-spine priced
 };
 
 struct compare_result {
@@ -126,6 +179,10 @@ struct compare_result {
   double link_gbps = 0;
   compare_settings settings;
   std::vector<fabric_metrics> fabrics;
+  std::uint32_t seeds = 0;  // per fabric and scenario, as run
+  // The verdicts on the metrics the fabrics measured: bus bandwidth, cost per delivered
+  // Gb/s, incast p99, small-message p99.
+  std::vector<metric_verdict> verdicts;
   std::vector<scale_point> scale;
   // "at 512 hosts roce-tuned becomes cheaper per delivered Gb/s than ib" ...; empty: none.
   std::vector<std::string> crossovers;
