@@ -284,8 +284,8 @@ TEST(report_plots, compare_report_never_shades_a_nonzero_beside_a_zero_or_a_zero
   ASSERT_FALSE(paused.empty());
   EXPECT_EQ(paused.find("class=best"), std::string::npos) << "a zero pause time is not shaded best: " << paused;
   EXPECT_NE(paused.find("17.0 ms"), std::string::npos) << paused;
-  EXPECT_EQ(row_of(html, "all-reduce busbw (Gb/s)").find("class=best"), std::string::npos) << "370 and 360: within 5%";
-  EXPECT_NE(row_of(html, "incast FCT p99").find("class=best"), std::string::npos) << "30% apart: the best is shaded";
+  EXPECT_EQ(row_of(html, "all-reduce busbw (Gb/s, \u00b1 95% CI)").find("class=best"), std::string::npos) << "370 and 360: within 5%";
+  EXPECT_NE(row_of(html, "incast FCT p99 (pooled; \u00b1 95% CI of the per-seed p99)").find("class=best"), std::string::npos) << "30% apart: the best is shaded";
 }
 
 // ------------------------------------------------------------------ buffers report
@@ -307,11 +307,18 @@ buffers_result two_profiles() {
     p.max_degree_searched = 64;
     p.lossless_degree_pfc = buffer > (1 << 30) ? 64 : 24;
     p.lossless_degree_no_pfc = buffer > (1 << 30) ? 64 : 6;
-    p.target_searched = true;
-    p.target_reachable = true;
+    p.target = target_outcome::met;
     p.buffer_for_target_bytes = 24 << 20;
-    for (int i = 0; i < 6; ++i)
-      p.probes.push_back({"buffer_for_target", 16, (std::int64_t{2} << 20) << i, 0, 0, 3'000'000 >> i, true});
+    for (int i = 0; i < 6; ++i) {
+      buffer_probe probe;
+      probe.search = "buffer_for_target";
+      probe.degree = 16;
+      probe.buffer_bytes = (std::int64_t{2} << 20) << i;
+      probe.seeds = 3;
+      probe.pfc = true;
+      probe.fct_p99_ns = std::int64_t{3'000'000} >> i;
+      p.probes.push_back(probe);
+    }
     r.profiles.push_back(p);
   }
   return r;

@@ -144,7 +144,7 @@ std::string tuning_report_html(const std::string& title, const tuning_settings& 
     h << "</td></tr>\n";
   };
   if (a.best_baseline.empty()) {
-    row(a.best_label + " (contender)", a.best_params, a.best_objective, a.best_ci, nullptr, true);
+    row(a.best_label, a.best_params, a.best_objective, a.best_ci, nullptr, true);
   } else if (a.contender_trial) {
     // The contender that did not win: its evidence beside the baseline that did.
     row(a.contender_fresh.name + " (contender)", a.contender_params, a.contender_objective,
