@@ -1,7 +1,9 @@
 // rocelab run SPEC.yaml [--set path=value]... [--json] [--out DIR]: runs an experiment
 // spec on its backend and writes the run directory (records as CSV, summary.json and the
-// resolved spec.yaml). Exit codes: 0 ran; 1 the run failed (I/O, backend); 2 usage or an
-// invalid spec (the message names file:line and the field).
+// resolved spec.yaml). Exit codes: 0 ran, completed; 1 the run failed (I/O, backend); 2 usage
+// or an invalid spec (the message names file:line and the field); 3 ran, but the store keeps
+// it partial (store/run_ending.hpp: "partial: 0 of 16 flows completed"), directory written;
+// 130 interrupted.
 // Every spec run goes through a controller into the run store: without
 // --controller an embedded one (store --db, default rocelab.db in the working directory);
 // with --controller ADDR --token-file F the spec is submitted to that running controller,
@@ -42,6 +44,10 @@
 namespace rocelab::cli {
 namespace {
 
+// A run the store keeps as partial (fewer flows completed than it has, or a host lost):
+// its records, directory and summary are written, and scripts learn it is not whole.
+constexpr int partial_exit_status = 3;
+
 struct run_args {
   std::string spec;
   std::string hpcc;
@@ -59,8 +65,11 @@ struct run_args {
   std::uint64_t hpcc_seed = 0;  // 0: the scenario's default
 };
 
-// The summary JSON with the store's run id beside run_id (key order kept).
-std::string with_store_id(const std::string& json, std::int64_t store_run) {
+// The run's summary JSON with the store's run id after run_id (key order kept), and how
+// the store finished it: status (completed | partial | ...) and, when there is one, its
+// note ("0 of 16 flows completed").
+std::string with_store_id(const std::string& json, std::int64_t store_run, const std::string& run_status,
+                          const std::string& note) {
   auto j = nlohmann::ordered_json::parse(json, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return json;
   nlohmann::ordered_json out;
@@ -69,6 +78,8 @@ std::string with_store_id(const std::string& json, std::int64_t store_run) {
     if (it.key() == "run_id") out["store_run_id"] = store_run;
   }
   if (!out.contains("store_run_id")) out["store_run_id"] = store_run;
+  out["status"] = run_status;
+  if (!note.empty()) out["status_note"] = note;
   return out.dump(2);
 }
 
@@ -150,13 +161,15 @@ int run_remote(const run_args& args) {
     std::cerr << "rocelab run: note: --out is not written for a remote run; its records are run "
               << done->run << " in the controller's store\n";
   if (args.json && !done->summary_json.empty()) {
-    std::cout << with_store_id(done->summary_json, done->run) << "\n";
+    std::cout << with_store_id(done->summary_json, done->run, done->status, done->error) << "\n";
   } else {
     std::printf("run         %lld in the controller's store (%s)\n", static_cast<long long>(done->run),
                 done->status.c_str());
-    if (!done->error.empty()) std::printf("error       %s\n", done->error.c_str());
+    if (!done->error.empty())
+      std::printf("%s %s\n", done->status == "partial" ? "status      partial:" : "error      ", done->error.c_str());
     if (!done->summary_json.empty()) std::printf("summary     %s\n", done->summary_json.c_str());
   }
+  if (done->status == "partial") return partial_exit_status;
   return done->status == "completed" ? 0 : 1;
 }
 
@@ -371,7 +384,8 @@ std::function<int()> setup(CLI::App& app) {
       std::cerr << "rocelab run: " << outcome.error().message() << "\n";
       return outcome.error().code() == error_code::invalid_argument ? 2 : 1;
     }
-    if (outcome->status != "completed") {
+    const bool partial = outcome->status == "partial";
+    if (outcome->status != "completed" && !partial) {
       std::cerr << "rocelab run: run " << outcome->run << " " << outcome->status << ": " << outcome->error << "\n";
       if (outcome->status == "interrupted") {
         // The run is committed in the store as interrupted. Freeing millions of records
@@ -393,7 +407,8 @@ std::function<int()> setup(CLI::App& app) {
     }
     const experiments::run_summary aggregate = experiments::summarize(all, ran->seeds);
     const std::string json =
-        with_store_id(experiments::summary_json({run_id, spec->backend, spec->name}, aggregate, each), outcome->run);
+        with_store_id(experiments::summary_json({run_id, spec->backend, spec->name}, aggregate, each), outcome->run,
+                      outcome->status, outcome->error);
 
     std::string header = "# Resolved spec of run " + run_id + " from " + args->spec;
     for (const std::string& set : args->sets) header += " --set " + set;
@@ -408,6 +423,11 @@ std::function<int()> setup(CLI::App& app) {
     } else {
       print_text(run_id, *spec, aggregate, dir);
       std::printf("store       run %lld in %s\n", static_cast<long long>(outcome->run), args->db.c_str());
+      if (partial) std::printf("status      partial: %s\n", outcome->error.c_str());
+    }
+    if (partial) {
+      std::cerr << "rocelab run: run " << outcome->run << " partial: " << outcome->error << "\n";
+      return partial_exit_status;
     }
     return 0;
   };

@@ -15,6 +15,8 @@
 // N best configurations on the virtual lab (backend virtual, root) and prints predicted
 // (twin) against measured.
 // Exit codes: 0 done; 1 a run, store or export failed; 2 usage or an invalid spec;
+// 3 done, but --verify did not measure every configuration (without root: none); the
+// twin's answer and exports are written, sim_to_real.txt says why per row;
 // 130 interrupted (what ran is stored).
 // --executor runs the trials on N workers (cli/sweep_executor.hpp: worker processes here,
 // or a Slurm job array), N trials in flight from one model (kriging believer batches);
@@ -451,6 +453,14 @@ std::function<int()> setup(CLI::App& app) {
       else
         std::printf("exports     %s/{best.yaml,trials.csv}; no hardware export (see above)\n", dir.c_str());
       if (!verified.empty()) std::printf("\n%s", experiments::verify_table(verified).c_str());
+    }
+    // The twin's answer and exports stand; a verify that did not measure every
+    // configuration is not an agreement, and says so in the exit status.
+    if (const std::size_t measured = experiments::measured_count(verified); measured < verified.size()) {
+      std::cerr << "rocelab tune: --verify measured " << measured << " of " << verified.size()
+                << " configurations on the virtual lab (why: above and in " << dir
+                << "/sim_to_real.txt); the twin's answer and exports are written\n";
+      return 3;
     }
     return 0;
   };

@@ -8,6 +8,7 @@
 #include "errors.hpp"
 #include "records.hpp"
 
+#include "rocelab/store/run_ending.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace py = pybind11;
@@ -32,6 +33,24 @@ py::dict info_dict(const store::run_info& r) {
   return d;
 }
 
+py::dict ending_dict(const store::run_ending& e) {
+  py::dict d;
+  d["status"] = store::to_string(e.status);
+  d["flows"] = e.flows;
+  d["completed"] = e.completed;
+  d["note"] = e.note;
+  return d;
+}
+
+std::vector<const run_records*> pointers(const std::vector<records_ptr>& repeats) {
+  std::vector<const run_records*> out;
+  for (const auto& r : repeats) {
+    if (!r) throw py::value_error("records: None in the list of repeats");
+    out.push_back(r.get());
+  }
+  return out;
+}
+
 store::run_status parse_status(const std::string& text) {
   auto s = store::parse_run_status(text);
   if (!s) throw_error(s.error(), "store");
@@ -41,6 +60,10 @@ store::run_status parse_status(const std::string& text) {
 }  // namespace
 
 void bind_store(py::module_& m) {
+  m.def(
+      "run_ending", [](const std::vector<records_ptr>& repeats) { return ending_dict(store::ending_of(pointers(repeats))); },
+      py::arg("repeats"),
+      "How a run of these repeats would be finished: {status: completed | partial, flows, completed, note}.");
   py::class_<store::run_store>(m, "Store", "A run store (SQLite)")
       .def(py::init([](const std::string& path, bool read_only) {
              return value_or_throw(
@@ -75,6 +98,20 @@ void bind_store(py::module_& m) {
             ok_or_throw(s.finish(run, st, error), "store");
           },
           py::arg("run"), py::arg("status"), py::arg("error") = "")
+      .def(
+          "finish_ran",
+          [](store::run_store& s, std::int64_t run, const std::vector<records_ptr>& repeats) {
+            const auto all = pointers(repeats);
+            result<store::run_ending> ending = status(error_code::internal, "not finished");
+            {
+              py::gil_scoped_release release;
+              ending = store::finish_ran(s, run, all);
+            }
+            return ending_dict(value_or_throw(std::move(ending), "store"));
+          },
+          py::arg("run"), py::arg("repeats"),
+          "Finishes a run that ran to its end: completed, or partial when fewer flows completed than it has or a "
+          "host was lost (store/run_ending.hpp). Returns {status, flows, completed, note}.")
       .def("runs",
            [](const store::run_store& s) {
              auto runs = value_or_throw(s.runs(), "store");

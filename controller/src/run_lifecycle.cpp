@@ -15,6 +15,7 @@
 #include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/experiments/lab/virtual_backend.hpp"
+#include "rocelab/store/run_ending.hpp"
 
 namespace rocelab::controller {
 
@@ -315,27 +316,19 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
         return st.with_context("storing records of run " + std::to_string(out.run));
       }
     }
-    std::vector<std::string> lost;
-    for (const auto& r : ran->repeats) lost.insert(lost.end(), r.lost_hosts.begin(), r.lost_hosts.end());
     if (interrupted || store_cancelled) {
       out.status = "interrupted";
       out.error = "cancelled by its requester (Ctrl-C, or the submitting client closed its connection) or by the "
                   "controller stopping; the records so far are kept";
       if (auto st = impl_->store_->finish(out.run, store::run_status::interrupted, out.error); !st.ok()) return st;
-    } else if (!lost.empty()) {
-      out.status = "partial";
-      out.error = "lost during the run: ";
-      for (std::size_t i = 0; i < lost.size(); ++i) out.error += (i ? "; " : "") + lost[i];
-      out.error += " (the flows of the others and every record so far are kept)";
-      if (auto st = impl_->store_->finish(out.run, store::run_status::partial, out.error); !st.ok()) return st;
     } else {
-      // A degraded run (virtual lab: a switch that overran its reaction budget) completes
-      // with its reasons as the store's note.
-      std::string degraded;
-      for (const auto& r : ran->repeats)
-        for (const auto& d : r.degraded) degraded += (degraded.empty() ? "degraded: " : "; ") + d;
-      if (auto st = impl_->store_->finish(out.run, store::run_status::completed, degraded); !st.ok()) return st;
-      out.status = "completed";
+      // Completed, or partial when flows did not complete or a host was lost; a degraded
+      // run (virtual lab: a switch that overran its reaction budget) keeps its reasons as
+      // the store's note.
+      auto ending = store::finish_ran(*impl_->store_, out.run, ran->repeats);
+      if (!ending) return std::move(ending).error();
+      out.status = store::to_string(ending->status);
+      if (ending->status == store::run_status::partial) out.error = ending->note;
     }
   }
   out.result = std::move(*ran);

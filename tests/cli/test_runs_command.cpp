@@ -1,7 +1,7 @@
 // `rocelab runs`, `runs show` and `runs diff` with the built CLI on a real store: two twin
 // runs of one spec, the second with a lower ECN threshold; the list tells them apart by
 // their overrides and results, show gives one run's settings and results, diff names the
-// differing fields and the change of each result.
+// differing fields and the change of each result; a run cut short is partial.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -118,6 +118,33 @@ TEST_F(runs_command, report_of_two_runs_puts_them_side_by_side) {
   const auto j = nlohmann::json::parse(read_text(dir_ / "report-1-2" / "report.json"));
   EXPECT_EQ(j["runs"][1]["overrides"]["switch.ecn.kmax_bytes"], "20KB");
   EXPECT_NE(rocelab("report 1 9 --db runs.db"), 0) << "a run that is not there";
+}
+
+// The example's 16-to-1 incast stopped 100 ns into virtual time: no flow completes. The
+// run is stored partial with the count, said by run (exit 3, summary.json, its text), runs
+// and runs show.
+TEST_F(runs_command, a_run_cut_short_is_stored_partial_with_its_count_everywhere) {
+  const std::string example = std::string(ROCELAB_SOURCE_DIR) + "/examples/incast-16to1.yaml";
+  EXPECT_EQ(rocelab("run " + example + " --set twin.stop_ns=100 --db cut.db --out cut"), 3) << out();
+  EXPECT_NE(out().find("status      partial: 0 of 16 flows completed"), std::string::npos) << out();
+  const auto summary = nlohmann::json::parse(read_text(dir_ / "cut" / "summary.json"));
+  EXPECT_EQ(summary["status"], "partial");
+  EXPECT_EQ(summary["status_note"], "0 of 16 flows completed");
+
+  ASSERT_EQ(rocelab("runs --db cut.db --json"), 0) << out();
+  const auto j = nlohmann::json::parse(out());
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["status"], "partial");
+  EXPECT_EQ(j[0]["error"], "0 of 16 flows completed");
+  ASSERT_EQ(rocelab("runs --db cut.db"), 0) << out();
+  EXPECT_NE(out().find("partial"), std::string::npos) << out();
+  EXPECT_NE(out().find("0 of 16 flows completed"), std::string::npos) << out();
+  ASSERT_EQ(rocelab("runs show 1 --db cut.db"), 0) << out();
+  EXPECT_NE(out().find("status      partial: 0 of 16 flows completed"), std::string::npos) << out();
+
+  // The same spec run to its end completes.
+  ASSERT_EQ(rocelab("runs show 1 --db runs.db --json"), 0) << out();
+  EXPECT_EQ(nlohmann::json::parse(out())["status"], "completed");
 }
 
 }  // namespace

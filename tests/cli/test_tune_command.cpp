@@ -21,7 +21,8 @@
 // the baselines, the best with its interval and edges, and the Pareto front; a lab-scaled
 // spec gets no hardware export but the reason, and --export-for derives one in range;
 // with --executor local --controller the trials run on workers attached to a running
-// controller, which stores them, and the workers are gone when the command ends.
+// controller, which stores them, and the workers are gone when the command ends; --verify
+// without root measures nothing and says so.
 
 namespace rocelab::experiments {
 namespace {
@@ -53,10 +54,11 @@ class tune_command : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  int tune(const std::string& spec, const std::string& args) {
+  // `prefix` runs the command as another user (setpriv ...).
+  int tune(const std::string& spec, const std::string& args, const std::string& prefix = "") {
     const fs::path file = dir_ / "spec.yaml";
     std::ofstream(file) << spec;
-    const std::string cmd = std::string(ROCELAB_BINARY_DIR) + "/rocelab tune " + file.string() + " --db " +
+    const std::string cmd = prefix + std::string(ROCELAB_BINARY_DIR) + "/rocelab tune " + file.string() + " --db " +
                             (dir_ / "runs.db").string() + " --export-dir " + (dir_ / "exp").string() + " " + args +
                             " >" + (dir_ / "out").string() + " 2>" + (dir_ / "err").string();
     const int rc = std::system(cmd.c_str());
@@ -162,6 +164,41 @@ TEST_F(tune_command, a_lab_scaled_spec_is_not_exported_unless_a_hardware_speed_i
   ASSERT_TRUE(hw.ok()) << hw.error().message();
   EXPECT_DOUBLE_EQ(hw->topology.link_gbps, 100);
   EXPECT_TRUE(check_hardware_export(*hw).ok()) << check_hardware_export(*hw).message();
+}
+
+// `tune --verify 1` without root (as nobody when the test runs as root): the virtual lab
+// cannot be brought up, so no configuration is measured. The twin's answer and exports
+// are still written; the reason is said once, every row is "not measured", no agreement
+// is claimed, and the exit status is 3.
+TEST_F(tune_command, verify_without_root_measures_nothing_says_why_once_and_exits_3) {
+  std::string lab = spec_text("link_gbps: 0.5", ", dce_tcp_rtt: 250, rpg_time_reset: 75000, min_time_between_cnps: 1000");
+  // The virtual lab's headroom (as_run_here) does not fit 512 KiB; its own buffer does.
+  lab.replace(lab.find("buffer_bytes: 512KiB"), std::string("buffer_bytes: 512KiB").size(), "buffer_bytes: 8MiB");
+  const std::string as_user = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  fs::permissions(dir_, fs::perms::all);  // the store and the exports are written as that user
+  ASSERT_EQ(tune(lab, "--verify 1 --json", as_user), 3) << err();
+  const std::string reason = "lab up needs root (namespaces, veth)";
+  std::size_t said = 0;
+  for (auto at = err().find(reason); at != std::string::npos; at = err().find(reason, at + 1)) ++said;
+  EXPECT_EQ(said, 1u) << err();
+  EXPECT_NE(err().find("--verify measured 0 of 3 configurations"), std::string::npos) << err();
+
+  const auto j = nlohmann::json::parse(out());
+  EXPECT_TRUE(j["best"]["objective"].is_number()) << "the twin's answer stands";
+  EXPECT_TRUE(fs::exists(dir_ / "exp" / "best.yaml"));
+  ASSERT_EQ(j["sim_to_real"].size(), 3u) << j["sim_to_real"].dump();
+  for (const auto& row : j["sim_to_real"]) {
+    EXPECT_EQ(row.value("status", ""), "not measured") << row.dump();
+    EXPECT_NE(row.value("reason", "").find(reason), std::string::npos) << row.dump();
+    EXPECT_FALSE(row.contains("within")) << row.dump();
+  }
+  const std::string table = read_text(dir_ / "exp" / "sim_to_real.txt");
+  EXPECT_EQ(table.find("within 15%"), std::string::npos) << table;
+  EXPECT_NE(table.find("no configuration measured"), std::string::npos) << table;
+  EXPECT_NE(table.find("not measured (pfc_only, vendor_default, trial "), std::string::npos) << table;
+  std::size_t in_table = 0;
+  for (auto at = table.find(reason); at != std::string::npos; at = table.find(reason, at + 1)) ++in_table;
+  EXPECT_EQ(in_table, 1u) << table;
 }
 
 TEST_F(tune_command, executor_workers_attach_to_a_running_controller_which_stores_every_trial) {

@@ -108,6 +108,15 @@ def test_repeats_have_their_own_seeds_and_store_rows(lab, small_incast, db):
     assert s["flows"] == 12 and len(s["runs"]) == 3
 
 
+def test_a_run_cut_short_is_partial_in_the_run_and_the_store(lab, db):
+    # 100 ns of virtual time: none of the 16 flows completes (the store's rule, run_ending.hpp).
+    run = lab.run(str(EXAMPLES / "incast-16to1.yaml"), overrides={"twin.stop_ns": "100"}, name="cut")
+    assert run.status == "partial"
+    row = rocelab.open_store(db).runs(name="cut").iloc[0]
+    assert row["status"] == "partial"
+    assert row["error"] == "0 of 16 flows completed"
+
+
 def test_stored_run_loads_back_equal(lab, db):
     exp = rocelab.load_spec(EXAMPLES / "incast-16to1.yaml", {"switch.buffer_bytes": "2MiB"})
     run = lab.run(exp, overrides={"switch.ecn.kmin_bytes": "20KiB"}, name="stored")

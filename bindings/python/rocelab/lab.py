@@ -130,8 +130,10 @@ class Lab:
                     raise Interrupted(f"run interrupted during repeat {i + 1}/{repeats}; stored as interrupted",
                                       run) from caught
                 raise caught
-            if run_id is not None:
-                self.store._store.finish(run_id, "completed", "")
+            # Completed or partial, decided from the records (store/run_ending.hpp).
+            ending = self.store._store.finish_ran(run_id, got) if run_id is not None else _rocelab.run_ending(got)
+            if ending["status"] == "partial":
+                status = "partial"
             bar.update(i + 1, note=f"seed {seed0 + i}")
         bar.close()
         return Run(records, seeds, spec_name, self.backend, base.to_yaml(), status, ids,

@@ -82,7 +82,9 @@ def _concat(frames):
 class Run:
     """One experiment's results: one ``Records`` per repeat, plus where they are stored.
 
-    ``status`` is completed, interrupted, failed (or partial/running as the store says);
+    ``status`` is completed, partial (a repeat completed fewer flows than it has, or lost a
+    host: the store's rule, ``rocelab._rocelab.run_ending``), interrupted, failed (or running
+    as the store says);
     ``ids`` the run store ids of the repeats (empty when not stored)."""
 
     def __init__(self, repeats, seeds, name="", backend="", spec_yaml="", status="completed", ids=(),

@@ -255,7 +255,7 @@ def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=No
             for records, s in zip(repeats, seeds):
                 rid = store.begin_run(base.name or settings["name"], lab.backend, s, trial_yaml, params, sweep_id)
                 store.append(rid, records)
-                store.finish(rid, "completed", "")
+                store.finish_ran(rid, [records])
                 run_id = run_id or rid
             store.add_trial(sweep_id, trial["index"], trial["values"], trial["objective"], trial["feasible"], run_id,
                             trial["metrics_json"])

@@ -22,6 +22,7 @@
 #include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/experiments/tuning/tuning.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
+#include "rocelab/store/run_ending.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace rocelab::experiments {
@@ -166,7 +167,8 @@ result<scenario_run> run_scenario(const experiment_spec& spec, const fabric_plan
       auto id = store->begin_run(nr);
       if (!id.ok()) return std::move(id).error().with_context("storing " + nr.name);
       ROCELAB_RETURN_IF_ERROR(store->append(*id, *rec).with_context("storing " + nr.name));
-      ROCELAB_RETURN_IF_ERROR(store->finish(*id, store::run_status::completed).with_context("storing " + nr.name));
+      if (auto ending = store::finish_ran(*store, *id, std::vector<const run_records*>{&*rec}); !ending)
+        return std::move(ending).error().with_context("storing " + nr.name);
       run_ids.push_back(*id);
     }
     out.config = *cfg;

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
+#include "rocelab/store/run_ending.hpp"
 
 namespace rocelab::experiments {
 
@@ -159,9 +160,12 @@ std::function<status(trial&, trial_payload&)> store_trials(store::run_store& db,
       if (!id) return id.error().with_context(context);
       t.run_id = *id;
       for (const run_records& r : payload.repeats) ROCELAB_RETURN_IF_ERROR(db.append(*id, r).with_context(context));
-      ROCELAB_RETURN_IF_ERROR(
-          db.finish(*id, t.evaluated ? store::run_status::completed : store::run_status::failed, t.error)
-              .with_context(context));
+      if (t.evaluated) {
+        if (auto ending = store::finish_ran(db, *id, payload.repeats); !ending)
+          return std::move(ending).error().with_context(context);
+      } else {
+        ROCELAB_RETURN_IF_ERROR(db.finish(*id, store::run_status::failed, t.error).with_context(context));
+      }
     }
     store::trial_record record = to_record(t, sweep, settings);
     if (stored_elsewhere) {

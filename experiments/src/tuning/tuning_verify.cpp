@@ -9,6 +9,7 @@
 #include "rocelab/experiments/run/runner.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
+#include "rocelab/store/run_ending.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -78,6 +79,8 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
                                                store::run_store* db, std::int64_t sweep,
                                                const std::function<void(const std::string&)>& log) {
   std::vector<verify_row> rows;
+  // Set once the backend answered that it cannot run here: the rest would fail the same way.
+  std::string unavailable;
   for (const verify_config& config : configs) {
     verify_row row;
     row.label = config.label;
@@ -96,6 +99,11 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
     if (!from_spec) return from_spec.error().with_context(row.label + " on the twin");
     row.from_spec = summary_of(*from_spec);
     row.predicted = row.from_spec;
+    if (!unavailable.empty()) {
+      row.error = unavailable;
+      rows.push_back(std::move(row));
+      continue;
+    }
     experiment_spec measured_spec = twin_spec;
     measured_spec.backend = backend;
     if (log) log(row.label + " (" + row.settings + ") on the " + backend + " backend");
@@ -111,23 +119,37 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
     }
     auto measured = backends.run(measured_spec);
     if (measured) {
+      row.ran = true;
       row.measured = summary_of(*measured);
       // The twin replays what the lab ran, when the lab ran it.
       auto replayed = predict_measured_runs(prediction_spec, measured->repeats, measured->seeds);
       if (!replayed) return replayed.error().with_context(row.label + ": the twin's replay");
       row.predicted = *replayed;
       row.comparison = compare_sim_to_real(row.predicted, row.measured);
+      // Percentiles of no completed flow are zeros, not a measurement to agree with.
+      if (row.measured.all.completed == 0 || row.predicted.all.completed == 0)
+        row.error = "no flow completed (" + backend + ": " + std::to_string(row.measured.all.completed) + " of " +
+                    std::to_string(row.measured.all.flows) + ", twin: " + std::to_string(row.predicted.all.completed) +
+                    " of " + std::to_string(row.predicted.all.flows) + "): nothing to compare";
       if (db) {
         for (const auto& r : measured->repeats) ROCELAB_RETURN_IF_ERROR(db->append(run_id, r));
         // The prediction travels with the measured run, for its report's sim-to-real table.
         ROCELAB_RETURN_IF_ERROR(db->set_parameter(
             run_id, "sim_to_real.predicted", summary_json({"predicted", "twin", measured_spec.name}, row.predicted, {})));
         ROCELAB_RETURN_IF_ERROR(db->set_parameter(run_id, "sim_to_real.method", replay_prediction_method));
-        ROCELAB_RETURN_IF_ERROR(db->finish(run_id, store::run_status::completed));
+        if (auto ending = store::finish_ran(*db, run_id, measured->repeats); !ending) return std::move(ending).error();
       }
     } else {
       row.error = measured.error().message();
-      if (log) log(row.label + " failed on the " + backend + " backend: " + row.error);
+      if (measured.error().code() == error_code::unavailable) {
+        unavailable = row.error;
+        if (log)
+          log("the " + backend + " backend cannot run here: " + row.error + "; " +
+              std::to_string(configs.size() - rows.size()) + " of " + std::to_string(configs.size()) +
+              " configurations not measured");
+      } else if (log) {
+        log(row.label + " failed on the " + backend + " backend: " + row.error);
+      }
       if (db) ROCELAB_RETURN_IF_ERROR(db->finish(run_id, store::run_status::failed, row.error));
     }
     row.run_id = run_id;
@@ -146,6 +168,10 @@ result<std::vector<verify_row>> verify_on_backend(const experiment_spec& spec, c
   return verify_configs(spec, *configs, backend, backends, db, sweep, log);
 }
 
+std::size_t measured_count(const std::vector<verify_row>& rows) {
+  return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const verify_row& r) { return r.is_measured(); }));
+}
+
 std::string verify_table(const std::vector<verify_row>& rows) {
   std::string out;
   char line[512];
@@ -157,11 +183,18 @@ std::string verify_table(const std::vector<verify_row>& rows) {
   const auto flag = [](const verify_row& r, std::size_t i) {
     return i < r.comparison.cells.size() && !r.comparison.cells[i].within ? '!' : ' ';
   };
+  // Each reason a row is not measured, once, with the rows it holds for.
+  std::vector<std::pair<std::string, std::string>> reasons;
   for (const verify_row& r : rows) {
-    if (!r.error.empty()) {
-      std::snprintf(line, sizeof line, "%-16s  %8.2f | failed: %s\n", r.label.c_str(), ms(r.from_spec.all.fct_p50_ns),
-                    r.error.substr(0, 120).c_str());
+    if (!r.is_measured()) {
+      std::snprintf(line, sizeof line, "%-16s  %8.2f|not measured%-*s%s\n", r.label.c_str(), ms(r.from_spec.all.fct_p50_ns),
+                    75, "", r.settings.c_str());
       out += line;
+      auto same = std::find_if(reasons.begin(), reasons.end(), [&](const auto& x) { return x.first == r.error; });
+      if (same == reasons.end())
+        reasons.emplace_back(r.error, r.label);
+      else
+        same->second += ", " + r.label;
       continue;
     }
     std::snprintf(line, sizeof line,
@@ -174,16 +207,25 @@ std::string verify_table(const std::vector<verify_row>& rows) {
                   static_cast<unsigned long long>(r.measured.ce_marked), r.settings.c_str());
     out += line;
   }
+  for (const auto& [reason, labels] : reasons) out += "not measured (" + labels + "): " + reason + "\n";
+  const std::size_t measured = measured_count(rows);
+  if (measured == 0) {
+    if (!rows.empty()) out += "no configuration measured: nothing to compare the twin with (twin = the twin from the spec)\n";
+    return out;
+  }
   bool any = false;
-  for (const verify_row& r : rows)
+  for (const verify_row& r : rows) {
+    if (!r.is_measured()) continue;
     for (const auto& e : r.comparison.explanation) {
       if (!any) out += "! beyond " + std::to_string(static_cast<int>(r.comparison.tolerance * 100 + 0.5)) + "%:\n";
       any = true;
       out += "  " + r.label + ": " + e + "\n";
     }
-  if (!any && !rows.empty())
+  }
+  if (!any)
     out += "twin = the twin replaying each measured run's flows at their measured start times; every FCT p50, p99 "
-           "and pause time within 15%\n";
+           "and pause time within 15% in the " +
+           std::to_string(measured) + " of " + std::to_string(rows.size()) + " configurations measured\n";
   return out;
 }
 
@@ -192,11 +234,12 @@ std::string verify_json_text(const std::vector<verify_row>& rows) {
   for (const verify_row& r : rows) {
     nlohmann::json j{{"label", r.label},
                      {"settings", r.settings},
+                     {"status", r.is_measured() ? "measured" : "not measured"},
                      {"predicted", metrics(r.predicted)},
                      {"from_spec", metrics(r.from_spec)}};
     if (!r.baseline.empty()) j["baseline"] = r.baseline;
-    if (r.error.empty()) {
-      j["measured"] = metrics(r.measured);
+    if (r.ran) j["measured"] = metrics(r.measured);
+    if (r.is_measured()) {
       j["within"] = r.comparison.within;
       j["tolerance"] = r.comparison.tolerance;
       nlohmann::json cells = nlohmann::json::array();
@@ -207,6 +250,7 @@ std::string verify_json_text(const std::vector<verify_row>& rows) {
       j["cells"] = std::move(cells);
       j["differences"] = r.comparison.explanation;
     } else {
+      j["reason"] = r.error;
       j["error"] = r.error;
     }
     if (r.run_id) j["run"] = r.run_id;

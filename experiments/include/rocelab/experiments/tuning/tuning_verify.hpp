@@ -42,13 +42,21 @@ struct verify_row {
   run_summary from_spec;    // the twin from the spec alone (every sender on its schedule)
   run_summary measured;     // the other backend
   sim_to_real_comparison comparison;  // predicted against measured
-  std::int64_t run_id = 0;  // the measured run in the store
-  std::string error;        // the measured run failed: why (from_spec still filled)
+  std::int64_t run_id = 0;  // the measured run in the store (0: none was started)
+  bool ran = false;         // the backend returned records: `measured` and `comparison` are filled
+  // Empty: measured on both sides (the backend ran it and completed flows the twin's
+  // replay can be set beside). Otherwise why not: the run failed, the backend cannot run
+  // here (not root), or it completed no flow. from_spec is filled either way.
+  std::string error;
+
+  [[nodiscard]] bool is_measured() const noexcept { return error.empty(); }
 };
 
 // Runs each configuration on `backend` and predicts it on the twin. A failed measurement
-// is a row with its error, not an error; errors are a configuration that cannot be set,
-// twin failures and store failures.
+// is a row with its error, not an error. Once the backend answers error_code::unavailable
+// (it cannot run here: the virtual lab without root), the configurations after it are not
+// run: their rows carry the same reason and no stored run, and `log` says it once. Errors
+// are a configuration that cannot be set, twin failures and store failures.
 [[nodiscard]] result<std::vector<verify_row>> verify_configs(
     const experiment_spec& spec, const std::vector<verify_config>& configs, const std::string& backend,
     const backend_registry& backends, store::run_store* db, std::int64_t sweep,
@@ -67,11 +75,20 @@ struct verify_row {
     const std::string& backend, const backend_registry& backends, store::run_store* db, std::int64_t sweep,
     const std::function<void(const std::string&)>& log = {});
 
+// How many rows are measured (verify_row::is_measured).
+[[nodiscard]] std::size_t measured_count(const std::vector<verify_row>& rows);
+
 // The table, one row per configuration, predicted | measured per metric, with whether
-// FCT p50/p99 and pause time are within the tolerance, then each row's explanation.
+// FCT p50/p99 and pause time are within the tolerance, then each row's explanation. A row
+// not measured says so; each distinct reason is printed once, after the table, with the
+// rows it holds for. The closing agreement line ("every FCT p50, p99 and pause time within
+// 15%") is printed only when at least one row is measured and every measured row agrees,
+// and names how many were measured; with none measured it says there is nothing to compare.
 [[nodiscard]] std::string verify_table(const std::vector<verify_row>& rows);
-// The same as a JSON array (label, baseline, settings, predicted {...}, from_spec {...},
-// measured {...}, within, differences [...], run, error).
+// The same as a JSON array, one object per row: label, baseline, settings, predicted
+// {...}, from_spec {...}, `status` ("measured" or "not measured"), and when measured
+// measured {...}, within, tolerance, cells, differences; when not, `reason` (also as
+// `error`) and measured {...} if the run returned records; run when one was stored.
 [[nodiscard]] std::string verify_json_text(const std::vector<verify_row>& rows);
 
 }  // namespace rocelab::experiments
