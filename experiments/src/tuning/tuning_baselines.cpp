@@ -9,6 +9,7 @@
 #include "rocelab/experiments/tuning/objective.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/experiments/tuning/tuning_edges.hpp"
+#include "rocelab/store/run_ending.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
 
 namespace rocelab::experiments {
@@ -40,7 +41,10 @@ status evaluate_jobs(std::vector<config_job>& jobs, const objective_spec& object
     auto runs = o.db->runs();
     if (!runs) return runs.error().with_context("listing the stored runs of sweep " + std::to_string(o.sweep));
     for (const store::run_info& r : *runs) {
-      if (r.sweep != o.sweep || r.status != store::run_status::completed) continue;
+      // A run that ran to its end, whole or partial (store/run_ending.hpp), is reused.
+      if (r.sweep != o.sweep ||
+          (r.status != store::run_status::completed && r.status != store::run_status::partial))
+        continue;
       const auto it = r.parameters.find(role_key);
       if (it != r.parameters.end()) stored[{it->second, r.seed}] = r.id;
     }
@@ -99,7 +103,8 @@ status evaluate_jobs(std::vector<config_job>& jobs, const objective_spec& object
     auto id = o.db->begin_run(nr);
     if (!id) return id.error().with_context(context);
     ROCELAB_RETURN_IF_ERROR(o.db->append(*id, job.records[k]).with_context(context));
-    ROCELAB_RETURN_IF_ERROR(o.db->finish(*id, store::run_status::completed).with_context(context));
+    auto ended = store::finish_ran(*o.db, *id, std::vector<const run_records*>{&job.records[k]});
+    if (!ended) return ended.error().with_context(context);
     job.eval.run_ids[k] = *id;
   }
   for (config_job& job : jobs) {
