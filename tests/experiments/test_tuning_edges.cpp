@@ -76,7 +76,7 @@ TEST(tuning_edges, a_best_at_an_edge_widens_that_range_once_within_its_physical_
   EXPECT_NE(wider->widened[0].find("switch.ecn.kmin_bytes widened from 5000 .. 200000 to 1024 .. 200000"),
             std::string::npos)
       << wider->widened[0];
-  EXPECT_EQ(wider->method, tuning_method::bayes);
+  EXPECT_EQ(wider->method, tuning_method::random);
   EXPECT_EQ(wider->budget, 3 + extension_trials(s));
   const auto bounds = at_physical_bound(spec, s, trials[1].values);
   ASSERT_EQ(bounds.size(), 1u);
@@ -91,28 +91,30 @@ TEST(tuning_edges, a_best_at_an_edge_widens_that_range_once_within_its_physical_
 
 TEST(tuning_edges, the_widened_search_runs_once_and_resumes_into_the_same_trials) {
   const experiment_spec spec = small_spec();
-  // A 2 x 2 x 2 grid: its best lies on the corners, Kmin at 5000 B.
-  const tuning_settings s = ecn_settings(tuning_method::grid, 8);
+  // Bayesian search on an objective that falls with Kmin all the way down: the model
+  // drives Kmin to 5000 B, the end of its range.
+  tuning_settings s = ecn_settings(tuning_method::bayes, 10);
+  s.initial_points = 4;
   auto full = run_sweep_with_edges(spec, s, closed_form, {});
   ASSERT_TRUE(full.ok()) << full.error().message();
   ASSERT_FALSE(full->interrupted);
   // Kmin's best lies at 5000 B; Kmax, indifferent, at the grid's first corner too.
   ASSERT_FALSE(full->settings.widened.empty());
   EXPECT_EQ(full->settings.widened[0].rfind("switch.ecn.kmin_bytes widened", 0), 0u) << full->settings.widened[0];
-  EXPECT_EQ(full->planned, 8 + extension_trials(s));
+  EXPECT_EQ(full->planned, 10 + extension_trials(s));
   ASSERT_EQ(full->trials.size(), full->planned);
   double lowest_kmin = 1e12;
-  for (std::size_t i = 8; i < full->trials.size(); ++i) lowest_kmin = std::min(lowest_kmin, full->trials[i].values[0]);
+  for (std::size_t i = 10; i < full->trials.size(); ++i) lowest_kmin = std::min(lowest_kmin, full->trials[i].values[0]);
   EXPECT_LT(lowest_kmin, 5000) << "the second search explores the widened range";
   EXPECT_GE(lowest_kmin, 1024);
 
-  // Stopped after 10 trials (inside the second search), then resumed.
+  // Stopped after 12 trials (inside the second search), then resumed.
   std::atomic<bool> stop{false};
   sweep_hooks hooks;
   hooks.stop = &stop;
   std::size_t seen = 0;
   hooks.on_trial = [&](trial&, trial_payload&) {
-    if (++seen == 10) stop = true;
+    if (++seen == 12) stop = true;
     return status::success();
   };
   tuning_settings one_at_a_time = s;
@@ -120,12 +122,21 @@ TEST(tuning_edges, the_widened_search_runs_once_and_resumes_into_the_same_trials
   auto part = run_sweep_with_edges(spec, one_at_a_time, closed_form, {}, hooks);
   ASSERT_TRUE(part.ok());
   ASSERT_TRUE(part->interrupted);
-  ASSERT_EQ(part->trials.size(), 10u);
+  ASSERT_EQ(part->trials.size(), 12u);
   auto resumed = run_sweep_with_edges(spec, one_at_a_time, closed_form, part->trials);
   ASSERT_TRUE(resumed.ok());
   ASSERT_EQ(resumed->trials.size(), full->trials.size());
   for (std::size_t i = 0; i < full->trials.size(); ++i) EXPECT_EQ(resumed->trials[i].values, full->trials[i].values) << i;
   EXPECT_EQ(resumed->settings.widened, full->settings.widened);
+}
+
+TEST(tuning_edges, a_grid_is_never_widened_its_best_at_an_end_is_reported) {
+  const experiment_spec spec = small_spec();
+  const tuning_settings s = ecn_settings(tuning_method::grid, 8);  // 2 x 2 x 2: every point at an end
+  auto swept = run_sweep_with_edges(spec, s, closed_form, {});
+  ASSERT_TRUE(swept.ok());
+  EXPECT_EQ(swept->trials.size(), 8u);
+  EXPECT_TRUE(swept->settings.widened.empty());
 }
 
 }  // namespace

@@ -9,18 +9,31 @@ from conftest import EXAMPLES
 
 
 
+def _check_the_rule(result):
+    """The answer follows the rule: the contender only when it beat both baselines on the
+    fresh seeds beyond the paired CI, else the baseline the decision names."""
+    d = result.decision
+    assert d["answer"] in {"tuned", "pfc_only", "vendor_default"}
+    if d["answer"] == "tuned":
+        assert all(v["outcome"] == "better" for v in d["versus"].values())
+        assert result.best["baseline"] is None and result.best["index"] == d["contender"]["trial"]
+    else:
+        assert result.best["baseline"] == d["answer"] and result.best["index"] is None
+    assert d["text"].splitlines()[0]
+
+
 def test_tune_from_the_spec_file_with_callback_and_store(lab, db, capsys):
     seen = []
     result = lab.tune(EXAMPLES / "tune-incast.yaml", budget=8, callback=seen.append, progress=True)
-    assert [t["index"] for t in seen] == list(range(8))
+    # 8 trials, and 4 more when the best of the 8 lay at a range's edge (docs/tuning.md, "Edges").
+    n = result.settings["budget"]
+    assert n == 8 or (n == 12 and result.settings["widened"])
+    assert [t["index"] for t in seen] == list(range(n))
     assert all(t["metrics"]["by_kind"]["incast"]["flows"] == 16 for t in seen if t["evaluated"])
     trials = result.trials
-    assert len(trials) == 8
+    assert len(trials) == n
     assert {"switch.ecn.kmin_bytes", "switch.ecn.kmax_bytes", "switch.ecn.pmax", "objective"} <= set(trials.columns)
-    feasible = trials[trials["feasible"]]
-    # The best of the trials and the baselines (PFC only, vendor defaults).
-    lowest = min([feasible["objective"].min()] + [b["objective"] for b in result.baselines.values() if b["feasible"]])
-    assert result.best["objective"] == pytest.approx(lowest)
+    _check_the_rule(result)
     # stderr is captured, not a terminal: the progress bar stays silent.
     assert "\r" not in capsys.readouterr().err
     # A trial prints as one short line; its metrics are there to read, not in the print.
@@ -32,10 +45,10 @@ def test_tune_from_the_spec_file_with_callback_and_store(lab, db, capsys):
     runs = store.runs()
     assert (runs["sweep"] == result.sweep_id).all()
     roles = runs["parameters"].map(lambda p: p.get("tuning.role"))
-    assert (roles.isna()).sum() == 8
+    assert (roles.isna()).sum() == n
     assert set(roles.dropna()) >= {"baseline pfc_only", "baseline vendor_default", "confirm pfc_only"}
     stored = store._store.trials(result.sweep_id)
-    assert sorted(t["index"] for t in stored) == list(range(8))
+    assert sorted(t["index"] for t in stored) == list(range(n))
     # The winner as overrides re-runs to the same objective's ingredients.
     if result.best["index"] is not None:
         again = lab.run(EXAMPLES / "tune-incast.yaml", overrides=result.best_overrides)
@@ -51,7 +64,7 @@ def test_tune_answers_with_baselines_an_interval_and_the_pareto_front(lab):
         assert b["summary"]["by_kind"]["incast"]["flows"] == 16
     assert result.baselines["pfc_only"]["params"]["switch.ecn.enabled"] is False
     best = result.best
-    assert best["objective"] <= min(b["objective"] for b in result.baselines.values() if b["feasible"])
+    _check_the_rule(result)
     ci = best["ci"]
     assert ci["n"] == 3 and ci["level"] == 0.95 and ci["low"] <= ci["mean"] <= ci["high"]
     assert len(best["fresh"]["objectives"]) == 3
@@ -113,9 +126,10 @@ def test_tune_on_local_workers_names_where_each_trial_ran_and_resumes(lab, db):
     second = lab.tune(EXAMPLES / "tune-incast.yaml", budget=6, method="random", progress=False, fresh_seeds=2,
                       executor="local", workers=2)
     assert second.sweep_id == first.sweep_id
-    assert sorted(second.trials["index"]) == list(range(6))
+    n = second.settings["budget"]  # 6, or more when its first 6 trials' best lay at an edge
+    assert n >= 6 and sorted(second.trials["index"]) == list(range(n))
     stored = store._store.trials(second.sweep_id)
-    assert sorted(t["index"] for t in stored) == list(range(6))
+    assert sorted(t["index"] for t in stored) == list(range(n))
     # The same objective as trials run in threads here (the twin is deterministic per seed).
     here = rocelab.twin(store=False).tune(EXAMPLES / "tune-incast.yaml", budget=4, method="random",
                                            progress=False, fresh_seeds=2)

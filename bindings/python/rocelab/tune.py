@@ -20,12 +20,14 @@ What to search comes from the spec file's ``tuning:`` section or from the argume
                       constraints={"drops": {"max": 0}}, budget=20, method="bayes")
     lab.run(exp, overrides=result.best_overrides)
 
-After the trials, PFC only and the vendor defaults run as baselines with the trials'
-seeds (stored in the sweep, reused when it resumes), and the best of trials and baselines
-is re-run with the baselines on fresh seeds (experiments/tuning/tuning_baselines.hpp)::
+After the trials, PFC only and the vendor defaults run as baselines on the trials' common
+seeds (stored in the sweep, reused when it resumes); the best trial is re-run with the
+baselines on fresh seeds, and it is the answer only if it beats both beyond the paired 95%
+CI, else a baseline is (experiments/tuning/tuning_decision.hpp, docs/tuning.md)::
 
+    result.decision["text"]      # the answer in words, then the evidence per baseline
     result.baselines["pfc_only"]["objective"]
-    result.best["baseline"]      # "pfc_only" when leaving ECN off wins, else None
+    result.best["baseline"]      # "pfc_only" or "vendor_default" when a baseline is the answer, else None
     result.best["ci"]            # 95% interval of the objective on the fresh seeds (Student t)
     result.best["at_edge"]       # tuned paths within 2% of their range's end
     result.pareto                # DataFrame of the front: params, the two metrics, trial

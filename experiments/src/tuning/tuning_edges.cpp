@@ -63,6 +63,9 @@ std::uint32_t extension_trials(const tuning_settings& settings) noexcept {
 
 std::optional<tuning_settings> widened_settings(const experiment_spec& spec, const tuning_settings& settings,
                                                 const std::vector<trial>& trials) {
+  // A grid is the engineer's own exhaustive choice of points, its ends among them: its
+  // best at an end is reported (at_edge), not searched beyond.
+  if (settings.method == tuning_method::grid) return std::nullopt;
   const std::uint32_t first = planned_trials(settings);
   if (trials.size() < first) return std::nullopt;
   const std::vector<trial> first_search(trials.begin(), trials.begin() + first);
@@ -95,7 +98,6 @@ std::optional<tuning_settings> widened_settings(const experiment_spec& spec, con
                             std::to_string(best->index) + ", lay at its edge)");
   }
   if (out.widened.empty()) return std::nullopt;
-  out.method = tuning_method::bayes;
   out.budget = first + extension_trials(settings);
   // The second search proposes from the model at once: the first search is its start.
   out.initial_points = std::min(initial_points(settings), first);

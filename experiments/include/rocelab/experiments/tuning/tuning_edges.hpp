@@ -10,9 +10,11 @@
 //
 // Widening: the edge side moves out by half the range's width on the search scale (a
 // factor sqrt(max / min) for log parameters), clamped to the physical bound. The second
-// search adds extension_trials trials, proposed by the Bayesian model over every trial of
-// both searches (grid sweeps continue as bayes). The decision is a pure function of the
-// first search's trials, so a resumed sweep widens exactly as the uninterrupted one.
+// search adds extension_trials trials by the sweep's own method over the widened ranges
+// (the Bayesian model sees every trial of both searches). A grid is never widened: its
+// points, ends included, are the engineer's choice, and a best at an end is reported. The
+// decision is a pure function of the first search's trials, so a resumed sweep widens
+// exactly as the uninterrupted one.
 
 #include <cstdint>
 #include <functional>
@@ -47,8 +49,8 @@ struct bound_note {
 
 // The settings of the second search when the best feasible trial among the first
 // planned_trials(settings) lies at an edge that can be widened; nullopt when none can (no
-// feasible trial, nothing at an edge, or every edge at its bound). The result has the
-// widened ranges, `widened` notes, method bayes and budget planned + extension_trials.
+// feasible trial, a grid, nothing at an edge, or every edge at its bound). The result has
+// the widened ranges, `widened` notes and budget planned + extension_trials.
 [[nodiscard]] std::optional<tuning_settings> widened_settings(const experiment_spec& spec,
                                                               const tuning_settings& settings,
                                                               const std::vector<trial>& trials);
