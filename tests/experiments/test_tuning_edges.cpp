@@ -91,16 +91,21 @@ TEST(tuning_edges, a_best_at_an_edge_widens_that_range_once_within_its_physical_
 
 TEST(tuning_edges, the_widened_search_runs_once_and_resumes_into_the_same_trials) {
   const experiment_spec spec = small_spec();
-  // Bayesian search on an objective that falls with Kmin all the way down: the model
-  // drives Kmin to 5000 B, the end of its range.
-  tuning_settings s = ecn_settings(tuning_method::bayes, 10);
-  s.initial_points = 4;
-  auto full = run_sweep_with_edges(spec, s, closed_form, {});
+  const tuning_settings s = ecn_settings(tuning_method::bayes, 10);
+  // A first search whose best trial lies at Kmin's low end (5000 B).
+  auto first = run_sweep(s, closed_form(s), {});
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  ASSERT_EQ(first->size(), 10u);
+  (*first)[3].values = {5000, 500000, 0.5};
+  (*first)[3].objective = -1;
+
+  auto full = run_sweep_with_edges(spec, s, closed_form, *first);
   ASSERT_TRUE(full.ok()) << full.error().message();
   ASSERT_FALSE(full->interrupted);
-  // Kmin's best lies at 5000 B; Kmax, indifferent, at the grid's first corner too.
-  ASSERT_FALSE(full->settings.widened.empty());
-  EXPECT_EQ(full->settings.widened[0].rfind("switch.ecn.kmin_bytes widened", 0), 0u) << full->settings.widened[0];
+  ASSERT_EQ(full->settings.widened.size(), 1u);
+  EXPECT_EQ(full->settings.widened[0].rfind("switch.ecn.kmin_bytes widened from 5000 .. 200000 to 1024 .. 200000", 0),
+            0u)
+      << full->settings.widened[0];
   EXPECT_EQ(full->planned, 10 + extension_trials(s));
   ASSERT_EQ(full->trials.size(), full->planned);
   double lowest_kmin = 1e12;
@@ -108,22 +113,20 @@ TEST(tuning_edges, the_widened_search_runs_once_and_resumes_into_the_same_trials
   EXPECT_LT(lowest_kmin, 5000) << "the second search explores the widened range";
   EXPECT_GE(lowest_kmin, 1024);
 
-  // Stopped after 12 trials (inside the second search), then resumed.
+  // Stopped two trials into the second search, then resumed.
   std::atomic<bool> stop{false};
   sweep_hooks hooks;
   hooks.stop = &stop;
   std::size_t seen = 0;
   hooks.on_trial = [&](trial&, trial_payload&) {
-    if (++seen == 12) stop = true;
+    if (++seen == 2) stop = true;
     return status::success();
   };
-  tuning_settings one_at_a_time = s;
-  one_at_a_time.parallelism = 1;
-  auto part = run_sweep_with_edges(spec, one_at_a_time, closed_form, {}, hooks);
+  auto part = run_sweep_with_edges(spec, s, closed_form, *first, hooks);
   ASSERT_TRUE(part.ok());
   ASSERT_TRUE(part->interrupted);
   ASSERT_EQ(part->trials.size(), 12u);
-  auto resumed = run_sweep_with_edges(spec, one_at_a_time, closed_form, part->trials);
+  auto resumed = run_sweep_with_edges(spec, s, closed_form, part->trials);
   ASSERT_TRUE(resumed.ok());
   ASSERT_EQ(resumed->trials.size(), full->trials.size());
   for (std::size_t i = 0; i < full->trials.size(); ++i) EXPECT_EQ(resumed->trials[i].values, full->trials[i].values) << i;

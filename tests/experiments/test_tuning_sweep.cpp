@@ -105,8 +105,10 @@ TEST_F(tuning_sweep, stores_every_trial_and_resumes_an_interrupted_sweep) {
     incast += f.kind == workload_kind::incast;
     victims += f.kind == workload_kind::victim;
   }
-  EXPECT_EQ(incast, 16u);
-  EXPECT_EQ(victims, 16u * 8);  // the example's eight victim flows per sender
+  // Every repeat of the trial's run: one per common seed (tuning.seeds).
+  EXPECT_EQ(settings_.seeds, 3u);
+  EXPECT_EQ(incast, 16u * settings_.seeds);
+  EXPECT_EQ(victims, 16u * 8 * settings_.seeds);  // the example's eight victim flows per sender
 
   // A finished sweep is not resumed by default: the same command starts a new one...
   auto again = open_sweep(*db, spec_, settings_, std::nullopt);

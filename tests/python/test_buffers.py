@@ -24,7 +24,9 @@ def test_buffers_per_profile_match_the_cli(tmp_path):
     shallow = profiles.iloc[0]
     assert shallow["lossless_degree_no_pfc"] < shallow["max_degree_searched"]
     assert shallow["headroom.per_pg_bytes"] > 0 and 0 < shallow["headroom.reserved_share"] < 1
-    assert profiles["target_reachable"].all()
+    # Each profile answers the p99 target from valid runs, or reports a headroom shortfall
+    # (PFC on and packets dropped) instead of sizing from it.
+    assert set(profiles["target_outcome"]) <= {"met", "at_most", "headroom_shortfall"}
     probes = v.probes
     assert set(probes["search"]) == {"degree_pfc", "degree_no_pfc", "buffer_for_target"}
     # "step i of n: <profile>: ...", n = 2 profiles x 3 searches (PFC on, PFC off, the target).

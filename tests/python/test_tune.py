@@ -29,7 +29,9 @@ def test_tune_from_the_spec_file_with_callback_and_store(lab, db, capsys):
     n = result.settings["budget"]
     assert n == 8 or (n == 12 and result.settings["widened"])
     assert [t["index"] for t in seen] == list(range(n))
-    assert all(t["metrics"]["by_kind"]["incast"]["flows"] == 16 for t in seen if t["evaluated"])
+    # Every trial pools its 3 common seeds (tuning.seeds): 16 incast flows each.
+    assert result.settings["seeds"] == 3
+    assert all(t["metrics"]["by_kind"]["incast"]["flows"] == 16 * 3 for t in seen if t["evaluated"])
     trials = result.trials
     assert len(trials) == n
     assert {"switch.ecn.kmin_bytes", "switch.ecn.kmax_bytes", "switch.ecn.pmax", "objective"} <= set(trials.columns)
@@ -45,7 +47,7 @@ def test_tune_from_the_spec_file_with_callback_and_store(lab, db, capsys):
     runs = store.runs()
     assert (runs["sweep"] == result.sweep_id).all()
     roles = runs["parameters"].map(lambda p: p.get("tuning.role"))
-    assert (roles.isna()).sum() == n
+    assert (roles.isna()).sum() == n * 3  # a run per trial and common seed
     assert set(roles.dropna()) >= {"baseline pfc_only", "baseline vendor_default", "confirm pfc_only"}
     stored = store._store.trials(result.sweep_id)
     assert sorted(t["index"] for t in stored) == list(range(n))
@@ -61,7 +63,7 @@ def test_tune_answers_with_baselines_an_interval_and_the_pareto_front(lab):
     assert set(result.baselines) == {"pfc_only", "vendor_default"}
     for b in result.baselines.values():
         assert {"params", "summary", "objective"} <= set(b)
-        assert b["summary"]["by_kind"]["incast"]["flows"] == 16
+        assert b["summary"]["by_kind"]["incast"]["flows"] == 16 * 3  # pooled over the 3 common seeds
     assert result.baselines["pfc_only"]["params"]["switch.ecn.enabled"] is False
     best = result.best
     _check_the_rule(result)
@@ -120,7 +122,7 @@ def test_tune_on_local_workers_names_where_each_trial_ran_and_resumes(lab, db):
     store = rocelab.open_store(db)
     runs = store.runs()
     trial_runs = runs[runs["parameters"].map(lambda p: "tuning.role" not in p)]
-    assert len(trial_runs) == 4
+    assert len(trial_runs) == 4 * 3  # a run per trial and common seed
     assert trial_runs["parameters"].map(lambda p: p.get("worker.name")).notna().all()
     # The same sweep again, on the same store with new workers: it resumes, never repeats.
     second = lab.tune(EXAMPLES / "tune-incast.yaml", budget=6, method="random", progress=False, fresh_seeds=2,
