@@ -133,6 +133,21 @@ TEST(tuning_edges, the_widened_search_runs_once_and_resumes_into_the_same_trials
   EXPECT_EQ(resumed->settings.widened, full->settings.widened);
 }
 
+TEST(tuning_edges, kmin_and_kmax_without_a_tie_never_widen_into_each_other) {
+  const experiment_spec spec = small_spec();
+  const tuning_settings s = ecn_settings(tuning_method::random, 2);
+  // The best has Kmin at its top (200000) and Kmax at its bottom (200000): neither may
+  // cross the other, or a proposal would set Kmin above Kmax.
+  auto wider = widened_settings(spec, s, {scored(0, {200000, 200000, 0.5}, 1), scored(1, {50000, 900000, 0.5}, 2)});
+  EXPECT_FALSE(wider.has_value());
+  tuning_settings tied = s;
+  tied.parameters[1].at_least = "switch.ecn.kmin_bytes";
+  auto tied_wider = widened_settings(spec, tied, {scored(0, {200000, 200000, 0.5}, 1), scored(1, {50000, 900000, 0.5}, 2)});
+  ASSERT_TRUE(tied_wider.has_value()) << "with at_least the applied Kmax follows Kmin";
+  EXPECT_GT(tied_wider->parameters[0].max, 200000);
+  EXPECT_LT(tied_wider->parameters[1].min, 200000);
+}
+
 TEST(tuning_edges, a_grid_is_never_widened_its_best_at_an_end_is_reported) {
   const experiment_spec spec = small_spec();
   const tuning_settings s = ecn_settings(tuning_method::grid, 8);  // 2 x 2 x 2: every point at an end

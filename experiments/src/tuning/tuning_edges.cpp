@@ -74,9 +74,21 @@ std::optional<tuning_settings> widened_settings(const experiment_spec& spec, con
   const std::vector<double> applied = applied_values(settings, best->values);
   tuning_settings out = settings;
   out.widened.clear();
+  // Kmin and Kmax tuned side by side without an at_least tie stay a valid WRED profile
+  // (Kmin <= Kmax) only while Kmax's range starts at or above Kmin's end: a widening keeps
+  // it so.
+  const tuning_parameter* kmin = nullptr;
+  const tuning_parameter* kmax = nullptr;
+  for (const tuning_parameter& p : settings.parameters) {
+    if (p.path == "switch.ecn.kmin_bytes") kmin = &p;
+    if (p.path == "switch.ecn.kmax_bytes") kmax = &p;
+  }
+  const bool untied = kmin && kmax && kmax->at_least != kmin->path;
   for (std::size_t i = 0; i < out.parameters.size(); ++i) {
     tuning_parameter& p = out.parameters[i];
-    const auto [lo, hi] = physical_range(spec, p.path);
+    auto [lo, hi] = physical_range(spec, p.path);
+    if (untied && p.path == kmax->path) lo = std::max(lo, kmin->max);
+    if (untied && p.path == kmin->path) hi = std::min(hi, kmax->min);
     const double u = unit_position(p, applied[i]);
     const double before_min = p.min, before_max = p.max;
     if (u <= 0.02 && p.min > lo) {

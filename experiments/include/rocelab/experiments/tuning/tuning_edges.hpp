@@ -7,6 +7,9 @@
 // one frame marks every frame) and the switch buffer (a threshold the queue cannot reach
 // never marks); Pmax is a probability in (0, 1]; a byte size, a duration or a count is at
 // least 0. A user's range beyond a bound is kept as given; it is never widened further.
+// Kmin and Kmax tuned without an at_least tie also bound each other: Kmax's range is not
+// widened below Kmin's end, nor Kmin's above Kmax's start, so every proposal stays a valid
+// WRED profile.
 //
 // Widening: the edge side moves out by half the range's width on the search scale (a
 // factor sqrt(max / min) for log parameters), clamped to the physical bound. The second
