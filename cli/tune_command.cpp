@@ -260,7 +260,6 @@ std::function<int()> setup(CLI::App& app) {
     ::sigaction(SIGTERM, &old_term, nullptr);
     if (!swept) return fail(swept.error().message(), 1);
     // From here on the settings are the final search's (widened ranges, when widened).
-    const std::string method_name = experiments::to_string(settings->method);
     *settings = swept->settings;
     const std::vector<experiments::trial>* trials = &swept->trials;
     const bool interrupted = swept->interrupted;
@@ -275,7 +274,7 @@ std::function<int()> setup(CLI::App& app) {
     nlohmann::json out;
     out["sweep"] = opened->id;
     out["name"] = settings->name;
-    out["method"] = method_name;
+    out["method"] = experiments::to_string(settings->method);
     out["budget"] = swept->planned;
     out["seeds"] = experiments::search_seed_count(*spec, *settings);
     out["resumed_trials"] = resumed_trials;
@@ -435,7 +434,7 @@ std::function<int()> setup(CLI::App& app) {
       std::cout << out.dump(2) << "\n";
     } else {
       std::printf("sweep       %lld (%s, %s), %zu trials\n", static_cast<long long>(opened->id), settings->name.c_str(),
-                  method_name.c_str(), trials->size());
+                  experiments::to_string(settings->method), trials->size());
       std::printf("objective   %s\n", experiments::describe(settings->objective).c_str());
       for (const auto& b : answer->baselines)
         std::printf("baseline    %-15s %.6g%s\n", b.baseline.c_str(), b.scored.objective,

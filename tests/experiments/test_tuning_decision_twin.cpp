@@ -8,10 +8,8 @@
 #include <iostream>
 
 #include "rocelab/experiments/spec/spec_files.hpp"
-#include "rocelab/experiments/tuning/tuning_baselines.hpp"
-#include "rocelab/experiments/tuning/tuning_edges.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
-#include "rocelab/experiments/tuning/tuning_trials.hpp"
+#include "tuning_on_twin.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -26,16 +24,9 @@ tuning_answer tune_example(std::uint64_t search_seed) {
   settings->budget = 30;
   settings->seed = search_seed;
   settings->parallelism = 2;
-  const auto make = [&](const tuning_settings& s) { return spec_evaluator(*spec, s); };
-  auto swept = run_sweep_with_edges(*spec, *settings, make, {});
-  EXPECT_TRUE(swept.ok()) << swept.error().message();
-  answer_options o;
-  o.fresh_seeds = 5;
-  o.parallelism = 2;
-  auto a = answer_tuning(*spec, swept->settings, swept->trials, o);
-  EXPECT_TRUE(a.ok()) << a.error().message();
-  std::cout << "search seed " << search_seed << ":\n" << answer_text(swept->settings, *a);
-  return *a;
+  const testing::tuned t = testing::tune_on_twin(*spec, *settings, 5);
+  std::cout << "search seed " << search_seed << ":\n" << answer_text(t.settings, t.answer);
+  return t.answer;
 }
 
 TEST(tuning_decision_twin, where_ecn_helps_the_answer_is_tuned_beyond_the_ci_and_stable_across_search_seeds) {

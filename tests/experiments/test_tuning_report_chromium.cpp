@@ -16,12 +16,10 @@
 #include "rocelab/experiments/run/runner.hpp"
 #include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/experiments/spec/spec_files.hpp"
-#include "rocelab/experiments/tuning/tuning_baselines.hpp"
-#include "rocelab/experiments/tuning/tuning_edges.hpp"
 #include "rocelab/experiments/tuning/tuning_report.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
-#include "rocelab/experiments/tuning/tuning_trials.hpp"
 #include "svg_geometry.hpp"
+#include "tuning_on_twin.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -109,14 +107,10 @@ TEST_F(reports_in_chromium, a_real_tuning_report_keeps_its_plot_and_labels_every
   ASSERT_TRUE(spec.ok()) << spec.error().message();
   auto settings = load_tuning(incast, "chromium-incast.yaml", *spec);
   ASSERT_TRUE(settings.ok()) << settings.error().message();
-  auto swept = run_sweep_with_edges(*spec, *settings, [&](const tuning_settings& s) { return spec_evaluator(*spec, s); }, {});
-  ASSERT_TRUE(swept.ok()) << swept.error().message();
-  answer_options o;
-  o.fresh_seeds = 3;
-  o.parallelism = 2;
-  auto a = answer_tuning(*spec, swept->settings, swept->trials, o);
-  ASSERT_TRUE(a.ok()) << a.error().message();
-  const std::string dom = check_in_browser("tuning-report", tuning_report_html("chromium-incast", swept->settings, *a), 1);
+  const testing::tuned t = testing::tune_on_twin(*spec, *settings, 3);
+  ASSERT_FALSE(HasFailure());
+  const tuning_answer* a = &t.answer;
+  const std::string dom = check_in_browser("tuning-report", tuning_report_html("chromium-incast", t.settings, *a), 1);
   // Both baselines are drawn, and every distinct configuration is a labelled row.
   EXPECT_NE(dom.find("pfc_only"), std::string::npos);
   EXPECT_NE(dom.find("vendor_default"), std::string::npos);

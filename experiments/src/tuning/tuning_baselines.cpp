@@ -351,7 +351,7 @@ result<tuning_answer> answer_tuning(const experiment_spec& spec, const tuning_se
   // The answer's fields: the contender's, or the winning baseline's.
   if (out.decision.answer == "tuned") {
     out.best_trial = contender->index;
-    out.best_label = "trial " + std::to_string(contender->index);
+    out.best_label = out.contender_fresh.name;
     out.best_objective = contender->objective;
     out.best_params = out.contender_params;
     out.best_values = contender->values;

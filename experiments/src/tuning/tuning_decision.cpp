@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "rocelab/common/units.hpp"
 #include "rocelab/experiments/tuning/objective.hpp"
 
 namespace rocelab::experiments {
@@ -49,11 +50,7 @@ std::string metric_words(const std::string& metric) {
 }
 
 std::string metric_value_text(const std::string& metric, double v) {
-  if (metric == "paused_us") {
-    if (v >= 1e6) return fmt(v / 1e6) + " s";
-    return v >= 1000 ? fmt(v / 1000) + " ms" : fmt(v) + " us";
-  }
-  return fmt(v);
+  return metric == "paused_us" ? readable_duration(v * 1000) : fmt(v);
 }
 
 }  // namespace
