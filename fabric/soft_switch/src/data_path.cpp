@@ -66,6 +66,44 @@ void soft_switch::impl::on_frame(std::uint16_t in, std::span<const std::uint8_t>
     ++soft_[in].oversize_drops;
     return;
   }
+  // Store and forward: the sender's NIC hands its frame over at the first bit; the switch
+  // has it when the last bit would have arrived at the port's rate, back to back behind
+  // the port's previous frame (as the twin and fabric/ideal_fct.hpp count the sender's
+  // hop). Held in a slot of the pool until then.
+  const std::uint32_t slot = alloc_slot();
+  if (slot == UINT32_MAX) {
+    ++soft_[in].pool_drops;
+    return;
+  }
+  std::memcpy(slot_bytes(slot).data(), frame.data(), frame.size());
+  meta_[slot].len = static_cast<std::uint32_t>(frame.size());
+  const auto wire = static_cast<std::uint32_t>(std::max<std::size_t>(frame.size(), 60) + 4);  // with FCS
+  const std::int64_t start_ps = std::max(now * 1000, ingress_free_ps_[in]);
+  ingress_free_ps_[in] = start_ps + model_->serialization_ps(in, wire);
+  arrive_ring_[in][(arrive_head_[in] + arrive_count_[in]) % slots_] = {slot, (ingress_free_ps_[in] + 999) / 1000};
+  ++arrive_count_[in];
+}
+
+std::size_t soft_switch::impl::service_arrivals(std::int64_t now) {
+  std::size_t work = 0;
+  for (std::uint16_t p = 0; p < ports_.size(); ++p) {
+    while (arrive_count_[p] > 0) {
+      const delayed e = arrive_ring_[p][arrive_head_[p]];
+      if (e.due_ns > now) break;
+      arrive_head_[p] = (arrive_head_[p] + 1) % slots_;
+      --arrive_count_[p];
+      forward_frame(p, slot_bytes(e.slot).first(meta_[e.slot].len), now);
+      free_slot(e.slot);
+      ++work;
+    }
+  }
+  return work;
+}
+
+void soft_switch::impl::forward_frame(std::uint16_t in, std::span<const std::uint8_t> frame, std::int64_t now) {
+  frame_info info;
+  parse_frame(frame, info);
+  const std::uint8_t tc = opt_.settings.classes.classify(info);
   // Faults: the k-th packet of a queue pair (RoCEv2 dest QP), optionally on one port.
   // Every fault counts every matching arrival, whatever another fault does with it.
   bool mark = false, drop = false;
@@ -195,12 +233,18 @@ void soft_switch::impl::depart(std::uint16_t port, const departure& d, std::int6
   }
   if (opt_.mirror.enabled && opt_.mirror.direction != mirror_direction::ingress)
     mirror(bytes, port, true, d.pkt.priority, now);
-  if (delay_ns_[port] > 0) {
+  // Store and forward: the frame reaches the next hop when its last bit would at the
+  // port's rate (the model's link is busy until then), as on hardware and in the twin,
+  // whose ideal FCT counts one serialization per hop (fabric/ideal_fct.hpp); a delay
+  // fault adds its own. In-order per port: the link's ends only grow.
+  const std::int64_t last_bit = std::max(now, d.tx_end_ns);
+  const std::int64_t due = last_bit + delay_ns_[port];
+  if (due > now || delay_count_[port] > 0) {  // behind a held frame even when due: in order
     auto& ring = delay_ring_[port];
-    if (ring.size() != slots_) ring.resize(slots_);  // once, when the fault is first used
-    ring[(delay_head_[port] + delay_count_[port]) % slots_] = {slot, now + delay_ns_[port]};
+    if (ring.size() != slots_) ring.resize(slots_);  // once, at the port's first held frame
+    ring[(delay_head_[port] + delay_count_[port]) % slots_] = {slot, due};
     ++delay_count_[port];
-    ++soft_[port].delayed_frames;
+    if (delay_ns_[port] > 0) ++soft_[port].delayed_frames;
     return;
   }
   tx_slots_[port].push_back(slot);  // sent by flush_tx at the end of this pass
@@ -209,15 +253,17 @@ void soft_switch::impl::depart(std::uint16_t port, const departure& d, std::int6
 std::size_t soft_switch::impl::service_faults(std::int64_t now) {
   std::size_t work = 0;
   for (std::size_t p = 0; p < ports_.size(); ++p) {
+    // Held frames whose last bit has left, in batches as service_ports sends.
     while (delay_count_[p] > 0) {
       const delayed& e = delay_ring_[p][delay_head_[p]];
       if (e.due_ns > now) break;
-      (void)ports_[p].send(slot_bytes(e.slot).first(meta_[e.slot].len));
-      free_slot(e.slot);
+      tx_slots_[p].push_back(e.slot);
       delay_head_[p] = (delay_head_[p] + 1) % slots_;
       --delay_count_[p];
       ++work;
+      if (tx_slots_[p].size() == packet_port::max_batch) flush_tx(static_cast<std::uint16_t>(p));
     }
+    flush_tx(static_cast<std::uint16_t>(p));
   }
   for (auto& f : faults_) {
     if (f.done || f.spec.kind != fault_kind::pfc_storm || f.next_ns > now) continue;
@@ -280,6 +326,7 @@ std::int64_t soft_switch::impl::next_deadline(std::int64_t now) {
     const std::int64_t due = model_->next_dequeue_time_ns(p, now);
     t = std::min(t, due != never_ns && pacers_[p].limited() ? std::max(due, pacers_[p].next_ns()) : due);
     if (delay_count_[p] > 0) t = std::min(t, delay_ring_[p][delay_head_[p]].due_ns);
+    if (arrive_count_[p] > 0) t = std::min(t, arrive_ring_[p][arrive_head_[p]].due_ns);
   }
   for (const auto& f : faults_)
     if (!f.done && f.spec.kind == fault_kind::pfc_storm) t = std::min(t, f.next_ns);
@@ -340,6 +387,7 @@ status soft_switch::impl::run(const std::atomic<bool>& stop) {
       for (auto& c : stall_catchup_ns_) c = std::max(c, std::min(stall_ns, opt_.max_stall_catchup_ns));
     now = clock_.now_ns();
     clock_.run_due(now);
+    work += service_arrivals(now);
     work += service_ports(now);
     work += service_faults(now);
     if (sample_interval_ns_ > 0 && now >= next_sample_ns_) sample_queues(now);

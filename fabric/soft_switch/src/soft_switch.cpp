@@ -32,6 +32,10 @@ status soft_switch::impl::init() {
   delay_head_.assign(n, 0);
   delay_count_.assign(n, 0);
   delay_ns_.assign(n, 0);
+  arrive_ring_.assign(n, std::vector<delayed>(slots_));
+  arrive_head_.assign(n, 0);
+  arrive_count_.assign(n, 0);
+  ingress_free_ps_.assign(n, 0);
   fdb_.reserve(4096);
   pacers_.assign(n, packet_pacer(opt_.port_rate_pps, opt_.max_catchup_ns));
   tx_slots_.assign(n, {});

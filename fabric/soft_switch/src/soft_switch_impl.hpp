@@ -227,7 +227,12 @@ class soft_switch::impl final : public pfc_frame_sink {
  private:
   void on_pfc_frame_out(const pfc_frame_out& f) override;
   void send_pfc(std::uint16_t port, std::uint8_t prio_mask, std::uint16_t quanta);
+  // A frame port `in`'s ring hands over: MAC control and the mirror copies at once, the
+  // rest held until its last bit has arrived (store and forward), then forward_frame.
   void on_frame(std::uint16_t in, std::span<const std::uint8_t> frame, std::int64_t now);
+  void forward_frame(std::uint16_t in, std::span<const std::uint8_t> frame, std::int64_t now);
+  // Forwards the held frames whose last bit has arrived by `now`.
+  std::size_t service_arrivals(std::int64_t now);
   void admit_copy(std::uint16_t in, std::uint16_t out, std::span<const std::uint8_t> frame, const frame_info& info,
                   std::uint8_t tc, bool mark, std::int64_t now);
   std::size_t service_ports(std::int64_t now);
@@ -293,6 +298,12 @@ class soft_switch::impl final : public pfc_frame_sink {
   std::vector<std::vector<delayed>> delay_ring_;  // per port, a ring of slots_ entries
   std::vector<std::size_t> delay_head_, delay_count_;
   std::vector<std::int64_t> delay_ns_;
+  // Per port: frames received and not yet fully arrived (their due_ns is when their last
+  // bit would have at the port's rate), a ring of slots_ entries, and when the port's
+  // receive wire is free again (ps).
+  std::vector<std::vector<delayed>> arrive_ring_;
+  std::vector<std::size_t> arrive_head_, arrive_count_;
+  std::vector<std::int64_t> ingress_free_ps_;
   std::vector<fault_entry> faults_;
   std::uint64_t next_fault_id_ = 1;
   bool suppress_pfc_ = false;
