@@ -65,6 +65,7 @@ result<experiments::experiment_result> run_lab(const experiments::experiment_spe
     nic::fleet_options fo;
     fo.nic.line_rate_bps = static_cast<std::int64_t>(spec.topology.link_gbps * 1e9);
     fo.nic.mtu_bytes = spec.nic.mtu_bytes;
+    fo.ideal_fct_ns = experiments::ideal_fct_of(spec);
     auto cls = experiments::lossless_class_of(spec);
     if (!cls) {
       failure = cls.error();

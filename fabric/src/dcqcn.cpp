@@ -133,20 +133,24 @@ status dcqcn_config::validate() const {
   if (rpg_ai_rate_mbps < 0 || rpg_hai_rate_mbps < 0) return bad("negative increase rate");
   if (rpg_min_dec_fac_percent < 0 || rpg_min_dec_fac_percent > 100) return bad("rpg_min_dec_fac outside 0..100");
   if (cnp_802p_prio > 7 || cnp_dscp > 63) return bad("cnp_802p_prio must be 0..7 and cnp_dscp 0..63");
+  if (!std::isfinite(time_scale) || time_scale <= 0) return bad("time_scale must be a positive number");
   return status::success();
 }
 
 reaction_point::reaction_point(const dcqcn_config& cfg, std::int64_t line_rate_bps, clock& clk)
     : cfg_(cfg), clock_(clk) {
+  // The lab's dilation (dcqcn_config::time_scale): rates / k, times x k, unrounded rates.
+  const double k = cfg.time_scale;
+  const auto ns = [k](std::int64_t us) { return static_cast<std::int64_t>(std::llround(static_cast<double>(us) * 1000.0 * k)); };
   line_bps_ = static_cast<double>(line_rate_bps);
-  max_bps_ = cfg.rpg_max_rate_mbps > 0 ? std::min(line_bps_, cfg.rpg_max_rate_mbps * 1e6) : line_bps_;
-  min_bps_ = std::min(max_bps_, cfg.rpg_min_rate_mbps * 1e6);
-  ai_bps_ = cfg.rpg_ai_rate_mbps * 1e6;
-  hai_bps_ = cfg.rpg_hai_rate_mbps * 1e6;
+  max_bps_ = cfg.rpg_max_rate_mbps > 0 ? std::min(line_bps_, cfg.rpg_max_rate_mbps * 1e6 / k) : line_bps_;
+  min_bps_ = std::min(max_bps_, cfg.rpg_min_rate_mbps * 1e6 / k);
+  ai_bps_ = cfg.rpg_ai_rate_mbps * 1e6 / k;
+  hai_bps_ = cfg.rpg_hai_rate_mbps * 1e6 / k;
   g_ = static_cast<double>(1024 - cfg.dce_tcp_g) / 1024.0;
-  alpha_period_ns_ = std::max<std::int64_t>(1, cfg.dce_tcp_rtt_us * 1000);
-  reduce_period_ns_ = cfg.rate_reduce_monitor_period_us * 1000;
-  time_reset_ns_ = std::max<std::int64_t>(1, cfg.rpg_time_reset_us * 1000);
+  alpha_period_ns_ = std::max<std::int64_t>(1, ns(cfg.dce_tcp_rtt_us));
+  reduce_period_ns_ = ns(cfg.rate_reduce_monitor_period_us);
+  time_reset_ns_ = std::max<std::int64_t>(1, ns(cfg.rpg_time_reset_us));
   rc_ = rt_ = max_bps_;
 }
 
@@ -200,7 +204,7 @@ void reaction_point::on_cnp(std::int64_t now_ns) {
     reduce_anchor_ns_ = now_ns;
     if (cfg_.rate_to_set_on_first_cnp_mbps > 0) {
       // [mlx5] "Rates (current, target) on first CNP".
-      rc_ = rt_ = std::min(max_bps_, cfg_.rate_to_set_on_first_cnp_mbps * 1e6);
+      rc_ = rt_ = std::min(max_bps_, cfg_.rate_to_set_on_first_cnp_mbps * 1e6 / cfg_.time_scale);
       t_stage_ = b_stage_ = 0;
       bytes_ = 0;
       arm_rate_timer(now_ns);

@@ -144,25 +144,36 @@ TEST_F(tune_command, a_spec_without_congestion_answers_with_a_baseline_and_expor
 }
 
 TEST_F(tune_command, a_lab_scaled_spec_is_not_exported_unless_a_hardware_speed_is_named) {
-  // The virtual lab's links and lab_dcqcn's times (x250).
-  const std::string lab = spec_text("link_gbps: 0.5", ", dce_tcp_rtt: 250, rpg_time_reset: 75000, min_time_between_cnps: 1000");
+  // The virtual lab's links, standing for 100 Gb/s (k = 200), with hardware DCQCN knobs
+  // the tuner does not touch set off their defaults.
+  std::string lab = spec_text("link_gbps: 0.5", ", rpg_time_reset: 120, rpg_ai_rate: 20");
+  lab += "scaling: {hardware_gbps: 100}\n";
   ASSERT_EQ(tune(lab, ""), 0) << err();
   EXPECT_NE(err().find("no SONiC or mlx5 export"), std::string::npos) << err();
   EXPECT_NE(err().find("link_gbps 0.5"), std::string::npos) << err();
-  EXPECT_NE(err().find("rpg_time_reset 75000 us"), std::string::npos) << err();
+  EXPECT_NE(err().find("scaling.hardware_gbps 100: this is a lab dilated x200"), std::string::npos) << err();
   EXPECT_NE(out().find("no hardware export"), std::string::npos) << out();
   EXPECT_FALSE(fs::exists(dir_ / "exp" / "config_db.json"));
   EXPECT_FALSE(fs::exists(dir_ / "exp" / "mlx5_sysfs.txt"));
   EXPECT_TRUE(fs::exists(dir_ / "exp" / "best.yaml"));
 
+  // For the hardware it stands for, the export is the exact inverse of the scaling: the
+  // knobs as the spec has them (the lab ran them dilated), the thresholds unchanged.
   ASSERT_EQ(tune(lab, "--export-for 100"), 0) << err();
   const std::string sysfs = read_text(dir_ / "exp" / "mlx5_sysfs.txt");
-  EXPECT_NE(sysfs.find("roce_rp/rpg_time_reset 300\n"), std::string::npos) << sysfs;
+  EXPECT_NE(sysfs.find("roce_rp/rpg_time_reset 120\n"), std::string::npos) << sysfs;
+  EXPECT_NE(sysfs.find("roce_rp/rpg_ai_rate 20\n"), std::string::npos) << sysfs;
   EXPECT_NE(sysfs.find("roce_np/min_time_between_cnps 4\n"), std::string::npos) << sysfs;
   EXPECT_TRUE(fs::exists(dir_ / "exp" / "hardware.yaml"));
   auto hw = load_spec_file((dir_ / "exp" / "hardware.yaml").string());
   ASSERT_TRUE(hw.ok()) << hw.error().message();
+  auto best = load_spec_file((dir_ / "exp" / "best.yaml").string());
+  ASSERT_TRUE(best.ok()) << best.error().message();
   EXPECT_DOUBLE_EQ(hw->topology.link_gbps, 100);
+  EXPECT_EQ(hw->scaling.hardware_gbps, 0);
+  EXPECT_EQ(hw->sw.ecn.kmin_bytes, best->sw.ecn.kmin_bytes);
+  EXPECT_EQ(hw->sw.ecn.kmax_bytes, best->sw.ecn.kmax_bytes);
+  EXPECT_EQ(hw->nic.dcqcn.rpg_time_reset_us, best->nic.dcqcn.rpg_time_reset_us);
   EXPECT_TRUE(check_hardware_export(*hw).ok()) << check_hardware_export(*hw).message();
 }
 
@@ -171,7 +182,7 @@ TEST_F(tune_command, a_lab_scaled_spec_is_not_exported_unless_a_hardware_speed_i
 // are still written; the reason is said once, every row is "not measured", no agreement
 // is claimed, and the exit status is 3.
 TEST_F(tune_command, verify_without_root_measures_nothing_says_why_once_and_exits_3) {
-  std::string lab = spec_text("link_gbps: 0.5", ", dce_tcp_rtt: 250, rpg_time_reset: 75000, min_time_between_cnps: 1000");
+  std::string lab = spec_text("link_gbps: 0.5", "") + "scaling: {hardware_gbps: 100}\n";
   // The virtual lab's headroom (as_run_here) does not fit 512 KiB; its own buffer does.
   lab.replace(lab.find("buffer_bytes: 512KiB"), std::string("buffer_bytes: 512KiB").size(), "buffer_bytes: 8MiB");
   const std::string as_user = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";

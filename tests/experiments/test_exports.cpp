@@ -102,15 +102,42 @@ TEST(exports, a_lab_scaled_configuration_is_refused_with_the_reasons) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), error_code::invalid_argument);
   EXPECT_NE(st.message().find("link_gbps 0.5 is not a port speed of real hardware"), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("rpg_time_reset 75000 us (the mlx5 300 us x 250)"), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("min_time_between_cnps 1000 us"), std::string::npos) << st.message();
-  // The lab's DCQCN clock at a real port speed is still refused.
+  EXPECT_NE(st.message().find("scaling.hardware_gbps 100: this is a lab dilated x200"), std::string::npos)
+      << st.message();
+  // The lab's dilated DCQCN clock at a real port speed is still refused.
   experiment_spec fast_links = lab;
-  fast_links.topology.link_gbps = 100;
+  fast_links.topology.link_gbps = 25;
   const status clock = check_hardware_export(fast_links);
   ASSERT_FALSE(clock.ok());
-  EXPECT_NE(clock.message().find("lab_dcqcn's x250 clock"), std::string::npos) << clock.message();
+  EXPECT_NE(clock.message().find("dilated x4"), std::string::npos) << clock.message();
   EXPECT_EQ(clock.message().find("link_gbps"), std::string::npos) << clock.message();
+}
+
+// --export-for the speed a lab stands for undoes its scaling exactly: the links at that
+// speed, no scaling, every knob and byte as the lab ran them; the same export of a
+// hardware spec is the spec itself.
+TEST(exports, exporting_for_the_speed_a_lab_stands_for_is_the_exact_inverse_of_its_scaling) {
+  experiment_spec lab = load_example("tune-virtual-incast.yaml");
+  ASSERT_TRUE(set_field(lab, "switch.ecn.kmin_bytes", "12345", "test").ok());
+  ASSERT_TRUE(set_field(lab, "switch.ecn.kmax_bytes", "234567", "test").ok());
+  ASSERT_TRUE(set_field(lab, "nic.dcqcn.rpg_time_reset", "77", "test").ok());
+  auto hw = hardware_equivalent(lab, 100);
+  ASSERT_TRUE(hw.ok()) << hw.error().message();
+  EXPECT_EQ(hw->topology.link_gbps, 100);
+  EXPECT_EQ(hw->scaling.hardware_gbps, 0);
+  EXPECT_EQ(hw->sw.ecn.kmin_bytes, 12345);
+  EXPECT_EQ(hw->sw.ecn.kmax_bytes, 234567);
+  EXPECT_EQ(hw->sw.buffer_bytes, lab.sw.buffer_bytes);
+  EXPECT_EQ(mlx5_knob_values(*hw), mlx5_knob_values(lab));
+  // Scaling the hardware spec back down gives the lab's spec again.
+  experiment_spec back = *hw;
+  back.topology.link_gbps = 0.5;
+  back.scaling.hardware_gbps = 100;
+  EXPECT_EQ(to_yaml(back), to_yaml(lab));
+  // For another speed the thresholds keep their marking delay.
+  auto at_400 = hardware_equivalent(lab, 400);
+  ASSERT_TRUE(at_400.ok()) << at_400.error().message();
+  EXPECT_EQ(at_400->sw.ecn.kmin_bytes, 4 * 12345);
 }
 
 TEST(exports, a_value_outside_the_firmware_range_is_refused) {
@@ -152,8 +179,9 @@ TEST(exports, every_exported_value_is_in_range_at_100_200_and_400_gbps) {
     EXPECT_EQ(derived->nic.dcqcn.rpg_ai_rate_mbps, 5);
     EXPECT_TRUE(check_hardware_export(*derived).ok());
     expect_every_value_in_range(*derived);
-    // The marking delay is kept in hardware time: 1 MiB at 0.5 Gb/s x250 is 1 MiB x gbps / 125.
-    EXPECT_EQ(derived->sw.ecn.kmin_bytes, std::llround(1048576.0 * gbps / 125.0));
+    // The lab stands for 100 Gb/s: there its bytes are the hardware's; at another speed
+    // the marking delay is kept (bytes x gbps / 100).
+    EXPECT_EQ(derived->sw.ecn.kmin_bytes, std::llround(1048576.0 * gbps / 100.0));
     EXPECT_TRUE(sonic_config_db_json(*derived, {}).ok());
   }
   EXPECT_FALSE(hardware_equivalent(load_example("tune-incast.yaml"), 0.5).ok());

@@ -23,7 +23,6 @@
 #include "rocelab/fabric/soft_switch/control_client.hpp"
 #include "rocelab/traffic/allreduce.hpp"
 #include "rocelab/traffic/incast.hpp"
-#include "rocelab/traffic/soft_nic/lab_dcqcn.hpp"
 #include "rocelab/traffic/soft_nic/nic_process.hpp"
 
 namespace rocelab::traffic::soft_nic {
@@ -115,7 +114,9 @@ class SoftNicLab : public ::testing::Test {
     c.line_rate_bps = static_cast<std::int64_t>(lab_gbps * 1e9);
     c.mtu_bytes = 4096;
     c.dcqcn_enabled = dcqcn;
-    c.dcqcn = lab_dcqcn(c.line_rate_bps);
+    // The mlx5 defaults dilated as the lab's 0.5 Gb/s stands for 100 Gb/s (scaling_spec).
+    c.dcqcn = fabric::dcqcn_config::mlx5();
+    c.dcqcn.time_scale = 100e9 / static_cast<double>(c.line_rate_bps);
     c.pfc_enabled = pfc;
     // IBTA 9.7.6.1.3 local ACK timeout 4.096 us x 2^16 = 268 ms (mlx5 QPs usually run 14..18):
     // it must exceed the worst queueing delay (the 8 MiB buffer drains in 134 ms at
@@ -228,7 +229,7 @@ TEST_F(SoftNicLab, Incast8To1WithPfcAndWithoutEcnPausesAndDeliversEverything) {
 }
 
 // ECN acts before PFC: Kmin/Kmax far below the PGs' XOFF point (8-64 KiB against ~750 KiB
-// per sender here), marking at dequeue, DCQCN on the lab's time scale (lab_dcqcn). The
+// per sender here), marking at dequeue, DCQCN dilated to the lab's clock (the mlx5 defaults x200). The
 // same incast then pauses far less than with PFC alone; pinned at half, measured 0 against
 // about a thousand PFC frames.
 TEST_F(SoftNicLab, Incast8To1WithEcnAndDcqcnMarksAndSendsCnps) {

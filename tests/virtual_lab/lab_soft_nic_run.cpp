@@ -24,6 +24,7 @@
 #include "rocelab/agents/lab/virtual_lab.hpp"
 #include "rocelab/experiments/run/runner.hpp"
 #include "rocelab/experiments/run/summary.hpp"
+#include "rocelab/experiments/spec/build.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -97,10 +98,14 @@ TEST_F(SoftNicRun, VirtualIncastExampleRunsCapturesCompletelyAndRemovesItsLab) {
   }
   ASSERT_FALSE(pauses.empty()) << "the switch's pause count was never known during the run";
   for (std::size_t i = 1; i < pauses.size(); ++i) EXPECT_GE(pauses[i], pauses[i - 1]) << "pauses never go back";
+  // One ideal FCT on every backend: each flow's is the twin's for the same flow.
+  const auto twin_ideal = ideal_fct_of(*spec);
   for (const auto& f : r.flows) {
     EXPECT_TRUE(f.completed());
     EXPECT_EQ(f.bytes, 512u * 1024);
     EXPECT_EQ(f.dst, 0u);
+    EXPECT_GT(f.ideal_fct_ns, 0);
+    EXPECT_EQ(f.ideal_fct_ns, twin_ideal(f.src, f.dst, f.bytes));
   }
   EXPECT_TRUE(agents::lab::lab_inspect(name_).namespaces.empty()) << "the run's lab must be gone";
 
@@ -198,6 +203,43 @@ TEST_F(SoftNicRun, KeepLabLeavesTheLabUpAndAFittingLabIsReused) {
   ASSERT_TRUE(second.ok()) << second.error().message();
   EXPECT_TRUE(agents::lab::lab_inspect(name_).switch_alive) << "a lab the run did not bring up stays";
   for (const auto& f : second->repeats[0].flows) EXPECT_TRUE(f.completed());
+}
+
+// The lab is store and forward on every hop, as the twin and the ideal FCT count it: the
+// switch has a frame when its last bit would have arrived at the port's rate and sends it
+// on when its last bit would have left. So a message of one frame (4 KiB: 67 us a hop at
+// 0.5 Gb/s) takes at least two serializations and never beats its ideal FCT, which is
+// the twin's for the same flow.
+TEST_F(SoftNicRun, AOneFrameMessageNeverBeatsItsIdealWhichIsTheTwins) {
+  auto spec = load_spec_file(std::string(ROCELAB_SOURCE_DIR) + "/examples/virtual-incast-8to1.yaml");
+  ASSERT_TRUE(spec.ok());
+  for (const char* set : {"workload.incast.senders=1", "workload.incast.flow_bytes=4KiB", "workload.incast.rounds=10"})
+    ASSERT_TRUE(apply_override(*spec, set).ok()) << set;
+  virtual_backend_options o;
+  o.lab_name = name_;
+  o.rocelab_binary = std::string(ROCELAB_BINARY_DIR) + "/rocelab";
+  o.capture_dpdk = false;
+  auto ran = run_experiment(*spec, {}, o);
+  ASSERT_TRUE(ran.ok()) << ran.error().message();
+  const run_records& r = ran->repeats[0];
+  ASSERT_EQ(r.flows.size(), 10u);
+  experiment_spec on_twin = *spec;
+  on_twin.backend = "twin";
+  auto twin = run_experiment(on_twin);
+  ASSERT_TRUE(twin.ok()) << twin.error().message();
+  ASSERT_EQ(twin->repeats[0].flows.size(), 10u);
+  // 4096 + 78 + 20 bytes twice at 0.5 Gb/s, the ACK back twice, 1 us a link.
+  const std::int64_t two_hops = 2 * (4096 + 78 + 20) * 16 + 2 * (66 + 20) * 16 + 4 * 1000;
+  std::string fcts;
+  for (std::size_t i = 0; i < r.flows.size(); ++i) {
+    const flow_record& f = r.flows[i];
+    ASSERT_TRUE(f.completed()) << i;
+    EXPECT_EQ(f.ideal_fct_ns, twin->repeats[0].flows[i].ideal_fct_ns) << i;
+    EXPECT_NEAR(static_cast<double>(f.ideal_fct_ns), static_cast<double>(two_hops), 2.0) << i;
+    EXPECT_GE(f.fct_ns, f.ideal_fct_ns) << "message " << i << " beat its ideal";
+    fcts += " " + std::to_string(f.fct_ns / 1000);
+  }
+  std::cout << "one-frame FCTs on the lab, us:" << fcts << " (ideal " << two_hops / 1000 << " us)\n";
 }
 
 // Armed start: the 8 senders get their schedule before T0 and start on their own clocks,

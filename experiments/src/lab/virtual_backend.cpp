@@ -491,7 +491,11 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     fo.nic.data_dscp = cls->data_dscp;
     fo.nic.dcqcn_enabled = spec.nic.dcqcn_enabled;
     fo.nic.dcqcn = spec.nic.dcqcn;
+    // The lab dilated k times (scaling.hardware_gbps): DCQCN with the hardware's knobs on
+    // the lab's clock.
+    if (spec.scaling.hardware_gbps > 0) fo.nic.dcqcn.time_scale = time_scale(spec);
     fo.nic.pfc_enabled = spec.sw.pfc.enabled;
+    fo.ideal_fct_ns = ideal_fct_of(spec);
     fo.nic.ack_every_packets = spec.nic.ack_every_packets;
     fo.nic.retransmit_timeout_ns = retransmit_timeout_for(spec);
     fo.links = options.nic_links;

@@ -1,12 +1,14 @@
 #include "rocelab/experiments/spec/build.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/experiments/spec/spec_limits.hpp"
 #include "rocelab/fabric/headroom.hpp"
+#include "rocelab/fabric/twin/flow_ideal.hpp"
 #include "rocelab/traffic/allreduce.hpp"
 #include "rocelab/traffic/background.hpp"
 #include "rocelab/traffic/composite.hpp"
@@ -130,6 +132,16 @@ status validate(const experiment_spec& spec) {
     return fail(spec, "switch.buffer_bytes", "smaller than one cell");
   if (auto st = spec.nic.dcqcn.validate(); !st.ok()) return fail(spec, "nic.dcqcn", st.message());
   if (auto c = lossless_class_of(spec); !c) return c.error();
+  if (spec.scaling.hardware_gbps > 0) {
+    // Lab scaling dilates a software fabric; a hardware lab runs at its own speed and
+    // would take the dilated times as its own.
+    if (spec.backend == "lab")
+      return fail(spec, "scaling.hardware_gbps",
+                  "is for the virtual lab and the twin; a hardware lab runs at its links' own speed (remove it)");
+    if (spec.scaling.hardware_gbps < t.link_gbps)
+      return fail(spec, "scaling.hardware_gbps",
+                  "is below topology.link_gbps: a scaled fabric runs slower than the hardware it stands for");
+  }
 
   const workload_spec& w = spec.workload;
   if (!w.incast.enabled && !w.allreduce.enabled && !w.background.enabled && !w.victim.enabled)
@@ -157,6 +169,13 @@ status validate(const experiment_spec& spec) {
     return fail(spec, "twin", msg);
   }
   return status::success();
+}
+
+std::function<std::int64_t(std::uint32_t, std::uint32_t, std::uint64_t)> ideal_fct_of(const experiment_spec& spec) {
+  auto config = to_twin_config(spec, spec.seed);
+  if (!config) return [](std::uint32_t, std::uint32_t, std::uint64_t) { return std::int64_t{0}; };
+  auto ideal = std::make_shared<const fabric::twin::flow_ideal>(*config);
+  return [ideal](std::uint32_t src, std::uint32_t dst, std::uint64_t bytes) { return ideal->fct_ns(src, dst, bytes); };
 }
 
 result<fabric::lossless_class> lossless_class_of(const experiment_spec& spec) {
@@ -229,6 +248,11 @@ result<fabric::fabric_mode> fabric_mode_of(const experiment_spec& spec) {
 
 }  // namespace
 
+double time_scale(const experiment_spec& spec) {
+  if (spec.scaling.hardware_gbps <= 0 || spec.topology.link_gbps <= 0) return 1.0;
+  return spec.scaling.hardware_gbps / spec.topology.link_gbps;
+}
+
 result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, std::uint64_t seed) {
   fabric::twin::twin_config c;
   const topology_spec& t = spec.topology;
@@ -297,6 +321,8 @@ result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, st
   n.mtu_bytes = spec.nic.mtu_bytes;
   n.dcqcn_enabled = spec.nic.dcqcn_enabled;
   n.dcqcn = spec.nic.dcqcn;
+  // A lab-scaled spec (scaling_spec): the hardware's DCQCN on the lab's clock.
+  if (spec.scaling.hardware_gbps > 0) n.dcqcn.time_scale = time_scale(spec);
   n.data_priority = static_cast<std::uint8_t>(spec.nic.data_priority);
   n.pfc_enabled = s.pfc.enabled;
   n.retransmit_timeout_ns = spec.nic.retransmit_timeout_ns;

@@ -520,6 +520,11 @@ std::vector<field_info> build_table() {
                              0,
                              "virtual and hardware runs: start skew of the senders plus clock uncertainty beyond "
                              "which the run is marked degraded; 0: no limit"));
+  // --- scaling ---
+  t.push_back(gbps_field("scaling.hardware_gbps", [](auto& s) -> auto& { return s.scaling.hardware_gbps; }, 0,
+                         "the hardware link speed this spec stands for; 0: none. DCQCN runs k = hardware_gbps / "
+                         "link_gbps times slower: its times x k, its rates / k, its knobs and every byte threshold as "
+                         "on hardware (the virtual lab: 0.5 Gb/s for 100)"));
   t.push_back(integer_field<std::uint32_t>("nic.data_dscp", [](auto& s) -> auto& { return s.nic.data_dscp; }, 0, 63,
                                            "DSCP of RoCE data; the switch maps it to nic.data_priority"));
   return t;

@@ -8,7 +8,6 @@
 #include "rocelab/fabric/drivers/sonic_switch_driver.hpp"
 #include "rocelab/fabric/headroom.hpp"
 #include "rocelab/fabric/twin/frames.hpp"
-#include "rocelab/traffic/soft_nic/lab_dcqcn.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -49,23 +48,6 @@ constexpr mlx5_knob_range ranges[] = {
     {"roce_np/min_time_between_cnps", 0, 131071, false, "us"},
 };
 
-// The DCQCN times lab_dcqcn slows (its x250 clock) and their mlx5 names.
-struct scaled_time {
-  const char* knob;
-  std::int64_t fabric::dcqcn_config::* field;
-};
-constexpr scaled_time lab_scaled_times[] = {
-    {"dce_tcp_rtt", &fabric::dcqcn_config::dce_tcp_rtt_us},
-    {"rate_reduce_monitor_period", &fabric::dcqcn_config::rate_reduce_monitor_period_us},
-    {"rpg_time_reset", &fabric::dcqcn_config::rpg_time_reset_us},
-    {"min_time_between_cnps", &fabric::dcqcn_config::min_time_between_cnps_us},
-};
-
-std::int64_t lab_time_scale() {
-  return std::max<std::int64_t>(1, traffic::soft_nic::lab_feedback_interval_ns /
-                                       traffic::soft_nic::hardware_feedback_interval_ns);
-}
-
 bool real_port_speed(double gbps) {
   return std::any_of(std::begin(real_port_speeds_gbps), std::end(real_port_speeds_gbps),
                      [&](double s) { return std::abs(s - gbps) < 1e-9; });
@@ -75,20 +57,6 @@ std::string gbps_text(double g) {
   char b[32];
   std::snprintf(b, sizeof b, "%g", g);
   return b;
-}
-
-// The lab_dcqcn times the spec carries: "rpg_time_reset 75000 us (300 us x 250)".
-std::vector<std::string> lab_scaled_knobs(const experiment_spec& spec) {
-  std::vector<std::string> out;
-  const fabric::dcqcn_config hw = fabric::dcqcn_config::mlx5();
-  const std::int64_t s = lab_time_scale();
-  for (const scaled_time& t : lab_scaled_times) {
-    const std::int64_t v = spec.nic.dcqcn.*t.field, d = hw.*t.field;
-    if (d > 0 && v == d * s)
-      out.push_back(std::string(t.knob) + " " + std::to_string(v) + " us (the mlx5 " + std::to_string(d) + " us x " +
-                    std::to_string(s) + ")");
-  }
-  return out;
 }
 
 }  // namespace
@@ -187,13 +155,11 @@ status check_hardware_export(const experiment_spec& spec) {
     why.push_back("link_gbps " + gbps_text(g) +
                   " is not a port speed of real hardware (10, 25, 40, 50, 100, 200, 400, 800 Gb/s); the virtual lab "
                   "runs its links that slow");
-  const auto scaled = lab_scaled_knobs(spec);
-  if (!scaled.empty()) {
-    std::string s = "the DCQCN times are the virtual lab's (lab_dcqcn's x" + std::to_string(lab_time_scale()) +
-                    " clock): ";
-    for (std::size_t i = 0; i < scaled.size(); ++i) s += (i ? ", " : "") + scaled[i];
-    why.push_back(s);
-  }
+  if (spec.scaling.hardware_gbps > 0)
+    why.push_back("scaling.hardware_gbps " + gbps_text(spec.scaling.hardware_gbps) + ": this is a lab dilated x" +
+                  gbps_text(time_scale(spec)) + " (its DCQCN runs on the lab's clock); export it for " +
+                  gbps_text(spec.scaling.hardware_gbps) + " Gb/s hardware (--export-for " +
+                  gbps_text(spec.scaling.hardware_gbps) + ")");
   for (const auto& [knob, value] : mlx5_knob_values(spec)) {
     const auto r = mlx5_range(knob, g);
     if (!r) continue;
@@ -220,28 +186,24 @@ result<experiment_spec> hardware_equivalent(const experiment_spec& spec, double 
     return status(error_code::invalid_argument, "exporting for " + gbps_text(link_gbps) +
                                                     " Gb/s: not a real port speed (10, 25, 40, 50, 100, 200, 400, 800)");
   experiment_spec out = spec;
-  const double from = spec.topology.link_gbps;
-  const bool lab = !lab_scaled_knobs(spec).empty() || !real_port_speed(from);
-  const double time_scale = lab ? static_cast<double>(lab_time_scale()) : 1.0;
-  if (lab) {
-    // Every knob lab_dcqcn moved goes back to the firmware's default; knobs the spec
-    // set to anything else stay as set.
-    const fabric::dcqcn_config hw = fabric::dcqcn_config::mlx5();
-    const fabric::dcqcn_config scaled =
-        traffic::soft_nic::lab_dcqcn(static_cast<std::int64_t>(from * 1e9));
-    for (const mlx5_knob_range& r : ranges) {
-      const std::string name = std::string(r.knob).substr(std::string(r.knob).find('/') + 1);
-      const auto v = spec.nic.dcqcn.get(name), lab_v = scaled.get(name), hw_v = hw.get(name);
-      if (v && lab_v && hw_v && *v == *lab_v && *lab_v != *hw_v)
-        ROCELAB_RETURN_IF_ERROR(out.nic.dcqcn.set(name, *hw_v).with_context("hardware_equivalent: " + name));
-    }
+  // The speed the spec's knobs and bytes are for: the hardware a dilated lab stands for
+  // (its DCQCN knobs are that hardware's already), or the spec's own links.
+  const double from = spec.scaling.hardware_gbps > 0 ? spec.scaling.hardware_gbps : spec.topology.link_gbps;
+  out.scaling.hardware_gbps = 0;
+  // For the hardware the lab stands for the export is exact: nothing but the link speed
+  // changes. For another speed the ECN thresholds keep their marking delay (bytes scale
+  // with the speed).
+  if (link_gbps != from) {
+    const double bytes_factor = link_gbps / from;
+    auto scale = [&](std::int64_t b) {
+      return std::max<std::int64_t>(1, std::llround(static_cast<double>(b) * bytes_factor));
+    };
+    out.sw.ecn.kmin_bytes = scale(spec.sw.ecn.kmin_bytes);
+    out.sw.ecn.kmax_bytes = std::max(out.sw.ecn.kmin_bytes, scale(spec.sw.ecn.kmax_bytes));
   }
-  const double bytes_factor = link_gbps / (from * time_scale);
-  auto scale = [&](std::int64_t b) { return std::max<std::int64_t>(1, std::llround(static_cast<double>(b) * bytes_factor)); };
-  out.sw.ecn.kmin_bytes = scale(spec.sw.ecn.kmin_bytes);
-  out.sw.ecn.kmax_bytes = std::max(out.sw.ecn.kmin_bytes, scale(spec.sw.ecn.kmax_bytes));
+  const double link_factor = link_gbps / spec.topology.link_gbps;
   out.topology.link_gbps = link_gbps;
-  if (spec.topology.spine_link_gbps > 0) out.topology.spine_link_gbps = spec.topology.spine_link_gbps * link_gbps / from;
+  if (spec.topology.spine_link_gbps > 0) out.topology.spine_link_gbps = spec.topology.spine_link_gbps * link_factor;
   ROCELAB_RETURN_IF_ERROR(check_hardware_export(out).with_context("the " + gbps_text(link_gbps) + " Gb/s equivalent"));
   return out;
 }

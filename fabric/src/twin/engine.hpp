@@ -61,6 +61,7 @@
 #include "rocelab/fabric/uec_congestion_control.hpp"
 #include "rocelab/fabric/uec_load_balancing.hpp"
 #include "rocelab/fabric/twin/event_queue.hpp"
+#include "rocelab/fabric/twin/flow_ideal.hpp"
 #include "rocelab/fabric/twin/frames.hpp"
 #include "rocelab/fabric/twin/routing.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
@@ -377,6 +378,7 @@ class engine final : public twin_context {
   std::int16_t ack_prio_ = -1;  // -1: each flow's data priority
   std::uint8_t cnp_prio_ = 6;
   fabric_layout layout_;  // device indexes and routes (routing.hpp, shared with reports)
+  flow_ideal ideal_;      // paths and ideal FCTs (flow_ideal.hpp, shared with every backend)
   std::uint32_t hosts_per_leaf_ = 0;
   std::int64_t host_rate_bps_ = 0, uplink_rate_bps_ = 0;
   dcqcn_config dcqcn_;

@@ -5,17 +5,19 @@
 
 #include "engine.hpp"
 
+#include "rocelab/fabric/twin/flow_ideal.hpp"
+
 namespace rocelab::fabric::twin::engine_impl {
 
-engine::engine(const twin_config& cfg, workload& load) : cfg_(cfg), load_(load), layout_(cfg.topology) {
+engine::engine(const twin_config& cfg, workload& load)
+    : cfg_(cfg), load_(load), layout_(cfg.topology), ideal_(cfg) {
   compat_ = cfg.hpcc_ns3_compat;
-  sizes_ = frame_sizes_for(compat_);
+  sizes_ = frame_sizes_of(cfg);
   dcqcn_ = cfg.nic.dcqcn;
   ib_ = cfg.fabric.link == link_layer::infiniband;
   adaptive_ = cfg.fabric.routing == routing_mode::adaptive;
   cc_ = cfg.nic.dcqcn_enabled ? cfg.fabric.congestion : congestion_control_kind::none;
   cfg_.nic.dcqcn_enabled = cc_ != congestion_control_kind::none;  // data ECT, CNPs/BECNs honoured
-  if (ib_) sizes_ = frame_sizes_for_ib(cfg.fabric.ib_grh);
   uec_ = cfg.fabric.link == link_layer::uec;
   credits_ = ib_ || (uec_ && cfg.fabric.uec.credit_flow_control);
   if (uec_) {
@@ -24,7 +26,6 @@ engine::engine(const twin_config& cfg, workload& load) : cfg_(cfg), load_(load),
   }
   if (uec_) {
     // UEC: its own transport and congestion control (uec_transport.cpp); no DCQCN.
-    sizes_ = uec_frame_sizes();
     cc_ = congestion_control_kind::none;
     cfg_.nic.dcqcn_enabled = false;
   }
@@ -210,11 +211,10 @@ status engine::build() {
                           : hosts_per_leaf_ * t.link_gbps / (t.oversubscription * t.spines);
     uplink_rate_bps_ = rate_of(up);
   }
-  overhead_ = compat_ ? 0 : cfg_.switch_template.wire_overhead_bytes;
+  overhead_ = wire_overhead_of(cfg_);
   ack_prio_ = cfg_.nic.ack_priority;
   cnp_prio_ = dcqcn_.cnp_802p_prio;
   if (ib_) {
-    overhead_ = ib_framing_bytes;
     // VLs in use: data, ACKs, CN packets (SL to VL one to one).
     vl_mask_ = static_cast<std::uint8_t>((1u << cfg_.nic.data_priority) | (1u << cnp_prio_) |
                                          (cfg_.nic.ack_priority >= 0 ? 1u << cfg_.nic.ack_priority : 0u));
@@ -297,82 +297,15 @@ status engine::build() {
   return status::success();
 }
 
-// Links (rate_bps, delay_ns) from src to dst.
+// Links (rate_bps, delay_ns) from src to dst: the path flow_ideal computes ideal FCTs on.
 void engine::path_of(std::uint32_t src, std::uint32_t dst,
                      std::vector<std::pair<std::int64_t, std::int64_t>>& links) const {
   links.clear();
-  const std::int64_t d = cfg_.topology.link_delay_ns;
-  const std::int64_t sw = d + cfg_.fabric.switch_latency_ns;  // links out of a switch
-  links.emplace_back(host_rate_bps_, d);
-  if (cfg_.topology.type == topology_config::kind::leaf_spine && src / hosts_per_leaf_ != dst / hosts_per_leaf_) {
-    links.emplace_back(uplink_rate_bps_, sw);
-    links.emplace_back(uplink_rate_bps_, sw);
-  }
-  links.emplace_back(host_rate_bps_, sw);
+  for (const ideal_hop& h : ideal_.path(src, dst)) links.emplace_back(h.rate_bps, h.delay_ns);
 }
 
-// Ideal FCT: the message alone on an idle path, from its start to the arrival of the
-// last ACK. Computed by replaying the store-and-forward pipeline with the engine's own
-// rounding (a frame occupies a link for ser_ps, back-to-back frames continue at the
-// exact picosecond, arrivals are rounded up to the ns). For n packets of equal frame
-// size s (wire bytes w = s + preamble/IFG) over links j = 1..L of rate r_j and
-// propagation d_j, with bottleneck rate r_b, this is
-//   ideal = sum_j d_j + n w 8 / r_b + sum_{j != b} w 8 / r_j        (data pipeline)
-//         + sum_j (d_j + (ack + overhead) 8 / r_j)                    (the last ACK back)
-// i.e. propagation of every hop, serialization of all packets at the bottleneck and the
-// store-and-forward of one packet per extra hop; the replay also handles the larger
-// first packet (RETH) and the shorter last one exactly.
-std::int64_t engine::ideal_fct(const flow_state& f, std::uint64_t /*bytes*/) const {
-  std::vector<std::pair<std::int64_t, std::int64_t>> links;
-  path_of(f.src, f.dst, links);
-  const std::size_t L = links.size();
-  assert(L <= 8);
-  std::array<std::int64_t, 8> busy{};
-  busy.fill(std::numeric_limits<std::int64_t>::min() / 2);
-  // Every frame but the first and the last is a full one: its time per link once.
-  std::array<std::int64_t, 8> full_ps{};
-  for (std::size_t j = 0; j < L; ++j)
-    full_ps[j] = frame_ps(cfg_.nic.mtu_bytes + sizes_.data_overhead, links[j].first);
-  std::int64_t last_arrival_ns = 0;
-  std::array<std::int64_t, 8> prev_busy{};
-  for (std::uint32_t i = 0; i < f.npkts; ++i) {
-    bool full = i > 0 && i + 1 < f.npkts;
-    if (full && i >= 3) {
-      // Steady state: when the last full frame moved every link's end by the same whole
-      // number of ns, every further full frame does too (a full frame's step is a
-      // function of `busy` that commutes with adding whole ns once busy[0] > -1 ns), so
-      // the rest of the full frames are skipped in one step. Exact; a 30 MB flow is
-      // 30,000 frames otherwise.
-      const std::int64_t d = busy[0] - prev_busy[0];
-      bool steady = d > 0 && d % 1000 == 0;
-      for (std::size_t j = 1; j < L && steady; ++j) steady = busy[j] - prev_busy[j] == d;
-      if (steady) {
-        const std::uint32_t skip = f.npkts - 1 - i;  // full frames i .. npkts - 2
-        for (std::size_t j = 0; j < L; ++j) busy[j] += static_cast<std::int64_t>(skip) * d;
-        i = f.npkts - 1;
-        full = false;
-      }
-    }
-    prev_busy = busy;
-    const std::int64_t frame = (i + 1 < f.npkts ? cfg_.nic.mtu_bytes : f.last_payload) + sizes_.data_overhead +
-                               (i == 0 ? sizes_.first_extra : 0);
-    std::int64_t ready_ps = 0;  // relative to the start
-    for (std::size_t j = 0; j < L; ++j) {
-      // A link starts a frame when it arrives, or back to back at the exact end of the
-      // previous one when that ended less than 1 ns before (engine: nic_try, dequeue).
-      const std::int64_t s = ready_ps - busy[j] >= 1000 ? ready_ps : busy[j];
-      const std::int64_t end = s + (full ? full_ps[j] : frame_ps(frame, links[j].first));
-      busy[j] = end;
-      ready_ps = (ceil_div(end, 1000) + links[j].second) * 1000;
-    }
-    last_arrival_ns = ready_ps / 1000;
-  }
-  std::int64_t t_ps = last_arrival_ns * 1000;
-  for (std::size_t j = L; j-- > 0;) {
-    const std::int64_t end = t_ps + frame_ps(sizes_.ack, links[j].first);
-    t_ps = (ceil_div(end, 1000) + links[j].second) * 1000;
-  }
-  return t_ps / 1000;
+std::int64_t engine::ideal_fct(const flow_state& f, std::uint64_t bytes) const {
+  return ideal_.fct_ns(f.src, f.dst, bytes);
 }
 
 }  // namespace rocelab::fabric::twin::engine_impl

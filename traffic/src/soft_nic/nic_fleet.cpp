@@ -18,15 +18,6 @@ namespace {
 
 constexpr std::int64_t no_first_tx = INT64_MIN;
 
-// Wire bytes of a message alone at line rate: the ideal FCT (serialisation only; the
-// lab's propagation is negligible against it at its link rates).
-std::int64_t ideal_fct_ns(std::uint64_t bytes, const nic_config& n) {
-  const std::uint64_t packets = (bytes + n.mtu_bytes - 1) / n.mtu_bytes;
-  // Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4, FCS 4, preamble and IFG 20, RETH 16 once.
-  const std::uint64_t wire = bytes + packets * (14 + 20 + 8 + 12 + 4 + 4 + 20) + 16;
-  return static_cast<std::int64_t>(static_cast<double>(wire) * 8e9 / static_cast<double>(n.line_rate_bps));
-}
-
 // How far ahead of their instant `messages` armed posts are written: `base_ns` plus 20 us
 // a post (the NICs, at a real-time priority, wake for each line). The opening schedule
 // gets 50 ms (the NICs may still be settling), a completion's burst 2 ms.
@@ -108,7 +99,7 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
     r.kind = m.kind;
     r.bytes = m.bytes;
     r.start_ns = std::max(now_ns(), m.start_ns);
-    r.ideal_fct_ns = ideal_fct_ns(m.bytes, options.nic);
+    r.ideal_fct_ns = options.ideal_fct_ns ? options.ideal_fct_ns(m.src, m.dst, m.bytes) : 0;
     r.tag = m.tag;
     out.records.flows.push_back(r);
     acked.push_back(0);

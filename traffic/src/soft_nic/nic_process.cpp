@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -222,6 +223,7 @@ json to_json(const nic_process_config& c) {
             {"data_priority", c.nic.data_priority},
             {"dcqcn_enabled", c.nic.dcqcn_enabled},
             {"dcqcn", dcqcn},
+            {"dcqcn_time_scale", c.nic.dcqcn.time_scale},
             {"pfc_enabled", c.nic.pfc_enabled},
             {"retransmit_timeout_ns", c.nic.retransmit_timeout_ns},
             {"ack_every_packets", c.nic.ack_every_packets},
@@ -260,6 +262,9 @@ result<nic_process_config> nic_process_config_from_json(const json& j) {
       auto st = c.nic.dcqcn.set(k, v.get<std::int64_t>());
       if (!st.ok()) return st.with_context("nic.dcqcn." + k);
     }
+    c.nic.dcqcn.time_scale = n.value("dcqcn_time_scale", 1.0);
+    if (!std::isfinite(c.nic.dcqcn.time_scale) || c.nic.dcqcn.time_scale <= 0)
+      return status(error_code::invalid_argument, "nic.dcqcn_time_scale: a positive number (the lab's dilation)");
     c.nic.pfc_enabled = n.at("pfc_enabled").get<bool>();
     c.nic.retransmit_timeout_ns = n.at("retransmit_timeout_ns").get<std::int64_t>();
     c.nic.ack_every_packets = n.at("ack_every_packets").get<std::uint32_t>();

@@ -13,6 +13,7 @@
 //
 // Threading: single-threaded, with the clock.
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -56,6 +57,12 @@ struct dcqcn_config {
   // monitor period that CNP opened ends, 1 ns after its alpha update, and later cuts on
   // that lattice. false: the first CNP cuts at once (rate_to_set_on_first_cnp_mbps 0).
   bool first_cut_after_monitor_period = false;
+  // A lab's dilation k: a fabric run at 1/k of the hardware rate it stands for (the
+  // virtual lab: 0.5 Gb/s for 100 Gb/s, k = 200) runs this DCQCN with every time above
+  // multiplied by k and every rate divided by k, exactly (fractional rates, nothing
+  // clamped); bytes (the byte counter) stay as they are, as queues in bytes do. The knobs
+  // keep the hardware's values, so an export is the knobs as they are. 1 on hardware.
+  double time_scale = 1.0;
 
   // mlx5 firmware defaults (the default preset).
   [[nodiscard]] static dcqcn_config mlx5();
@@ -137,7 +144,10 @@ class reaction_point final : private timer_client {
 class notification_point {
  public:
   explicit notification_point(const dcqcn_config& cfg)
-      : min_gap_ns_(cfg.min_time_between_cnps_us * 1000), dscp_(cfg.cnp_dscp), prio_(cfg.cnp_802p_prio) {}
+      : min_gap_ns_(static_cast<std::int64_t>(std::llround(static_cast<double>(cfg.min_time_between_cnps_us) * 1000.0 *
+                                                           cfg.time_scale))),
+        dscp_(cfg.cnp_dscp),
+        prio_(cfg.cnp_802p_prio) {}
 
   // Returns true when the receiver must send a CNP now.
   bool on_packet(std::int64_t now_ns, bool ce) {

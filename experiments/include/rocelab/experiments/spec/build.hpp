@@ -2,6 +2,7 @@
 // From the spec to the objects a backend runs: the twin's config and the workload.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "rocelab/common/result.hpp"
@@ -20,6 +21,13 @@ namespace rocelab::experiments {
 [[nodiscard]] std::uint32_t max_ports_per_switch(const topology_spec& t);
 
 [[nodiscard]] result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, std::uint64_t seed);
+
+// Each flow's ideal FCT (src, dst, bytes) on the spec's fabric, as the twin records it
+// (fabric::twin::flow_ideal over to_twin_config): what the virtual and hardware labs record
+// for their flows, so a slowdown compares across backends. For a valid spec; an invalid
+// one gives 0 (not known).
+[[nodiscard]] std::function<std::int64_t(std::uint32_t, std::uint32_t, std::uint64_t)> ideal_fct_of(
+    const experiment_spec& spec);
 
 // The lossless RoCE class of the spec (nic.data_priority, nic.data_dscp, the CNP's
 // nic.dcqcn.cnp_dscp and cnp_802p_prio, switch.pfc.enabled): what the NICs send with and

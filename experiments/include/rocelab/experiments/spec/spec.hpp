@@ -192,6 +192,18 @@ struct timing_spec {
   std::int64_t max_start_skew_ns = 0;
 };
 
+// A fabric run slower than the hardware it stands for (the virtual lab: 0.5 Gb/s links
+// standing for 100 Gb/s). With hardware_gbps set, k = hardware_gbps / topology.link_gbps
+// and DCQCN runs dilated k times: every time k times longer and every rate k times lower
+// (dcqcn_config::time_scale), exactly. The DCQCN knobs and every byte threshold (buffer,
+// ECN, headroom, byte counter) keep the hardware's values, as queues in bytes do under
+// dilation, so the knobs export as they are. Delays (topology.link_delay_ns,
+// fabric.switch_latency_ns, the retransmit timeout) are the fabric's as it runs: on the
+// lab, what its calibration measures. Never reaches hardware: backend lab refuses it.
+struct scaling_spec {
+  double hardware_gbps = 0;  // 0: no scaling (the spec is its own hardware)
+};
+
 struct experiment_spec {
   std::string name;
   std::string backend = "twin";  // twin | virtual | lab
@@ -204,6 +216,7 @@ struct experiment_spec {
   fabric_spec fabric;
   twin_spec twin;
   timing_spec timing;
+  scaling_spec scaling;
 
   // Where values came from: path -> "file:line" or "--set ...". Sections too.
   std::map<std::string, std::string> origins;
@@ -243,6 +256,9 @@ struct field_info {
 // Cross-field checks (kmin <= kmax, a workload present, the workloads fit the topology,
 // switch and DCQCN configs valid), each error naming the origin of the field at fault.
 [[nodiscard]] status validate(const experiment_spec& spec);
+
+// k of scaling_spec: hardware_gbps / topology.link_gbps, or 1 without scaling.
+[[nodiscard]] double time_scale(const experiment_spec& spec);
 
 // YAML. load_spec_file also sets source_file and base_dir; errors name file:line.
 [[nodiscard]] result<experiment_spec> load_spec(std::string_view yaml_text, const std::string& source_name);

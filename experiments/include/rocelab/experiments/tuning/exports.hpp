@@ -12,10 +12,10 @@
 //
 // Exports are for hardware: a spec is exported only when its link speed is a real port
 // speed and every mlx5 value lies within the firmware's documented range for that speed
-// (mlx5_knob_ranges). The virtual lab's configurations run at a fraction of a gigabit
-// with DCQCN's clock slowed x250 (traffic/soft_nic/lab_dcqcn.hpp); check_hardware_export
-// refuses them, naming why, and hardware_equivalent derives a hardware configuration
-// from one for a named link speed.
+// (mlx5_knob_ranges). The virtual lab's configurations run at a fraction of a gigabit,
+// dilated from the hardware they stand for (scaling.hardware_gbps); check_hardware_export
+// refuses them, naming why, and hardware_equivalent undoes the dilation exactly for the
+// speed they stand for.
 
 #include <cstdint>
 #include <optional>
@@ -74,17 +74,17 @@ struct mlx5_knob_range {
 [[nodiscard]] std::string export_target_text(const experiment_spec& spec);
 
 // Whether the spec can be applied to hardware. Errors (invalid_argument) name every
-// reason: a link speed no port runs at, DCQCN times lab_dcqcn produces (its x250 clock),
-// an mlx5 value outside its documented range at this link speed, switch values SONiC
-// refuses.
+// reason: a link speed no port runs at, lab scaling (scaling.hardware_gbps: its DCQCN runs
+// on a dilated clock), an mlx5 value outside its documented range at this link speed,
+// switch values SONiC refuses.
 [[nodiscard]] status check_hardware_export(const experiment_spec& spec);
 
-// The spec at `link_gbps` in hardware units: a lab-scaled spec (check_hardware_export's
-// reasons) gets the mlx5 defaults for the knobs lab_dcqcn scaled, and its ECN thresholds
-// keep their marking delay in hardware time (bytes x link_gbps / (lab_gbps x time
-// scale)); a hardware spec keeps its delays at the new speed (bytes x link_gbps /
-// lab_gbps). A starting point, not a measurement: tune on the twin at `link_gbps` to
-// confirm. Errors: link_gbps not a real port speed, or the result still not exportable.
+// The spec at `link_gbps` in hardware units. For the speed a lab-scaled spec stands for
+// (scaling.hardware_gbps) it is the exact inverse of the scaling: the links at that
+// speed, scaling removed, every knob and byte as it is. For any other speed the ECN
+// thresholds keep their marking delay (bytes x link_gbps / the speed the spec is for): a
+// starting point, not a measurement; tune on the twin at `link_gbps` to confirm. Errors:
+// link_gbps not a real port speed, or the result still not exportable.
 [[nodiscard]] result<experiment_spec> hardware_equivalent(const experiment_spec& spec, double link_gbps);
 
 }  // namespace rocelab::experiments

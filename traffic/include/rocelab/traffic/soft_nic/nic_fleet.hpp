@@ -83,6 +83,10 @@ struct fleet_options {
   std::vector<int> start_cpus;
   // The carrier; empty: child processes (start_nic_processes).
   nic_links_factory links;
+  // Each flow's ideal FCT from src to dst for `bytes`: the fabric's, from the spec the run
+  // is of (fabric::twin::flow_ideal), exactly what the twin records for the same flow.
+  // Empty: 0, not known (no slowdown).
+  std::function<std::int64_t(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes)> ideal_fct_ns;
 };
 
 // What the receivers saw of one message (its flow is completed on the sender's last ACK).
