@@ -67,9 +67,10 @@ void soft_switch::impl::on_frame(std::uint16_t in, std::span<const std::uint8_t>
     return;
   }
   // Store and forward: the sender's NIC hands its frame over at the first bit; the switch
-  // has it when the last bit would have arrived at the port's rate, back to back behind
-  // the port's previous frame (as the twin and fabric/ideal_fct.hpp count the sender's
-  // hop). Held in a slot of the pool until then.
+  // has it when the last bit would have arrived at the port's rate (as the twin and
+  // fabric/ideal_fct.hpp count the sender's hop). Held in a slot of the pool until then:
+  // a delay line of one frame time, in order, never a queue (a sender faster than the
+  // link, which no NIC is, meets the MMU, not an unaccounted ingress buffer).
   const std::uint32_t slot = alloc_slot();
   if (slot == UINT32_MAX) {
     ++soft_[in].pool_drops;
@@ -78,9 +79,9 @@ void soft_switch::impl::on_frame(std::uint16_t in, std::span<const std::uint8_t>
   std::memcpy(slot_bytes(slot).data(), frame.data(), frame.size());
   meta_[slot].len = static_cast<std::uint32_t>(frame.size());
   const auto wire = static_cast<std::uint32_t>(std::max<std::size_t>(frame.size(), 60) + 4);  // with FCS
-  const std::int64_t start_ps = std::max(now * 1000, ingress_free_ps_[in]);
-  ingress_free_ps_[in] = start_ps + model_->serialization_ps(in, wire);
-  arrive_ring_[in][(arrive_head_[in] + arrive_count_[in]) % slots_] = {slot, (ingress_free_ps_[in] + 999) / 1000};
+  const std::int64_t last_bit_ps = now * 1000 + model_->serialization_ps(in, wire);
+  ingress_due_ns_[in] = std::max(ingress_due_ns_[in], (last_bit_ps + 999) / 1000);
+  arrive_ring_[in][(arrive_head_[in] + arrive_count_[in]) % slots_] = {slot, ingress_due_ns_[in]};
   ++arrive_count_[in];
 }
 

@@ -35,7 +35,7 @@ status soft_switch::impl::init() {
   arrive_ring_.assign(n, std::vector<delayed>(slots_));
   arrive_head_.assign(n, 0);
   arrive_count_.assign(n, 0);
-  ingress_free_ps_.assign(n, 0);
+  ingress_due_ns_.assign(n, 0);
   fdb_.reserve(4096);
   pacers_.assign(n, packet_pacer(opt_.port_rate_pps, opt_.max_catchup_ns));
   tx_slots_.assign(n, {});

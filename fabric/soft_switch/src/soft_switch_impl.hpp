@@ -299,11 +299,11 @@ class soft_switch::impl final : public pfc_frame_sink {
   std::vector<std::size_t> delay_head_, delay_count_;
   std::vector<std::int64_t> delay_ns_;
   // Per port: frames received and not yet fully arrived (their due_ns is when their last
-  // bit would have at the port's rate), a ring of slots_ entries, and when the port's
-  // receive wire is free again (ps).
+  // bit would have at the port's rate), a ring of slots_ entries, and the latest due_ns
+  // given (the line keeps its order).
   std::vector<std::vector<delayed>> arrive_ring_;
   std::vector<std::size_t> arrive_head_, arrive_count_;
-  std::vector<std::int64_t> ingress_free_ps_;
+  std::vector<std::int64_t> ingress_due_ns_;
   std::vector<fault_entry> faults_;
   std::uint64_t next_fault_id_ = 1;
   bool suppress_pfc_ = false;
