@@ -64,6 +64,33 @@ TEST_F(cli_inputs, a_device_as_cdf_is_refused) {
   EXPECT_NE(r.output.find("spec.yaml:3: workload.background.cdf"), std::string::npos) << r.output;
 }
 
+// lab check on a config_db dump whose tables or entries have another JSON type: exit 2
+// naming the file, table, key and the types, never an abort (nlohmann type_error.306).
+TEST_F(cli_inputs, lab_check_refuses_a_config_db_entry_of_the_wrong_json_type) {
+  fs::copy_file(fs::path(ROCELAB_SOURCE_DIR) / "examples" / "inventory-lab.yml", dir_ / "inventory.yml");
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {R"({"MIRROR_SESSION": {"everflow0": 5}})", "MIRROR_SESSION|everflow0: expected an object of fields, found a number"},
+      {R"({"PORT_QOS_MAP": {"Ethernet0": "3,4"}})", "PORT_QOS_MAP|Ethernet0: expected an object of fields, found a string"},
+      {R"({"WRED_PROFILE": {"AZURE_LOSSLESS": [1]}, "QUEUE": {"Ethernet0|3": {"wred_profile": "AZURE_LOSSLESS"}}})",
+       "WRED_PROFILE|AZURE_LOSSLESS: expected an object of fields, found an array"},
+      {R"({"WRED_PROFILE": {"AZURE_LOSSLESS": null}})", "WRED_PROFILE|AZURE_LOSSLESS: expected an object of fields, found a null"},
+      {R"({"MIRROR_SESSION": 1})", "table MIRROR_SESSION: expected an object of keys, found a number"},
+  };
+  for (const auto& [db, names] : cases) {
+    std::ofstream(dir_ / "config_db.json") << db;
+    const ran r = rocelab("lab check --inventory inventory.yml --config-db config_db.json");
+    EXPECT_EQ(r.exit_code, 2) << db << "\n" << r.output;
+    EXPECT_NE(r.output.find("config_db.json"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(names), std::string::npos) << r.output;
+  }
+  // A host facts file of the wrong shape names its field.
+  fs::create_directories(dir_ / "facts");
+  std::ofstream(dir_ / "facts" / "gpu01.json") << R"({"host": "gpu01", "device": "enp65s0f0", "driver": "mlx5", "netdev_mtu": "9000"})";
+  const ran r = rocelab("lab check --inventory inventory.yml --host-facts facts");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("gpu01.json: field netdev_mtu: expected a whole number"), std::string::npos) << r.output;
+}
+
 // A classic pcap (nanosecond magic) of Ethernet frames.
 void write_pcap(const fs::path& path, const std::vector<std::pair<std::int64_t, std::vector<std::uint8_t>>>& frames) {
   std::ofstream out(path, std::ios::binary);
