@@ -90,6 +90,7 @@ result<run_store> run_store::open(const std::string& path, open_mode mode) {
     p->db = std::move(*db);
     // A writer holds the lock only for the instant of a commit (WAL); wait for it.
     sqlite3_busy_timeout(p->db.get(), 10000);
+    ROCELAB_RETURN_IF_ERROR(schema::check_ours(p->db.get(), path));
     ROCELAB_RETURN_IF_ERROR(schema::check_readable(p->db.get(), path));
     return run_store(std::move(p));
   }
@@ -99,6 +100,9 @@ result<run_store> run_store::open(const std::string& path, open_mode mode) {
   p->db = std::move(*db);
   sqlite3* h = p->db.get();
   sqlite3_busy_timeout(h, 10000);
+  // Another application's SQLite file is refused before anything is written to it (the
+  // journal mode below is a write).
+  ROCELAB_RETURN_IF_ERROR(schema::check_ours(h, path));
   // WAL: readers never block the writer nor see a half-written transaction. synchronous
   // FULL syncs the WAL at every commit, so a committed append survives a power cut too
   // (NORMAL would survive kill -9 only); appends are batched, so the cost is per batch.
