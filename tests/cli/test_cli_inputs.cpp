@@ -155,6 +155,52 @@ TEST_F(cli_inputs, analyze_prints_epoch_scale_durations_to_the_nanosecond) {
   EXPECT_NE(r.output.find(", 335.539 us, CE"), std::string::npos) << r.output;
 }
 
+// Outputs are never written through a symlink planted in the output directory, and one
+// that exists is replaced only with --force: run --out (flows.csv), report --out
+// (report.html) and analyze --tables (flows.csv), each with the real binary.
+TEST_F(cli_inputs, outputs_never_follow_planted_symlinks_and_replace_only_with_force) {
+  const auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const std::string spec = (fs::path(ROCELAB_SOURCE_DIR) / "examples" / "incast-16to1.yaml").string();
+  write_pcap(dir_ / "c.pcap", {{1000, pfc(0xffff)}, {2000, pfc(0)}, {3000, roce(1)}});
+  struct output_case {
+    const char* name;
+    std::string dir, file, command;
+  };
+  const std::vector<output_case> cases{
+      {"run_out", "D", "flows.csv", "run " + spec + " --db runs.db --out D"},
+      {"report_out", "R", "report.html", "report 1 --db runs.db --out R"},
+      {"analyze_tables", "T", "flows.csv", "analyze c.pcap --tables T"},
+  };
+  ASSERT_EQ(rocelab("run " + spec + " --db runs.db --out first").exit_code, 0);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::ofstream(dir_ / "victim.txt") << "the victim\n";
+    fs::create_directories(dir_ / c.dir);
+    fs::create_symlink("../victim.txt", dir_ / c.dir / c.file);
+    const ran refused = rocelab(c.command);
+    EXPECT_NE(refused.exit_code, 0) << refused.output;
+    EXPECT_NE(refused.output.find(c.dir + "/" + c.file + " exists already; give --force to replace it"),
+              std::string::npos)
+        << refused.output;
+    EXPECT_EQ(slurp(dir_ / "victim.txt"), "the victim\n");
+    const ran forced = rocelab(c.command + " --force");
+    EXPECT_EQ(forced.exit_code, 0) << forced.output;
+    EXPECT_EQ(slurp(dir_ / "victim.txt"), "the victim\n") << "written through the symlink";
+    EXPECT_FALSE(fs::is_symlink(dir_ / c.dir / c.file)) << "the symlink is replaced by the output";
+    EXPECT_FALSE(slurp(dir_ / c.dir / c.file).empty());
+    // A regular output already there: refused and kept without --force.
+    std::ofstream(dir_ / c.dir / c.file) << "kept\n";
+    const ran again = rocelab(c.command);
+    EXPECT_NE(again.exit_code, 0) << again.output;
+    EXPECT_EQ(slurp(dir_ / c.dir / c.file), "kept\n");
+    for (const auto& entry : fs::directory_iterator(dir_ / c.dir))
+      EXPECT_FALSE(entry.path().filename().string().starts_with(".")) << "temporary file left: " << entry.path();
+  }
+}
+
 // A pause storm: the text and JSON are a summary (per port and priority, ten longest);
 // every interval comes with --pauses, and --tables writes them all as CSV.
 TEST_F(cli_inputs, analyze_summarises_a_pause_storm_and_lists_everything_on_request) {
