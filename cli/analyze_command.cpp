@@ -3,12 +3,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <string>
 
 #include "command.hpp"
 #include "number_checks.hpp"
+#include "rocelab/common/output_file.hpp"
 #include "rocelab/captures/analyze_capture.hpp"
 #include "rocelab/captures/capture_analysis_json.hpp"
 #include "rocelab/captures/capture_summary.hpp"
@@ -22,6 +23,7 @@ struct analyze_args {
   bool flows = false;   // every flow, not the ten worst
   bool pauses = false;  // every pause interval, not the summary
   std::string tables;   // a directory for flows.csv, pauses.csv, pause_summary.csv
+  bool force = false;   // --tables: replace tables that are there
   double link_gbps = 100;
 };
 
@@ -113,38 +115,26 @@ void print_text(const captures::capture_file_analysis& result, const analyze_arg
 }
 
 // --tables DIR: flows.csv, pauses.csv and pause_summary.csv, one header line each.
-status write_tables(const std::string& dir, const captures::capture_analysis& a) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return status(error_code::io_error, "creating " + dir + ": " + ec.message());
-  const auto open = [&](const char* name, std::ofstream& f) -> status {
-    const std::string path = (std::filesystem::path(dir) / name).string();
-    f.open(path, std::ios::trunc);
-    if (!f) return status::from_errno("writing " + path);
-    return status::success();
-  };
-  std::ofstream flows, pauses, summary;
-  if (auto st = open("flows.csv", flows); !st.ok()) return st;
+// Through common/output_file.hpp: never through a symlink; tables already there are
+// replaced only with --force.
+status write_tables(const std::string& dir, const captures::capture_analysis& a, existing_output existing) {
+  std::ostringstream flows, pauses, summary;
   flows << "src,dst,dest_qp,packets,bytes,first_ns,last_ns,ce,cnp,retransmits,psn_rewinds\n";
   for (const auto& f : a.flows)
     flows << captures::format_ip(f.src) << ',' << captures::format_ip(f.dst) << ',' << f.dest_qp << ','
           << f.packets << ',' << f.bytes << ',' << f.first_ns << ',' << f.last_ns << ',' << f.ce << ',' << f.cnp
           << ',' << f.retransmits << ',' << f.psn_rewinds << '\n';
-  if (auto st = open("pauses.csv", pauses); !st.ok()) return st;
   pauses << "port,priority,start_ns,end_ns,frames\n";
   for (const auto& p : a.pauses)
     pauses << a.ports[p.port] << ',' << unsigned{p.priority} << ',' << p.start_ns << ',' << p.end_ns << ','
            << p.frames << '\n';
-  if (auto st = open("pause_summary.csv", summary); !st.ok()) return st;
   summary << "port,priority,intervals,frames,paused_ns,longest_ns\n";
   for (const auto& s : a.pause_summary)
     summary << a.ports[s.port] << ',' << unsigned{s.priority} << ',' << s.intervals << ',' << s.frames << ','
             << s.paused_ns << ',' << s.longest_ns << '\n';
-  for (std::ofstream* f : {&flows, &pauses, &summary}) {
-    f->flush();
-    if (!*f) return status(error_code::io_error, "writing the tables in " + dir);
-  }
-  return status::success();
+  return write_output_files(dir, {{"flows.csv", flows.str()}, {"pauses.csv", pauses.str()},
+                                  {"pause_summary.csv", summary.str()}},
+                            existing);
 }
 
 std::function<int()> setup(CLI::App& app) {
@@ -157,6 +147,9 @@ std::function<int()> setup(CLI::App& app) {
   app.add_flag("--flows", args->flows, "Every flow, not the ten with most retransmissions and CE marks");
   app.add_flag("--pauses", args->pauses, "Every pause interval, not the per-port summary and the ten longest");
   app.add_option("--tables", args->tables, "Write flows.csv, pauses.csv and pause_summary.csv into this directory");
+  app.add_flag("--force", args->force,
+               "--tables: replace tables that are there already (without it such a directory is refused, nothing "
+               "written); never writes through a symlink");
   app.add_option("--link-gbps", args->link_gbps, "Link speed for pause quanta (one quantum = 512 bit times)")
       ->check(finite_in(0.001, 100000, "Gb/s"))
       ->capture_default_str();
@@ -180,7 +173,9 @@ std::function<int()> setup(CLI::App& app) {
       print_text(*analyzed, *args);
     }
     if (!args->tables.empty()) {
-      if (auto st = write_tables(args->tables, analyzed->analysis); !st.ok()) {
+      if (auto st = write_tables(args->tables, analyzed->analysis,
+                                 args->force ? existing_output::replace : existing_output::refuse);
+          !st.ok()) {
         std::cerr << "rocelab analyze: " << st.message() << "\n";
         return 1;
       }

@@ -33,6 +33,7 @@ struct buffers_args {
   std::uint32_t max_degree = 0;
   std::uint32_t seeds = 3;
   std::string out;
+  bool force = false;  // --out: replace outputs there
   bool json = false;
   bool quiet = false;  // no progress line
   executor_flags flags;
@@ -97,6 +98,7 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--seeds", a->seeds, "seeds pooled per probe (at least 3; the spec's repeats if more)")
       ->check(CLI::Range(3u, 1000u));
   app.add_option("--out", a->out, "report directory (default runs/buffers-<time>)");
+  app.add_flag("--force", a->force, force_help);
   app.add_flag("--json", a->json, "print the result's JSON");
   app.add_flag("--quiet", a->quiet, "no progress line on a terminal");
   add_executor_flags(app, a->flags, "--executor: workers (default 2)");
@@ -175,7 +177,8 @@ std::function<int()> setup(CLI::App& app) {
     }
     const std::string json = experiments::buffers_json(*result);
     auto written = write_report_files(a->out, "buffers", {{"buffers.json", json},
-                                                          {"buffers.html", experiments::buffers_html(*result)}});
+                                                          {"buffers.html", experiments::buffers_html(*result)}},
+                                      output_policy(a->out, a->force));
     if (!written.ok()) {
       std::cerr << "rocelab buffers: " << written.error().message() << "\n";
       return 1;

@@ -41,6 +41,7 @@ struct compare_args {
   std::string scale;
   std::optional<std::uint32_t> seeds;
   std::string out;
+  bool force = false;  // --out: replace outputs there
   std::string db;  // empty: rocelab.db, or DIR/rocelab.db with --out DIR
   bool no_store = false;
   bool json = false;
@@ -122,6 +123,7 @@ std::function<int()> setup(CLI::App& app) {
       ->check(CLI::Range(3u, 1000u));
   app.add_option("--scale", a->scale, "scale sweep host counts, comma-separated (e.g. 64,128,256)");
   app.add_option("--out", a->out, "report directory (default runs/compare-<time>)");
+  app.add_flag("--force", a->force, force_help);
   app.add_option("--db", a->db,
                  "run store the runs are written to (default rocelab.db; with --out, DIR/rocelab.db beside the report)");
   app.add_flag("--no-store", a->no_store, "do not write the runs to the run store");
@@ -214,7 +216,8 @@ std::function<int()> setup(CLI::App& app) {
     }
     const std::string json = experiments::compare_json(*result);
     auto written = write_report_files(a->out, "compare", {{"report.json", json},
-                                                          {"report.html", experiments::compare_html(*result)}});
+                                                          {"report.html", experiments::compare_html(*result)}},
+                                      output_policy(a->out, a->force));
     if (!written.ok()) {
       std::cerr << "rocelab compare: " << written.error().message() << "\n";
       return 1;

@@ -233,7 +233,12 @@ int run_check(const lab_args& a) {
                 << "\n";
       return 2;
     }
-    facts.sw = experiments::sonic_switch_facts(db, inv->switch_name, ports);
+    auto sw = experiments::sonic_switch_facts(db, inv->switch_name, ports);
+    if (!sw) {
+      std::cerr << "rocelab lab check: " << sw.error().with_context(c.config_db).message() << "\n";
+      return 2;
+    }
+    facts.sw = std::move(*sw);
   } else if (!c.switch_ssh.empty()) {
     fabric::drivers::sonic_options o;
     o.host = c.switch_ssh;

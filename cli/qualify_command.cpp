@@ -36,6 +36,7 @@ struct qualify_args {
   bool no_watchdog = false;
   bool nic_check = false;
   std::string out;
+  bool force = false;  // --out: replace outputs there
   bool json = false;
   bool quiet = false;  // no progress line
 };
@@ -56,6 +57,7 @@ std::function<int()> setup(CLI::App& app) {
   app.add_flag("--nic-check", a->nic_check,
                "also run the spec with a capture and check NIC counters against it (backend virtual)");
   app.add_option("--out", a->out, "report directory (default runs/qualify-<time>)");
+  app.add_flag("--force", a->force, force_help);
   app.add_flag("--json", a->json, "print the result's JSON");
   app.add_flag("--quiet", a->quiet, "no progress line on a terminal");
   return [a]() -> int {
@@ -140,7 +142,8 @@ std::function<int()> setup(CLI::App& app) {
     }
     const std::string json = experiments::qualify_json(*result);
     auto written = write_report_files(a->out, "qualify", {{"qualify.json", json},
-                                                          {"qualify.html", experiments::qualify_html(*result)}});
+                                                          {"qualify.html", experiments::qualify_html(*result)}},
+                                      output_policy(a->out, a->force));
     if (!written.ok()) {
       std::cerr << "rocelab qualify: " << written.error().message() << "\n";
       return 1;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "command.hpp"
+#include "rocelab/common/output_file.hpp"
 #include "number_checks.hpp"
 #include "run_overrides.hpp"
 #include "rocelab/common/units.hpp"
@@ -25,11 +26,18 @@ struct report_args {
   std::int64_t run = 0;
   std::string db = "rocelab.db";
   std::string out;
+  bool force = false;  // --out: replace what is there
   double storm_ms = 200;
   double congested_kb = 32;
   double percentile = 99;
   std::vector<std::int64_t> vs;
 };
+
+// A directory named with --out is the user's: what is there is replaced only with --force.
+// The default report-RUN is the run's own report, written again by each report of it.
+existing_output report_outputs(const report_args& a) {
+  return a.out.empty() || a.force ? existing_output::replace : existing_output::refuse;
+}
 
 // The summary JSON of a stored run, for the report's comparison table.
 result<std::string> stored_summary_json(const store::run_store& store, const store::run_info& info) {
@@ -65,7 +73,7 @@ int side_by_side(const store::run_store& store, const report_args& a) {
     runs.push_back(std::move(r));
     if (a.out.empty()) dir += (dir.empty() ? "report-" : "-") + std::to_string(id);
   }
-  if (auto st = experiments::write_multi_run_report(dir, runs); !st.ok()) {
+  if (auto st = experiments::write_multi_run_report(dir, runs, report_outputs(a)); !st.ok()) {
     std::cerr << "rocelab report: " << st.message() << "\n";
     return 1;
   }
@@ -86,6 +94,10 @@ std::function<int()> setup_report(CLI::App& app) {
       ->required();
   app.add_option("--db", a->db, "The run store")->capture_default_str();
   app.add_option("--out", a->out, "Directory for report.html and the tables (default: report-RUN)");
+  app.add_flag("--force", a->force,
+               "--out: replace a report that is there already (without it such a directory is refused, nothing "
+               "written); the default report-RUN is the run's own and is always replaced. Never writes through a "
+               "symlink");
   app.add_option("--storm-ms", a->storm_ms,
                  "A port paused continuously for longer than this is a PFC storm (SONiC pfcwd detection_time)")
       ->capture_default_str()
@@ -177,7 +189,7 @@ std::function<int()> setup_report(CLI::App& app) {
     const auto analysis = experiments::analyze_run_with_spec(std::move(records).value(), header, info->spec_yaml,
                                                              info->seed, options);
     const std::string dir = a->out.empty() ? "report-" + std::to_string(a->run) : a->out;
-    if (auto st = experiments::write_report(dir, analysis, options); !st.ok()) {
+    if (auto st = experiments::write_report(dir, analysis, options, report_outputs(*a)); !st.ok()) {
       std::cerr << "rocelab report: " << st.message() << "\n";
       return 1;
     }

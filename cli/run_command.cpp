@@ -1,6 +1,10 @@
-// rocelab run SPEC.yaml [--set path=value]... [--json] [--out DIR]: runs an experiment
-// spec on its backend and writes the run directory (records as CSV, summary.json and the
-// resolved spec.yaml). Exit codes: 0 ran, completed; 1 the run failed (I/O, backend); 2 usage
+// rocelab run SPEC.yaml [--set path=value]... [--json] [--out DIR] [--force]: runs an
+// experiment spec on its backend and writes the run directory (records as CSV,
+// summary.json, the resolved spec.yaml, and records.db: the run as the store keeps it, for
+// `runs import`). An --out DIR holding a run directory's files is refused before the run
+// unless --force; no file is written through a symlink. A run the store cannot keep (a
+// full disk) still writes its directory and exits 1 saying so. Exit codes: 0 ran,
+// completed; 1 the run failed (I/O, backend, the store); 2 usage
 // or an invalid spec (the message names file:line and the field); 3 ran, but the store keeps
 // it partial (store/run_ending.hpp: "partial: 0 of 16 flows completed"), directory written;
 // 130 interrupted.
@@ -28,6 +32,7 @@
 #include "output_files.hpp"
 #include "progress_line.hpp"
 #include "run_progress_text.hpp"
+#include "run_records_file.hpp"
 #include "stop_signal.hpp"
 #include "rocelab/cli/in_process_agents.hpp"
 #include "rocelab/common/units.hpp"
@@ -40,6 +45,8 @@
 #include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/protocol/security.hpp"
+#include "rocelab/store/run_ending.hpp"
+#include "rocelab/store/whole_run.hpp"
 
 namespace rocelab::cli {
 namespace {
@@ -55,6 +62,7 @@ struct run_args {
   bool json = false;
   bool quiet = false;  // no progress line
   std::string out;
+  bool force = false;  // --out: replace the outputs there
   bool keep_lab = false;
   bool no_capture_file = false;
   std::string controller;
@@ -173,6 +181,25 @@ int run_remote(const run_args& args) {
   return done->status == "completed" ? 0 : 1;
 }
 
+// The run as the embedded controller begins it in the store (controller/run_lifecycle.cpp):
+// the spec, the --set values as parameters, and a virtual run's capture file.
+store::new_run stored_run_of(const experiments::experiment_spec& spec, const std::vector<std::string>& sets,
+                             const std::string& capture_file) {
+  store::new_run nr;
+  nr.name = spec.name;
+  nr.backend = spec.backend;
+  nr.seed = spec.seed;
+  nr.spec_yaml = experiments::to_yaml(spec);
+  for (const auto& set : sets)
+    if (const auto eq = set.find('='); eq != std::string::npos) nr.parameters[set.substr(0, eq)] = set.substr(eq + 1);
+  if (spec.backend == "virtual" && !capture_file.empty()) {
+    std::error_code ec;
+    const auto absolute = std::filesystem::absolute(capture_file, ec);
+    nr.parameters["capture_file"] = ec ? capture_file : absolute.string();
+  }
+  return nr;
+}
+
 void print_text(const std::string& run_id, const experiments::experiment_spec& spec,
                 const experiments::run_summary& s, const std::string& dir) {
   std::printf("run         %s (%s%s%s)\n", run_id.c_str(), spec.backend.c_str(), spec.name.empty() ? "" : ", ",
@@ -240,7 +267,9 @@ int run_hpcc(const run_args& args) {
   const std::string dir = args.out.empty() ? "runs/" + run_id : args.out;
   const std::string header = "# Run " + run_id + ": HPCC ns-3 scenario " + args.hpcc +
                              " on the twin in compatibility mode (no rocelab spec)\n";
-  if (auto st = experiments::write_run_directory(dir, {header, json, {seed}, {&*records}}); !st.ok()) {
+  if (auto st = experiments::write_run_directory(dir, {header, json, {seed}, {&*records}},
+                                                 output_policy(args.out, args.force));
+      !st.ok()) {
     std::cerr << "rocelab run: " << st.message() << "\n";
     return 1;
   }
@@ -250,7 +279,7 @@ int run_hpcc(const run_args& args) {
   };
   for (auto [name, text] : {std::pair{name_of(scenario->fct_output, "fct.txt"), experiments::format_hpcc_fct(*scenario, *records)},
                             std::pair{name_of(scenario->pfc_output, "pfc.txt"), experiments::format_hpcc_pfc(*scenario, *records)}})
-    if (auto st = write_text(dir + "/" + name, text); !st.ok()) {
+    if (auto st = write_text(dir + "/" + name, text, output_policy(args.out, args.force)); !st.ok()) {
       std::cerr << "rocelab run: " << st.message() << "\n";
       return 1;
     }
@@ -288,13 +317,22 @@ std::function<int()> setup(CLI::App& app) {
       ->allow_extra_args(false);
   app.add_flag("--json", args->json, "print the summary as one JSON object");
   app.add_flag("--quiet", args->quiet, "no progress line on a terminal (virtual-lab runs)");
-  app.add_option("--out", args->out, "run directory (default runs/<run_id>)");
+  app.add_option("--out", args->out,
+                 "run directory (default runs/<run_id>): the records as CSV, summary.json, spec.yaml and records.db "
+                 "(the run as stored, for `rocelab runs import DIR`)");
+  app.add_flag("--force", args->force, force_help);
   app.add_flag("--keep-lab", args->keep_lab,
                "backend virtual: leave the lab this run brought up (lab 'run') running afterwards");
   app.add_flag("--no-capture-file", args->no_capture_file,
                "backend virtual: analyse the run's capture but do not keep it as capture.pcapng in the run directory");
   return [args, db] {
     args->db_given = db->count() > 0;
+    // A run directory the user named that holds a run already is refused before the run.
+    if (!args->out.empty() && !args->force && args->controller.empty())
+      if (auto st = check_outputs_absent(args->out, experiments::run_directory_files()); !st.ok()) {
+        std::cerr << "rocelab run: " << st.message() << "\n";
+        return 2;
+      }
     if (args->spec.empty() == args->hpcc.empty()) {
       std::cerr << "rocelab run: give a spec file or --hpcc config.txt (one of them)\n";
       return 2;
@@ -385,7 +423,9 @@ std::function<int()> setup(CLI::App& app) {
       return outcome.error().code() == error_code::invalid_argument ? 2 : 1;
     }
     const bool partial = outcome->status == "partial";
-    if (outcome->status != "completed" && !partial) {
+    // The store could not keep a run that ran: its directory and records.db still hold it.
+    const bool unstored = !outcome->store_error.empty();
+    if (outcome->status != "completed" && !partial && !unstored) {
       std::cerr << "rocelab run: run " << outcome->run << " " << outcome->status << ": " << outcome->error << "\n";
       if (outcome->status == "interrupted") {
         // The run is committed in the store as interrupted. Freeing millions of records
@@ -413,9 +453,34 @@ std::function<int()> setup(CLI::App& app) {
     std::string header = "# Resolved spec of run " + run_id + " from " + args->spec;
     for (const std::string& set : args->sets) header += " --set " + set;
     if (auto st = experiments::write_run_directory(
-            dir, {header + "\n" + experiments::to_yaml(*spec), json, ran->seeds, all});
+            dir, {header + "\n" + experiments::to_yaml(*spec), json, ran->seeds, all},
+            output_policy(args->out, args->force));
         !st.ok()) {
       std::cerr << "rocelab run: " << st.message() << "\n";
+      if (unstored) std::cerr << "rocelab run: run " << outcome->run << " is lost: " << outcome->store_error << "\n";
+      return 1;
+    }
+    // records.db: the run as the store keeps it (the controller's begin, agents, appends
+    // and ending, store/run_ending.hpp), for `rocelab runs import`.
+    store::whole_run whole;
+    whole.run = stored_run_of(*spec, args->sets, co.virtual_options.capture_file);
+    const store::run_ending ending = store::ending_of(all);
+    whole.status = ending.status;
+    whole.error = ending.note;
+    for (const auto& a : outcome->agents)
+      whole.agents.push_back({a.name, a.address, a.clock_offset_ns, a.clock_uncertainty_ns, a.alive ? "ok" : "lost"});
+    all.clear();
+    whole.repeats = std::move(ran->repeats);
+    if (auto st = write_run_records_file(dir, whole, output_policy(args->out, args->force)); !st.ok()) {
+      std::cerr << "rocelab run: " << st.message() << "\n";
+      if (unstored) std::cerr << "rocelab run: run " << outcome->run << " is lost: " << outcome->store_error << "\n";
+      return 1;
+    }
+    if (unstored) {
+      if (args->json) std::cout << json << "\n";
+      std::cerr << "rocelab run: the store " << args->db << " could not keep run " << outcome->run << " ("
+                << outcome->store_error << "); every record is in " << dir << ": store it there later with `rocelab "
+                << "runs import " << dir << " --db " << args->db << "`\n";
       return 1;
     }
     if (args->json) {

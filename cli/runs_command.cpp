@@ -4,8 +4,13 @@
 //   rocelab runs show ID     one run: settings, overrides, results by traffic class
 //   rocelab runs diff A B    two runs: the spec fields that differ and the results side by
 //                            side with their change
+//   rocelab runs import DIR  stores the run a run directory holds (its records.db, written
+//                            by `rocelab run --out DIR`) as a new run, exactly as `run` would
+//                            have stored it: for a run its store could not keep
 // Results come from the stored flows and totals through the same summary as `rocelab run`
 // prints (experiments/run/summary.hpp), so the numbers agree with it.
+#include <sys/stat.h>
+
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -16,11 +21,13 @@
 
 #include "command.hpp"
 #include "run_overrides.hpp"
+#include "run_records_file.hpp"
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/experiments/run/summary_metrics.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/store/run_store.hpp"
+#include "rocelab/store/whole_run.hpp"
 
 namespace rocelab::cli {
 namespace {
@@ -33,7 +40,53 @@ struct runs_args {
   bool json = false;
   std::int64_t show = 0;
   std::vector<std::int64_t> diff;
+  std::string import_dir;
 };
+
+// runs import DIR: DIR/records.db's run, stored again as a new run of --db.
+int import_run(const runs_args& a) {
+  const std::string file = a.import_dir + "/" + run_records_file;
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::cerr << "rocelab runs import: " << a.import_dir << " holds no " << run_records_file
+              << " (a run directory of `rocelab run`, which writes it)\n";
+    return 2;
+  }
+  auto from = store::run_store::open(file, store::open_mode::read_only);
+  if (!from) {
+    std::cerr << "rocelab runs import: " << from.error().message() << "\n";
+    return 2;
+  }
+  auto runs = from->runs();
+  if (!runs || runs->size() != 1) {
+    std::cerr << "rocelab runs import: " << file << ": "
+              << (runs ? "holds " + std::to_string(runs->size()) + " runs, not one" : runs.error().message()) << "\n";
+    return 2;
+  }
+  auto whole = store::read_whole_run(*from, runs->front().id);
+  if (!whole) {
+    std::cerr << "rocelab runs import: " << whole.error().with_context(file).message() << "\n";
+    return 1;
+  }
+  auto into = store::run_store::open(a.db);
+  if (!into) {
+    std::cerr << "rocelab runs import: " << into.error().message() << "\n";
+    return 1;
+  }
+  auto id = store::store_whole_run(*into, *whole);
+  if (!id) {
+    std::cerr << "rocelab runs import: " << id.error().message() << "\n";
+    return 1;
+  }
+  if (a.json) {
+    std::cout << json{{"run", *id}, {"db", a.db}, {"from", a.import_dir}, {"status", store::to_string(whole->status)}}.dump(2)
+              << "\n";
+  } else {
+    std::printf("run         %lld in %s (%s, from %s)\n", static_cast<long long>(*id), a.db.c_str(),
+                store::to_string(whole->status), a.import_dir.c_str());
+  }
+  return 0;
+}
 
 std::string format_utc(std::int64_t unix_ns) {
   if (unix_ns <= 0) return "-";
@@ -255,7 +308,14 @@ std::function<int()> setup_runs(CLI::App& app) {
   diff->add_option("runs", a->diff, "Run ids A B")->required()->expected(2);
   diff->add_option("--db", a->db, "The run store")->capture_default_str();
   diff->add_flag("--json", a->json, "Print one JSON object");
-  return [a, show, diff] {
+  CLI::App* import = app.add_subcommand(
+      "import", "Store the run of a run directory (its records.db, from `rocelab run --out DIR`) as a new run of --db: "
+                "for a run its store could not keep (locked, a full disk)");
+  import->add_option("dir", a->import_dir, "The run directory")->required();
+  import->add_option("--db", a->db, "The run store to add the run to")->capture_default_str();
+  import->add_flag("--json", a->json, "Print the new run's id as JSON");
+  return [a, show, diff, import] {
+    if (import->parsed()) return import_run(*a);
     auto store = store::run_store::open(a->db, store::open_mode::read_only);
     if (!store.ok()) {
       std::cerr << "rocelab runs: " << store.error().message() << "\n";

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "command.hpp"
+#include "rocelab/common/output_file.hpp"
 #include "rocelab/experiments/spec/spec_reference.hpp"
 
 namespace rocelab::cli {
@@ -42,11 +43,10 @@ std::function<int()> setup_spec(CLI::App& app) {
       std::cerr << "rocelab spec: " << a->update << ": " << updated.error().message() << "\n";
       return 1;
     }
-    std::ofstream out(a->update, std::ios::binary | std::ios::trunc);
-    out << *updated;
-    out.close();
-    if (!out) {
-      std::cerr << "rocelab spec: cannot write " << a->update << "\n";
+    // The page named is the output: replaced whole (a reader never sees half of it), never
+    // written through a symlink.
+    if (auto st = write_output_file(a->update, *updated, existing_output::replace); !st.ok()) {
+      std::cerr << "rocelab spec: " << st.message() << "\n";
       return 1;
     }
     return 0;

@@ -59,6 +59,10 @@ namespace {
 std::atomic<bool> tune_stop{false};
 void on_tune_signal(int) { tune_stop.store(true); }
 
+// Every file a sweep exports, for the check before it starts.
+const std::vector<std::string> tune_export_files{"best.yaml",   "trials.csv", "tuning.html",   "config_db.json",
+                                                 "mlx5_sysfs.txt", "export.txt", "hardware.yaml", "sim_to_real.txt"};
+
 struct tune_args {
   std::string spec;
   std::uint32_t budget = 0;
@@ -71,6 +75,7 @@ struct tune_args {
   std::int64_t resume = 0;
   std::string name;
   std::string export_dir;
+  bool force = false;  // --export-dir: replace the exports there
   std::uint32_t verify = 0;
   std::string lab_name = "tune";
   std::vector<std::string> ports;
@@ -145,6 +150,9 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--name", args->name, "the sweep's name (default: tuning.name or the spec's name)");
   app.add_option("--export-dir", args->export_dir,
                  "where best.yaml, config_db.json, mlx5_sysfs.txt and trials.csv go (default runs/tune-<sweep>)");
+  app.add_flag("--force", args->force,
+               "--export-dir: replace exports that are there already (without it such a directory is refused before "
+               "the sweep starts); the default runs/tune-<sweep> is the sweep's own. Never writes through a symlink");
   app.add_option("--verify", args->verify,
                  "re-run the N best configurations on the virtual lab (backend virtual, needs root) and compare");
   app.add_option("--lab-name", args->lab_name, "--verify: the virtual lab's name (default tune)");
@@ -164,6 +172,9 @@ std::function<int()> setup(CLI::App& app) {
       executor = std::move(*o);
     else if (o.error().code() != error_code::not_found)
       return fail(o.error().message(), 2);
+    // A directory the user named that holds exports already is refused before the sweep.
+    if (!args->export_dir.empty() && !args->force)
+      if (auto st = check_outputs_absent(args->export_dir, tune_export_files); !st.ok()) return fail(st.message(), 2);
     auto spec = experiments::load_spec_file(args->spec);
     if (!spec) return fail(spec.error().message(), 2);
     for (const std::string& set : args->sets)
@@ -407,7 +418,8 @@ std::function<int()> setup(CLI::App& app) {
                 << "\n";
     }
     for (const auto& [name, text] : files)
-      if (auto st = write_text(dir + "/" + name, text); !st.ok()) return fail(st.message(), 1);
+      if (auto st = write_text(dir + "/" + name, text, output_policy(args->export_dir, args->force)); !st.ok())
+        return fail(st.message(), 1);
 
     // Sim-to-real: the baselines and the best configurations again on the virtual lab,
     // each beside the twin replaying what the lab ran.
@@ -426,7 +438,9 @@ std::function<int()> setup(CLI::App& app) {
       if (!rows) return fail(rows.error().message(), 1);
       verified = std::move(*rows);
       out["sim_to_real"] = nlohmann::json::parse(experiments::verify_json_text(verified));
-      if (auto st = write_text(dir + "/sim_to_real.txt", experiments::verify_table(verified)); !st.ok())
+      if (auto st = write_text(dir + "/sim_to_real.txt", experiments::verify_table(verified),
+                               output_policy(args->export_dir, args->force));
+          !st.ok())
         return fail(st.message(), 1);
     }
 

@@ -138,7 +138,10 @@ result<pcapng_writer> pcapng_writer::create(const std::string& path,
   }
   auto w = std::make_unique<impl>();
   w->path = path;
-  w->fd = detail::unique_fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  // O_NOFOLLOW: a symlink planted at the capture's name is refused (ELOOP), never written
+  // through. The capture is written in place, not renamed at the end, so it can be read
+  // while it grows.
+  w->fd = detail::unique_fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
   if (!w->fd.valid()) {
     w->closed = true;
     return status::from_errno("creating " + path);

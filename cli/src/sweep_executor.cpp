@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "killed_sweeps.hpp"
 #include "rocelab/common/own_executable.hpp"
 #include "rocelab/common/spawn.hpp"
 #include "rocelab/common/unique_fd.hpp"
@@ -117,12 +118,14 @@ class sweep_executor::impl {
 status sweep_executor::impl::start() {
   if (o_.workers == 0) return status(error_code::invalid_argument, "--workers must be at least 1");
   std::error_code ec;
+  if (o_.work_dir.empty()) remove_killed_sweeps(fs::current_path(ec) / ".rocelab" / "sweeps", [this](const std::string& line) { log(line); });
   work_dir_ = o_.work_dir.empty() ? (fs::current_path(ec) / ".rocelab" / "sweeps" / std::to_string(::getpid())).string()
                                   : fs::absolute(o_.work_dir, ec).string();
   fs::create_directories(work_dir_, ec);
   if (ec) return status(error_code::io_error, "creating " + work_dir_ + ": " + ec.message());
   ::chmod(work_dir_.c_str(), 0700);
   token_path_ = work_dir_ + "/token";
+  if (o_.work_dir.empty()) std::ofstream(work_dir_ + "/host") << sweep_host_name() << "\n";
 
   if (!o_.controller.empty()) {
     if (!o_.listen.empty())

@@ -312,8 +312,15 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
           store_cancelled = true;
           continue;
         }
-        (void)impl_->store_->finish(out.run, store::run_status::failed, st.message());
-        return st.with_context("storing records of run " + std::to_string(out.run));
+        // The run's records are not lost with the store: the caller gets them with the
+        // store's error (run_outcome::store_error).
+        const status stored = st.with_context("storing records of run " + std::to_string(out.run));
+        (void)impl_->store_->finish(out.run, store::run_status::failed, stored.message());
+        out.status = "failed";
+        out.error = stored.message();
+        out.store_error = stored.message();
+        out.result = std::move(*ran);
+        return out;
       }
     }
     if (interrupted || store_cancelled) {
@@ -326,7 +333,13 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
       // run (virtual lab: a switch that overran its reaction budget) keeps its reasons as
       // the store's note.
       auto ending = store::finish_ran(*impl_->store_, out.run, ran->repeats);
-      if (!ending) return std::move(ending).error();
+      if (!ending) {
+        out.status = "failed";
+        out.error = ending.error().message();
+        out.store_error = out.error;
+        out.result = std::move(*ran);
+        return out;
+      }
       out.status = store::to_string(ending->status);
       if (ending->status == store::run_status::partial) out.error = ending->note;
     }

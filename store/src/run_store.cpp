@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "owner_process.hpp"
 #include "schema.hpp"
@@ -68,6 +69,29 @@ status run_store::impl::mark_orphans() {
   return tx->commit();
 }
 
+namespace {
+
+// Test hook, the one way to reach a full disk without root: ROCELAB_TEST_STORE_ROOM set to
+// "<path>=<pages>" lets the store opened read-write at exactly <path> grow by <pages> pages
+// (PRAGMA max_page_count) past its size when opened; beyond that each write fails as on a
+// full disk (SQLITE_FULL, "database or disk is full"). Unset: no limit but the disk's.
+status apply_room_limit(sqlite3* db, const std::string& path) {
+  const char* hook = std::getenv("ROCELAB_TEST_STORE_ROOM");
+  if (hook == nullptr) return status::success();
+  const std::string text(hook);
+  const auto eq = text.rfind('=');
+  if (eq == std::string::npos || text.substr(0, eq) != path) return status::success();
+  auto count = sql::statement::prepare(db, "PRAGMA page_count");
+  if (!count.ok()) return count.error();
+  auto row = count->step();
+  if (!row.ok()) return row.error();
+  const std::int64_t pages = count->column_int64(0) + std::atoll(text.c_str() + eq + 1);
+  count->reset();
+  return sql::exec(db, "PRAGMA max_page_count = " + std::to_string(pages));
+}
+
+}  // namespace
+
 run_store::run_store(std::unique_ptr<impl> p) noexcept : impl_(std::move(p)) {}
 run_store::run_store(run_store&&) noexcept = default;
 run_store& run_store::operator=(run_store&&) noexcept = default;
@@ -89,7 +113,8 @@ result<run_store> run_store::open(const std::string& path, open_mode mode) {
     if (!db.ok()) return db.error();
     p->db = std::move(*db);
     // A writer holds the lock only for the instant of a commit (WAL); wait for it.
-    sqlite3_busy_timeout(p->db.get(), 10000);
+    sql::wait_for_locks(p->db.get());
+    ROCELAB_RETURN_IF_ERROR(schema::check_ours(p->db.get(), path));
     ROCELAB_RETURN_IF_ERROR(schema::check_readable(p->db.get(), path));
     return run_store(std::move(p));
   }
@@ -98,7 +123,10 @@ result<run_store> run_store::open(const std::string& path, open_mode mode) {
   if (!db.ok()) return db.error();
   p->db = std::move(*db);
   sqlite3* h = p->db.get();
-  sqlite3_busy_timeout(h, 10000);
+  sql::wait_for_locks(h);
+  // Another application's SQLite file is refused before anything is written to it (the
+  // journal mode below is a write).
+  ROCELAB_RETURN_IF_ERROR(schema::check_ours(h, path));
   // WAL: readers never block the writer nor see a half-written transaction. synchronous
   // FULL syncs the WAL at every commit, so a committed append survives a power cut too
   // (NORMAL would survive kill -9 only); appends are batched, so the cost is per batch.
@@ -115,6 +143,7 @@ result<run_store> run_store::open(const std::string& path, open_mode mode) {
   journal->reset();
   ROCELAB_RETURN_IF_ERROR(schema::migrate(h, path));
   ROCELAB_RETURN_IF_ERROR(p->mark_orphans());
+  ROCELAB_RETURN_IF_ERROR(apply_room_limit(h, path));
   return run_store(std::move(p));
 }
 

@@ -1,8 +1,11 @@
 #include "schema.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "rocelab/store/run_store.hpp"
 #include "sqlite.hpp"
@@ -162,6 +165,64 @@ static_assert(migrations.size() == static_cast<std::size_t>(run_store::schema_ve
 
 int current_version() noexcept { return static_cast<int>(migrations.size()); }
 
+namespace {
+
+// The tables every rocelab store has had since version 1: a file with application_id 0
+// that holds them all was made by a rocelab from before the stamp.
+constexpr std::array<std::string_view, 16> rocelab_tables{
+    "sweeps", "runs",   "parameters",    "agents",    "hosts",  "devices", "counter_names", "flows",
+    "pauses", "events", "counters",      "queue_samples", "allreduce", "totals", "trials", "trial_params"};
+
+result<std::int64_t> read_int_pragma(sqlite3* db, std::string_view pragma) {
+  auto stmt = sql::statement::prepare(db, "PRAGMA " + std::string(pragma));
+  if (!stmt.ok()) return stmt.error();
+  auto row = stmt->step();
+  if (!row.ok()) return row.error();
+  if (!*row) return status(error_code::internal, "PRAGMA " + std::string(pragma) + " returned no row");
+  const std::int64_t value = stmt->column_int64(0);
+  stmt->reset();
+  return value;
+}
+
+}  // namespace
+
+status check_ours(sqlite3* db, const std::string& path) {
+  const auto refuse = [&](const std::string& why) {
+    return status(error_code::invalid_argument,
+                  path + " is not a rocelab run store (" + why +
+                      "); rocelab leaves it as it is: give --db a rocelab store or a new file name");
+  };
+  auto id = read_int_pragma(db, "application_id");
+  if (!id.ok()) return id.error().with_context("opening run store " + path);
+  if (*id == application_id) return status::success();
+  if (*id != 0) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08x", static_cast<unsigned>(*id));
+    return refuse(std::string("SQLite application_id ") + hex + ", another application's");
+  }
+  auto tables = sql::statement::prepare(
+      db, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name");
+  if (!tables.ok()) return tables.error().with_context("opening run store " + path);
+  std::vector<std::string> names;
+  for (;;) {
+    auto row = tables->step();
+    if (!row.ok()) return row.error().with_context("opening run store " + path);
+    if (!*row) break;
+    names.push_back(tables->column_text(0));
+  }
+  if (names.empty()) return status::success();  // a new (or empty) file becomes a store
+  std::vector<std::string> missing;
+  for (const auto table : rocelab_tables)
+    if (std::find(names.begin(), names.end(), table) == names.end()) missing.emplace_back(table);
+  auto version = read_version(db);
+  if (!version.ok()) return version.error().with_context("opening run store " + path);
+  if (missing.empty() && *version >= 1) return status::success();  // made before the stamp; stamped on migrating
+  std::string listed;
+  for (std::size_t i = 0; i < names.size() && i < 3; ++i) listed += (i ? ", " : "") + names[i];
+  if (names.size() > 3) listed += ", ...";
+  return refuse("application_id 0 and " + std::to_string(names.size()) + " tables of its own: " + listed);
+}
+
 result<int> read_version(sqlite3* db) {
   auto stmt = sql::statement::prepare(db, "PRAGMA user_version");
   if (!stmt.ok()) return stmt.error();
@@ -191,6 +252,12 @@ status migrate(sqlite3* db, const std::string& path) {
   }
   if (*version != current_version()) {
     if (auto st = sql::exec(db, "PRAGMA user_version = " + std::to_string(current_version())); !st.ok())
+      return st.with_context(path);
+  }
+  auto id = read_int_pragma(db, "application_id");
+  if (!id.ok()) return id.error().with_context("reading the application_id of " + path);
+  if (*id != application_id) {
+    if (auto st = sql::exec(db, "PRAGMA application_id = " + std::to_string(application_id)); !st.ok())
       return st.with_context(path);
   }
   return tx->commit();

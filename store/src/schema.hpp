@@ -6,11 +6,24 @@
 
 #include <sqlite3.h>
 
+#include <cstdint>
+#include <string>
+
 #include "rocelab/common/result.hpp"
 
 namespace rocelab::store::schema {
 
+// PRAGMA application_id of a rocelab store ("RLAB"), set when the schema is created or
+// migrated: it tells a rocelab store from another application's SQLite file.
+inline constexpr std::int32_t application_id = 0x524c4142;
+
 [[nodiscard]] int current_version() noexcept;
+
+// Run before any write: ok for a rocelab store (our application_id), a new or empty file,
+// and a store made before the stamp (application_id 0 with every rocelab table, schema
+// version 1 or later; migrate() stamps it). Anything else is invalid_argument naming the
+// file and what it holds, and the file is left untouched.
+[[nodiscard]] status check_ours(sqlite3* db, const std::string& path);
 
 [[nodiscard]] result<int> read_version(sqlite3* db);
 

@@ -3,6 +3,21 @@
 #include <cstdio>
 
 namespace rocelab::store::sql {
+namespace {
+
+// Each attempt waits up to the connection's busy timeout (lock_wait_per_attempt) for
+// another writer's lock; a writer among many can miss the lock for that long (SQLite's
+// busy handler polls, and the others keep taking it), so the statement is tried again,
+// up to lock_attempts times in all, before "database is locked" is an error.
+constexpr int lock_attempts = 30;
+
+bool busy(int rc) noexcept { return (rc & 0xff) == SQLITE_BUSY; }
+
+}  // namespace
+
+void wait_for_locks(sqlite3* db) noexcept {
+  sqlite3_busy_timeout(db, static_cast<int>(lock_wait_per_attempt.count()));
+}
 
 void db_closer::operator()(sqlite3* db) const noexcept {
   // close_v2 defers the close until every statement is finalized, so a statement that
@@ -49,7 +64,14 @@ result<db_ptr> open(const std::string& path, int flags) {
 status exec(sqlite3* db, std::string_view sql) {
   const std::string text(sql);
   char* err = nullptr;
-  const int rc = sqlite3_exec(db, text.c_str(), nullptr, nullptr, &err);
+  int rc = sqlite3_exec(db, text.c_str(), nullptr, nullptr, &err);
+  // Outside a transaction (BEGIN IMMEDIATE itself, a PRAGMA) nothing was done when the
+  // lock was not had: try again.
+  for (int attempt = 1; busy(rc) && attempt < lock_attempts && sqlite3_get_autocommit(db) != 0; ++attempt) {
+    sqlite3_free(err);
+    err = nullptr;
+    rc = sqlite3_exec(db, text.c_str(), nullptr, nullptr, &err);
+  }
   if (rc == SQLITE_OK) return status::success();
   std::string message = err != nullptr ? err : sqlite3_errstr(rc);
   sqlite3_free(err);
@@ -98,7 +120,12 @@ result<bool> statement::step() {
     reset();
     return error_from(db_, rc, "binding parameter " + std::to_string(index) + " of " + sql_);
   }
-  const int rc = sqlite3_step(stmt_.get());
+  int rc = sqlite3_step(stmt_.get());
+  // A statement outside a transaction that found the lock taken did nothing: try again.
+  for (int attempt = 1; busy(rc) && attempt < lock_attempts && sqlite3_get_autocommit(db_) != 0; ++attempt) {
+    sqlite3_reset(stmt_.get());
+    rc = sqlite3_step(stmt_.get());
+  }
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) {
     reset();
@@ -141,7 +168,9 @@ result<transaction> transaction::begin(sqlite3* db, std::string_view context) {
 }
 
 transaction::~transaction() {
-  if (db_ == nullptr) return;
+  // SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, IOERR): then
+  // there is nothing left to roll back.
+  if (db_ == nullptr || sqlite3_get_autocommit(db_) != 0) return;
   char* err = nullptr;
   if (sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, &err) != SQLITE_OK) {
     std::fprintf(stderr, "rocelab store: rolling back %s: %s\n", context_.c_str(), err != nullptr ? err : "?");

@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,6 +28,13 @@ using stmt_ptr = std::unique_ptr<sqlite3_stmt, stmt_finalizer>;
 // "<context>: <sqlite3_errmsg> (sqlite <code name>)"; SQLITE_BUSY/LOCKED map to
 // unavailable, CORRUPT/NOTADB to malformed_input, CANTOPEN to not_found.
 [[nodiscard]] status error_from(sqlite3* db, int rc, std::string_view context);
+
+// How long one attempt of a statement waits for another writer's lock (the busy timeout
+// set by wait_for_locks). exec(), statement::step() outside a transaction and
+// transaction::begin() try up to 30 attempts, so a writer waits up to 5 minutes for the
+// lock before SQLITE_BUSY ("database is locked") is an error.
+inline constexpr std::chrono::milliseconds lock_wait_per_attempt{10'000};
+void wait_for_locks(sqlite3* db) noexcept;
 
 // Opens `path` with SQLITE_OPEN_* `flags`; the handle is closed again on failure.
 [[nodiscard]] result<db_ptr> open(const std::string& path, int flags);

@@ -64,6 +64,33 @@ TEST_F(cli_inputs, a_device_as_cdf_is_refused) {
   EXPECT_NE(r.output.find("spec.yaml:3: workload.background.cdf"), std::string::npos) << r.output;
 }
 
+// lab check on a config_db dump whose tables or entries have another JSON type: exit 2
+// naming the file, table, key and the types, never an abort (nlohmann type_error.306).
+TEST_F(cli_inputs, lab_check_refuses_a_config_db_entry_of_the_wrong_json_type) {
+  fs::copy_file(fs::path(ROCELAB_SOURCE_DIR) / "examples" / "inventory-lab.yml", dir_ / "inventory.yml");
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {R"({"MIRROR_SESSION": {"everflow0": 5}})", "MIRROR_SESSION|everflow0: expected an object of fields, found a number"},
+      {R"({"PORT_QOS_MAP": {"Ethernet0": "3,4"}})", "PORT_QOS_MAP|Ethernet0: expected an object of fields, found a string"},
+      {R"({"WRED_PROFILE": {"AZURE_LOSSLESS": [1]}, "QUEUE": {"Ethernet0|3": {"wred_profile": "AZURE_LOSSLESS"}}})",
+       "WRED_PROFILE|AZURE_LOSSLESS: expected an object of fields, found an array"},
+      {R"({"WRED_PROFILE": {"AZURE_LOSSLESS": null}})", "WRED_PROFILE|AZURE_LOSSLESS: expected an object of fields, found a null"},
+      {R"({"MIRROR_SESSION": 1})", "table MIRROR_SESSION: expected an object of keys, found a number"},
+  };
+  for (const auto& [db, names] : cases) {
+    std::ofstream(dir_ / "config_db.json") << db;
+    const ran r = rocelab("lab check --inventory inventory.yml --config-db config_db.json");
+    EXPECT_EQ(r.exit_code, 2) << db << "\n" << r.output;
+    EXPECT_NE(r.output.find("config_db.json"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(names), std::string::npos) << r.output;
+  }
+  // A host facts file of the wrong shape names its field.
+  fs::create_directories(dir_ / "facts");
+  std::ofstream(dir_ / "facts" / "gpu01.json") << R"({"host": "gpu01", "device": "enp65s0f0", "driver": "mlx5", "netdev_mtu": "9000"})";
+  const ran r = rocelab("lab check --inventory inventory.yml --host-facts facts");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("gpu01.json: field netdev_mtu: expected a whole number"), std::string::npos) << r.output;
+}
+
 // A classic pcap (nanosecond magic) of Ethernet frames.
 void write_pcap(const fs::path& path, const std::vector<std::pair<std::int64_t, std::vector<std::uint8_t>>>& frames) {
   std::ofstream out(path, std::ios::binary);
@@ -126,6 +153,52 @@ TEST_F(cli_inputs, analyze_prints_epoch_scale_durations_to_the_nanosecond) {
       << r.output;
   EXPECT_NE(r.output.find("2 packets, "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(", 335.539 us, CE"), std::string::npos) << r.output;
+}
+
+// Outputs are never written through a symlink planted in the output directory, and one
+// that exists is replaced only with --force: run --out (flows.csv), report --out
+// (report.html) and analyze --tables (flows.csv), each with the real binary.
+TEST_F(cli_inputs, outputs_never_follow_planted_symlinks_and_replace_only_with_force) {
+  const auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const std::string spec = (fs::path(ROCELAB_SOURCE_DIR) / "examples" / "incast-16to1.yaml").string();
+  write_pcap(dir_ / "c.pcap", {{1000, pfc(0xffff)}, {2000, pfc(0)}, {3000, roce(1)}});
+  struct output_case {
+    const char* name;
+    std::string dir, file, command;
+  };
+  const std::vector<output_case> cases{
+      {"run_out", "D", "flows.csv", "run " + spec + " --db runs.db --out D"},
+      {"report_out", "R", "report.html", "report 1 --db runs.db --out R"},
+      {"analyze_tables", "T", "flows.csv", "analyze c.pcap --tables T"},
+  };
+  ASSERT_EQ(rocelab("run " + spec + " --db runs.db --out first").exit_code, 0);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::ofstream(dir_ / "victim.txt") << "the victim\n";
+    fs::create_directories(dir_ / c.dir);
+    fs::create_symlink("../victim.txt", dir_ / c.dir / c.file);
+    const ran refused = rocelab(c.command);
+    EXPECT_NE(refused.exit_code, 0) << refused.output;
+    EXPECT_NE(refused.output.find(c.dir + "/" + c.file + " exists already; give --force to replace it"),
+              std::string::npos)
+        << refused.output;
+    EXPECT_EQ(slurp(dir_ / "victim.txt"), "the victim\n");
+    const ran forced = rocelab(c.command + " --force");
+    EXPECT_EQ(forced.exit_code, 0) << forced.output;
+    EXPECT_EQ(slurp(dir_ / "victim.txt"), "the victim\n") << "written through the symlink";
+    EXPECT_FALSE(fs::is_symlink(dir_ / c.dir / c.file)) << "the symlink is replaced by the output";
+    EXPECT_FALSE(slurp(dir_ / c.dir / c.file).empty());
+    // A regular output already there: refused and kept without --force.
+    std::ofstream(dir_ / c.dir / c.file) << "kept\n";
+    const ran again = rocelab(c.command);
+    EXPECT_NE(again.exit_code, 0) << again.output;
+    EXPECT_EQ(slurp(dir_ / c.dir / c.file), "kept\n");
+    for (const auto& entry : fs::directory_iterator(dir_ / c.dir))
+      EXPECT_FALSE(entry.path().filename().string().starts_with(".")) << "temporary file left: " << entry.path();
+  }
 }
 
 // A pause storm: the text and JSON are a summary (per port and priority, ten longest);

@@ -9,10 +9,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "../support/text_file.hpp"
+#include "rocelab/store/run_store.hpp"
 
 namespace rocelab::cli {
 namespace {
@@ -145,6 +147,97 @@ TEST_F(runs_command, a_run_cut_short_is_stored_partial_with_its_count_everywhere
   // The same spec run to its end completes.
   ASSERT_EQ(rocelab("runs show 1 --db runs.db --json"), 0) << out();
   EXPECT_EQ(nlohmann::json::parse(out())["status"], "completed");
+}
+
+// Every field of a run's records as the store gives them back, and what the run is, as
+// text to compare two stores' copies of one run.
+std::string stored_text(const std::string& db, std::int64_t id) {
+  auto store = store::run_store::open(db, store::open_mode::read_only);
+  if (!store) return "cannot open " + db + ": " + store.error().message();
+  auto info = store->run(id);
+  auto r = store->load(id);
+  if (!info || !r) return "no run " + std::to_string(id) + " in " + db;
+  std::ostringstream o;
+  o << info->name << ' ' << info->backend << ' ' << info->seed << ' ' << store::to_string(info->status) << " ["
+    << info->error << "]\n" << info->spec_yaml << '\n';
+  for (const auto& [k, v] : info->parameters) o << k << '=' << v << '\n';
+  for (const auto& h : r->hosts) o << "host " << h << '\n';
+  for (const auto& d : r->devices) o << "device " << d << '\n';
+  for (const auto& f : r->flows)
+    o << "flow " << f.src << ' ' << f.dst << ' ' << f.qp << ' ' << int{f.priority} << ' ' << static_cast<int>(f.kind)
+      << ' ' << f.bytes << ' ' << f.start_ns << ' ' << f.end_ns << ' ' << f.fct_ns << ' ' << f.ideal_fct_ns << ' '
+      << f.retransmits << ' ' << f.ce_marked << ' ' << f.cnps << ' ' << f.tag << ' ' << f.retransmits_measured
+      << f.cnps_measured << '\n';
+  for (const auto& p : r->pauses)
+    o << "pause " << p.device << ' ' << p.port << ' ' << int{p.priority} << ' ' << p.start_ns << ' ' << p.end_ns << ' '
+      << static_cast<int>(p.source) << '\n';
+  for (const auto& e : r->events)
+    o << "event " << static_cast<int>(e.kind) << ' ' << e.device << ' ' << e.port << ' ' << int{e.priority} << ' '
+      << e.t_ns << ' ' << e.src << ' ' << e.dst << ' ' << e.qp << ' ' << static_cast<int>(e.source) << '\n';
+  for (const auto& c : r->counters)
+    o << "counter " << c.device << ' ' << c.port << ' ' << c.name << ' ' << c.t_ns << ' ' << c.value << '\n';
+  for (const auto& q : r->queues)
+    o << "queue " << q.device << ' ' << q.port << ' ' << int{q.queue} << ' ' << q.t_ns << ' ' << q.bytes << '\n';
+  for (const auto& a : r->allreduce)
+    o << "allreduce " << a.algorithm << ' ' << a.ranks << ' ' << a.bytes << ' ' << a.time_ns << ' ' << a.algbw_gbps
+      << ' ' << a.busbw_gbps << '\n';
+  const auto& t = r->totals;
+  o << "totals " << t.pfc_pause_frames << ' ' << t.pfc_resume_frames << ' ' << t.paused_ns << ' ' << t.ce_marked << ' '
+    << t.cnps << ' ' << t.drops << ' ' << t.retransmits << ' ' << t.packets_forwarded << ' ' << t.retransmits_measured
+    << t.cnps_measured << " simulated " << r->simulated_ns << '\n';
+  auto agents = store->agents(id);
+  if (agents)
+    for (const auto& a : *agents) o << "agent " << a.name << ' ' << a.address << ' ' << a.state << '\n';
+  return o.str();
+}
+
+// A run directory holds its run whole (records.db): `runs import DIR` into a fresh store
+// gives exactly the run a direct store holds: the same records, name, spec, parameters
+// and status.
+TEST_F(runs_command, a_run_directory_imported_into_a_fresh_store_equals_the_directly_stored_run) {
+  ASSERT_EQ(rocelab("run spec.yaml --db direct.db --out D --set repeats=2 --set switch.ecn.kmin_bytes=5KB"), 0) << out();
+  ASSERT_TRUE(fs::is_regular_file(dir_ / "D" / "records.db"));
+  ASSERT_EQ(rocelab("runs import D --db fresh.db"), 0) << out();
+  EXPECT_NE(out().find("run         1 in fresh.db (completed, from D)"), std::string::npos) << out();
+  const std::string direct = stored_text((dir_ / "direct.db").string(), 1);
+  EXPECT_NE(direct.find("flow "), std::string::npos) << direct;
+  EXPECT_NE(direct.find("counter "), std::string::npos) << direct;
+  EXPECT_EQ(stored_text((dir_ / "fresh.db").string(), 1), direct);
+  // Into a store that has runs already: the next id, the same run.
+  ASSERT_EQ(rocelab("runs import D --db runs.db --json"), 0) << out();
+  EXPECT_EQ(stored_text((dir_ / "runs.db").string(), 3), direct);
+  EXPECT_EQ(rocelab("runs import nowhere --db fresh.db"), 2) << out();
+  EXPECT_NE(out().find("nowhere holds no records.db"), std::string::npos) << out();
+}
+
+// A store that cannot take the run's records (here its disk full: the test hook limits its
+// pages) loses nothing: the run directory is written, says so, and `runs import` stores
+// the run later exactly as a direct store holds it.
+TEST_F(runs_command, a_run_its_store_cannot_keep_is_kept_in_its_directory_and_imported_later) {
+  // Ten repeats: more records than two pages hold.
+  ASSERT_EQ(rocelab("run spec.yaml --db direct.db --set repeats=10"), 0) << out();
+  ASSERT_EQ(rocelab("run spec.yaml --db full.db --out F"), 0) << out();  // the store holds its schema
+  // Room for the run's row (two pages), not for its records.
+  const std::string cmd = "cd " + dir_.string() + " && ROCELAB_TEST_STORE_ROOM=full.db=2 " +
+                          std::string(ROCELAB_BINARY_DIR) +
+                          "/rocelab run spec.yaml --db full.db --out G --set repeats=10 >out 2>&1";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1) << out();
+  EXPECT_NE(out().find("could not keep run 2"), std::string::npos) << out();
+  EXPECT_NE(out().find("database or disk is full"), std::string::npos) << out();
+  EXPECT_NE(out().find("rocelab runs import G --db full.db"), std::string::npos) << out();
+  for (const char* f : {"records.db", "flows.csv", "queues.csv", "summary.json", "spec.yaml"})
+    EXPECT_TRUE(fs::is_regular_file(dir_ / "G" / f)) << f;
+  ASSERT_EQ(rocelab("runs import G --db later.db"), 0) << out();
+  EXPECT_EQ(stored_text((dir_ / "later.db").string(), 1), stored_text((dir_ / "direct.db").string(), 1));
+  // The store itself: the run is failed there, saying why.
+  auto full = store::run_store::open((dir_ / "full.db").string(), store::open_mode::read_only);
+  ASSERT_TRUE(full.ok());
+  auto info = full->run(2);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->status, store::run_status::failed);
+  EXPECT_NE(info->error.find("database or disk is full"), std::string::npos) << info->error;
 }
 
 }  // namespace

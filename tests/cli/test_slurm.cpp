@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "rocelab/cli/sweep_executor.hpp"
 
@@ -132,6 +135,65 @@ TEST(sweep_executor_errors, an_address_the_controller_cannot_listen_on_is_named)
   std::error_code ec;
   fs::remove_all(o.work_dir, ec);
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(o.db + suffix, ec);
+}
+
+// A sweep killed with kill -9 leaves .rocelab/sweeps/<pid>/token (the embedded controller's
+// secret): the next executor started in that directory removes the directories of sweeps
+// whose process is gone, and only those of the executor's shape.
+TEST(sweep_executor_start, removes_the_token_directories_of_killed_sweeps_and_nothing_else) {
+  const fs::path root = fs::temp_directory_path() / ("rocelab-killed-" + std::to_string(::getpid()));
+  std::error_code ec;
+  fs::remove_all(root, ec);
+  const fs::path sweeps = root / ".rocelab" / "sweeps";
+  // A process that really ran and is gone: its pid names the killed sweep's directory.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  const auto plant = [&](const std::string& name, std::vector<std::string> files) {
+    fs::create_directories(sweeps / name);
+    for (const auto& f : files) std::ofstream(sweeps / name / f) << "0123456789abcdef\n";
+  };
+  const std::string killed = std::to_string(child);
+  plant(killed, {"token", "worker-0.log", "controller.db"});
+  plant("2147483646", {"token"});                      // no such pid either
+  plant(std::to_string(::getppid()), {"token"});       // alive
+  plant("2147483645", {"worker-0.log"});               // ended by its sweep, kept for its logs
+  plant("2147483644", {"token", "notes.txt"});         // not an executor's shape
+  plant("sweep-a", {"token"});                         // not a pid
+  plant("2147483643", {"token", "host"});              // another host's sweep
+  std::ofstream(sweeps / "2147483643" / "host") << "some-other-host\n";
+  fs::create_directories(root / "elsewhere");
+  std::ofstream(root / "elsewhere" / "token") << "x\n";
+  fs::create_directory_symlink(root / "elsewhere", sweeps / "2147483642");  // a symlink, not followed
+
+  const fs::path before = fs::current_path();
+  fs::current_path(root);
+  executor_options o;
+  o.kind = executor_kind::local;
+  o.workers = 1;
+  o.listen = "198.18.0.77:0";  // fails after the clean-up: no worker is started
+  o.db = (root / "sweep.db").string();
+  std::vector<std::string> logged;
+  o.log = [&](const std::string& line) { logged.push_back(line); };
+  auto e = sweep_executor::start(o);
+  fs::current_path(before);
+  EXPECT_FALSE(e.ok());
+
+  EXPECT_FALSE(fs::exists(sweeps / killed)) << "a killed sweep's token and logs are removed";
+  EXPECT_FALSE(fs::exists(sweeps / "2147483646"));
+  EXPECT_TRUE(fs::exists(sweeps / std::to_string(::getppid()) / "token"));
+  EXPECT_TRUE(fs::exists(sweeps / "2147483645" / "worker-0.log"));
+  EXPECT_TRUE(fs::exists(sweeps / "2147483644" / "token"));
+  EXPECT_TRUE(fs::exists(sweeps / "sweep-a" / "token"));
+  EXPECT_TRUE(fs::exists(sweeps / "2147483643" / "token"));
+  EXPECT_TRUE(fs::is_symlink(sweeps / "2147483642"));
+  EXPECT_TRUE(fs::exists(root / "elsewhere" / "token"));
+  bool said = false;
+  for (const auto& line : logged) said = said || line.find("sweeps/" + killed) != std::string::npos;
+  EXPECT_TRUE(said) << "the removal is logged";
+  fs::remove_all(root, ec);
 }
 
 TEST(sweep_executor_errors, an_unknown_executor_is_refused) {

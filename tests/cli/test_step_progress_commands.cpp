@@ -81,7 +81,8 @@ TEST_P(step_progress, a_terminal_sees_every_step_and_a_pipe_or_quiet_sees_none) 
   const command_case& c = GetParam();
   testing::temp_dir dir("step-progress");
   std::vector<std::string> args = c.args;
-  args.insert(args.end(), {"--out", dir.file("report")});
+  // The same command three times into one directory: --force replaces the report.
+  args.insert(args.end(), {"--out", dir.file("report"), "--force"});
 
   const ran on_tty = run_rocelab(args, true);
   ASSERT_EQ(on_tty.exit_code, 0) << on_tty.err;

@@ -54,12 +54,13 @@ class tune_command : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // `prefix` runs the command as another user (setpriv ...).
+  // `prefix` runs the command as another user (setpriv ...). A test may tune again into
+  // the same export directory: --force replaces the exports.
   int tune(const std::string& spec, const std::string& args, const std::string& prefix = "") {
     const fs::path file = dir_ / "spec.yaml";
     std::ofstream(file) << spec;
     const std::string cmd = prefix + std::string(ROCELAB_BINARY_DIR) + "/rocelab tune " + file.string() + " --db " +
-                            (dir_ / "runs.db").string() + " --export-dir " + (dir_ / "exp").string() + " " + args +
+                            (dir_ / "runs.db").string() + " --export-dir " + (dir_ / "exp").string() + " --force " + args +
                             " >" + (dir_ / "out").string() + " 2>" + (dir_ / "err").string();
     const int rc = std::system(cmd.c_str());
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;

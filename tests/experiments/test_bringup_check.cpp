@@ -51,7 +51,7 @@ lab_facts recorded_lab(const fs::path& root, const std::string& dcb_file, const 
   h.pfc_text = testing::read_text(data / "bringup" / dcb_file);
   f.hosts.push_back(read_sysfs_host_facts(h));
   const auto db = nlohmann::json::parse(testing::read_text(data / "bringup" / config_db));
-  f.sw = sonic_switch_facts(db, "leaf1", {"Ethernet0"});
+  f.sw = sonic_switch_facts(db, "leaf1", {"Ethernet0"}).value();
   sysfs_host_options c = h;
   c.sysfs_root = recorded_sysfs.string();
   c.host = "cap01";
@@ -163,7 +163,7 @@ TEST(bringup_check, switch_faults_fail_their_own_item_with_the_sonic_fix) {
     auto db = nlohmann::json::parse(testing::read_text(data / "bringup/config_db-lossless.json"));
     f.apply(db);
     lab_facts facts = recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json");
-    facts.sw = sonic_switch_facts(db, "leaf1", {"Ethernet0"});
+    facts.sw = sonic_switch_facts(db, "leaf1", {"Ethernet0"}).value();
     const auto items = check_bringup({}, rack0(), facts);
     EXPECT_EQ(items_with(items, check_verdict::fail), (std::set<std::string>{f.item})) << f.name;
     EXPECT_NE(item(items, f.item).fix.find(f.fix), std::string::npos) << f.name << ": " << item(items, f.item).fix;

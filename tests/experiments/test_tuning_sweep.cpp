@@ -123,6 +123,32 @@ TEST_F(tuning_sweep, stores_every_trial_and_resumes_an_interrupted_sweep) {
   EXPECT_NE(refused.error().message().find("sweep " + std::to_string(sweep_id)), std::string::npos);
 }
 
+// Two processes continuing one sweep at once proposed and stored the same trials (a
+// UNIQUE constraint error in one, an orphan duplicate run): the second is refused, naming
+// the first's pid, and gets the sweep once the first lets go.
+TEST_F(tuning_sweep, a_sweep_being_run_is_refused_to_a_second_resume_naming_its_holder) {
+  auto db = store::run_store::open(db_path());
+  ASSERT_TRUE(db.ok()) << db.error().message();
+  auto first = open_sweep(*db, spec_, settings_, std::nullopt);
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  auto other_db = store::run_store::open(db_path());
+  ASSERT_TRUE(other_db.ok());
+  for (const std::optional<std::int64_t> resume : {std::optional<std::int64_t>(first->id), std::optional<std::int64_t>()}) {
+    auto second = open_sweep(*other_db, spec_, settings_, resume);
+    ASSERT_FALSE(second.ok()) << "resumed sweep " << second->id;
+    EXPECT_EQ(second.error().code(), error_code::unavailable);
+    EXPECT_NE(second.error().message().find("sweep " + std::to_string(first->id) + " is being run by process " +
+                                            std::to_string(::getpid())),
+              std::string::npos)
+        << second.error().message();
+  }
+  const std::int64_t id = first->id;
+  first = status(error_code::cancelled, "the first process ended");
+  auto after = open_sweep(*other_db, spec_, settings_, id);
+  ASSERT_TRUE(after.ok()) << after.error().message();
+  EXPECT_EQ(after->id, id);
+}
+
 TEST_F(tuning_sweep, a_failed_trial_round_trips_through_the_store) {
   trial t;
   t.index = 3;

@@ -729,6 +729,60 @@ TEST(sonic_switch_driver, restore_keeps_sonics_range_key_and_pg_3_keeps_its_buff
 }
 
 // Older releases write references as "[TABLE|name]": read and changed alike.
+// A config_db of a switch or from a file whose tables, keys or fields the driver reads have
+// another JSON type: an error naming the table, key (and field), the type expected and the
+// type found; never an exception out of nlohmann::json (lab check aborted on these).
+TEST(sonic_switch_driver, a_config_db_part_of_the_wrong_json_type_is_an_error_naming_it) {
+  struct wrong_case {
+    const char* name;
+    json::json_pointer at;
+    json value;
+    const char* names;  // what the error names
+  };
+  const std::vector<wrong_case> cases{
+      {"mirror_session_entry_is_a_number", json::json_pointer("/MIRROR_SESSION/rocelab"), 7,
+       "MIRROR_SESSION|rocelab: expected an object of fields, found a number"},
+      {"port_qos_map_entry_is_a_string", json::json_pointer("/PORT_QOS_MAP/Ethernet0"), "3",
+       "PORT_QOS_MAP|Ethernet0: expected an object of fields, found a string"},
+      {"wred_profile_entry_is_an_array", json::json_pointer("/WRED_PROFILE/AZURE_LOSSLESS"), json::array({1}),
+       "WRED_PROFILE|AZURE_LOSSLESS: expected an object of fields, found an array"},
+      {"wred_profile_entry_is_null", json::json_pointer("/WRED_PROFILE/AZURE_LOSSLESS"), nullptr,
+       "WRED_PROFILE|AZURE_LOSSLESS: expected an object of fields, found a null"},
+      {"a_table_is_an_array", json::json_pointer("/BUFFER_PG"), json::array(),
+       "table BUFFER_PG: expected an object of keys, found an array"},
+      {"a_field_is_a_number", json::json_pointer("/WRED_PROFILE/AZURE_LOSSLESS/ecn"), 1,
+       "WRED_PROFILE|AZURE_LOSSLESS field ecn: expected a string, found a number"},
+      {"a_dscp_map_value_is_null", json::json_pointer("/DSCP_TO_TC_MAP/AZURE/26"), nullptr,
+       "DSCP_TO_TC_MAP|AZURE field 26: expected a string, found a null"},
+      {"device_metadata_is_a_string", json::json_pointer("/DEVICE_METADATA/localhost"), "x",
+       "DEVICE_METADATA|localhost: expected an object of fields, found a string"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    json db = running_config;
+    db[c.at] = c.value;
+    auto read = settings_from_config_db(db, {"Ethernet0"});
+    ASSERT_FALSE(read.ok());
+    EXPECT_EQ(read.error().code(), error_code::malformed_input);
+    EXPECT_NE(read.error().message().find(c.names), std::string::npos) << read.error().message();
+    auto changes = to_config_db_changes(incast_settings(), db, options());
+    ASSERT_FALSE(changes.ok());
+    EXPECT_NE(changes.error().message().find(c.names), std::string::npos) << changes.error().message();
+  }
+  // A live switch printing such a config_db: read_settings and apply say so, naming it.
+  fake_switch sw;
+  json db = running_config;
+  db["MIRROR_SESSION"] = {{"everflow0", "not an entry"}};
+  sw.set_config_db(db);
+  auto d = sonic_switch_driver::open(options());
+  ASSERT_TRUE(d.ok());
+  auto read = (*d)->read_settings({"Ethernet0"});
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().message().find("MIRROR_SESSION|everflow0"), std::string::npos) << read.error().message();
+  const status applied = (*d)->apply(incast_settings());
+  EXPECT_NE(applied.message().find("MIRROR_SESSION|everflow0"), std::string::npos) << applied.message();
+}
+
 TEST(sonic_switch_driver, bracketed_references_of_older_releases_are_followed) {
   fake_switch sw;
   json db = running_config;

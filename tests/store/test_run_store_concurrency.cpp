@@ -1,8 +1,10 @@
 #include "rocelab/store/run_store.hpp"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "store_test_support.hpp"
@@ -95,6 +97,46 @@ TEST(run_store_concurrency, two_writers_on_one_file_take_turns) {
   EXPECT_EQ(a->load(*ra)->flows.size(), 3000u);
   EXPECT_EQ(a->load(*rb)->flows.size(), 3000u);
   EXPECT_TRUE(a->check_integrity().ok());
+}
+
+// Ten heavy runs storing into one file at once kept one writer off the lock for longer than
+// SQLite's busy timeout (10 s): its BEGIN IMMEDIATE failed with "database is locked" and the
+// run was stored failed without its records. A writer now waits for the lock (attempts of
+// one busy timeout each, bounded): here another connection holds it for 12 s, past one
+// attempt, and every write still lands.
+TEST(run_store_concurrency, a_writer_waits_for_a_lock_held_past_one_busy_timeout) {
+  temp_dir dir;
+  const auto path = dir.file("runs.db");
+  auto store = run_store::open(path);
+  ASSERT_TRUE(store.ok());
+  auto id = store->begin_run({"first", "twin", 1, "", {}, std::nullopt});
+  ASSERT_TRUE(id.ok());
+
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  std::atomic<bool> released{false};
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(12));
+    released = true;
+    EXPECT_EQ(sqlite3_exec(holder, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  });
+  run_records r;
+  r.hosts = {"h1", "h2", "h3", "h4"};
+  r.flows = make_flows(100);
+  const status appended = store->append(*id, r);  // a transaction: BEGIN IMMEDIATE
+  const bool waited = released.load();
+  const status finished = store->finish(*id, run_status::completed);  // one statement
+  auto second = store->begin_run({"second", "twin", 2, "", {}, std::nullopt});
+  release.join();
+  sqlite3_close(holder);
+  EXPECT_TRUE(appended.ok()) << appended.message();
+  EXPECT_TRUE(waited) << "the append waited for the holder";
+  EXPECT_TRUE(finished.ok()) << finished.message();
+  EXPECT_TRUE(second.ok()) << second.error().message();
+  auto loaded = store->load(*id);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->flows.size(), 100u);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "store_test_support.hpp"
 
@@ -52,16 +54,67 @@ TEST(run_store_schema, a_new_file_is_at_the_current_version_in_wal_mode) {
   EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), std::to_string(run_store::schema_version()));
 }
 
-TEST(run_store_schema, migrates_a_version_0_file_and_keeps_what_else_is_in_it) {
+// Another application's SQLite file given as --db: refused naming the file, before any
+// write: no rocelab table, no WAL, its own tables and header as they were. Both a file
+// with application_id 0 and tables of its own, and one with another application's id.
+TEST(run_store_schema, refuses_another_applications_sqlite_file_and_leaves_it_untouched) {
+  struct foreign_case {
+    const char* name;
+    const char* sql;
+    const char* says;
+  };
+  const std::vector<foreign_case> cases{
+      {"tables_of_its_own", "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('kept');",
+       "application_id 0 and 1 tables of its own: notes"},
+      {"another_application_id", "PRAGMA application_id = 1096045395; CREATE TABLE t (x);", "0x41545353"},
+      {"only_an_application_id", "PRAGMA application_id = 7;", "0x00000007"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    temp_dir dir;
+    const auto path = dir.file("foreign.db");
+    raw_exec(path, c.sql);
+    const std::string schema_before = raw_query_one(path, "SELECT coalesce(group_concat(name), '') FROM sqlite_schema");
+    for (auto mode : {open_mode::read_write, open_mode::read_only}) {
+      auto store = run_store::open(path, mode);
+      ASSERT_FALSE(store.ok());
+      EXPECT_EQ(store.error().code(), error_code::invalid_argument);
+      EXPECT_NE(store.error().message().find(path + " is not a rocelab run store"), std::string::npos)
+          << store.error().message();
+      EXPECT_NE(store.error().message().find(c.says), std::string::npos) << store.error().message();
+    }
+    EXPECT_EQ(raw_query_one(path, "SELECT coalesce(group_concat(name), '') FROM sqlite_schema"), schema_before);
+    EXPECT_EQ(raw_query_one(path, "PRAGMA journal_mode"), "delete");
+    EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), "0");
+    EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  }
+}
+
+// A new file is stamped with rocelab's application_id; a store made before the stamp
+// (every rocelab table, application_id 0) opens, keeps its runs, and is stamped.
+TEST(run_store_schema, a_new_store_is_stamped_and_an_unstamped_rocelab_store_is_accepted_and_stamped) {
   temp_dir dir;
   const auto path = dir.file("runs.db");
-  raw_exec(path, "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('kept');");
+  std::int64_t run = 0;
+  {
+    auto store = run_store::open(path);
+    ASSERT_TRUE(store.ok()) << store.error().message();
+    auto id = store->begin_run({"a", "twin", 1, "", {}, std::nullopt});
+    ASSERT_TRUE(id.ok());
+    run = *id;
+  }
+  EXPECT_EQ(raw_query_one(path, "PRAGMA application_id"), "1380729154");
+  raw_exec(path, "PRAGMA application_id = 0");
+  {
+    auto store = run_store::open(path, open_mode::read_only);
+    ASSERT_TRUE(store.ok()) << store.error().message();
+    EXPECT_TRUE(store->run(run).ok());
+  }
+  EXPECT_EQ(raw_query_one(path, "PRAGMA application_id"), "0") << "read-only writes nothing";
   auto store = run_store::open(path);
   ASSERT_TRUE(store.ok()) << store.error().message();
-  auto id = store->begin_run({"a", "twin", 1, "", {}, std::nullopt});
-  ASSERT_TRUE(id.ok()) << id.error().message();
-  EXPECT_EQ(raw_query_one(path, "SELECT text FROM notes"), "kept");
-  EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), std::to_string(run_store::schema_version()));
+  EXPECT_TRUE(store->run(run).ok());
+  EXPECT_EQ(raw_query_one(path, "PRAGMA application_id"), "1380729154");
 }
 
 // A version 1 file (before the measured flags) opens, migrates, and reads its flows as
@@ -121,11 +174,12 @@ TEST(run_store_schema, refuses_a_newer_schema_read_write_and_read_only) {
 TEST(run_store_schema, read_only_does_not_migrate_an_old_file) {
   temp_dir dir;
   const auto path = dir.file("runs.db");
-  raw_exec(path, "CREATE TABLE notes (text TEXT)");
+  { ASSERT_TRUE(run_store::open(path).ok()); }
+  raw_exec(path, "PRAGMA user_version = 1");
   auto store = run_store::open(path, open_mode::read_only);
   ASSERT_FALSE(store.ok());
   EXPECT_NE(store.error().message().find("needs migrating"), std::string::npos) << store.error().message();
-  EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), "0");
+  EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), "1");
 }
 
 TEST(run_store_schema, a_file_that_is_not_a_database_is_malformed) {

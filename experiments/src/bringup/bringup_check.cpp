@@ -583,33 +583,66 @@ result<host_facts> host_facts_from_json(std::string_view text, const std::string
   for (const auto& [key, value] : j.items())
     if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) == known.end())
       return status(error_code::malformed_input, source_name + ": unknown field '" + key + "'");
-  try {
-    f.host = j.at("host").get<std::string>();
-    f.device = j.at("device").get<std::string>();
-    f.driver = j.at("driver").get<std::string>();
-    f.unavailable = j.value("unavailable", "");
-    if (j.contains("netdev_mtu")) f.netdev_mtu = j["netdev_mtu"].get<std::uint32_t>();
-    if (j.contains("rdma_device")) f.rdma_device = j["rdma_device"].get<std::string>();
-    if (j.contains("roce_v2_gid")) f.roce_v2_gid = j["roce_v2_gid"].get<std::string>();
-    if (j.contains("roce_v2_gid_index")) f.roce_v2_gid_index = j["roce_v2_gid_index"].get<std::uint32_t>();
-    f.gid_note = j.value("gid_note", "");
-    if (j.contains("pfc_priorities")) {
-      std::vector<std::uint8_t> p;
-      for (const auto& v : j["pfc_priorities"]) {
-        const int x = v.get<int>();
-        if (x < 0 || x > 7)
-          return status(error_code::malformed_input,
-                        source_name + ": pfc_priorities: " + std::to_string(x) + " is not 0..7");
-        p.push_back(static_cast<std::uint8_t>(x));
-      }
-      f.pfc_priorities = std::move(p);
+  // Each field's type is checked before it is read: a wrong one names the field, the type
+  // expected and the type found.
+  const auto wrong = [&](const std::string& field, const char* expected, const json& found) {
+    return status(error_code::malformed_input, source_name + ": field " + field + ": expected " + expected +
+                                                   ", found " + std::string(found.type_name()));
+  };
+  const auto string_field = [&](const char* field, std::string& into, bool required) -> status {
+    const auto it = j.find(field);
+    if (it == j.end()) return required ? status(error_code::malformed_input, source_name + ": no field " + field)
+                                       : status::success();
+    if (!it->is_string()) return wrong(field, "a string", *it);
+    into = it->get<std::string>();
+    return status::success();
+  };
+  const auto optional_text = [&](const char* field, std::optional<std::string>& into) -> status {
+    std::string v;
+    if (!j.contains(field)) return status::success();
+    ROCELAB_RETURN_IF_ERROR(string_field(field, v, true));
+    into = std::move(v);
+    return status::success();
+  };
+  const auto count = [&](const char* field, std::optional<std::uint32_t>& into) -> status {
+    const auto it = j.find(field);
+    if (it == j.end()) return status::success();
+    if (!it->is_number_unsigned() || it->get<std::uint64_t>() > UINT32_MAX)
+      return wrong(field, "a whole number 0..4294967295", *it);
+    into = it->get<std::uint32_t>();
+    return status::success();
+  };
+  ROCELAB_RETURN_IF_ERROR(string_field("host", f.host, true));
+  ROCELAB_RETURN_IF_ERROR(string_field("device", f.device, true));
+  ROCELAB_RETURN_IF_ERROR(string_field("driver", f.driver, true));
+  ROCELAB_RETURN_IF_ERROR(string_field("unavailable", f.unavailable, false));
+  ROCELAB_RETURN_IF_ERROR(count("netdev_mtu", f.netdev_mtu));
+  ROCELAB_RETURN_IF_ERROR(optional_text("rdma_device", f.rdma_device));
+  ROCELAB_RETURN_IF_ERROR(optional_text("roce_v2_gid", f.roce_v2_gid));
+  ROCELAB_RETURN_IF_ERROR(count("roce_v2_gid_index", f.roce_v2_gid_index));
+  ROCELAB_RETURN_IF_ERROR(string_field("gid_note", f.gid_note, false));
+  if (const auto it = j.find("pfc_priorities"); it != j.end()) {
+    if (!it->is_array()) return wrong("pfc_priorities", "an array of priorities 0..7", *it);
+    std::vector<std::uint8_t> p;
+    for (const auto& v : *it) {
+      if (!v.is_number_integer()) return wrong("pfc_priorities", "an array of priorities 0..7", v);
+      const auto x = v.get<std::int64_t>();
+      if (x < 0 || x > 7)
+        return status(error_code::malformed_input,
+                      source_name + ": pfc_priorities: " + std::to_string(x) + " is not 0..7");
+      p.push_back(static_cast<std::uint8_t>(x));
     }
-    f.pfc_source = j.value("pfc_source", "");
-    if (j.contains("clocksource")) f.clocksource = j["clocksource"].get<std::string>();
-    if (j.contains("phc")) f.phc = j["phc"].get<std::string>();
-    if (j.contains("notes")) f.notes = j["notes"].get<std::map<std::string, std::string>>();
-  } catch (const json::exception& e) {
-    return status(error_code::malformed_input, source_name + ": " + e.what());
+    f.pfc_priorities = std::move(p);
+  }
+  ROCELAB_RETURN_IF_ERROR(string_field("pfc_source", f.pfc_source, false));
+  ROCELAB_RETURN_IF_ERROR(optional_text("clocksource", f.clocksource));
+  ROCELAB_RETURN_IF_ERROR(optional_text("phc", f.phc));
+  if (const auto it = j.find("notes"); it != j.end()) {
+    if (!it->is_object()) return wrong("notes", "an object of strings", *it);
+    for (const auto& [key, value] : it->items()) {
+      if (!value.is_string()) return wrong("notes." + key, "a string", value);
+      f.notes[key] = value.get<std::string>();
+    }
   }
   return f;
 }

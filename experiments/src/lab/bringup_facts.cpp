@@ -266,13 +266,15 @@ switch_facts read_soft_switch_facts(const agents::lab::lab_state& lab, const std
   return f;
 }
 
-switch_facts sonic_switch_facts(const nlohmann::json& config_db, const std::string& name,
-                                const std::vector<std::string>& ports) {
+result<switch_facts> sonic_switch_facts(const nlohmann::json& config_db, const std::string& name,
+                                        const std::vector<std::string>& ports) {
   switch_facts f;
   f.name = name;
   f.driver = "sonic";
-  f.settings = fabric::drivers::settings_from_config_db(config_db, ports);
-  if (config_db.contains("MIRROR_SESSION") && config_db["MIRROR_SESSION"].is_object())
+  auto settings = fabric::drivers::settings_from_config_db(config_db, ports);
+  if (!settings) return settings.error();
+  f.settings = std::move(*settings);
+  if (config_db.contains("MIRROR_SESSION"))
     for (const auto& [session, entry] : config_db["MIRROR_SESSION"].items()) f.mirror_sessions.push_back(session);
   for (const auto& port : ports)
     if (auto map = fabric::drivers::dscp_to_tc_map_name(config_db, port); !map.empty()) f.dscp_map_names[port] = map;
@@ -298,7 +300,13 @@ switch_facts read_sonic_switch_facts(fabric::drivers::sonic_options options, con
     f.unavailable = db.error().with_context("reading config_db of " + host).message();
     return f;
   }
-  return sonic_switch_facts(*db, name, ports);
+  auto f = sonic_switch_facts(*db, name, ports);
+  if (f) return std::move(*f);
+  switch_facts unread;
+  unread.name = name;
+  unread.driver = "sonic";
+  unread.unavailable = f.error().with_context("reading config_db of " + host).message();
+  return unread;
 }
 
 }  // namespace rocelab::experiments

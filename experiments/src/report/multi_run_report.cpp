@@ -1,5 +1,7 @@
 #include "rocelab/experiments/report/multi_run_report.hpp"
 
+#include "rocelab/common/output_file.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -206,11 +208,8 @@ std::string multi_run_json(const std::vector<report_run>& runs) {
   return out.dump(2);
 }
 
-status write_multi_run_report(const std::string& dir, const std::vector<report_run>& runs) {
+status write_multi_run_report(const std::string& dir, const std::vector<report_run>& runs, existing_output existing) {
   if (runs.size() < 2) return status(error_code::invalid_argument, "a side-by-side report needs at least two runs");
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return status(error_code::io_error, "creating " + dir + ": " + ec.message());
   std::string csv = "metric";
   for (const auto& r : runs) csv += ",run " + r.id;
   csv += "\n";
@@ -226,16 +225,10 @@ status write_multi_run_report(const std::string& dir, const std::vector<report_r
     }
     csv += "\n";
   }
-  for (const auto& [name, text] : {std::pair<std::string, std::string>{"report.html", multi_run_html(runs)},
-                                   {"report.json", multi_run_json(runs)},
-                                   {"results.csv", csv}}) {
-    const std::string path = (std::filesystem::path(dir) / name).string();
-    std::ofstream f(path, std::ios::trunc);
-    f << text;
-    f.flush();
-    if (!f) return status(error_code::io_error, "writing " + path);
-  }
-  return status::success();
+  return write_output_files(dir,
+                            {{"report.html", multi_run_html(runs)}, {"report.json", multi_run_json(runs)},
+                             {"results.csv", csv}},
+                            existing);
 }
 
 }  // namespace rocelab::experiments

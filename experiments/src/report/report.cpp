@@ -2,6 +2,8 @@
 
 #include "rocelab/experiments/report/report.hpp"
 
+#include "rocelab/common/output_file.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -695,20 +697,11 @@ std::map<std::string, std::string> report_tables(const run_analysis& a) {
   return files;
 }
 
-status write_report(const std::string& dir, const run_analysis& a, const report_options& options) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return status(error_code::io_error, "creating " + dir + ": " + ec.message());
+status write_report(const std::string& dir, const run_analysis& a, const report_options& options,
+                    existing_output existing) {
   auto files = report_tables(a);
   files["report.html"] = report_html(a, options);
-  for (const auto& [name, text] : files) {
-    const std::string path = dir + "/" + name;
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) return status::from_errno("writing " + path);
-  }
-  return status::success();
+  return write_output_files(dir, {files.begin(), files.end()}, existing);
 }
 
 }  // namespace rocelab::experiments

@@ -4,26 +4,21 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <memory>
+
+#include "rocelab/common/output_file.hpp"
 
 namespace rocelab::experiments {
 namespace {
 
-struct file_closer {
-  void operator()(std::FILE* f) const noexcept { std::fclose(f); }
-};
-using file_ptr = std::unique_ptr<std::FILE, file_closer>;
-
-// Writes one file through `body(FILE*)`, checking open, writes and close.
+// Writes one file through `body(FILE*)` (common/output_file.hpp: a temporary file renamed
+// into place, never through a symlink), checking every write and the close.
 template <class Body>
-status write_file(const std::filesystem::path& path, Body body) {
-  file_ptr f(std::fopen(path.c_str(), "w"));
-  if (!f) return status::from_errno("creating " + path.string());
-  body(f.get());
-  if (std::ferror(f.get()) != 0) return status::from_errno("writing " + path.string());
-  if (std::fclose(f.release()) != 0) return status::from_errno("closing " + path.string());
-  return status::success();
+status write_file(const std::filesystem::path& path, existing_output existing, Body body) {
+  auto out = output_file::create(path.string(), existing);
+  if (!out) return out.error();
+  body(out->stream());
+  return out->commit();
 }
 
 // Device names and strings in the CSVs come from our own topology ("sw0", "leaf1");
@@ -54,21 +49,30 @@ std::string make_run_id(std::chrono::system_clock::time_point now, std::uint32_t
   return buf;
 }
 
-status write_run_directory(const std::string& dir, const run_files& files) {
+const std::vector<std::string>& run_directory_files() {
+  static const std::vector<std::string> names{"spec.yaml",  "summary.json", "flows.csv",     "pauses.csv",
+                                              "queues.csv", "counters.csv", "allreduce.csv", "records.db"};
+  return names;
+}
+
+status write_run_directory(const std::string& dir, const run_files& files, existing_output existing) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return {error_code::io_error, "creating run directory " + dir + ": " + ec.message(), ec.value()};
   const fs::path base(dir);
+  // Every name is checked before any is written: a directory holding one output already
+  // is refused whole, not left half replaced.
+  if (existing == existing_output::refuse) ROCELAB_RETURN_IF_ERROR(check_outputs_absent(dir, run_directory_files()));
 
-  ROCELAB_RETURN_IF_ERROR(write_file(base / "spec.yaml", [&](std::FILE* f) { std::fputs(files.spec_yaml.c_str(), f); }));
-  ROCELAB_RETURN_IF_ERROR(write_file(base / "summary.json", [&](std::FILE* f) {
+  ROCELAB_RETURN_IF_ERROR(write_file(base / "spec.yaml", existing, [&](std::FILE* f) { std::fputs(files.spec_yaml.c_str(), f); }));
+  ROCELAB_RETURN_IF_ERROR(write_file(base / "summary.json", existing, [&](std::FILE* f) {
     std::fputs(files.summary_json.c_str(), f);
     std::fputc('\n', f);
   }));
 
   auto seed_of = [&](std::size_t i) -> unsigned long long { return i < files.seeds.size() ? files.seeds[i] : 0; };
-  ROCELAB_RETURN_IF_ERROR(write_file(base / "flows.csv", [&](std::FILE* f) {
+  ROCELAB_RETURN_IF_ERROR(write_file(base / "flows.csv", existing, [&](std::FILE* f) {
     std::fputs("repeat,seed,src,dst,qp,priority,kind,bytes,start_ns,end_ns,fct_ns,ideal_fct_ns,slowdown,"
                "retransmits,ce_marked,cnps,tag\n", f);
     // A count the NIC did not measure is an empty cell, never 0.
@@ -82,7 +86,7 @@ status write_run_directory(const std::string& dir, const run_files& files) {
                      count(r.retransmits, r.retransmits_measured).c_str(), static_cast<unsigned long long>(r.ce_marked),
                      count(r.cnps, r.cnps_measured).c_str(), static_cast<unsigned long long>(r.tag));
   }));
-  ROCELAB_RETURN_IF_ERROR(write_file(base / "pauses.csv", [&](std::FILE* f) {
+  ROCELAB_RETURN_IF_ERROR(write_file(base / "pauses.csv", existing, [&](std::FILE* f) {
     std::fputs("repeat,seed,device,port,priority,start_ns,end_ns,duration_ns,source\n", f);
     for (std::size_t i = 0; i < files.repeats.size(); ++i)
       for (const pause_interval& p : files.repeats[i]->pauses) {
@@ -93,7 +97,7 @@ status write_run_directory(const std::string& dir, const run_files& files) {
                      to_string(p.source));
       }
   }));
-  ROCELAB_RETURN_IF_ERROR(write_file(base / "queues.csv", [&](std::FILE* f) {
+  ROCELAB_RETURN_IF_ERROR(write_file(base / "queues.csv", existing, [&](std::FILE* f) {
     std::fputs("repeat,seed,device,port,queue,t_ns,bytes\n", f);
     for (std::size_t i = 0; i < files.repeats.size(); ++i)
       for (const queue_sample& q : files.repeats[i]->queues) {
@@ -103,7 +107,7 @@ status write_run_directory(const std::string& dir, const run_files& files) {
                      static_cast<unsigned long long>(q.bytes));
       }
   }));
-  ROCELAB_RETURN_IF_ERROR(write_file(base / "counters.csv", [&](std::FILE* f) {
+  ROCELAB_RETURN_IF_ERROR(write_file(base / "counters.csv", existing, [&](std::FILE* f) {
     std::fputs("repeat,seed,device,port,name,t_ns,value\n", f);
     for (std::size_t i = 0; i < files.repeats.size(); ++i)
       for (const counter_sample& c : files.repeats[i]->counters) {
@@ -113,7 +117,7 @@ status write_run_directory(const std::string& dir, const run_files& files) {
                      static_cast<unsigned long long>(c.value));
       }
   }));
-  ROCELAB_RETURN_IF_ERROR(write_file(base / "allreduce.csv", [&](std::FILE* f) {
+  ROCELAB_RETURN_IF_ERROR(write_file(base / "allreduce.csv", existing, [&](std::FILE* f) {
     std::fputs("repeat,seed,iteration,algorithm,ranks,bytes,time_ns,algbw_gbps,busbw_gbps\n", f);
     for (std::size_t i = 0; i < files.repeats.size(); ++i) {
       std::size_t iteration = 0;

@@ -109,18 +109,28 @@ result<opened_sweep> open_sweep(store::run_store& db, const experiment_spec& spe
   }
   opened_sweep out;
   if (found) {
-    auto rows = db.trials(found->id);
-    if (!rows) return rows.error().with_context("reading the trials of sweep " + std::to_string(found->id));
-    for (const auto& r : *rows) {
-      auto t = from_record(r, settings);
-      if (!t) return t.error();
-      if (t->index != out.trials.size())
-        return status(error_code::malformed_input, "sweep " + std::to_string(found->id) + " misses trial " +
-                                                       std::to_string(out.trials.size()));
-      out.trials.push_back(std::move(*t));
-    }
+    const auto load_trials = [&]() -> status {
+      out.trials.clear();
+      auto rows = db.trials(found->id);
+      if (!rows) return rows.error().with_context("reading the trials of sweep " + std::to_string(found->id));
+      for (const auto& r : *rows) {
+        auto t = from_record(r, settings);
+        if (!t) return t.error();
+        if (t->index != out.trials.size())
+          return status(error_code::malformed_input, "sweep " + std::to_string(found->id) + " misses trial " +
+                                                         std::to_string(out.trials.size()));
+        out.trials.push_back(std::move(*t));
+      }
+      return status::success();
+    };
+    ROCELAB_RETURN_IF_ERROR(load_trials());
     // A finished sweep is reused only when asked for or when the budget grew.
     if (resume || out.trials.size() < settings.budget) {
+      // Claimed before its trials are read again: those are what this process continues.
+      auto claim = store::sweep_claim::take(db.path(), found->id);
+      if (!claim) return claim.error();
+      out.claim = std::move(*claim);
+      ROCELAB_RETURN_IF_ERROR(load_trials());
       out.id = found->id;
       out.resumed = true;
       return out;
@@ -136,6 +146,9 @@ result<opened_sweep> open_sweep(store::run_store& db, const experiment_spec& spe
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   auto id = db.begin_sweep(info);
   if (!id) return id.error().with_context("starting sweep " + settings.name);
+  auto claim = store::sweep_claim::take(db.path(), *id);
+  if (!claim) return claim.error();
+  out.claim = std::move(*claim);
   out.id = *id;
   return out;
 }

@@ -14,7 +14,13 @@ result<std::unique_ptr<soft_switch_driver>> soft_switch_driver::connect(soft_swi
   if (!st.ok()) return st.error();
   if (!st->contains("ports") || !(*st)["ports"].is_array())
     return status(error_code::malformed_input, "soft switch at " + d->options_.control_socket + ": status has no ports");
-  for (const auto& p : (*st)["ports"]) d->port_names_.push_back(p.value("name", ""));
+  for (const auto& p : (*st)["ports"]) {
+    if (!p.is_object() || !p.contains("name") || !p["name"].is_string())
+      return status(error_code::malformed_input, "soft switch at " + d->options_.control_socket +
+                                                     ": status ports: expected objects with a string name, found " +
+                                                     p.dump());
+    d->port_names_.push_back(p["name"].get<std::string>());
+  }
   return d;
 }
 
@@ -26,9 +32,15 @@ result<json> soft_switch_driver::call(const json& request) {
   if (!client.ok()) return client.error().with_context(context);
   auto response = client->call(request, options_.timeout);
   if (!response.ok()) return response.error().with_context(context);
-  if (!response->value("ok", false)) {
-    std::string message = response->value("error", std::string("failed"));
-    if (response->contains("field")) message = (*response)["field"].get<std::string>() + ": " + message;
+  if (!response->is_object())
+    return status(error_code::malformed_input,
+                  context + ": expected an object as the response, found " + std::string(response->type_name()));
+  const auto ok = response->find("ok");
+  if (ok == response->end() || !ok->is_boolean() || !ok->get<bool>()) {
+    const auto error = response->find("error");
+    std::string message = error != response->end() && error->is_string() ? error->get<std::string>() : "failed";
+    if (const auto field = response->find("field"); field != response->end() && field->is_string())
+      message = field->get<std::string>() + ": " + message;
     return status(error_code::invalid_argument, context + ": " + message);
   }
   return *response;

@@ -273,6 +273,7 @@ status set_shared(json& db, const std::string& table, const std::string& key, co
 
 result<json> to_config_db_changes(const switch_settings& settings, const json& running, const sonic_options& options) {
   ROCELAB_RETURN_IF_ERROR(validate(settings).with_context("SONiC config"));
+  ROCELAB_RETURN_IF_ERROR(check_config_db_shape(running, "config_db"));
   ROCELAB_RETURN_IF_ERROR(check_names(settings));
   json db = json::object();
   std::map<std::string, std::string> owners;
@@ -400,6 +401,7 @@ result<json> sonic_switch_driver::read_config_db() {
   auto j = json::parse(*out, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     return status(error_code::malformed_input, "SONiC " + options_.host + ": sonic-cfggen printed no JSON object");
+  ROCELAB_RETURN_IF_ERROR(check_config_db_shape(j, "SONiC " + options_.host + " config_db"));
   return j;
 }
 
@@ -500,7 +502,63 @@ result<switch_settings> sonic_switch_driver::read_settings(const std::vector<std
 
 std::string dscp_to_tc_map_name(const json& running, const std::string& port) { return dscp_map_of(running, port); }
 
-switch_settings settings_from_config_db(const json& config_db, const std::vector<std::string>& ports) {
+namespace {
+
+// The config_db tables this driver reads and, per entry, the fields it reads. SONiC's
+// config_db holds every field value as a string (redis hash fields); DSCP_TO_TC_MAP
+// entries are maps of DSCP -> TC, every value read.
+struct table_shape {
+  const char* table;
+  std::vector<const char*> fields;  // empty: every field of an entry is read
+};
+
+const std::vector<table_shape>& tables_read() {
+  static const std::vector<table_shape> shapes{
+      {"WRED_PROFILE", {"ecn", "wred_green_enable", "green_min_threshold", "green_max_threshold",
+                        "green_drop_probability"}},
+      {"QUEUE", {"wred_profile"}},
+      {"PORT_QOS_MAP", {"pfc_enable", "dscp_to_tc_map"}},
+      {"DSCP_TO_TC_MAP", {}},
+      {"BUFFER_PG", {"profile"}},
+      {"BUFFER_PROFILE", {"size", "xoff", "xon", "xon_offset", "dynamic_th"}},
+      {"MIRROR_SESSION", {"direction", "src_port", "dst_port", "src_ip", "dst_ip", "dscp", "ttl"}},
+      {"DEVICE_METADATA", {"hwsku"}},
+  };
+  return shapes;
+}
+
+std::string a_type_name(const json& j) {
+  const std::string t = j.type_name();
+  return (t == "array" || t == "object" ? "an " : "a ") + t;
+}
+
+}  // namespace
+
+status check_config_db_shape(const json& config_db, const std::string& source) {
+  const auto wrong = [&](const std::string& where, const char* expected, const json& found) {
+    return status(error_code::malformed_input,
+                  source + ": " + where + ": expected " + expected + ", found " + a_type_name(found));
+  };
+  if (!config_db.is_object()) return wrong("the config_db", "an object of tables", config_db);
+  for (const auto& shape : tables_read()) {
+    const auto table = config_db.find(shape.table);
+    if (table == config_db.end()) continue;
+    if (!table->is_object()) return wrong(std::string("table ") + shape.table, "an object of keys", *table);
+    for (const auto& [key, entry] : table->items()) {
+      const std::string where = std::string(shape.table) + "|" + key;
+      if (!entry.is_object()) return wrong(where, "an object of fields", entry);
+      for (const auto& [field, value] : entry.items()) {
+        const bool read = shape.fields.empty() || std::any_of(shape.fields.begin(), shape.fields.end(),
+                                                              [&](const char* f) { return field == f; });
+        if (read && !value.is_string()) return wrong(where + " field " + field, "a string", value);
+      }
+    }
+  }
+  return status::success();
+}
+
+result<switch_settings> settings_from_config_db(const json& config_db, const std::vector<std::string>& ports) {
+  ROCELAB_RETURN_IF_ERROR(check_config_db_shape(config_db, "config_db"));
   const json* db = &config_db;
   const json empty = json::object();
   auto table = [&](const char* name) -> const json& {

@@ -52,7 +52,10 @@ struct executor_options {
   std::string rocelab_binary;           // empty: this program
   // Token, worker logs and (without db) the controller's store; empty: .rocelab/sweeps/<pid>
   // in the current directory, removed when the workers end well (kept after a failure or
-  // an interruption, for their logs). On a shared filesystem for Slurm workers.
+  // an interruption, for their logs; the token is removed always). A sweep killed outright
+  // (kill -9) leaves its token: the next executor started here removes the directories of
+  // such sweeps whose process is gone (cli/src/killed_sweeps.hpp). On a shared filesystem
+  // for Slurm workers.
   std::string work_dir;
   std::string slurm_prefix;             // where sbatch & co. are; empty: PATH
   std::chrono::milliseconds worker_start_timeout{60000};

@@ -147,6 +147,10 @@ struct run_outcome {
   std::int64_t run = 0;  // store id
   std::string status;    // completed | partial | interrupted | failed
   std::string error;
+  // Non-empty: the run ran, but the store could not keep its records (a full disk): why.
+  // The run is `failed` in the store (when it could say so) and `result` holds every
+  // record, for the caller to keep elsewhere (rocelab run's records.db).
+  std::string store_error;
   experiments::experiment_result result;
   std::vector<agent_view> agents;
 };

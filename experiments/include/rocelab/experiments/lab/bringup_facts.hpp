@@ -56,9 +56,10 @@ struct sysfs_host_options {
 [[nodiscard]] switch_facts read_soft_switch_facts(const agents::lab::lab_state& lab, const std::string& name,
                                                   const std::vector<std::string>& ports);
 
-// A SONiC switch's facts from a config_db dump. Pure.
-[[nodiscard]] switch_facts sonic_switch_facts(const nlohmann::json& config_db, const std::string& name,
-                                              const std::vector<std::string>& ports);
+// A SONiC switch's facts from a config_db dump. Pure. Errors: a table, key or field of the
+// wrong JSON type (malformed_input naming it; fabric::drivers::check_config_db_shape).
+[[nodiscard]] result<switch_facts> sonic_switch_facts(const nlohmann::json& config_db, const std::string& name,
+                                                      const std::vector<std::string>& ports);
 // The same, reading the running config_db over SSH (fabric/drivers/sonic_switch_driver.hpp).
 [[nodiscard]] switch_facts read_sonic_switch_facts(fabric::drivers::sonic_options options, const std::string& name,
                                                    const std::vector<std::string>& ports);

@@ -12,6 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "rocelab/common/output_file.hpp"
+#include <vector>
+
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
 #include "rocelab/experiments/run/summary.hpp"
@@ -40,7 +43,9 @@ struct size_bucket {
 
 [[nodiscard]] std::string multi_run_html(const std::vector<report_run>& runs);
 [[nodiscard]] std::string multi_run_json(const std::vector<report_run>& runs);
-// Errors: fewer than two runs (invalid_argument); the directory or a file cannot be written.
-[[nodiscard]] status write_multi_run_report(const std::string& dir, const std::vector<report_run>& runs);
+// Errors: fewer than two runs (invalid_argument); the directory or a file cannot be written;
+// with refuse, one of the files exists already (common/output_file.hpp; nothing written).
+[[nodiscard]] status write_multi_run_report(const std::string& dir, const std::vector<report_run>& runs,
+                                            existing_output existing = existing_output::refuse);
 
 }  // namespace rocelab::experiments

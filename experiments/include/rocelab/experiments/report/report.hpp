@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "rocelab/common/output_file.hpp"
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
 #include "rocelab/experiments/analysis/attribution.hpp"
@@ -114,7 +115,10 @@ struct run_analysis {
 // file name -> contents, for every CSV and report.json.
 [[nodiscard]] std::map<std::string, std::string> report_tables(const run_analysis& a);
 
-// Creates `dir` and writes report.html and the tables; errors name the file.
-[[nodiscard]] status write_report(const std::string& dir, const run_analysis& a, const report_options& options = {});
+// Creates `dir` and writes report.html and the tables (common/output_file.hpp: never
+// through a symlink; with refuse, a directory holding one of them already is refused
+// before any is written); errors name the file.
+[[nodiscard]] status write_report(const std::string& dir, const run_analysis& a, const report_options& options = {},
+                                  existing_output existing = existing_output::refuse);
 
 }  // namespace rocelab::experiments

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "rocelab/common/output_file.hpp"
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
 
@@ -27,7 +28,15 @@ struct run_files {
   std::vector<const run_records*> repeats;  // records of each repeat
 };
 
-// Creates `dir` (and parents) and writes the files; errors name the file.
-[[nodiscard]] status write_run_directory(const std::string& dir, const run_files& files);
+// The names of a run directory: write_run_directory's files and records.db, the run as its
+// store keeps it (store/whole_run.hpp; written by `rocelab run`, read by `runs import`).
+[[nodiscard]] const std::vector<std::string>& run_directory_files();
+
+// Creates `dir` (and parents) and writes the files; errors name the file. Each file goes
+// through common/output_file.hpp: never written through a symlink; with
+// existing_output::refuse a directory that holds any of run_directory_files() already is
+// refused, naming it, before anything is written (the commands' --force replaces).
+[[nodiscard]] status write_run_directory(const std::string& dir, const run_files& files,
+                                         existing_output existing = existing_output::refuse);
 
 }  // namespace rocelab::experiments

@@ -20,6 +20,7 @@
 #include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/experiments/tuning/tuning.hpp"
 #include "rocelab/store/run_store.hpp"
+#include "rocelab/store/sweep_claim.hpp"
 
 namespace rocelab::experiments {
 
@@ -31,11 +32,14 @@ struct opened_sweep {
   std::int64_t id = 0;
   bool resumed = false;
   std::vector<trial> trials;  // stored trials in index order (empty when new)
+  store::sweep_claim claim;   // this process's claim on the sweep: hold it while trials are added
 };
 
 // `resume`: a sweep id to continue (its identity must match: a different spec or search
 // is an error naming what differs). Without it: the newest sweep with the same name and
-// identity whose trials are fewer than the budget, else a new sweep.
+// identity whose trials are fewer than the budget, else a new sweep. The sweep is claimed
+// (store/sweep_claim.hpp) before its trials are read: a sweep another process is running
+// is refused (unavailable, naming that process's pid and host).
 [[nodiscard]] result<opened_sweep> open_sweep(store::run_store& db, const experiment_spec& spec,
                                               const tuning_settings& settings, std::optional<std::int64_t> resume);
 

@@ -90,9 +90,16 @@ struct sonic_options {
 // The settings of `ports` and the mirror session a config_db dump holds, as read_settings()
 // gives them: WRED of the queues that name a profile, PORT_QOS_MAP pfc_enable, the
 // DSCP_TO_TC_MAP each port is bound to, the BUFFER_PG profiles (range keys expanded), and
-// the session "rocelab" if present, else the first. Pure.
-[[nodiscard]] switch_settings settings_from_config_db(const nlohmann::json& config_db,
-                                                      const std::vector<std::string>& ports);
+// the session "rocelab" if present, else the first. Pure. Errors: check_config_db_shape's.
+[[nodiscard]] result<switch_settings> settings_from_config_db(const nlohmann::json& config_db,
+                                                              const std::vector<std::string>& ports);
+// Checks the shape of every part of a config_db (a switch's, or a dump in a file) that this
+// driver reads: the dump an object, each table it reads an object of keys, each key an
+// object of fields, each field it reads a string. Errors are malformed_input naming
+// `source`, the table, key and field, the type expected and the type found
+// ("config_db: MIRROR_SESSION|everflow0: expected an object of fields, found a number").
+// read_config_db, settings_from_config_db and to_config_db_changes check before use.
+[[nodiscard]] status check_config_db_shape(const nlohmann::json& config_db, const std::string& source);
 // The DSCP_TO_TC_MAP that PORT_QOS_MAP|<port> (else |global) binds; empty: none.
 [[nodiscard]] std::string dscp_to_tc_map_name(const nlohmann::json& config_db, const std::string& port);
 
