@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -114,7 +115,16 @@ struct worker_entry {
   std::shared_ptr<protocol::connection> conn;
   bool alive = true;
   std::uint32_t trials_done = 0;
-  std::optional<protocol::trial_result> partial;  // pieces of a result so far (split_trial_result)
+  // Trials sent to this session and not yet answered, in order: a worker answers them in
+  // the order given (a cancelled one too, before the next), so a piece for any other is
+  // not an answer.
+  std::deque<trial_assignment_plan> given;
+  // Pieces of its result so far (split_trial_result), their count and held_bytes; held at
+  // most options_.max_trial_result_pieces and max_partial_result_bytes, dropped with the
+  // session.
+  std::optional<protocol::trial_result> partial;
+  std::size_t partial_pieces = 0;
+  std::size_t partial_bytes = 0;
 };
 
 class controller::impl {
@@ -161,13 +171,17 @@ class controller::impl {
 
   asio::awaitable<void> worker_session(std::shared_ptr<protocol::connection> conn, protocol::register_worker r);
   asio::awaitable<void> worker_heartbeats(std::shared_ptr<worker_entry> w);
-  void on_trial_result(worker_entry& w, protocol::trial_result r);
+  // A piece of a result from `w`; an error drops the worker (why): an answer to a trial it
+  // was not given, a result past the caps, or one check_trial_result refuses.
+  status on_trial_result(worker_entry& w, protocol::trial_result r);
   // Gives queued trials to idle workers (io thread).
   void dispatch_trials();
   // Hands a finished trial to the run_trial waiting for it (io thread).
   void finish_trial(const trial_finish& f, protocol::trial_result* result, const worker_entry* w);
   [[nodiscard]] worker_view view_of_worker(const worker_entry& w) const;
   [[nodiscard]] bool any_worker_alive() const;
+  // A worker session is open (io thread).
+  [[nodiscard]] bool any_worker_connected() const;
 
   // ---- jobs (jobs.cpp) ----
 

@@ -191,7 +191,7 @@ result<experiments::experiment_result> controller::run_on_worker(const experimen
                                                                  const std::function<bool()>& cancel_requested) {
   experiments::experiment_spec sent = spec;
   ROCELAB_RETURN_IF_ERROR(experiments::inline_file_references(sent));
-  auto r = run_trial({experiments::to_yaml(sent), spec.name + ".yaml"}, cancel_requested);
+  auto r = run_trial({experiments::to_yaml(sent), spec.name + ".yaml", spec.seed, spec.repeats}, cancel_requested);
   experiments::experiment_result out;
   if (!r.completed) {
     // Cancelled by its requester: an interrupted run with nothing measured.

@@ -70,6 +70,11 @@ struct controller_options {
   std::size_t max_unauthenticated = 64;
   std::chrono::milliseconds unauthenticated_grace{1000};  // before one may be shed for a newer one
   std::size_t max_runs_per_client = 8;  // in flight on one client connection; more are refused
+  // A worker's result arriving in pieces (done=false) is held at most this many pieces per
+  // trial and this many bytes per worker connection (trial_result_check.hpp's held_bytes);
+  // past either the worker is dropped and its trial goes to another (trial_queue.hpp).
+  std::size_t max_trial_result_pieces = 4096;
+  std::size_t max_partial_result_bytes = 256u << 20;
   // Fault injection for tests: called on a submitted run's thread once its outcome is
   // stored, before the answer is sent (a test ends the process here).
   std::function<void(std::int64_t run)> after_run_stored;
