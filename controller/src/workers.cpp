@@ -78,6 +78,8 @@ asio::awaitable<void> controller::impl::worker_session(std::shared_ptr<connectio
   }
   conn->close();
   w->alive = false;
+  // Forgotten once gone (a newer session of its name stays).
+  if (auto it = workers_.find(name); it != workers_.end() && it->second == w) workers_.erase(it);
   w->partial.reset();
   w->partial_pieces = w->partial_bytes = 0;
   const bool others = any_worker_connected();

@@ -4,8 +4,11 @@
 // and per-agent clock offsets, and runs experiments into the run store.
 //
 // Registry: an agent registers with hello{name}; the controller probes its clock every
-// heartbeat_interval (the probes are the heartbeats) and marks it lost when nothing has
-// come for agent_timeout. A second agent with the same name replaces the first.
+// heartbeat_interval (the probes are the heartbeats) and drops it when nothing has come
+// for agent_timeout. A second agent with the same name replaces the first. Agents and
+// workers are forgotten once their session ends (agents() and workers() list connected
+// ones), so names passing through cost nothing later; a run lists the agents registered at
+// its start, and one that left before the run ended is stored `lost` for that run only.
 //
 // Lifecycle of a run (run_spec): validate the spec (and, for a lab backend, against the
 // inventory); store the run `running`; snapshot-and-apply NIC settings on the agents;
