@@ -197,6 +197,7 @@ asio::awaitable<void> controller::impl::session(std::shared_ptr<connection> conn
     log("rejected " + conn->peer() + ": " + st.message());
     co_return;
   }
+  conn->share_read_budget(read_budget_);
   conn->start_writer();
   auto first = co_await conn->read(options_.handshake_timeout, max_hello_bytes);
   pending.reset();
@@ -247,6 +248,8 @@ std::uint16_t controller::port() const {
   boost::system::error_code ec;
   return impl_->acceptor_.local_endpoint(ec).port();
 }
+
+std::size_t controller::buffered_bytes() const noexcept { return impl_->read_budget_->held(); }
 
 const std::string& controller::db_path() const noexcept { return impl_->options_.db_path; }
 

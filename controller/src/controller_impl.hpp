@@ -239,6 +239,8 @@ class controller::impl {
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
   std::unique_ptr<protocol::tls_context> tls_;
+  std::shared_ptr<protocol::read_budget> read_budget_ =
+      std::make_shared<protocol::read_budget>(options_.max_buffered_bytes);
   tcp::acceptor acceptor_;
   clock_responder clock_service_;
   std::thread thread_;

@@ -73,6 +73,11 @@ struct controller_options {
   std::size_t max_unauthenticated = 64;
   std::chrono::milliseconds unauthenticated_grace{1000};  // before one may be shed for a newer one
   std::size_t max_runs_per_client = 8;  // in flight on one client connection; more are refused
+  // Bytes of frames being read, across every connection past its TLS handshake, beyond
+  // each frame's first 64 KiB (protocol/read_budget.hpp): a body past what is left waits
+  // for room within its read deadline, and its connection closes past that. Bodies are
+  // held as their bytes arrive, never allocated to their declared size.
+  std::size_t max_buffered_bytes = 64u << 20;
   // A worker's result arriving in pieces (done=false) is held at most this many pieces per
   // trial and this many bytes per worker connection (trial_result_check.hpp's held_bytes);
   // past either the worker is dropped and its trial goes to another (trial_queue.hpp).
@@ -249,6 +254,9 @@ class controller {
   // and refuses further submissions; returns at once. Safe from any thread (a signal
   // watcher); the destructor then waits for the runs to end.
   void cancel_runs() noexcept;
+
+  // Bytes held now for frames being read (every connection, free allowances included).
+  [[nodiscard]] std::size_t buffered_bytes() const noexcept;
 
   // The store file; callers open their own read-only handle to read it.
   [[nodiscard]] const std::string& db_path() const noexcept;
