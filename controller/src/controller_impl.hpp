@@ -145,6 +145,11 @@ class controller::impl {
   // Closes the oldest connections that have not said hello until at most `keep` remain;
   // true when it closed one.
   bool shed_unauthenticated(std::size_t keep);
+  // Before a connection from `source` is served: while it would pass max_unauthenticated
+  // or max_unauthenticated_per_source, sheds the oldest connection (of that source when
+  // its own cap binds) that has sent nothing yet, else the oldest once it has had its
+  // grace, else waits (a handshake under way ends or ages).
+  asio::awaitable<void> make_room(const asio::ip::address& source);
   // Closes every client once its queue is written, or at final_flush at the latest.
   asio::awaitable<void> close_clients_once_flushed();
 
@@ -229,6 +234,8 @@ class controller::impl {
   struct unauthenticated_connection {
     std::weak_ptr<protocol::connection> conn;
     std::chrono::steady_clock::time_point accepted;
+    asio::ip::address source;
+    bool spoke = false;  // its first bytes came (the TLS handshake began)
   };
   std::map<std::uint64_t, unauthenticated_connection> unauthenticated_;  // by accept order
   std::map<std::uint64_t, std::weak_ptr<protocol::connection>> clients_;

@@ -51,6 +51,21 @@ void connection::close() {
   wake_.cancel();
 }
 
+asio::awaitable<bool> connection::wait_readable(std::chrono::milliseconds timeout) {
+  asio::steady_timer deadline(stream_.get_executor(), timeout);
+  auto outcome = co_await (stream_.lowest_layer().async_wait(asio::socket_base::wait_read, nothrow) ||
+                           deadline.async_wait(nothrow));
+  if (outcome.index() == 0 && !std::get<0>(std::get<0>(outcome))) co_return true;
+  close();
+  co_return false;
+}
+
+std::size_t connection::unread_bytes() const noexcept {
+  boost::system::error_code ec;
+  const std::size_t n = stream_.lowest_layer().available(ec);
+  return ec ? 0 : n;
+}
+
 asio::awaitable<status> connection::handshake(asio::ssl::stream_base::handshake_type type,
                                               std::chrono::milliseconds timeout) {
   asio::steady_timer deadline(stream_.get_executor(), timeout);

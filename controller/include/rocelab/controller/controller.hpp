@@ -25,14 +25,19 @@
 // run_spec() and run_jobs() block the calling thread (never call them from a handler).
 // Clients' submit_run requests each run on a thread of their own, joined as it ends.
 //
-// Abuse: connections that have not said hello yet (TLS handshake or first frame pending)
-// are capped at max_unauthenticated. At the cap, a new connection waits (the next ones in
-// the listen backlog) until one of those ends or the oldest has had unauthenticated_grace,
-// which is then shed: a crowd of agents reconnecting together all get in, idle
-// connections cannot lock anyone out for longer than the grace, and none is shed while
-// no one waits. Their first frame may be at most
-// max_hello_bytes. An accept that fails for want of file descriptors or kernel memory sheds
-// the oldest of them and otherwise waits (10 ms doubling to 1 s) before accepting again.
+// Abuse: connections that have not said hello yet (first bytes, TLS handshake or first
+// frame pending, at most handshake_timeout from their accept) are capped at
+// max_unauthenticated, and at max_unauthenticated_per_source from one peer address. A new
+// connection past a cap first sheds the oldest one that has sent nothing for silent_grace
+// (an idle TCP connection, not a handshake under way), so idle connections keep no
+// authenticating peer out (64 slots / 200 ms: 320 idle connections a second are shed as
+// fast as they come, a backlog of 500 in under 2 s). Past a cap with every connection
+// mid-handshake, the new one waits (the next ones in the listen backlog) until one of
+// those ends or the oldest has had unauthenticated_grace, which is then shed: a crowd of
+// agents reconnecting together all get in, and none is shed while no one waits. Their
+// first frame may be at most max_hello_bytes. An accept that fails for want of file
+// descriptors or kernel memory sheds the oldest of them and otherwise waits (10 ms
+// doubling to 1 s) before accepting again.
 // A submitted run with a submission id already in flight is attached to that run, not run
 // twice; a retry also finds it in the store (protocol/messages.hpp, submit_run).
 
@@ -66,12 +71,16 @@ struct controller_options {
   std::chrono::milliseconds heartbeat_interval{250};
   std::chrono::milliseconds agent_timeout{2000};
   std::chrono::milliseconds deadman{5000};       // what agents are told to use (at most)
-  std::chrono::milliseconds handshake_timeout{5000};
+  std::chrono::milliseconds handshake_timeout{5000};  // from accept to hello: first bytes, TLS, first frame
   std::chrono::milliseconds start_lead{300};     // T0 is this far (plus the worst RTT) ahead
   experiments::virtual_backend_options virtual_options;
   bool log = true;
   std::size_t max_unauthenticated = 64;
-  std::chrono::milliseconds unauthenticated_grace{1000};  // before one may be shed for a newer one
+  std::size_t max_unauthenticated_per_source = 32;  // from one peer address
+  std::chrono::milliseconds unauthenticated_grace{1000};  // before one that spoke may be shed for a newer one
+  // One that has sent nothing for this long is idle: the first shed at a cap (a peer about
+  // to speak, such as an agent of a crowd whose thread is busy, gets this long).
+  std::chrono::milliseconds silent_grace{200};
   std::size_t max_runs_per_client = 8;  // in flight on one client connection; more are refused
   // Bytes of frames being read, across every connection past its TLS handshake, beyond
   // each frame's first 64 KiB (protocol/read_budget.hpp): a body past what is left waits

@@ -48,6 +48,11 @@ class connection : public std::enable_shared_from_this<connection> {
   explicit connection(tls_stream stream);
   ~connection();
 
+  // Waits until the peer has sent something (its first bytes: a TLS ClientHello) or
+  // `timeout` passed; false (and the connection closed) when nothing came or it closed.
+  asio::awaitable<bool> wait_readable(std::chrono::milliseconds timeout);
+  // Bytes the peer sent that nobody has read yet (the kernel's receive buffer); 0 on error.
+  [[nodiscard]] std::size_t unread_bytes() const noexcept;
   // TLS handshake as server or client; on failure the connection is closed.
   asio::awaitable<status> handshake(asio::ssl::stream_base::handshake_type type, std::chrono::milliseconds timeout);
   // The next message, or why there is none (closed, deadline, malformed, a body over
