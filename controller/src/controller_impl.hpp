@@ -125,6 +125,7 @@ struct worker_entry {
   std::optional<protocol::trial_result> partial;
   std::size_t partial_pieces = 0;
   std::size_t partial_bytes = 0;
+  std::size_t partial_string_bytes = 0;  // string_bytes of the pieces so far
 };
 
 class controller::impl {

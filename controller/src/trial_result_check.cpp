@@ -80,22 +80,35 @@ status check_trial_result(const protocol::trial_result& r, const trial_work& exp
   return status::success();
 }
 
-std::size_t held_bytes(const protocol::trial_result& r) {
-  std::size_t n = sizeof r + r.error.size();
+std::size_t vector_bytes(const protocol::trial_result& r) {
+  std::size_t n = sizeof r + r.repeats.capacity() * sizeof(protocol::trial_repeat);
   for (const auto& rep : r.repeats) {
     const run_records& x = rep.records;
-    n += sizeof rep + x.backend.size();
-    for (const auto& s : x.hosts) n += sizeof s + s.size();
-    for (const auto& s : x.devices) n += sizeof s + s.size();
-    n += x.flows.size() * sizeof(flow_record) + x.pauses.size() * sizeof(pause_interval) +
-         x.queues.size() * sizeof(queue_sample) + x.events.size() * sizeof(congestion_event);
-    for (const auto& c : x.counters) n += sizeof c + c.name.size();
-    for (const auto& a : x.allreduce) n += sizeof a + a.algorithm.size();
-    for (const auto& s : x.lost_hosts) n += sizeof s + s.size();
-    for (const auto& s : x.degraded) n += sizeof s + s.size();
+    n += x.hosts.capacity() * sizeof(std::string) + x.devices.capacity() * sizeof(std::string) +
+         x.flows.capacity() * sizeof(flow_record) + x.pauses.capacity() * sizeof(pause_interval) +
+         x.counters.capacity() * sizeof(counter_sample) + x.queues.capacity() * sizeof(queue_sample) +
+         x.allreduce.capacity() * sizeof(allreduce_result) + x.events.capacity() * sizeof(congestion_event) +
+         x.lost_hosts.capacity() * sizeof(std::string) + x.degraded.capacity() * sizeof(std::string);
+  }
+  return n;
+}
+
+std::size_t string_bytes(const protocol::trial_result& r) {
+  std::size_t n = r.error.size();
+  for (const auto& rep : r.repeats) {
+    const run_records& x = rep.records;
+    n += x.backend.size();
+    for (const auto& s : x.hosts) n += s.size();
+    for (const auto& s : x.devices) n += s.size();
+    for (const auto& c : x.counters) n += c.name.size();
+    for (const auto& a : x.allreduce) n += a.algorithm.size();
+    for (const auto& s : x.lost_hosts) n += s.size();
+    for (const auto& s : x.degraded) n += s.size();
     for (const auto& [k, v] : x.start_offsets_ns) n += sizeof v + k.size() + 32;
   }
   return n;
 }
+
+std::size_t held_bytes(const protocol::trial_result& r) { return vector_bytes(r) + string_bytes(r); }
 
 }  // namespace rocelab::controller

@@ -81,7 +81,7 @@ asio::awaitable<void> controller::impl::worker_session(std::shared_ptr<connectio
   // Forgotten once gone (a newer session of its name stays).
   if (auto it = workers_.find(name); it != workers_.end() && it->second == w) workers_.erase(it);
   w->partial.reset();
-  w->partial_pieces = w->partial_bytes = 0;
+  w->partial_pieces = w->partial_bytes = w->partial_string_bytes = 0;
   const bool others = any_worker_connected();
   if (auto running = trials_.running_on(w->key)) {
     log("worker " + name + " lost with trial " + std::to_string(*running) + ": " + why);
@@ -126,11 +126,12 @@ status controller::impl::on_trial_result(worker_entry& w, trial_result piece) {
     return status::success();
   }
   ++w.partial_pieces;
-  w.partial_bytes += held_bytes(piece);
+  w.partial_string_bytes += string_bytes(piece);
   if (w.partial)
     append_trial_piece(*w.partial, std::move(piece));
   else
     w.partial = std::move(piece);
+  w.partial_bytes = w.partial_string_bytes + vector_bytes(*w.partial);
   if (!w.partial->done) {
     if (w.partial_pieces >= options_.max_trial_result_pieces)
       return status(error_code::resource_exhausted, "its result for " + trial + " did not end within " +
@@ -144,7 +145,7 @@ status controller::impl::on_trial_result(worker_entry& w, trial_result piece) {
   w.given.pop_front();
   trial_result r = std::move(*w.partial);
   w.partial.reset();
-  w.partial_pieces = w.partial_bytes = 0;
+  w.partial_pieces = w.partial_bytes = w.partial_string_bytes = 0;
   if (const trial_work* work = trials_.work(r.trial))
     if (auto st = check_trial_result(r, *work); !st.ok())
       return st.with_context("its result for " + trial + " was refused");
