@@ -80,15 +80,14 @@ status check_trial_result(const protocol::trial_result& r, const trial_work& exp
   return status::success();
 }
 
-std::size_t vector_bytes(const protocol::trial_result& r) {
-  std::size_t n = sizeof r + r.repeats.capacity() * sizeof(protocol::trial_repeat);
+std::size_t record_bytes(const protocol::trial_result& r) {
+  std::size_t n = sizeof r + r.repeats.size() * sizeof(protocol::trial_repeat);
   for (const auto& rep : r.repeats) {
     const run_records& x = rep.records;
-    n += x.hosts.capacity() * sizeof(std::string) + x.devices.capacity() * sizeof(std::string) +
-         x.flows.capacity() * sizeof(flow_record) + x.pauses.capacity() * sizeof(pause_interval) +
-         x.counters.capacity() * sizeof(counter_sample) + x.queues.capacity() * sizeof(queue_sample) +
-         x.allreduce.capacity() * sizeof(allreduce_result) + x.events.capacity() * sizeof(congestion_event) +
-         x.lost_hosts.capacity() * sizeof(std::string) + x.degraded.capacity() * sizeof(std::string);
+    n += (x.hosts.size() + x.devices.size() + x.lost_hosts.size() + x.degraded.size()) * sizeof(std::string) +
+         x.flows.size() * sizeof(flow_record) + x.pauses.size() * sizeof(pause_interval) +
+         x.counters.size() * sizeof(counter_sample) + x.queues.size() * sizeof(queue_sample) +
+         x.allreduce.size() * sizeof(allreduce_result) + x.events.size() * sizeof(congestion_event);
   }
   return n;
 }
@@ -109,6 +108,6 @@ std::size_t string_bytes(const protocol::trial_result& r) {
   return n;
 }
 
-std::size_t held_bytes(const protocol::trial_result& r) { return vector_bytes(r) + string_bytes(r); }
+std::size_t held_bytes(const protocol::trial_result& r) { return 2 * record_bytes(r) + string_bytes(r); }
 
 }  // namespace rocelab::controller

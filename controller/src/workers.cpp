@@ -125,23 +125,24 @@ status controller::impl::on_trial_result(worker_entry& w, trial_result piece) {
     }
     return status::success();
   }
+  // Counted before the piece is appended: past the cap nothing more is allocated.
   ++w.partial_pieces;
   w.partial_string_bytes += string_bytes(piece);
-  if (w.partial)
-    append_trial_piece(*w.partial, std::move(piece));
-  else
-    w.partial = std::move(piece);
-  w.partial_bytes = w.partial_string_bytes + vector_bytes(*w.partial);
-  if (!w.partial->done) {
+  w.partial_bytes = w.partial_string_bytes + 2 * (record_bytes(piece) + (w.partial ? record_bytes(*w.partial) : 0));
+  if (!piece.done) {
     if (w.partial_pieces >= options_.max_trial_result_pieces)
       return status(error_code::resource_exhausted, "its result for " + trial + " did not end within " +
                                                         std::to_string(options_.max_trial_result_pieces) + " pieces");
     if (w.partial_bytes > options_.max_partial_result_bytes)
-      return status(error_code::resource_exhausted, "its unfinished result for " + trial + " held " +
+      return status(error_code::resource_exhausted, "its unfinished result for " + trial + " would hold " +
                                                         std::to_string(w.partial_bytes) + " bytes (limit " +
                                                         std::to_string(options_.max_partial_result_bytes) + ")");
-    return status::success();
   }
+  if (w.partial)
+    append_trial_piece(*w.partial, std::move(piece));
+  else
+    w.partial = std::move(piece);
+  if (!w.partial->done) return status::success();
   w.given.pop_front();
   trial_result r = std::move(*w.partial);
   w.partial.reset();

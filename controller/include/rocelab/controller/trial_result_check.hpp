@@ -14,10 +14,11 @@
 // - pause intervals that end before they start, and host or device indexes past the
 //   run's name tables.
 //
-// held_bytes is what a result holds in memory: its record vectors as allocated (capacity,
-// which appending pieces grows up to twice what they hold) plus its strings. vector_bytes
-// is O(repeats) and string_bytes O(records), so the controller counts a result arriving in
-// pieces as the strings of each piece once plus the vectors of the whole so far.
+// held_bytes bounds what a result holds in memory as its pieces are appended: its records
+// twice (a vector appended to grows up to twice what it holds) plus its strings.
+// record_bytes is O(repeats) and string_bytes O(records), so the controller counts a
+// result arriving in pieces as the strings of each piece once plus the records of the
+// whole so far, before appending the next piece.
 
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +35,7 @@ inline constexpr std::int64_t max_result_time_ns = std::int64_t{1} << 50;
 [[nodiscard]] status check_trial_result(const protocol::trial_result& r, const trial_work& expected);
 
 [[nodiscard]] std::size_t held_bytes(const protocol::trial_result& r);
-[[nodiscard]] std::size_t vector_bytes(const protocol::trial_result& r);
+[[nodiscard]] std::size_t record_bytes(const protocol::trial_result& r);
 [[nodiscard]] std::size_t string_bytes(const protocol::trial_result& r);
 
 }  // namespace rocelab::controller
