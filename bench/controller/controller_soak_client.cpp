@@ -4,6 +4,8 @@
 // controller's footprint from /proc/PID as CSV:
 //   runs,elapsed_s,vm_size_kb,vm_rss_kb,fds,maps,threads
 // Exit status 1 when a run does not complete.
+// With --abuse KIND (names, pieces, bodies, idle; controller_abuse.hpp) it abuses the
+// controller instead and prints what that cost it and whether runs were still served.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -13,14 +15,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "controller_abuse.hpp"
 #include "rocelab/controller/client.hpp"
 #include "rocelab/protocol/security.hpp"
 
 namespace {
-
-const char* const tiny_spec =
-    "name: soak\nbackend: twin\nseed: 9\ntopology: {hosts: 3, link_gbps: 100}\n"
-    "workload: {incast: {receiver: 0, senders: 2, flow_bytes: 16KiB}}\n";
 
 struct footprint {
   long vm_kb = 0, rss_kb = 0, threads = 0;
@@ -52,16 +51,31 @@ int main(int argc, char** argv) {
   std::string controller, token_file;
   long pid = 0;
   int runs = 10000, every = 500;
+  std::string abuse, role = "worker";
+  int count = 1000, per_second = 100, seconds = 30;
   app.add_option("--controller", controller, "host:port")->required();
   app.add_option("--token-file", token_file, "the lab token")->required();
   app.add_option("--pid", pid, "the controller's process id (its /proc is read)")->required();
   app.add_option("--runs", runs, "remote runs")->capture_default_str();
   app.add_option("--every", every, "print the footprint every this many runs")->capture_default_str();
+  app.add_option("--abuse", abuse, "names | pieces | bodies | idle: abuse instead of soaking")
+      ->check(CLI::IsMember({"names", "pieces", "bodies", "idle"}));
+  app.add_option("--role", role, "names: worker | agent")->check(CLI::IsMember({"worker", "agent"}))->capture_default_str();
+  app.add_option("--count", count, "names: names; pieces: pieces; bodies: token holders")->capture_default_str();
+  app.add_option("--per-second", per_second, "idle: connections opened a second")->capture_default_str();
+  app.add_option("--seconds", seconds, "idle: for this long")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   auto token = rocelab::protocol::read_token_file(token_file);
   if (!token) {
     std::cerr << "controller_soak_client: " << token.error().message() << "\n";
     return 2;
+  }
+  if (!abuse.empty()) {
+    const rocelab::bench::abuse_target t{controller, *token, pid};
+    if (abuse == "names") return rocelab::bench::abuse_names(t, role, count);
+    if (abuse == "pieces") return rocelab::bench::abuse_pieces(t, count);
+    if (abuse == "bodies") return rocelab::bench::abuse_bodies(t, count);
+    return rocelab::bench::abuse_idle(t, per_second, seconds);
   }
   rocelab::controller::submit_options o;
   o.controller = controller;
@@ -78,7 +92,7 @@ int main(int argc, char** argv) {
   std::printf("runs,elapsed_s,vm_size_kb,vm_rss_kb,fds,maps,threads\n");
   print(0);
   for (int i = 1; i <= runs; ++i) {
-    auto done = rocelab::controller::submit_spec(o, tiny_spec, "soak.yaml", {});
+    auto done = rocelab::controller::submit_spec(o, rocelab::bench::tiny_spec, "soak.yaml", {});
     if (!done || done->status != "completed") {
       std::cerr << "controller_soak_client: run " << i << ": "
                 << (done ? done->status + " " + done->error : done.error().message()) << "\n";

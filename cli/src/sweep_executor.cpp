@@ -282,7 +282,7 @@ result<experiments::trial_runs> sweep_executor::impl::run(const experiments::exp
   }
   experiments::experiment_spec s = spec;
   ROCELAB_RETURN_IF_ERROR(experiments::inline_file_references(s));
-  auto r = controller_->run_trial({experiments::to_yaml(s), s.name + ".yaml"}, [this] {
+  auto r = controller_->run_trial({experiments::to_yaml(s), s.name + ".yaml", s.seed, s.repeats}, [this] {
     return (o_.stop_requested && o_.stop_requested()) || !failure().empty();
   });
   if (!r.completed) {

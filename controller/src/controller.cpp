@@ -125,6 +125,60 @@ bool controller::impl::shed_unauthenticated(std::size_t keep) {
   return shed;
 }
 
+asio::awaitable<void> controller::impl::make_room(const asio::ip::address& source) {
+  // Held, not yet served, while a handshake under way may still end: shedding at once, as
+  // for idle connections, would under a crowd of agents connecting together (a lab's
+  // controller restarting) close the handshakes furthest along to admit ones just begun,
+  // so few would ever finish.
+  const std::size_t cap = std::max<std::size_t>(options_.max_unauthenticated, 1);
+  const std::size_t source_cap = std::max<std::size_t>(options_.max_unauthenticated_per_source, 1);
+  asio::steady_timer pause(io_);
+  while (acceptor_.is_open()) {
+    std::size_t from_source = 0;
+    for (const auto& [id, u] : unauthenticated_) from_source += u.source == source ? 1 : 0;
+    const bool source_full = from_source >= source_cap;
+    if (!source_full && unauthenticated_.size() < cap) co_return;
+    // The candidates: that source's when its own cap binds, else all; oldest first.
+    const auto candidate = [&](const unauthenticated_connection& u) { return !source_full || u.source == source; };
+    const auto now = std::chrono::steady_clock::now();
+    // The oldest silent one (no byte yet, not even one the session has not looked at) once
+    // it has been silent for silent_grace: an idle connection, not a peer about to speak.
+    auto victim = unauthenticated_.end();
+    auto next_check = now + slot_poll_interval;
+    for (auto it = unauthenticated_.begin(); it != unauthenticated_.end(); ++it) {
+      if (!candidate(it->second)) continue;
+      auto c = it->second.conn.lock();
+      if (c && (it->second.spoke || c->unread_bytes() > 0)) continue;
+      if (!c || now >= it->second.accepted + options_.silent_grace) {
+        victim = it;
+        break;
+      }
+      next_check = std::min(next_check, it->second.accepted + options_.silent_grace);
+      break;  // the oldest silent one is not idle yet; younger ones are not either
+    }
+    auto oldest = std::find_if(unauthenticated_.begin(), unauthenticated_.end(),
+                               [&](const auto& e) { return candidate(e.second); });
+    if (victim == unauthenticated_.end() && oldest != unauthenticated_.end() &&
+        now >= oldest->second.accepted + options_.unauthenticated_grace)
+      victim = oldest;
+    if (victim != unauthenticated_.end()) {
+      if (auto c = victim->second.conn.lock()) {
+        log("shedding " + c->peer() + ": it has not authenticated and " +
+            (source_full ? std::to_string(from_source) + " connections from " + source.to_string()
+                         : std::to_string(unauthenticated_.size()) + " connections") +
+            " are waiting to (limit " + std::to_string(source_full ? source_cap : cap) + ")");
+        c->close();
+      }
+      unauthenticated_.erase(victim);
+      continue;
+    }
+    if (oldest != unauthenticated_.end())
+      next_check = std::min(next_check, oldest->second.accepted + options_.unauthenticated_grace);
+    pause.expires_at(next_check);
+    co_await pause.async_wait(nothrow);
+  }
+}
+
 void controller::impl::log(const std::string& line) const {
   if (options_.log) std::cerr << "rocelab controller: " << line << "\n";
 }
@@ -132,7 +186,6 @@ void controller::impl::log(const std::string& line) const {
 asio::awaitable<void> controller::impl::accept_loop() {
   asio::steady_timer pause(io_);
   std::chrono::milliseconds backoff{0};
-  const std::size_t cap = std::max<std::size_t>(options_.max_unauthenticated, 1);
   while (acceptor_.is_open()) {
     auto [ec, socket] = co_await acceptor_.async_accept(nothrow);
     if (ec) {
@@ -150,27 +203,15 @@ asio::awaitable<void> controller::impl::accept_loop() {
       continue;
     }
     backoff = std::chrono::milliseconds{0};
-    // At the cap this connection is held, not yet served, until a handshake ends or the
-    // oldest has had its grace, which is then shed; the listen backlog holds the ones
-    // after it. Shedding at once would, under a crowd of agents connecting together (a
-    // lab's controller restarting), close the handshakes furthest along to admit ones just
-    // begun, so few would ever finish; an idle connection still cannot keep a newcomer
-    // out past its grace, and nothing is shed while nobody is waiting.
-    while (acceptor_.is_open() && unauthenticated_.size() >= cap) {
-      const auto shed_at = unauthenticated_.begin()->second.accepted + options_.unauthenticated_grace;
-      if (std::chrono::steady_clock::now() >= shed_at) {
-        (void)shed_unauthenticated(cap - 1);
-        break;
-      }
-      pause.expires_at(std::min(shed_at, std::chrono::steady_clock::now() + slot_poll_interval));
-      co_await pause.async_wait(nothrow);
-    }
+    boost::system::error_code no_peer;
+    const auto source = socket.remote_endpoint(no_peer).address();
+    co_await make_room(source);
     if (!acceptor_.is_open()) co_return;  // stopping: the held connection closes with its socket
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     auto conn = std::make_shared<connection>(connection::tls_stream(std::move(socket), tls_->native()));
     const std::uint64_t id = ++next_connection_;
-    unauthenticated_.emplace(id, unauthenticated_connection{conn, std::chrono::steady_clock::now()});
+    unauthenticated_.emplace(id, unauthenticated_connection{conn, std::chrono::steady_clock::now(), source});
     asio::co_spawn(io_, session(conn, id), asio::detached);
   }
 }
@@ -190,15 +231,30 @@ asio::awaitable<void> controller::impl::session(std::shared_ptr<connection> conn
   };
   std::optional<unauthenticated_entry> pending;
   pending.emplace(*this, id);
+  // One deadline from accept to hello. A connection that has sent nothing is the first
+  // shed at a cap (make_room); once its first bytes came it is a handshake under way.
+  const auto deadline = std::chrono::steady_clock::now() + options_.handshake_timeout;
+  const auto left = [&] {
+    return std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                      deadline - std::chrono::steady_clock::now()));
+  };
+  if (!co_await conn->wait_readable(left())) {
+    ++rejected_;
+    log("closed " + conn->peer() + ": nothing came within " + std::to_string(options_.handshake_timeout.count()) +
+        " ms of its connecting (or it was shed)");
+    co_return;
+  }
+  if (auto it = unauthenticated_.find(id); it != unauthenticated_.end()) it->second.spoke = true;
   // Nothing is read or written in the clear: until the handshake proved the token, the
   // peer sees only TLS alerts.
-  if (auto st = co_await conn->handshake(asio::ssl::stream_base::server, options_.handshake_timeout); !st.ok()) {
+  if (auto st = co_await conn->handshake(asio::ssl::stream_base::server, left()); !st.ok()) {
     ++rejected_;
     log("rejected " + conn->peer() + ": " + st.message());
     co_return;
   }
+  conn->share_read_budget(read_budget_);
   conn->start_writer();
-  auto first = co_await conn->read(options_.handshake_timeout, max_hello_bytes);
+  auto first = co_await conn->read(left(), max_hello_bytes);
   pending.reset();
   if (!first) {
     log("closed " + conn->peer() + ": " + first.error().message());
@@ -247,6 +303,8 @@ std::uint16_t controller::port() const {
   boost::system::error_code ec;
   return impl_->acceptor_.local_endpoint(ec).port();
 }
+
+std::size_t controller::buffered_bytes() const noexcept { return impl_->read_budget_->held(); }
 
 const std::string& controller::db_path() const noexcept { return impl_->options_.db_path; }
 

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -114,7 +115,17 @@ struct worker_entry {
   std::shared_ptr<protocol::connection> conn;
   bool alive = true;
   std::uint32_t trials_done = 0;
-  std::optional<protocol::trial_result> partial;  // pieces of a result so far (split_trial_result)
+  // Trials sent to this session and not yet answered, in order: a worker answers them in
+  // the order given (a cancelled one too, before the next), so a piece for any other is
+  // not an answer.
+  std::deque<trial_assignment_plan> given;
+  // Pieces of its result so far (split_trial_result), their count and held_bytes; held at
+  // most options_.max_trial_result_pieces and max_partial_result_bytes, dropped with the
+  // session.
+  std::optional<protocol::trial_result> partial;
+  std::size_t partial_pieces = 0;
+  std::size_t partial_bytes = 0;
+  std::size_t partial_string_bytes = 0;  // string_bytes of the pieces so far
 };
 
 class controller::impl {
@@ -135,6 +146,11 @@ class controller::impl {
   // Closes the oldest connections that have not said hello until at most `keep` remain;
   // true when it closed one.
   bool shed_unauthenticated(std::size_t keep);
+  // Before a connection from `source` is served: while it would pass max_unauthenticated
+  // or max_unauthenticated_per_source, sheds the oldest connection (of that source when
+  // its own cap binds) that has sent nothing yet, else the oldest once it has had its
+  // grace, else waits (a handshake under way ends or ages).
+  asio::awaitable<void> make_room(const asio::ip::address& source);
   // Closes every client once its queue is written, or at final_flush at the latest.
   asio::awaitable<void> close_clients_once_flushed();
 
@@ -161,13 +177,17 @@ class controller::impl {
 
   asio::awaitable<void> worker_session(std::shared_ptr<protocol::connection> conn, protocol::register_worker r);
   asio::awaitable<void> worker_heartbeats(std::shared_ptr<worker_entry> w);
-  void on_trial_result(worker_entry& w, protocol::trial_result r);
+  // A piece of a result from `w`; an error drops the worker (why): an answer to a trial it
+  // was not given, a result past the caps, or one check_trial_result refuses.
+  status on_trial_result(worker_entry& w, protocol::trial_result r);
   // Gives queued trials to idle workers (io thread).
   void dispatch_trials();
   // Hands a finished trial to the run_trial waiting for it (io thread).
   void finish_trial(const trial_finish& f, protocol::trial_result* result, const worker_entry* w);
   [[nodiscard]] worker_view view_of_worker(const worker_entry& w) const;
   [[nodiscard]] bool any_worker_alive() const;
+  // A worker session is open (io thread).
+  [[nodiscard]] bool any_worker_connected() const;
 
   // ---- jobs (jobs.cpp) ----
 
@@ -215,6 +235,8 @@ class controller::impl {
   struct unauthenticated_connection {
     std::weak_ptr<protocol::connection> conn;
     std::chrono::steady_clock::time_point accepted;
+    asio::ip::address source;
+    bool spoke = false;  // its first bytes came (the TLS handshake began)
   };
   std::map<std::uint64_t, unauthenticated_connection> unauthenticated_;  // by accept order
   std::map<std::uint64_t, std::weak_ptr<protocol::connection>> clients_;
@@ -225,6 +247,8 @@ class controller::impl {
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
   std::unique_ptr<protocol::tls_context> tls_;
+  std::shared_ptr<protocol::read_budget> read_budget_ =
+      std::make_shared<protocol::read_budget>(options_.max_buffered_bytes);
   tcp::acceptor acceptor_;
   clock_responder clock_service_;
   std::thread thread_;

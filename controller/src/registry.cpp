@@ -84,7 +84,10 @@ asio::awaitable<void> controller::impl::agent_session(std::shared_ptr<connection
   clock_service_.forget(e->clock_cookie);
   for (auto& [id, done] : e->pending) done(status(error_code::cancelled, "agent " + e->name + " lost: " + why));
   e->pending.clear();
-  if (agents_.contains(e->name) && agents_[e->name] == e) {
+  // Forgotten once gone: a name costs nothing after its agent left, and later runs list
+  // only the agents there at their start (a run it was part of stores it lost).
+  if (auto it = agents_.find(e->name); it != agents_.end() && it->second == e) {
+    agents_.erase(it);
     log("agent " + e->name + " lost: " + why);
     for (auto& [id, l] : loss_listeners_) l(e->name, why);
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include <boost/asio/post.hpp>
 
@@ -191,7 +192,7 @@ result<experiments::experiment_result> controller::run_on_worker(const experimen
                                                                  const std::function<bool()>& cancel_requested) {
   experiments::experiment_spec sent = spec;
   ROCELAB_RETURN_IF_ERROR(experiments::inline_file_references(sent));
-  auto r = run_trial({experiments::to_yaml(sent), spec.name + ".yaml"}, cancel_requested);
+  auto r = run_trial({experiments::to_yaml(sent), spec.name + ".yaml", spec.seed, spec.repeats}, cancel_requested);
   experiments::experiment_result out;
   if (!r.completed) {
     // Cancelled by its requester: an interrupted run with nothing measured.
@@ -244,13 +245,28 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
     if (!id) return id.error().with_context("storing the run");
     out.run = *id;
   }
+  // The run's agents are those registered at its start; one that leaves before the run
+  // ends is stored lost for this run (the registry forgets it, so later runs do not list it).
   out.agents = agents();
   {
     std::lock_guard lock(impl_->store_mutex_);
     for (const auto& a : out.agents)
-      (void)impl_->store_->add_agent(out.run, {a.name, a.address, a.clock_offset_ns, a.clock_uncertainty_ns,
-                                               a.alive ? "ok" : "lost"});
+      (void)impl_->store_->add_agent(out.run, {a.name, a.address, a.clock_offset_ns, a.clock_uncertainty_ns, "ok"});
   }
+  struct mark_departed {
+    controller& self;
+    std::int64_t run;
+    std::vector<agent_view> agents;  // a copy: the outcome's list is moved out by the return
+    ~mark_departed() {
+      if (agents.empty()) return;
+      std::set<std::pair<std::string, std::int64_t>> present;
+      for (const auto& a : self.agents()) present.emplace(a.name, a.registered_ns);
+      std::lock_guard lock(self.impl_->store_mutex_);
+      for (const auto& a : agents)
+        if (!present.contains({a.name, a.registered_ns}))
+          (void)self.impl_->store_->add_agent(run, {a.name, a.address, a.clock_offset_ns, a.clock_uncertainty_ns, "lost"});
+    }
+  } departed{*this, out.run, out.agents};
   const auto fail = [&](const status& st) -> result<run_outcome> {
     std::lock_guard lock(impl_->store_mutex_);
     (void)impl_->store_->finish(out.run, store::run_status::failed, st.message());

@@ -29,7 +29,8 @@ std::optional<std::uint64_t> trial_queue::running_on(const std::string& worker) 
   return it->second;
 }
 
-std::optional<trial_finish> trial_queue::worker_lost(const std::string& worker, const std::string& why) {
+std::optional<trial_finish> trial_queue::worker_lost(const std::string& worker, const std::string& why,
+                                                     bool others_connected) {
   auto it = by_worker_.find(worker);
   if (it == by_worker_.end()) return std::nullopt;
   const std::uint64_t id = it->second;
@@ -37,15 +38,29 @@ std::optional<trial_finish> trial_queue::worker_lost(const std::string& worker, 
   entry& e = trials_.at(id);
   e.worker.clear();
   e.losses.push_back("worker " + worker + " lost: " + why);
-  if (e.requeues < max_requeues_) {
+  if (e.requeues < max_requeues_ && others_connected) {
     ++e.requeues;
     queue_.push_front(id);  // first in line: it has waited longest
     return std::nullopt;
   }
-  std::string error = "lost " + std::to_string(e.losses.size()) + " times (" ;
+  return finish(id, false, "", losses_text(e, others_connected ? "" : "no other worker is connected"));
+}
+
+std::vector<trial_finish> trial_queue::no_worker_left(const std::string& why) {
+  std::vector<std::uint64_t> retried;
+  for (const std::uint64_t id : queue_)
+    if (trials_.at(id).attempts > 0) retried.push_back(id);
+  std::vector<trial_finish> out;
+  for (const std::uint64_t id : retried) out.push_back(finish(id, false, "", losses_text(trials_.at(id), why)));
+  return out;
+}
+
+std::string trial_queue::losses_text(const entry& e, const std::string& then) {
+  std::string error = "lost " + std::to_string(e.losses.size()) + (e.losses.size() == 1 ? " time (" : " times (");
   for (std::size_t i = 0; i < e.losses.size(); ++i) error += (i ? "; " : "") + e.losses[i];
   error += ")";
-  return finish(id, false, "", std::move(error));
+  if (!then.empty()) error += "; " + then;
+  return error;
 }
 
 std::optional<trial_finish> trial_queue::complete(const std::string& worker, std::uint64_t trial) {

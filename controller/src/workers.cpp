@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "controller_impl.hpp"
+#include "rocelab/controller/trial_result_check.hpp"
 
 namespace rocelab::controller {
 
@@ -66,7 +67,10 @@ asio::awaitable<void> controller::impl::worker_session(std::shared_ptr<connectio
       break;
     }
     if (auto* res = std::get_if<trial_result>(&*m)) {
-      on_trial_result(*w, std::move(*res));
+      if (auto st = on_trial_result(*w, std::move(*res)); !st.ok()) {
+        why = "dropped: " + st.message();
+        break;
+      }
     } else if (!std::holds_alternative<heartbeat>(*m)) {
       conn->send(error_message{0, "invalid argument",
                                std::string("controller does not take ") + to_string(type_of(*m)) + " from workers"});
@@ -74,13 +78,26 @@ asio::awaitable<void> controller::impl::worker_session(std::shared_ptr<connectio
   }
   conn->close();
   w->alive = false;
+  // Forgotten once gone (a newer session of its name stays).
+  if (auto it = workers_.find(name); it != workers_.end() && it->second == w) workers_.erase(it);
+  w->partial.reset();
+  w->partial_pieces = w->partial_bytes = w->partial_string_bytes = 0;
+  const bool others = any_worker_connected();
   if (auto running = trials_.running_on(w->key)) {
     log("worker " + name + " lost with trial " + std::to_string(*running) + ": " + why);
-    if (auto failed = trials_.worker_lost(w->key, why)) finish_trial(*failed, nullptr, nullptr);
+    if (auto failed = trials_.worker_lost(w->key, why, others)) finish_trial(*failed, nullptr, nullptr);
   } else if (!stopping_) {
     log("worker " + name + " gone: " + why);
   }
+  if (!others)
+    for (const auto& f : trials_.no_worker_left("no worker is connected")) finish_trial(f, nullptr, nullptr);
   dispatch_trials();
+}
+
+bool controller::impl::any_worker_connected() const {
+  for (const auto& [n, w] : workers_)
+    if (w->alive && w->conn->is_open()) return true;
+  return false;
 }
 
 asio::awaitable<void> controller::impl::worker_heartbeats(std::shared_ptr<worker_entry> w) {
@@ -92,23 +109,53 @@ asio::awaitable<void> controller::impl::worker_heartbeats(std::shared_ptr<worker
   }
 }
 
-void controller::impl::on_trial_result(worker_entry& w, trial_result piece) {
-  if (w.partial && w.partial->trial == piece.trial && w.partial->attempt == piece.attempt)
+status controller::impl::on_trial_result(worker_entry& w, trial_result piece) {
+  if (w.given.empty() || piece.trial != w.given.front().trial || piece.attempt != w.given.front().attempt)
+    return status(error_code::invalid_argument,
+                  "it answered trial " + std::to_string(piece.trial) + " attempt " + std::to_string(piece.attempt) +
+                      (w.given.empty() ? ", but was given none"
+                                       : ", but was given trial " + std::to_string(w.given.front().trial) +
+                                             " attempt " + std::to_string(w.given.front().attempt)));
+  const std::string trial = "trial " + std::to_string(piece.trial);
+  if (trials_.running_on(w.key) != piece.trial) {
+    // Its caller gave up on the trial (cancelled): its pieces are read and dropped, never held.
+    if (piece.done) {
+      w.given.pop_front();
+      log("worker " + w.info.name + ": result for " + trial + " dropped: the trial is finished");
+    }
+    return status::success();
+  }
+  // Counted before the piece is appended: past the cap nothing more is allocated.
+  ++w.partial_pieces;
+  w.partial_string_bytes += string_bytes(piece);
+  w.partial_bytes = w.partial_string_bytes + 2 * (record_bytes(piece) + (w.partial ? record_bytes(*w.partial) : 0));
+  if (!piece.done) {
+    if (w.partial_pieces >= options_.max_trial_result_pieces)
+      return status(error_code::resource_exhausted, "its result for " + trial + " did not end within " +
+                                                        std::to_string(options_.max_trial_result_pieces) + " pieces");
+    if (w.partial_bytes > options_.max_partial_result_bytes)
+      return status(error_code::resource_exhausted, "its unfinished result for " + trial + " would hold " +
+                                                        std::to_string(w.partial_bytes) + " bytes (limit " +
+                                                        std::to_string(options_.max_partial_result_bytes) + ")");
+  }
+  if (w.partial)
     append_trial_piece(*w.partial, std::move(piece));
   else
     w.partial = std::move(piece);
-  if (!w.partial->done) return;
+  if (!w.partial->done) return status::success();
+  w.given.pop_front();
   trial_result r = std::move(*w.partial);
   w.partial.reset();
-  auto f = trials_.complete(w.key, r.trial);
-  if (!f) {
-    log("worker " + w.info.name + ": result for trial " + std::to_string(r.trial) + " (attempt " +
-        std::to_string(r.attempt) + ") dropped: the trial is finished or was not its own");
-  } else {
+  w.partial_pieces = w.partial_bytes = w.partial_string_bytes = 0;
+  if (const trial_work* work = trials_.work(r.trial))
+    if (auto st = check_trial_result(r, *work); !st.ok())
+      return st.with_context("its result for " + trial + " was refused");
+  if (auto f = trials_.complete(w.key, r.trial)) {
     ++w.trials_done;
     finish_trial(*f, &r, &w);
   }
   dispatch_trials();
+  return status::success();
 }
 
 void controller::impl::dispatch_trials() {
@@ -119,6 +166,7 @@ void controller::impl::dispatch_trials() {
     auto plan = trials_.assign(w->key);
     if (!plan) continue;
     const trial_work* work = trials_.work(plan->trial);
+    w->given.push_back(*plan);
     if (!w->conn->send(trial_assignment{plan->trial, plan->attempt, work->spec_yaml, work->source_name})) {
       // The send closed the connection; its session re-queues the trial as it ends.
       continue;

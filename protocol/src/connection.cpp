@@ -1,5 +1,6 @@
 #include "rocelab/protocol/connection.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include <boost/asio/as_tuple.hpp>
@@ -20,6 +21,8 @@ using asio::use_awaitable;
 namespace {
 
 constexpr auto nothrow = asio::as_tuple(use_awaitable);
+// How often a read waiting for buffer space looks again.
+constexpr std::chrono::milliseconds budget_wait_poll{2};
 
 status net_error(std::string what, const boost::system::error_code& ec) {
   return {ec == asio::error::operation_aborted ? error_code::cancelled : error_code::io_error,
@@ -46,6 +49,21 @@ void connection::close() {
   stream_.lowest_layer().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   stream_.lowest_layer().close(ec);
   wake_.cancel();
+}
+
+asio::awaitable<bool> connection::wait_readable(std::chrono::milliseconds timeout) {
+  asio::steady_timer deadline(stream_.get_executor(), timeout);
+  auto outcome = co_await (stream_.lowest_layer().async_wait(asio::socket_base::wait_read, nothrow) ||
+                           deadline.async_wait(nothrow));
+  if (outcome.index() == 0 && !std::get<0>(std::get<0>(outcome))) co_return true;
+  close();
+  co_return false;
+}
+
+std::size_t connection::unread_bytes() const noexcept {
+  boost::system::error_code ec;
+  const std::size_t n = stream_.lowest_layer().available(ec);
+  return ec ? 0 : n;
 }
 
 asio::awaitable<status> connection::handshake(asio::ssl::stream_base::handshake_type type,
@@ -90,16 +108,53 @@ asio::awaitable<result<message>> connection::read(std::chrono::milliseconds time
                                                          std::to_string(h->body_bytes) + " bytes exceeds the limit of " +
                                                          std::to_string(max_body) + " here");
   }
-  std::vector<std::uint8_t> body(h->body_bytes);
-  auto got_body = co_await (asio::async_read(stream_, asio::buffer(body), nothrow) || deadline.async_wait(nothrow));
-  if (got_body.index() == 1) {
-    close();
-    co_return status(error_code::cancelled, "reading from " + peer_ + ": body of " + to_string(h->type) +
-                                                " not complete within " + std::to_string(timeout.count()) + " ms");
-  }
-  if (auto [ec, n] = std::get<0>(got_body); ec) {
-    close();
-    co_return net_error("reading from " + peer_, ec);
+  // The body as it arrives, a chunk at a time: a peer that declares 4 MiB and sends one
+  // byte holds one chunk, not 4 MiB. Bytes past the frame's free allowance come from the
+  // shared budget, waiting for it within the deadline.
+  struct held_bytes {
+    std::shared_ptr<read_budget> budget;
+    std::size_t n = 0;
+    ~held_bytes() {
+      if (budget) budget->give_back(n);
+    }
+  } held{budget_};
+  asio::steady_timer retry(stream_.get_executor());
+  std::vector<std::uint8_t> body;
+  while (body.size() < h->body_bytes) {
+    const std::size_t chunk = std::min<std::size_t>(read_chunk_bytes, h->body_bytes - body.size());
+    if (budget_ && held.n + chunk <= read_budget::free_bytes_per_frame) {
+      budget_->take_free(chunk);
+      held.n += chunk;
+    } else if (budget_) {
+      bool expired = false, taken = false;
+      while (open_ && !expired && !(taken = budget_->try_take(chunk))) {
+        retry.expires_after(budget_wait_poll);
+        expired = (co_await (retry.async_wait(nothrow) || deadline.async_wait(nothrow))).index() == 1;
+      }
+      if (!taken && !expired) co_return status(error_code::cancelled, "connection to " + peer_ + " is closed");
+      if (!taken) {
+        close();
+        co_return status(error_code::resource_exhausted,
+                         "reading from " + peer_ + ": body of " + to_string(h->type) + " (" +
+                             std::to_string(h->body_bytes) + " bytes) waited " + std::to_string(timeout.count()) +
+                             " ms for buffer space (" + std::to_string(budget_->limit()) +
+                             " bytes shared by the connections, all held)");
+      }
+      held.n += chunk;
+    }
+    const std::size_t at = body.size();
+    body.resize(at + chunk);
+    auto got_body =
+        co_await (asio::async_read(stream_, asio::buffer(body.data() + at, chunk), nothrow) || deadline.async_wait(nothrow));
+    if (got_body.index() == 1) {
+      close();
+      co_return status(error_code::cancelled, "reading from " + peer_ + ": body of " + to_string(h->type) +
+                                                  " not complete within " + std::to_string(timeout.count()) + " ms");
+    }
+    if (auto [ec, n] = std::get<0>(got_body); ec) {
+      close();
+      co_return net_error("reading from " + peer_, ec);
+    }
   }
   auto m = decode_body(h->type, body);
   if (!m) {

@@ -24,10 +24,10 @@
 #include "rocelab/agents/agent/agent.hpp"
 #include "rocelab/cli/in_process_agents.hpp"
 #include "rocelab/controller/controller.hpp"
+#include "authenticated_peer.hpp"
 
 namespace rocelab::test {
 
-inline const std::string test_token = "rocelab-test-token-0123456789abcdef";
 
 // A controller in a child process: `child_main(to_parent)` starts it, writes its port and
 // a newline to `to_parent` and never returns (the test kills it). Returns the child's pid

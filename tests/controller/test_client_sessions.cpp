@@ -1,6 +1,7 @@
 // A controller under abuse: finished client runs are reaped as they end (the address space
-// stays flat over remote runs), connections that have not authenticated are capped with the
-// oldest shed once it has had its grace (and a crowd of agents beyond the cap all get in),
+// stays flat over remote runs), connections that have not authenticated are capped in total
+// and per source with the oldest silent one shed at once (and one mid-handshake once it has
+// had its grace, so a crowd of agents beyond the cap all get in),
 // and running out of file descriptors neither spins nor locks clients out.
 #include <signal.h>
 #include <sys/resource.h>
@@ -110,6 +111,52 @@ TEST(client_sessions, connections_that_do_not_authenticate_are_capped_oldest_she
   ASSERT_TRUE(done.ok()) << done.error().message();
   EXPECT_EQ(done->status, "completed") << done->error;
   EXPECT_TRUE(closed_by_peer(idle[6]));
+  for (int fd : idle) ::close(fd);
+}
+
+// Idle TCP connections (no byte sent for silent_grace) are the first shed at the cap:
+// hundreds of them queued ahead of a token holder do not make its handshake wait past its
+// 5 s (at one unauthenticated_grace per cap's worth of them it would wait 600 / 64 s).
+TEST(client_sessions, idle_connections_ahead_of_a_token_holder_do_not_keep_it_out) {
+  temp_dir dir("idle-flood");
+  auto o = test::quick_controller_options(dir);
+  o.max_unauthenticated = 64;
+  auto c = controller::start(o);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  std::vector<int> idle;
+  for (int i = 0; i < 600; ++i) {
+    idle.push_back(idle_connection((*c)->port()));
+    ASSERT_GE(idle.back(), 0);
+  }
+  auto done = tiny_run((*c)->address());
+  ASSERT_TRUE(done.ok()) << done.error().message();
+  EXPECT_EQ(done->status, "completed") << done->error;
+  std::size_t shed = 0;
+  for (int fd : idle) shed += closed_by_peer(fd) ? 1 : 0;
+  EXPECT_GE(shed, 600u - 64u) << "idle connections left open past the cap";
+  for (int fd : idle) ::close(fd);
+}
+
+// One address may hold at most max_unauthenticated_per_source of them, its oldest silent
+// one shed first, however far below the total cap.
+TEST(client_sessions, one_source_past_its_own_cap_loses_its_oldest_silent_connections) {
+  temp_dir dir("per-source");
+  auto o = test::quick_controller_options(dir);
+  o.max_unauthenticated = 64;
+  o.max_unauthenticated_per_source = 4;
+  o.handshake_timeout = 60s;  // only the cap ends them in this test
+  auto c = controller::start(o);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  std::vector<int> idle;
+  for (int i = 0; i < 10; ++i) {
+    idle.push_back(idle_connection((*c)->port()));
+    ASSERT_GE(idle.back(), 0);
+    ASSERT_TRUE(eventually([&] { return i < 4 || closed_by_peer(idle[static_cast<std::size_t>(i) - 4]); }, 5s)) << i;
+  }
+  for (std::size_t i = 0; i < idle.size(); ++i) EXPECT_EQ(closed_by_peer(idle[i]), i < 6) << "connection " << i;
+  auto done = tiny_run((*c)->address());
+  ASSERT_TRUE(done.ok()) << done.error().message();
+  EXPECT_EQ(done->status, "completed") << done->error;
   for (int fd : idle) ::close(fd);
 }
 

@@ -175,43 +175,7 @@ TEST_F(security, agent_refuses_a_controller_without_the_token) {
   EXPECT_EQ(victim->stats().connects, 0u);
 }
 
-// An authenticated peer: a raw TLS-PSK stream with the right token.
-class authenticated_peer {
- public:
-  authenticated_peer(asio::io_context& io, const controller& c)
-      : ctx_(tls_context::make(tls_role::client, test::test_token).value()), s_(io, ctx_->native()) {
-    s_.lowest_layer().connect(endpoint_of(c));
-    set_receive_timeout(s_.next_layer(), 3000);
-    s_.handshake(asio::ssl::stream_base::client, ec_);
-  }
-  bool ok() const { return !ec_; }
-  void write(const std::vector<std::uint8_t>& bytes) {
-    boost::system::error_code ec;
-    asio::write(s_, asio::buffer(bytes), ec);
-  }
-  // Frames until the server closes or 3 s pass; true when it closed.
-  bool read_until_closed(std::vector<message>& seen) {
-    for (int i = 0; i < 200; ++i) {
-      std::array<std::uint8_t, frame_header_bytes> h{};
-      boost::system::error_code ec;
-      asio::read(s_, asio::buffer(h), ec);
-      if (ec) return ec != asio::error::would_block && ec != asio::error::try_again;
-      auto header = parse_header(h);
-      if (!header) return false;
-      std::vector<std::uint8_t> body(header->body_bytes);
-      asio::read(s_, asio::buffer(body), ec);
-      if (ec) return true;
-      auto m = decode_body(header->type, body);
-      if (m) seen.push_back(*m);
-    }
-    return false;
-  }
-
- private:
-  std::unique_ptr<tls_context> ctx_;
-  asio::ssl::stream<tcp::socket> s_;
-  boost::system::error_code ec_;
-};
+using test::authenticated_peer;
 
 struct malformed_case {
   const char* name;
@@ -221,7 +185,7 @@ struct malformed_case {
 class security_malformed : public security, public ::testing::WithParamInterface<malformed_case> {};
 
 TEST_P(security_malformed, closes_that_connection_only) {
-  authenticated_peer p(io_, *controller_);
+  authenticated_peer p(io_, controller_->port());
   ASSERT_TRUE(p.ok());
   p.write(GetParam().bytes);
   std::vector<message> seen;

@@ -126,5 +126,33 @@ TEST(trial_queue, a_cancelled_trial_leaves_the_queue_and_its_result_is_dropped) 
   EXPECT_FALSE(q.cancel(a, "again"));
 }
 
+TEST(trial_queue, a_trial_lost_with_no_other_worker_connected_fails_at_once) {
+  trial_queue q;
+  const auto a = q.add({"a", ""});
+  ASSERT_TRUE(q.assign("w1"));
+  auto failed = q.worker_lost("w1", "killed", false);
+  ASSERT_TRUE(failed) << "nobody could run it again";
+  EXPECT_EQ(failed->trial, a);
+  EXPECT_FALSE(failed->completed);
+  EXPECT_EQ(failed->error, "lost 1 time (worker w1 lost: killed); no other worker is connected");
+  EXPECT_EQ(q.queued(), 0u);
+}
+
+TEST(trial_queue, when_no_worker_is_left_retried_trials_fail_and_untaken_ones_wait) {
+  trial_queue q;
+  const auto a = q.add({"a", ""});
+  const auto b = q.add({"b", ""});
+  ASSERT_TRUE(q.assign("w1"));
+  EXPECT_FALSE(q.worker_lost("w1", "killed")) << "w2 was still there: re-queued";
+  auto failed = q.no_worker_left("no worker is connected");
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].trial, a);
+  EXPECT_EQ(failed[0].error, "lost 1 time (worker w1 lost: killed); no worker is connected");
+  EXPECT_EQ(q.queued(), 1u) << "b, never taken, waits for workers to come";
+  auto next = q.assign("w3");
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->trial, b);
+}
+
 }  // namespace
 }  // namespace rocelab::controller

@@ -103,7 +103,7 @@ TEST_F(workers_test, every_trial_comes_back_with_records_from_a_named_worker) {
   std::vector<std::future<remote_trial>> trials;
   for (int i = 0; i < 4; ++i)
     trials.push_back(std::async(std::launch::async, [this, i] {
-      return controller_->run_trial({trial_spec(i + 1), "trial.yaml"});
+      return controller_->run_trial({trial_spec(i + 1), "trial.yaml", static_cast<std::uint64_t>(i + 1), 1});
     }));
   std::set<std::string> workers;
   std::set<std::uint64_t> seeds;
@@ -130,7 +130,7 @@ TEST_F(workers_test, a_spec_that_names_a_file_is_refused_by_the_worker) {
   std::string spec = trial_spec(1);
   const std::string incast = "start_jitter_ns: 2us}\n";
   spec.insert(spec.find(incast) + incast.size(), "  background: {cdf: /etc/passwd, load: 0.1, duration_ns: 10us}\n");
-  remote_trial r = controller_->run_trial({spec, "files.yaml"});
+  remote_trial r = controller_->run_trial({spec, "files.yaml", 1, 1});
   EXPECT_TRUE(r.completed) << "the worker answered";
   EXPECT_NE(r.error.find("workload.background.cdf: names a file"), std::string::npos) << r.error;
   EXPECT_TRUE(r.repeats.empty());
@@ -142,33 +142,61 @@ TEST_F(workers_test, a_worker_killed_mid_trial_has_its_trial_rerun_elsewhere_onc
   // A trial long enough (~1 s of simulation work here) that the worker is still at it when the
   // kill lands, however late this thread sees it busy on a loaded machine.
   auto pending =
-      std::async(std::launch::async, [this] { return controller_->run_trial({trial_spec(7, "512MiB"), "t.yaml"}); });
-  // Kill the worker while it runs the trial.
+      std::async(std::launch::async, [this] { return controller_->run_trial({trial_spec(7, "512MiB"), "t.yaml", 7, 1}); });
+  // Kill the worker while it runs the trial, once another is connected to take it over.
   bool busy = false;
   for (int i = 0; i < 500 && !busy; ++i) {
     for (const auto& w : controller_->workers()) busy = busy || (w.name == "doomed" && w.busy);
     if (!busy) std::this_thread::sleep_for(5ms);
   }
   ASSERT_TRUE(busy) << "the trial was never assigned";
-  ASSERT_EQ(::kill(doomed, SIGKILL), 0);
   start_worker("rescuer");
+  ASSERT_TRUE(controller_->wait_for_workers(2, 30s));
+  ASSERT_EQ(::kill(doomed, SIGKILL), 0);
   remote_trial r = pending.get();
   ASSERT_TRUE(r.completed) << r.error;
   EXPECT_EQ(r.worker.name, "rescuer");
   EXPECT_EQ(r.attempts, 2u);
   ASSERT_EQ(r.repeats.size(), 1u);
   EXPECT_EQ(r.repeats[0].seed, 7u);
-  // Exactly one result counted: the dead worker has none, the rescuer one.
+  // Exactly one result counted: the rescuer's (the dead worker is forgotten).
   std::map<std::string, std::uint32_t> done;
   for (const auto& w : controller_->workers()) done[w.name] = w.trials_done;
   EXPECT_EQ(done["doomed"], 0u);
   EXPECT_EQ(done["rescuer"], 1u);
 }
 
+// Nobody else could run it: the trial fails at once, saying why, and a client's run on it
+// is stored failed with that reason instead of waiting for the client's own timeout.
+TEST_F(workers_test, a_run_whose_only_worker_dies_fails_at_once_with_the_reason) {
+  const pid_t only = start_worker("only");
+  ASSERT_TRUE(controller_->wait_for_workers(1, 30s));
+  submit_options so;
+  so.controller = controller_->address();
+  so.token = token;
+  auto pending = std::async(std::launch::async, [&] { return submit_spec(so, trial_spec(9, "512MiB"), "only.yaml", {}); });
+  bool busy = false;
+  for (int i = 0; i < 1000 && !busy; ++i) {
+    for (const auto& w : controller_->workers()) busy = busy || (w.name == "only" && w.busy);
+    if (!busy) std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_TRUE(busy) << "the run never reached the worker";
+  ASSERT_EQ(::kill(only, SIGKILL), 0);
+  if (pending.wait_for(20s) != std::future_status::ready) {
+    ADD_FAILURE() << "the run still waited 20 s after its only worker died";
+    controller_.reset();
+  }
+  auto done = pending.get();
+  ASSERT_TRUE(done.ok()) << done.error().message();
+  EXPECT_EQ(done->status, "failed");
+  EXPECT_NE(done->error.find("worker only#1 lost"), std::string::npos) << done->error;
+  EXPECT_NE(done->error.find("no other worker is connected"), std::string::npos) << done->error;
+}
+
 TEST_F(workers_test, a_trial_cancelled_while_no_worker_is_there_returns_cancelled) {
   std::atomic<bool> stop{false};
   auto pending = std::async(std::launch::async, [&] {
-    return controller_->run_trial({trial_spec(1), "t.yaml"}, [&] { return stop.load(); });
+    return controller_->run_trial({trial_spec(1), "t.yaml", 1, 1}, [&] { return stop.load(); });
   });
   std::this_thread::sleep_for(100ms);
   stop = true;

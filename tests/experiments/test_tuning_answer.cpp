@@ -187,5 +187,27 @@ TEST(tuning_answer, tradeoff_axes_fall_back_to_the_objectives_first_flow_metric)
   EXPECT_EQ(a.y, "paused_us");
 }
 
+// A sweep whose trials mostly failed recommends nothing and says how many failed and why.
+TEST(tuning_answer, more_than_half_the_trials_failed_answers_nothing_with_counted_reasons) {
+  const auto trials_with = [](std::size_t failed, std::size_t total) {
+    std::vector<trial> out(total);
+    for (std::size_t i = 0; i < total; ++i) {
+      out[i].index = static_cast<std::uint32_t>(i);
+      out[i].evaluated = i >= failed;
+      if (i < failed) out[i].error = i % 5 == 0 ? "result refused: fct_ns below its ideal" : "lost 3 times (worker w1 lost)";
+    }
+    return out;
+  };
+  const status mostly = enough_trials_evaluated(trials_with(29, 30));
+  ASSERT_FALSE(mostly.ok());
+  EXPECT_EQ(mostly.code(), failed_trials_code);
+  EXPECT_EQ(mostly.message(),
+            "29 of 30 trials failed, so the search recommends nothing: 23x lost 3 times (worker w1 lost); 6x result "
+            "refused: fct_ns below its ideal");
+  EXPECT_FALSE(enough_trials_evaluated(trials_with(16, 30)).ok());
+  EXPECT_TRUE(enough_trials_evaluated(trials_with(15, 30)).ok()) << "half is not most";
+  EXPECT_TRUE(enough_trials_evaluated(trials_with(0, 30)).ok());
+}
+
 }  // namespace
 }  // namespace rocelab::experiments

@@ -225,5 +225,27 @@ TEST(tuning_baselines, runs_are_stored_flagged_and_reused_by_a_resumed_sweep) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(tuning_baselines, a_sweep_whose_trials_mostly_failed_runs_no_baseline_and_has_no_answer) {
+  const loaded l = load(small_incast("    - {metric: incast.slowdown_p99, weight: 1}"));
+  std::vector<trial> trials(4);
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    trials[i].index = static_cast<std::uint32_t>(i);
+    trials[i].evaluated = i == 0;
+    if (i > 0) trials[i].error = "lost 3 times (worker w1 lost: killed)";
+  }
+  trials[0].feasible = true;
+  trials[0].objective = 1.0;
+  std::atomic<int> runs{0};
+  answer_options o;
+  auto a = answer_tuning(l.spec, l.settings, trials, o, [&](const experiment_spec&, std::uint64_t) -> result<run_records> {
+    ++runs;
+    return status(error_code::internal, "not expected to run");
+  });
+  ASSERT_FALSE(a.ok()) << "answered from one trial of four";
+  EXPECT_NE(a.error().message().find("3 of 4 trials failed"), std::string::npos) << a.error().message();
+  EXPECT_NE(a.error().message().find("3x lost 3 times"), std::string::npos) << a.error().message();
+  EXPECT_EQ(runs.load(), 0);
+}
+
 }  // namespace
 }  // namespace rocelab::experiments

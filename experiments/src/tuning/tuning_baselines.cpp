@@ -273,6 +273,7 @@ config_runner local_config_runner(backend_registry backends) {
 result<tuning_answer> answer_tuning(const experiment_spec& spec, const tuning_settings& settings,
                                     const std::vector<trial>& trials, const answer_options& o,
                                     const config_runner& run) {
+  ROCELAB_RETURN_IF_ERROR(enough_trials_evaluated(trials));
   tuning_answer out;
   const std::vector<std::uint64_t> search_seeds = seed_range(spec.seed, search_seed_count(spec, settings));
   out.fresh_seeds = seed_range(spec.seed + fresh_seed_offset, std::max<std::uint32_t>(2, o.fresh_seeds));

@@ -1,7 +1,9 @@
 #include "rocelab/experiments/tuning/tuning_decision.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/tuning/objective.hpp"
@@ -154,6 +156,26 @@ std::string describe_comparisons(const std::vector<paired_comparison>& metrics) 
            (c.outcome == paired_outcome::tie ? " within noise (" + values + ")" : " " + values);
   }
   return out;
+}
+
+status enough_trials_evaluated(const std::vector<trial>& trials) {
+  std::map<std::string, std::size_t> reasons;
+  std::size_t failed = 0;
+  for (const trial& t : trials) {
+    if (t.evaluated) continue;
+    ++failed;
+    ++reasons[t.error.empty() ? "no reason given" : t.error.substr(0, 160)];
+  }
+  if (2 * failed <= trials.size()) return status::success();
+  std::vector<std::pair<std::size_t, std::string>> counted;
+  for (auto& [why, n] : reasons) counted.emplace_back(n, why);
+  std::stable_sort(counted.begin(), counted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string text = std::to_string(failed) + " of " + std::to_string(trials.size()) +
+                     " trials failed, so the search recommends nothing:";
+  for (std::size_t i = 0; i < counted.size() && i < 3; ++i)
+    text += (i ? ";" : "") + std::string(" ") + std::to_string(counted[i].first) + "x " + counted[i].second;
+  if (counted.size() > 3) text += "; and " + std::to_string(counted.size() - 3) + " other reasons";
+  return {failed_trials_code, text};
 }
 
 }  // namespace rocelab::experiments

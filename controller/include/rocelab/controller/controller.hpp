@@ -4,8 +4,11 @@
 // and per-agent clock offsets, and runs experiments into the run store.
 //
 // Registry: an agent registers with hello{name}; the controller probes its clock every
-// heartbeat_interval (the probes are the heartbeats) and marks it lost when nothing has
-// come for agent_timeout. A second agent with the same name replaces the first.
+// heartbeat_interval (the probes are the heartbeats) and drops it when nothing has come
+// for agent_timeout. A second agent with the same name replaces the first. Agents and
+// workers are forgotten once their session ends (agents() and workers() list connected
+// ones), so names passing through cost nothing later; a run lists the agents registered at
+// its start, and one that left before the run ended is stored `lost` for that run only.
 //
 // Lifecycle of a run (run_spec): validate the spec (and, for a lab backend, against the
 // inventory); store the run `running`; snapshot-and-apply NIC settings on the agents;
@@ -22,14 +25,19 @@
 // run_spec() and run_jobs() block the calling thread (never call them from a handler).
 // Clients' submit_run requests each run on a thread of their own, joined as it ends.
 //
-// Abuse: connections that have not said hello yet (TLS handshake or first frame pending)
-// are capped at max_unauthenticated. At the cap, a new connection waits (the next ones in
-// the listen backlog) until one of those ends or the oldest has had unauthenticated_grace,
-// which is then shed: a crowd of agents reconnecting together all get in, idle
-// connections cannot lock anyone out for longer than the grace, and none is shed while
-// no one waits. Their first frame may be at most
-// max_hello_bytes. An accept that fails for want of file descriptors or kernel memory sheds
-// the oldest of them and otherwise waits (10 ms doubling to 1 s) before accepting again.
+// Abuse: connections that have not said hello yet (first bytes, TLS handshake or first
+// frame pending, at most handshake_timeout from their accept) are capped at
+// max_unauthenticated, and at max_unauthenticated_per_source from one peer address. A new
+// connection past a cap first sheds the oldest one that has sent nothing for silent_grace
+// (an idle TCP connection, not a handshake under way), so idle connections keep no
+// authenticating peer out (64 slots / 200 ms: 320 idle connections a second are shed as
+// fast as they come, a backlog of 500 in under 2 s). Past a cap with every connection
+// mid-handshake, the new one waits (the next ones in the listen backlog) until one of
+// those ends or the oldest has had unauthenticated_grace, which is then shed: a crowd of
+// agents reconnecting together all get in, and none is shed while no one waits. Their
+// first frame may be at most max_hello_bytes. An accept that fails for want of file
+// descriptors or kernel memory sheds the oldest of them and otherwise waits (10 ms
+// doubling to 1 s) before accepting again.
 // A submitted run with a submission id already in flight is attached to that run, not run
 // twice; a retry also finds it in the store (protocol/messages.hpp, submit_run).
 
@@ -63,13 +71,27 @@ struct controller_options {
   std::chrono::milliseconds heartbeat_interval{250};
   std::chrono::milliseconds agent_timeout{2000};
   std::chrono::milliseconds deadman{5000};       // what agents are told to use (at most)
-  std::chrono::milliseconds handshake_timeout{5000};
+  std::chrono::milliseconds handshake_timeout{5000};  // from accept to hello: first bytes, TLS, first frame
   std::chrono::milliseconds start_lead{300};     // T0 is this far (plus the worst RTT) ahead
   experiments::virtual_backend_options virtual_options;
   bool log = true;
   std::size_t max_unauthenticated = 64;
-  std::chrono::milliseconds unauthenticated_grace{1000};  // before one may be shed for a newer one
+  std::size_t max_unauthenticated_per_source = 32;  // from one peer address
+  std::chrono::milliseconds unauthenticated_grace{1000};  // before one that spoke may be shed for a newer one
+  // One that has sent nothing for this long is idle: the first shed at a cap (a peer about
+  // to speak, such as an agent of a crowd whose thread is busy, gets this long).
+  std::chrono::milliseconds silent_grace{200};
   std::size_t max_runs_per_client = 8;  // in flight on one client connection; more are refused
+  // Bytes of frames being read, across every connection past its TLS handshake, beyond
+  // each frame's first 64 KiB (protocol/read_budget.hpp): a body past what is left waits
+  // for room within its read deadline, and its connection closes past that. Bodies are
+  // held as their bytes arrive, never allocated to their declared size.
+  std::size_t max_buffered_bytes = 64u << 20;
+  // A worker's result arriving in pieces (done=false) is held at most this many pieces per
+  // trial and this many bytes per worker connection (trial_result_check.hpp's held_bytes);
+  // past either the worker is dropped and its trial goes to another (trial_queue.hpp).
+  std::size_t max_trial_result_pieces = 4096;
+  std::size_t max_partial_result_bytes = 256u << 20;
   // Fault injection for tests: called on a submitted run's thread once its outcome is
   // stored, before the answer is sent (a test ends the process here).
   std::function<void(std::int64_t run)> after_run_stored;
@@ -245,6 +267,9 @@ class controller {
   // and refuses further submissions; returns at once. Safe from any thread (a signal
   // watcher); the destructor then waits for the runs to end.
   void cancel_runs() noexcept;
+
+  // Bytes held now for frames being read (every connection, free allowances included).
+  [[nodiscard]] std::size_t buffered_bytes() const noexcept;
 
   // The store file; callers open their own read-only handle to read it.
   [[nodiscard]] const std::string& db_path() const noexcept;

@@ -4,8 +4,11 @@
 //
 // A trial is queued, then assigned to an idle worker (one trial per worker at a time),
 // then either completed by that worker's result or, when the worker is lost with it
-// (connection closed, heartbeat missed, killed), queued again at the front, at most
-// `max_requeues` times; lost once more it is finished failed with every loss's reason.
+// (connection closed, heartbeat missed, killed, dropped for a result the controller
+// refused), queued again at the front for another connected worker, at most
+// `max_requeues` times; lost once more, or lost while no other worker is connected, it is
+// finished failed at once with every loss's reason (nobody would ever run it: its caller
+// must not wait for its own timeout).
 // A result finishes a trial only while it is unfinished: a second result (a worker that
 // was given up on answers after all, or answers twice) is dropped, so a trial never lands
 // twice. A result from a worker the trial was never assigned to is dropped too.
@@ -27,6 +30,10 @@ inline constexpr std::uint32_t default_max_requeues = 2;
 struct trial_work {
   std::string spec_yaml;    // resolved, files inlined
   std::string source_name;  // for messages
+  // What the spec asks of a result: one repeat per seed, seeds seed .. seed + repeats - 1
+  // (trial_result_check.hpp refuses any other).
+  std::uint64_t seed = 0;
+  std::uint32_t repeats = 1;
 };
 
 struct trial_assignment_plan {
@@ -55,8 +62,14 @@ class trial_queue {
   // The trial `worker` runs, if any.
   [[nodiscard]] std::optional<std::uint64_t> running_on(const std::string& worker) const;
   // The worker is gone: its trial goes back to the queue, or fails (returned) once it was
-  // re-queued max_requeues times.
-  [[nodiscard]] std::optional<trial_finish> worker_lost(const std::string& worker, const std::string& why);
+  // re-queued max_requeues times or when `others_connected` is false (no worker could
+  // take it).
+  [[nodiscard]] std::optional<trial_finish> worker_lost(const std::string& worker, const std::string& why,
+                                                        bool others_connected = true);
+  // The last worker is gone: every queued trial some worker already lost fails (returned,
+  // with its losses and `why`). Trials no worker has taken yet stay queued for workers
+  // still to come (a sweep's executor starts them).
+  [[nodiscard]] std::vector<trial_finish> no_worker_left(const std::string& why);
   // A result from `worker` for `trial`: the finish when it counts, nullopt when dropped
   // (unknown or finished trial, or a worker it was never assigned to).
   [[nodiscard]] std::optional<trial_finish> complete(const std::string& worker, std::uint64_t trial);
@@ -78,6 +91,8 @@ class trial_queue {
     std::vector<std::string> losses;      // "worker w1 lost: heartbeat missed"
   };
   trial_finish finish(std::uint64_t id, bool completed, const std::string& worker, std::string error);
+  // "lost 2 times (worker w1 lost: ...; worker w2 lost: ...)[; then]"
+  static std::string losses_text(const entry& e, const std::string& then);
 
   std::uint32_t max_requeues_;
   std::uint64_t next_id_ = 0;

@@ -8,8 +8,12 @@
 // this connection only; the error names what was wrong. Nothing is read beyond the 8-byte
 // header of an oversize frame.
 // Memory per connection is bounded: one frame being read (at most the read's body limit,
-// max_body_bytes unless the caller asks for less) and the frames queued for the writer (at
-// most max_queued_bytes; a send beyond it closes the connection: its peer is not reading).
+// max_body_bytes unless the caller asks for less, held as its bytes arrive: a declared
+// body is never allocated before its bytes come, read_chunk_bytes at a time) and the
+// frames queued for the writer (at most max_queued_bytes; a send beyond it closes the
+// connection: its peer is not reading). Connections sharing a read_budget
+// (read_budget.hpp) also cap what they hold together: a body beyond what the budget has
+// waits for it within the read's deadline, and fails the read (resource_exhausted) past it.
 //
 // Threading: all members run on the connection's executor (one io_context thread).
 // Ownership: shared_ptr, kept alive by the coroutines using it.
@@ -28,6 +32,7 @@
 
 #include "rocelab/common/result.hpp"
 #include "rocelab/protocol/messages.hpp"
+#include "rocelab/protocol/read_budget.hpp"
 
 namespace rocelab::protocol {
 
@@ -36,12 +41,18 @@ namespace asio = boost::asio;
 class connection : public std::enable_shared_from_this<connection> {
  public:
   static constexpr std::size_t max_queued_bytes = 64u << 20;
+  static constexpr std::size_t read_chunk_bytes = 64u << 10;
 
   using tls_stream = asio::ssl::stream<asio::ip::tcp::socket>;
 
   explicit connection(tls_stream stream);
   ~connection();
 
+  // Waits until the peer has sent something (its first bytes: a TLS ClientHello) or
+  // `timeout` passed; false (and the connection closed) when nothing came or it closed.
+  asio::awaitable<bool> wait_readable(std::chrono::milliseconds timeout);
+  // Bytes the peer sent that nobody has read yet (the kernel's receive buffer); 0 on error.
+  [[nodiscard]] std::size_t unread_bytes() const noexcept;
   // TLS handshake as server or client; on failure the connection is closed.
   asio::awaitable<status> handshake(asio::ssl::stream_base::handshake_type type, std::chrono::milliseconds timeout);
   // The next message, or why there is none (closed, deadline, malformed, a body over
@@ -55,6 +66,9 @@ class connection : public std::enable_shared_from_this<connection> {
   // being written, and after earlier send_first frames): clock probes and their replies,
   // whose timestamps would otherwise include the queue's wait.
   bool send_first(const message& m);
+  // Reads from now on hold their frames' bytes against `budget` (shared by the connections
+  // it caps; call on the connection's executor, between reads).
+  void share_read_budget(std::shared_ptr<read_budget> budget) { budget_ = std::move(budget); }
   // Starts the writer coroutine (call once, after the handshake).
   void start_writer();
   // Closes the socket (idempotent); pending reads and the writer end.
@@ -78,6 +92,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::size_t queued_bytes_ = 0;
   std::string peer_;
   asio::ip::tcp::endpoint remote_;
+  std::shared_ptr<read_budget> budget_;
   std::atomic<bool> open_{true};
   bool writer_started_ = false;
 };

@@ -82,4 +82,11 @@ struct tuning_decision {
 // paired CI contains zero.
 [[nodiscard]] std::string describe_comparisons(const std::vector<paired_comparison>& metrics);
 
+// A search answers only from evidence: when more than half of its trials failed (not
+// evaluated: lost workers, refused results, failed runs), it recommends nothing. The error
+// (failed_trials_code) says how many failed of how many and why, the reasons counted, most
+// frequent first (three at most).
+inline constexpr error_code failed_trials_code = error_code::unavailable;
+[[nodiscard]] status enough_trials_evaluated(const std::vector<trial>& trials);
+
 }  // namespace rocelab::experiments
