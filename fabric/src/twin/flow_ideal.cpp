@@ -21,8 +21,10 @@ flow_ideal::flow_ideal(const twin_config& config) {
   if (t.type == topology_config::kind::leaf_spine && t.leaves > 0) {
     leaf_spine_ = true;
     hosts_per_leaf_ = t.hosts / t.leaves;
-    const double up =
-        t.spine_link_gbps > 0 ? t.spine_link_gbps : hosts_per_leaf_ * t.link_gbps / (t.oversubscription * t.spines);
+    // A config without spines is refused by validate(); 0 until then, never a division by 0.
+    const double up = t.spine_link_gbps > 0 ? t.spine_link_gbps
+                      : t.spines > 0        ? hosts_per_leaf_ * t.link_gbps / (t.oversubscription * t.spines)
+                                            : 0.0;
     uplink_rate_bps_ = std::llround(up * 1e9);
   }
   link_delay_ns_ = t.link_delay_ns;

@@ -203,13 +203,12 @@ status engine::build_switches() {
 status engine::build() {
   ROCELAB_RETURN_IF_ERROR(validate(cfg_).with_context("twin config"));
   const auto& t = cfg_.topology;
-  host_rate_bps_ = rate_of(t.link_gbps);
+  // The links' speeds as flow_ideal derives them (the uplinks from oversubscription), so
+  // the fabric the engine builds is the one its ideal FCTs are computed on.
+  host_rate_bps_ = ideal_.host_rate_bps();
   if (t.type == topology_config::kind::leaf_spine) {
-    hosts_per_leaf_ = t.hosts / t.leaves;
-    const double up = t.spine_link_gbps > 0
-                          ? t.spine_link_gbps
-                          : hosts_per_leaf_ * t.link_gbps / (t.oversubscription * t.spines);
-    uplink_rate_bps_ = rate_of(up);
+    hosts_per_leaf_ = ideal_.hosts_per_leaf();
+    uplink_rate_bps_ = ideal_.uplink_rate_bps();
   }
   overhead_ = wire_overhead_of(cfg_);
   ack_prio_ = cfg_.nic.ack_priority;

@@ -29,6 +29,11 @@ class flow_ideal {
   [[nodiscard]] std::vector<ideal_hop> path(std::uint32_t src, std::uint32_t dst) const;
   // Ideal FCT of a message of `bytes` from src to dst, in ns.
   [[nodiscard]] std::int64_t fct_ns(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes) const;
+  // The links' speeds: host links, and a leaf-spine's uplinks (spine_link_gbps, or derived
+  // from oversubscription) and hosts per leaf; what the twin's engine builds its links with.
+  [[nodiscard]] std::int64_t host_rate_bps() const { return host_rate_bps_; }
+  [[nodiscard]] std::int64_t uplink_rate_bps() const { return uplink_rate_bps_; }
+  [[nodiscard]] std::uint32_t hosts_per_leaf() const { return hosts_per_leaf_; }
 
  private:
   bool leaf_spine_ = false;
