@@ -207,6 +207,7 @@ std::string soft_switch::impl::handle(std::string_view line) {
       carried_.zero_counts();
       carried_.add(model_counters::of(*model_), -1);
       soft_.assign(ports_.size(), {});
+      for (auto& h : forwarding_) h.clear();
       for (auto& p : ports_) p.reset_stats();
       mirror_frames_ = mirror_bytes_ = mirror_errors_ = mirror_truncated_ = mirror_pfc_frames_ = 0;
       mirror_arrival_frames_ = 0;

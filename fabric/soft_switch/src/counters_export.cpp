@@ -56,6 +56,7 @@ json soft_switch::impl::counters_json(bool watermarks_only) {
                    {"link_tx_drops", io.link_tx_dropped}});
       const port_drop_causes d = drop_causes_of(p, t);
       port["drops"] = d.to_json();
+      port["forwarding_latency"] = to_json(forwarding_[p]);
       all_drops += d;
     }
     json queues = json::array(), pgs = json::array();

@@ -79,8 +79,15 @@ void soft_switch::impl::on_frame(std::uint16_t in, std::span<const std::uint8_t>
   std::memcpy(slot_bytes(slot).data(), frame.data(), frame.size());
   meta_[slot].len = static_cast<std::uint32_t>(frame.size());
   const auto wire = static_cast<std::uint32_t>(std::max<std::size_t>(frame.size(), 60) + 4);  // with FCS
+  const std::int64_t serialization_ns = (model_->serialization_ps(in, wire) + 999) / 1000;
   const std::int64_t last_bit_ps = now * 1000 + model_->serialization_ps(in, wire);
   ingress_due_ns_[in] = std::max(ingress_due_ns_[in], (last_bit_ps + 999) / 1000);
+  // The forwarding latency counts from the kernel's stamp (the frame reaching this port's
+  // socket, in the sender's transmit path), so the time it waited in the ring is the
+  // switch's too; without a stamp, from when the loop took it.
+  const std::int64_t stamp = ports_[in].frame_stamp_ns();
+  const std::int64_t first_bit = stamp != 0 ? std::min(now, stamp - stamp_offset_ns()) : now;
+  meta_[slot].arrived_ns = first_bit + serialization_ns;
   arrive_ring_[in][(arrive_head_[in] + arrive_count_[in]) % slots_] = {slot, ingress_due_ns_[in]};
   ++arrive_count_[in];
 }
@@ -93,7 +100,7 @@ std::size_t soft_switch::impl::service_arrivals(std::int64_t now) {
       if (e.due_ns > now) break;
       arrive_head_[p] = (arrive_head_[p] + 1) % slots_;
       --arrive_count_[p];
-      forward_frame(p, slot_bytes(e.slot).first(meta_[e.slot].len), now);
+      forward_frame(p, slot_bytes(e.slot).first(meta_[e.slot].len), now, meta_[e.slot].arrived_ns);
       free_slot(e.slot);
       ++work;
     }
@@ -101,7 +108,8 @@ std::size_t soft_switch::impl::service_arrivals(std::int64_t now) {
   return work;
 }
 
-void soft_switch::impl::forward_frame(std::uint16_t in, std::span<const std::uint8_t> frame, std::int64_t now) {
+void soft_switch::impl::forward_frame(std::uint16_t in, std::span<const std::uint8_t> frame, std::int64_t now,
+                                      std::int64_t arrived_ns) {
   frame_info info;
   parse_frame(frame, info);
   const std::uint8_t tc = opt_.settings.classes.classify(info);
@@ -134,19 +142,20 @@ void soft_switch::impl::forward_frame(std::uint16_t in, std::span<const std::uin
         ++soft_[in].filtered;
         return;
       }
-      admit_copy(in, it->second, frame, info, tc, mark, now);
+      admit_copy(in, it->second, frame, info, tc, mark, now, arrived_ns);
       return;
     }
   }
   for (std::uint16_t out = 0; out < ports_.size(); ++out) {
     if (out == in) continue;
     ++soft_[in].flooded;
-    admit_copy(in, out, frame, info, tc, mark, now);
+    admit_copy(in, out, frame, info, tc, mark, now, arrived_ns);
   }
 }
 
 void soft_switch::impl::admit_copy(std::uint16_t in, std::uint16_t out, std::span<const std::uint8_t> frame,
-                                   const frame_info& info, std::uint8_t tc, bool mark, std::int64_t now) {
+                                   const frame_info& info, std::uint8_t tc, bool mark, std::int64_t now,
+                                   std::int64_t arrived_ns) {
   const std::uint32_t slot = alloc_slot();
   if (slot == UINT32_MAX) {
     ++soft_[in].pool_drops;
@@ -155,6 +164,7 @@ void soft_switch::impl::admit_copy(std::uint16_t in, std::uint16_t out, std::spa
   std::memcpy(slot_bytes(slot).data(), frame.data(), frame.size());
   slot_meta& m = meta_[slot];
   m.len = static_cast<std::uint32_t>(frame.size());
+  m.arrived_ns = arrived_ns >= 0 && egress_idle(out, now) ? arrived_ns : -1;
   m.ip_offset = info.ip_offset;
   m.ip_version = info.ip_version;
   m.ecn = info.ecn;
@@ -208,13 +218,38 @@ std::size_t soft_switch::impl::service_ports(std::int64_t now) {
   return work;
 }
 
+bool soft_switch::impl::egress_idle(std::uint16_t out, std::int64_t now) const {
+  if (model_->next_transmit_time_ns(out) > now) return false;
+  for (std::uint8_t q = 0; q < num_priorities; ++q)
+    if (model_->queue(out, q).depth_packets != 0) return false;
+  return true;
+}
+
+std::int64_t soft_switch::impl::stamp_offset_ns() {
+  if (!stamp_offset_fresh_) {
+    stamp_offset_ns_ = realtime_offset_ns();
+    stamp_offset_fresh_ = true;
+  }
+  return stamp_offset_ns_;
+}
+
 void soft_switch::impl::flush_tx(std::uint16_t port) {
   auto& slots = tx_slots_[port];
   if (slots.empty()) return;
   std::array<std::span<const std::uint8_t>, packet_port::max_batch> frames;
   for (std::size_t i = 0; i < slots.size(); ++i) frames[i] = slot_bytes(slots[i]).first(meta_[slots[i]].len);
   (void)ports_[port].send_batch(std::span(frames.data(), slots.size()));
-  for (const std::uint32_t s : slots) free_slot(s);
+  // The batch reached the next hop now; each counted frame's first bit left its egress
+  // serialization earlier.
+  const std::int64_t sent = clock_.now_ns();
+  for (const std::uint32_t s : slots) {
+    const slot_meta& m = meta_[s];
+    if (m.arrived_ns >= 0) {
+      const auto wire = static_cast<std::uint32_t>(std::max<std::uint32_t>(m.len, 60) + 4);
+      forwarding_[port].record(sent - (model_->serialization_ps(port, wire) + 999) / 1000 - m.arrived_ns);
+    }
+    free_slot(s);
+  }
   slots.clear();
 }
 
@@ -379,6 +414,7 @@ status soft_switch::impl::run(const std::atomic<bool>& stop) {
     // lost that much time (timer slack, a descheduled vCPU).
     std::int64_t stall_ns = due != never_ns && now > due ? now - due : 0;
     due = never_ns;
+    stamp_offset_fresh_ = false;
     for (std::uint16_t p = 0; p < ports_.size(); ++p) {
       const std::size_t got = ports_[p].receive(64, [&](std::span<const std::uint8_t> f) { on_frame(p, f, now); });
       if (got > 0) stall_ns = std::max(stall_ns, ports_[p].last_batch_wait_ns());

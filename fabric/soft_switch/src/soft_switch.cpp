@@ -16,6 +16,7 @@ status soft_switch::impl::init() {
   model_ = std::move(*model);
   carried_ = model_counters(n);
   soft_.resize(n);
+  forwarding_.resize(n);
 
   slot_bytes_ = (opt_.max_frame_bytes + 63) & ~63u;
   const auto buffer = static_cast<std::uint64_t>(opt_.settings.model.buffer_bytes);

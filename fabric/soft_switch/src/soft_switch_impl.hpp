@@ -35,6 +35,7 @@
 #include "rocelab/captures/frame_builder.hpp"
 #include "rocelab/captures/wire/mac_control.hpp"
 #include "rocelab/fabric/soft_switch/drop_causes.hpp"
+#include "rocelab/fabric/soft_switch/latency_histogram_json.hpp"
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
 #include "rocelab/fabric/switch_model.hpp"
 namespace rocelab::fabric::soft_switch {
@@ -189,6 +190,10 @@ struct slot_meta {
   std::uint16_t ip_offset = 0;
   std::uint8_t ip_version = 0;
   ecn_codepoint ecn = ecn_codepoint::not_ect;  // as received (after a fault mark)
+  // When the frame's last bit had arrived (the kernel's receive stamp on CLOCK_MONOTONIC
+  // plus the ingress serialization): what its forwarding latency is counted from. -1: not
+  // counted (an egress copy that met a busy port or a queue: that wait is queueing).
+  std::int64_t arrived_ns = -1;
 };
 
 struct delayed {
@@ -230,11 +235,18 @@ class soft_switch::impl final : public pfc_frame_sink {
   // A frame port `in`'s ring hands over: MAC control and the mirror copies at once, the
   // rest held until its last bit has arrived (store and forward), then forward_frame.
   void on_frame(std::uint16_t in, std::span<const std::uint8_t> frame, std::int64_t now);
-  void forward_frame(std::uint16_t in, std::span<const std::uint8_t> frame, std::int64_t now);
+  // arrived_ns: slot_meta::arrived_ns of the frame (-1: not counted).
+  void forward_frame(std::uint16_t in, std::span<const std::uint8_t> frame, std::int64_t now,
+                     std::int64_t arrived_ns);
   // Forwards the held frames whose last bit has arrived by `now`.
   std::size_t service_arrivals(std::int64_t now);
   void admit_copy(std::uint16_t in, std::uint16_t out, std::span<const std::uint8_t> frame, const frame_info& info,
-                  std::uint8_t tc, bool mark, std::int64_t now);
+                  std::uint8_t tc, bool mark, std::int64_t now, std::int64_t arrived_ns);
+  // Whether port `out` would start a frame admitted now at once: its link idle and every
+  // queue of it empty.
+  bool egress_idle(std::uint16_t out, std::int64_t now) const;
+  // CLOCK_REALTIME - CLOCK_MONOTONIC, read at most once per loop pass (when a frame came).
+  std::int64_t stamp_offset_ns();
   std::size_t service_ports(std::int64_t now);
   void flush_tx(std::uint16_t port);
   port_drop_causes drop_causes_of(std::uint16_t port, const model_counters& t);
@@ -304,6 +316,13 @@ class soft_switch::impl final : public pfc_frame_sink {
   std::vector<std::vector<delayed>> arrive_ring_;
   std::vector<std::size_t> arrive_head_, arrive_count_;
   std::vector<std::int64_t> ingress_due_ns_;
+  // Per egress port: each frame's forwarding latency beyond store and forward, (first bit
+  // out) - (last bit in), of the frames that found the port idle and empty (queueing is
+  // the model's, not latency). First bit out: the send to the next hop minus the egress
+  // serialization (a frame leaves the switch at its last bit). Cleared by reset_counters.
+  std::vector<latency_histogram> forwarding_;
+  std::int64_t stamp_offset_ns_ = 0;
+  bool stamp_offset_fresh_ = false;  // stamp_offset_ns_ read in this loop pass
   std::vector<fault_entry> faults_;
   std::uint64_t next_fault_id_ = 1;
   bool suppress_pfc_ = false;
