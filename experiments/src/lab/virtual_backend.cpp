@@ -441,8 +441,14 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
   ROCELAB_RETURN_IF_ERROR(check_spec(spec));
   const std::string root = options.state_root.empty() ? lab::default_state_root : options.state_root;
   const std::string binary = options.rocelab_binary.empty() ? own_executable_path() : options.rocelab_binary;
-  auto workload = make_workload(spec, seed);
-  if (!workload) return workload.error();
+  std::unique_ptr<fabric::twin::workload> own_workload;
+  fabric::twin::workload* load = options.workload;
+  if (load == nullptr) {
+    auto made = make_workload(spec, seed);
+    if (!made) return made.error();
+    own_workload = std::move(*made);
+    load = own_workload.get();
+  }
 
   // Reuse a lab that is up and fits; otherwise bring one up for this run.
   bool ours = false;
@@ -580,9 +586,10 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
         options.on_progress({.completed = done, .posted = posted, .pause_frames = pauses->frames()});
       };
     }
-    auto ran = (*fleet)->run(**workload, limit, options.cancel_requested, fleet_progress);
+    auto ran = (*fleet)->run(*load, limit, options.cancel_requested, fleet_progress);
     pauses.reset();  // joined before the switch's counters are read for the record
     if (!ran) return ran.error();
+    if (options.on_fleet_result) options.on_fleet_result(*ran);
     // T0 of the run's timeline: the fleet's armed start; queue samples and capture times
     // are put on it, so they line up with the flows.
     const std::int64_t t0_monotonic = ran->t0_ns;
@@ -616,6 +623,7 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
       ao.link_gbps = spec.topology.link_gbps;
       auto a = captures::analyze_capture_file(capture_file, ao);
       if (!a) return a.error().with_context("analysing the capture " + capture_file);
+      if (options.on_capture) options.on_capture(*a, t0_realtime);
       add_capture(*a, cap.text(), run_counts, remove_capture ? std::string() : capture_file, t_end, t0_realtime,
                   state, !used_dpdk, ran->first_scheduled_ns, out);
       out.counters.push_back({static_cast<std::uint32_t>(out.devices.size() - 1), 0, "capture.dpdk", t_end,

@@ -105,6 +105,7 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
     acked.push_back(0);
     scheduled_ns.push_back(r.start_ns);
     first_tx_ns.push_back(no_first_tx);
+    out.wire.emplace_back();
     if (m.src >= nics.size() || m.dst >= nics.size() || m.src == m.dst || m.bytes == 0) {
       failure = status(error_code::invalid_argument, "workload posted an invalid message (src " +
                                                          std::to_string(m.src) + ", dst " + std::to_string(m.dst) + ")");
@@ -195,6 +196,15 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
       r.end_ns = e.value("end_ns", std::int64_t{0}) - t0;
       if (const auto f = e.find("first_tx_ns"); f != e.end() && f->is_number_integer() && f->get<std::int64_t>() > 0)
         first_tx_ns[id] = f->get<std::int64_t>() - t0;
+      if (const auto l = e.find("last_tx_ns"); first_tx_ns[id] != no_first_tx && l != e.end() && l->is_number_integer() &&
+                                                 l->get<std::int64_t>() > 0) {
+        message_wire& w = out.wire[id];
+        w.reported = true;
+        w.first_tx_ns = first_tx_ns[id];
+        w.last_tx_ns = l->get<std::int64_t>() - t0;
+        w.wire_bytes = e.value("wire_bytes", std::int64_t{0});
+        w.last_wire_bytes = e.value("last_wire_bytes", std::int64_t{0});
+      }
       r.fct_ns = r.end_ns - r.start_ns;
       // null or absent: the NIC does not count them per flow (a hardware NIC): not measured.
       const auto count = [&](const char* key, std::uint64_t& value, bool& measured) {

@@ -14,6 +14,8 @@
 #include <map>
 #include <string_view>
 
+#include "rocelab/fabric/latency_histogram.hpp"
+#include "rocelab/fabric/soft_switch/latency_histogram_json.hpp"
 #include "rocelab/fabric/soft_switch/packet_port.hpp"
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
 #include "rocelab/traffic/soft_nic/cpu_pin.hpp"
@@ -339,13 +341,32 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   for (const auto& q : cfg->qps) ROCELAB_RETURN_IF_ERROR((*nic)->connect(q));
   (*nic)->on_send_complete([out_fd](const send_completion& c) {
     write_line(out_fd, {{"ev", "sent"}, {"ref", c.tag}, {"qpn", c.local_qpn}, {"peer", c.peer}, {"bytes", c.bytes},
-                        {"start_ns", c.start_ns}, {"first_tx_ns", c.first_tx_ns}, {"end_ns", c.end_ns},
+                        {"start_ns", c.start_ns}, {"first_tx_ns", c.first_tx_ns}, {"last_tx_ns", c.last_tx_ns},
+                        {"wire_bytes", c.wire_bytes}, {"last_wire_bytes", c.last_wire_bytes}, {"end_ns", c.end_ns},
                         {"retransmits", c.retransmits}, {"cnps", c.cnps}});
   });
-  (*nic)->on_receive_complete([out_fd](const receive_completion& c) {
+  // Receive processing: a message's last data frame in (the kernel's stamp at the port's
+  // ring, the moment it reached this NIC) to its ACK handed to the port, for every message
+  // whose ACK went out in the same on_frame call (not one held by a PFC pause).
+  fabric::latency_histogram rx_processing;
+  bool message_received = false;  // set by the receive completion on_frame is handling
+  (*nic)->on_receive_complete([out_fd, &message_received](const receive_completion& c) {
+    message_received = true;
     write_line(out_fd, {{"ev", "recv"}, {"qpn", c.local_qpn}, {"peer", c.peer}, {"msn", c.msn}, {"bytes", c.bytes},
                         {"ce", c.ce_marked}, {"end_ns", c.end_ns}});
   });
+  const auto on_frame = [&](std::span<const std::uint8_t> f) {
+    const nic_counters before = (*nic)->counters();
+    message_received = false;
+    (*nic)->on_frame(f, ss::monotonic_ns());
+    if (!message_received) return;
+    const nic_counters& after = (*nic)->counters();
+    const std::uint64_t responses = (after.tx_acks - before.tx_acks) + (after.tx_naks - before.tx_naks) +
+                                    (after.tx_cnps - before.tx_cnps);
+    const std::int64_t stamp = port->frame_stamp_ns();
+    if (stamp == 0 || after.tx_acks == before.tx_acks || after.tx_frames - before.tx_frames != responses) return;
+    rx_processing.record(ss::monotonic_ns() - (stamp - ss::realtime_offset_ns()));
+  };
   const std::size_t first_frame_bytes = warm_send_path(*cfg);
   auto warmer = transmit_path_warmer::open(first_frame_bytes);
   if (!warmer && cfg->start_rt_priority > 0)
@@ -408,7 +429,7 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
     const std::int64_t now = ss::monotonic_ns();
     if (stop.load() || (cfg->deadline_ns > 0 && now > cfg->deadline_ns)) break;
     clk.run_due(now);
-    port->receive(256, [&](std::span<const std::uint8_t> f) { (*nic)->on_frame(f, ss::monotonic_ns()); });
+    port->receive(256, on_frame);
     if (input_open) input_open = in.fill();
     bool stop_cmd = false;
     while (in.next(line)) {
@@ -491,7 +512,7 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
           // JSON), then the CPU goes to the senders still waiting for it.
           const std::int64_t at = ss::monotonic_ns();
           clk.run_due(at);
-          port->receive(256, [&](std::span<const std::uint8_t> f) { (*nic)->on_frame(f, ss::monotonic_ns()); });
+          port->receive(256, on_frame);
           release_due();
           sink.yield_after_next_send(true);
           next_tx = (*nic)->poll_transmit(at, 1);
@@ -515,6 +536,7 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   counters["outstanding_messages"] = (*nic)->outstanding_messages();
   counters["port_kernel_drops"] = port->stats().kernel_drops;
   counters["port_tx_errors"] = port->stats().tx_errors;
+  counters["rx_processing"] = ss::to_json(rx_processing);
   counters["armed_posts"] = armed_posts;
   counters["armed_arrived_late"] = armed_arrived_late;
   counters["armed_late_max_ns"] = armed_late_max_ns;

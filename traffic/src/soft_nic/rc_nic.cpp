@@ -51,6 +51,9 @@ struct message_state {
   std::uint64_t tag = 0;
   std::int64_t start_ns = 0;
   std::int64_t first_tx_ns = -1;  // its first data packet's first transmission; -1 until then
+  std::int64_t last_tx_ns = -1;   // its last data packet's first transmission; -1 until then
+  std::int64_t wire_bytes = 0;     // its data packets' first transmissions, on the wire
+  std::int64_t last_wire_bytes = 0;  // of those, the last packet's
   std::uint64_t first_seq = 0;
   std::uint64_t packets = 0;
   std::uint64_t retransmits = 0;
@@ -411,6 +414,9 @@ void rc_nic::on_acknowledge(queue_pair& q, std::uint32_t psn, std::uint8_t syndr
     c.tag = m.tag;
     c.start_ns = m.start_ns;
     c.first_tx_ns = m.first_tx_ns;
+    c.last_tx_ns = m.last_tx_ns;
+    c.wire_bytes = m.wire_bytes;
+    c.last_wire_bytes = m.last_wire_bytes;
     c.end_ns = now_ns;
     c.retransmits = m.retransmits;
     c.cnps = m.cnps;
@@ -470,6 +476,11 @@ void rc_nic::send_data_packet(queue_pair& q, std::int64_t now_ns) {
     ++counters_.retransmitted_packets;
   } else {
     q.sent_end = seq + 1;
+    m->wire_bytes += wire_bytes(frame.size());
+    if (seq + 1 == m->first_seq + m->packets) {
+      m->last_tx_ns = now_ns;
+      m->last_wire_bytes = wire_bytes(frame.size());
+    }
   }
   if (first && m->first_tx_ns < 0) m->first_tx_ns = now_ns;
   ++counters_.tx_data_packets;

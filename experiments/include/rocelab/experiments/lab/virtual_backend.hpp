@@ -54,8 +54,17 @@ namespace rocelab::fabric::drivers {
 class soft_switch_driver;  // rocelab/fabric/drivers/soft_switch_driver.hpp
 }  // namespace rocelab::fabric::drivers
 
+namespace rocelab::captures {
+struct capture_file_analysis;  // rocelab/captures/analyze_capture.hpp
+}  // namespace rocelab::captures
+
+namespace rocelab::fabric::twin {
+class workload;  // rocelab/fabric/twin/twin.hpp
+}  // namespace rocelab::fabric::twin
+
 namespace rocelab::traffic::soft_nic {
 struct fleet_host;          // rocelab/traffic/soft_nic/nic_fleet.hpp
+struct fleet_result;        // rocelab/traffic/soft_nic/nic_fleet.hpp
 struct nic_process_config;  // rocelab/traffic/soft_nic/nic_process.hpp
 class nic_links;            // rocelab/traffic/soft_nic/nic_links.hpp
 }  // namespace rocelab::traffic::soft_nic
@@ -89,6 +98,14 @@ struct virtual_backend_options {
   std::function<result<std::unique_ptr<traffic::soft_nic::nic_links>>(
       const std::vector<traffic::soft_nic::fleet_host>&, const std::vector<traffic::soft_nic::nic_process_config>&)>
       nic_links;
+  // A measurement that drives the lab with traffic of its own (rocelab calibrate): this
+  // workload instead of the spec's (not owned; the seed is then unused), and what the run
+  // saw beyond its records: the fleet's result (each message's wire stamps, the NICs'
+  // final counters lines) once the NICs stopped, and the capture's analysis with the
+  // run's T0 on CLOCK_REALTIME (the capture's clock) once it is analysed.
+  fabric::twin::workload* workload = nullptr;
+  std::function<void(const traffic::soft_nic::fleet_result&)> on_fleet_result;
+  std::function<void(const captures::capture_file_analysis&, std::int64_t t0_realtime_ns)> on_capture;
 };
 
 // The lab a spec runs on: its hosts, link rate, buffer, an interface MTU for its RoCE

@@ -97,9 +97,19 @@ struct delivery {
   std::int64_t end_ns = 0;
 };
 
+// What a sender's NIC reported of one message's packets on its wire (nic_process.hpp
+// "sent"), on the run's timeline; reported false for a message not acknowledged or a NIC
+// that does not report them (a hardware NIC's job).
+struct message_wire {
+  bool reported = false;
+  std::int64_t first_tx_ns = 0, last_tx_ns = 0;     // its first and last data packets handed to the port
+  std::int64_t wire_bytes = 0, last_wire_bytes = 0;  // of its packets' first transmissions; of the last
+};
+
 struct fleet_result {
   run_records records;                 // flows in post order (message id order)
   std::vector<delivery> deliveries;    // in arrival order per receiver
+  std::vector<message_wire> wire;      // per message, as records.flows
   std::vector<nlohmann::json> nic_counters;  // per host, the process's final counters
   bool completed = false;              // every message posted was acknowledged
   bool cancelled = false;              // cancel_requested stopped it (records so far)

@@ -19,11 +19,17 @@
 //                    {"op":"stop"}            (EOF on the input does the same)
 //   out:             {"ev":"ready","t_ns":T}  once the port is open and the QPs connected
 //                    {"ev":"sent","ref":R,"qpn":Q,"peer":P,"bytes":B,"start_ns":S,"first_tx_ns":F,
+//                     "last_tx_ns":L,"wire_bytes":W,"last_wire_bytes":LW,
 //                     "end_ns":E,"retransmits":N,"cnps":C}  a message's last ACK arrived; S when
 //                     it was posted (released), F when its first data packet was handed to
-//                     the port (the sender's start on its own wire)
+//                     the port (the sender's start on its own wire), L the same for its
+//                     last; W the wire bytes of its packets' first transmissions, LW of the
+//                     last one (send_completion)
 //                    {"ev":"recv","qpn":Q,"peer":P,"msn":M,"bytes":B,"ce":C,"end_ns":E}
-//                    {"ev":"counters",...nic_counters...}  last, before exiting
+//                    {"ev":"counters",...nic_counters...}  last, before exiting; with
+//                     "rx_processing": the receive processing of the messages it received
+//                     (last data frame in, by the kernel's stamp at the port's ring, to its
+//                     ACK handed to the port), a latency histogram (latency_histogram_json.hpp)
 //                    {"ev":"error","error":"..."}         a failed post or command
 // Times are CLOCK_MONOTONIC nanoseconds (the same in every namespace of the machine).
 //

@@ -91,6 +91,12 @@ struct send_completion {
   // The driver's time when the message's first data packet went to the frame sink (the
   // `now_ns` of that poll_transmit): the instant the sender put the message on its wire.
   std::int64_t first_tx_ns = 0;
+  // The same for its last data packet's first transmission; with the wire bytes
+  // (wire_bytes()) of its data packets' first transmissions, and of the last one alone:
+  // the rate it went out at is (wire_bytes - last_wire_bytes) over last_tx - first_tx.
+  std::int64_t last_tx_ns = 0;
+  std::int64_t wire_bytes = 0;
+  std::int64_t last_wire_bytes = 0;
   std::int64_t end_ns = 0;      // last ACK received
   std::uint64_t retransmits = 0;  // packets of this message sent again
   std::uint64_t cnps = 0;         // CNPs the QP received while the message was outstanding
