@@ -1,6 +1,6 @@
 // rocelab tune SPEC [--budget N] [--method bayes|grid|random] [--json] [--db F] [--jobs J]
 //                   [--set path=value]... [--resume SWEEP] [--name NAME] [--export-dir DIR]
-//                   [--verify N] [--lab-name NAME] [--ports P,...] [--nic-if IF]
+//                   [--verify N] [--verify-runs R] [--lab-name NAME] [--ports P,...] [--nic-if IF]
 //                   [--fresh-seeds N] [--export-for GBPS]
 //                   [--executor local|slurm --workers N [--slurm-opt K=V]...
 //                    [--listen ADDR | --controller ADDR --token-file F]]
@@ -12,8 +12,9 @@
 // fresh seeds for a 95% confidence interval. Writes the best configuration as a spec,
 // the tuning's HTML page and, when it is a hardware configuration (or --export-for
 // derives one), SONiC config_db JSON and mlx5 sysfs settings; with --verify N re-runs the
-// N best configurations on the virtual lab (backend virtual, root) and prints predicted
-// (twin) against measured.
+// N best configurations and the baselines on the virtual lab (backend virtual, root), each
+// R times (default 3), and prints predicted (twin) against measured with the lab's CIs and
+// whether the lab ranks them as the twin does.
 // Exit codes: 0 done; 1 a run, store or export failed; 2 usage or an invalid spec;
 // 3 done, but --verify did not measure every configuration (without root: none); the
 // twin's answer and exports are written, sim_to_real.txt says why per row;
@@ -77,6 +78,7 @@ struct tune_args {
   std::string export_dir;
   bool force = false;  // --export-dir: replace the exports there
   std::uint32_t verify = 0;
+  std::uint32_t verify_runs = 3;
   std::string lab_name = "tune";
   std::vector<std::string> ports;
   std::string nic_if = "IF";
@@ -155,6 +157,9 @@ std::function<int()> setup(CLI::App& app) {
                "the sweep starts); the default runs/tune-<sweep> is the sweep's own. Never writes through a symlink");
   app.add_option("--verify", args->verify,
                  "re-run the N best configurations on the virtual lab (backend virtual, needs root) and compare");
+  app.add_option("--verify-runs", args->verify_runs,
+                 "--verify: runs of each configuration on the virtual lab, for its run-to-run 95% CI (default 3)")
+      ->check(CLI::Range(1, 100));
   app.add_option("--lab-name", args->lab_name, "--verify: the virtual lab's name (default tune)");
   app.add_option("--ports", args->ports, "switch ports of the SONiC export (default Ethernet0, Ethernet4, ...)")
       ->delimiter(',');
@@ -433,11 +438,16 @@ std::function<int()> setup(CLI::App& app) {
       auto picks = experiments::best_trial_configs(*spec, *settings, *trials, args->verify);
       if (!picks) return fail(picks.error().message(), 1);
       configs.insert(configs.end(), picks->begin() + 1, picks->end());  // [0] is the spec as written
-      auto rows = experiments::verify_configs(*spec, configs, "virtual", experiments::local_backends(vo), &*db, opened->id,
-                                              [](const std::string& line) { std::cerr << "rocelab tune: " << line << "\n"; });
+      experiments::verify_options options;
+      options.runs = args->verify_runs;
+      options.objective = &settings->objective;
+      auto rows = experiments::verify_configs(
+          *spec, configs, "virtual", experiments::local_backends(vo), &*db, opened->id,
+          [](const std::string& line) { std::cerr << "rocelab tune: " << line << "\n"; }, options);
       if (!rows) return fail(rows.error().message(), 1);
       verified = std::move(*rows);
       out["sim_to_real"] = nlohmann::json::parse(experiments::verify_json_text(verified));
+      out["sim_to_real_ranking"] = nlohmann::json::parse(experiments::verify_ranking_json_text(verified));
       if (auto st = write_text(dir + "/sim_to_real.txt", experiments::verify_table(verified),
                                output_policy(args->export_dir, args->force));
           !st.ok())

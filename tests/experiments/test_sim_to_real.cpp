@@ -141,5 +141,48 @@ TEST(sim_to_real, comparison_flags_cells_beyond_the_tolerance_and_names_the_term
   }
 }
 
+// The lab's own run-to-run spread: a difference beyond 15% but within the lab's 95% CI
+// is within, and the cell says it was judged by the CI; a class that differs is flagged
+// even when the pool of all flows agrees.
+TEST(sim_to_real, a_cell_is_judged_by_the_labs_ci_where_it_is_wider_and_every_class_counts) {
+  const auto summary = [](std::int64_t p99, std::int64_t victim_p99) {
+    run_summary s;
+    s.all.fct_p50_ns = 1'000'000;
+    s.all.fct_p99_ns = p99;
+    s.all.completed = s.all.flows = 10;
+    s.by_kind["incast"] = {8, 8, 2'000'000, p99, p99, 1, 1};
+    s.by_kind["victim"] = {2, 2, 300'000, victim_p99, victim_p99, 1, 1};
+    return s;
+  };
+  const run_summary predicted = summary(10'000'000, 400'000);
+  // Three lab runs whose p99 spreads 7, 13 and 16 ms: mean 12, 95% CI +-11.3 ms (94%).
+  const std::vector<run_summary> each{summary(7'000'000, 400'000), summary(13'000'000, 410'000),
+                                      summary(16'000'000, 390'000)};
+  const run_summary measured = summary(13'000'000, 400'000);
+  const auto c = compare_sim_to_real(predicted, measured, 0.15, 100'000, each);
+  ASSERT_EQ(c.cells.size(), 7u) << "all flows' p50, p99, paused time; then each class's p50 and p99";
+  EXPECT_EQ(c.cells[1].metric, "FCT p99");
+  EXPECT_EQ(c.cells[1].lab_runs, 3u);
+  EXPECT_NEAR(c.cells[1].lab_ci, 0.94, 0.02);
+  EXPECT_TRUE(c.cells[1].by_lab_ci);
+  EXPECT_TRUE(c.cells[1].within) << "+30% lies inside the lab's own +-94%";
+  EXPECT_EQ(c.cells[6].metric, "victim FCT p99");
+  EXPECT_FALSE(c.cells[6].by_lab_ci) << "the victims' p99 barely moves between runs";
+  EXPECT_TRUE(c.within);
+
+  // The same difference with a lab that repeats itself is beyond.
+  const std::vector<run_summary> steady{measured, measured, measured};
+  const auto tight = compare_sim_to_real(predicted, measured, 0.15, 100'000, steady);
+  EXPECT_FALSE(tight.cells[1].within);
+  EXPECT_FALSE(tight.within);
+
+  // Victims 50% slower on the lab: the pool of all flows agrees, the class does not.
+  const run_summary slow_victims = summary(10'000'000, 600'000);
+  const auto v = compare_sim_to_real(predicted, slow_victims);
+  EXPECT_TRUE(v.cells[1].within);
+  EXPECT_FALSE(v.cells[6].within);
+  EXPECT_FALSE(v.within);
+}
+
 }  // namespace
 }  // namespace rocelab::experiments

@@ -156,5 +156,45 @@ TEST_F(tuning_verify, agreement_counts_only_the_rows_measured_on_both_sides) {
   EXPECT_NE(table.find("not measured (pfc_only): the soft switch exited"), std::string::npos) << table;
 }
 
+verify_row ranked_row(const std::string& label, std::vector<double> lab, std::vector<double> twin) {
+  verify_row r;
+  r.label = label;
+  r.lab_objective = mean_ci95(lab);
+  r.twin_objective = mean_ci95(twin);
+  return r;
+}
+
+TEST(verify_ranking, says_whether_the_lab_orders_the_configurations_as_the_twin_and_whether_its_cis_tell_them_apart) {
+  // The twin and the lab agree: tuned < vendor_default < pfc_only on both.
+  const std::vector<verify_row> agree{ranked_row("pfc_only", {900, 950, 1000}, {970, 975, 980}),
+                                      ranked_row("vendor_default", {190, 200, 210}, {185, 190, 195}),
+                                      ranked_row("trial 15", {150, 160, 170}, {160, 163, 166})};
+  const auto a = rank_verified(agree);
+  ASSERT_EQ(a.lab_order.size(), 3u);
+  EXPECT_EQ(a.lab_order[0].label, "trial 15");
+  EXPECT_EQ(a.lab_order[2].label, "pfc_only");
+  EXPECT_TRUE(a.same_order);
+  EXPECT_TRUE(a.disagreements.empty());
+  EXPECT_NE(a.text.find("agrees with the twin's"), std::string::npos) << a.text;
+  EXPECT_NE(a.text.find("over 3 runs each"), std::string::npos) << a.text;
+
+  // The lab puts the vendor defaults first, within its noise; the twin the tuned one, clearly.
+  const std::vector<verify_row> differ{ranked_row("vendor_default", {150, 170, 190}, {190, 191, 192}),
+                                       ranked_row("trial 15", {160, 180, 200}, {160, 161, 162})};
+  const auto d = rank_verified(differ);
+  EXPECT_FALSE(d.same_order);
+  ASSERT_EQ(d.disagreements.size(), 1u);
+  EXPECT_EQ(d.disagreements[0].better_on_lab, "vendor_default");
+  EXPECT_EQ(d.disagreements[0].better_on_twin, "trial 15");
+  EXPECT_FALSE(d.disagreements[0].lab_separates) << "the lab's CIs overlap";
+  EXPECT_TRUE(d.disagreements[0].twin_separates);
+  EXPECT_NE(d.text.find("differs from the twin's"), std::string::npos) << d.text;
+
+  // A row not measured is not ranked; one row alone is no ranking.
+  auto lone = differ;
+  lone[1].error = "the soft switch exited";
+  EXPECT_TRUE(rank_verified(lone).lab_order.empty());
+}
+
 }  // namespace
 }  // namespace rocelab::experiments

@@ -14,10 +14,32 @@
 namespace rocelab::experiments {
 namespace {
 
-run_summary summary_of(const experiment_result& r) {
+run_summary summary_of(const std::vector<run_records>& repeats, const std::vector<std::uint64_t>& seeds) {
   std::vector<const run_records*> all;
-  for (const auto& x : r.repeats) all.push_back(&x);
-  return summarize(all, r.seeds);
+  for (const auto& x : repeats) all.push_back(&x);
+  return summarize(all, seeds);
+}
+
+run_summary summary_of(const experiment_result& r) { return summary_of(r.repeats, r.seeds); }
+
+std::vector<run_summary> each_of(const std::vector<run_records>& repeats, const std::vector<std::uint64_t>& seeds) {
+  std::vector<run_summary> out;
+  for (std::size_t i = 0; i < repeats.size(); ++i)
+    out.push_back(summarize({&repeats[i]}, {i < seeds.size() ? seeds[i] : 0}));
+  return out;
+}
+
+// The objective of each run alone, as a CI; none when a run lacks one of its metrics (a
+// class that did not complete): such a row is not ranked rather than ranked wrongly.
+std::optional<confidence_interval> objective_ci(const objective_spec& objective, const std::vector<run_summary>& runs) {
+  std::vector<double> values;
+  for (const run_summary& r : runs) {
+    auto scored = score(objective, {r});
+    if (!scored) return std::nullopt;
+    values.push_back(scored->objective);
+  }
+  if (values.empty()) return std::nullopt;
+  return mean_ci95(values);
 }
 
 nlohmann::json metrics(const run_summary& s) {
@@ -77,7 +99,8 @@ std::string settings_text(const std::map<std::string, std::string>& params) {
 result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, const std::vector<verify_config>& configs,
                                                const std::string& backend, const backend_registry& backends,
                                                store::run_store* db, std::int64_t sweep,
-                                               const std::function<void(const std::string&)>& log) {
+                                               const std::function<void(const std::string&)>& log,
+                                               const verify_options& options) {
   std::vector<verify_row> rows;
   // Set once the backend answered that it cannot run here: the rest would fail the same way.
   std::string unavailable;
@@ -106,7 +129,10 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
     }
     experiment_spec measured_spec = twin_spec;
     measured_spec.backend = backend;
-    if (log) log(row.label + " (" + row.settings + ") on the " + backend + " backend");
+    measured_spec.repeats = std::max(measured_spec.repeats, options.runs);
+    if (log)
+      log(row.label + " (" + row.settings + ") on the " + backend + " backend, " +
+          std::to_string(measured_spec.repeats) + " runs");
     std::int64_t run_id = 0;
     store::new_run nr{measured_spec.name, backend, measured_spec.seed, to_yaml(measured_spec), {}, sweep};
     if (db) {
@@ -121,11 +147,18 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
     if (measured) {
       row.ran = true;
       row.measured = summary_of(*measured);
-      // The twin replays what the lab ran, when the lab ran it.
-      auto replayed = predict_measured_runs(prediction_spec, measured->repeats, measured->seeds);
+      row.measured_each = each_of(measured->repeats, measured->seeds);
+      // The twin replays what the lab ran, when the lab ran it: every run, pooled as the
+      // lab's runs are.
+      auto replayed = predict_measured_records(prediction_spec, measured->repeats, measured->seeds);
       if (!replayed) return replayed.error().with_context(row.label + ": the twin's replay");
-      row.predicted = *replayed;
-      row.comparison = compare_sim_to_real(row.predicted, row.measured);
+      row.predicted = summary_of(*replayed, measured->seeds);
+      row.predicted_each = each_of(*replayed, measured->seeds);
+      row.comparison = compare_sim_to_real(row.predicted, row.measured, options.tolerance, 100'000, row.measured_each);
+      if (options.objective) {
+        row.lab_objective = objective_ci(*options.objective, row.measured_each);
+        row.twin_objective = objective_ci(*options.objective, row.predicted_each);
+      }
       // Percentiles of no completed flow are zeros, not a measurement to agree with.
       if (row.measured.all.completed == 0 || row.predicted.all.completed == 0)
         row.error = "no flow completed (" + backend + ": " + std::to_string(row.measured.all.completed) + " of " +
@@ -172,6 +205,36 @@ std::size_t measured_count(const std::vector<verify_row>& rows) {
   return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const verify_row& r) { return r.is_measured(); }));
 }
 
+namespace {
+
+// Under a measured row: its runs, the lab's CI of the three pooled cells, and the
+// per-class cells, each flagged '!' when beyond max(tolerance, lab CI).
+std::string cell_lines(const verify_row& r) {
+  const auto& cells = r.comparison.cells;
+  if (cells.empty()) return "";
+  char b[160];
+  std::string out = "    " + std::to_string(cells[0].lab_runs) + " runs; the lab's 95% CI:";
+  for (std::size_t i = 0; i < cells.size() && i < 3; ++i) {
+    std::snprintf(b, sizeof b, " %s +-%.0f%%%s", cells[i].metric.c_str(), cells[i].lab_ci * 100,
+                  cells[i].by_lab_ci ? " (judged by it)" : "");
+    out += b;
+  }
+  out += "\n";
+  if (cells.size() > 3) {
+    out += "    per class (ms, twin|lab):";
+    for (std::size_t i = 3; i < cells.size(); ++i) {
+      std::snprintf(b, sizeof b, " %s %.2f|%.2f%s%s", cells[i].metric.c_str(), cells[i].predicted / 1e6,
+                    cells[i].measured / 1e6, cells[i].by_lab_ci ? " (by lab CI)" : "", cells[i].within ? "" : " !");
+      out += b;
+      if (i + 1 < cells.size()) out += ";";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string verify_table(const std::vector<verify_row>& rows) {
   std::string out;
   char line[512];
@@ -206,6 +269,7 @@ std::string verify_table(const std::vector<verify_row>& rows) {
                   static_cast<unsigned long long>(r.predicted.ce_marked),
                   static_cast<unsigned long long>(r.measured.ce_marked), r.settings.c_str());
     out += line;
+    out += cell_lines(r);
   }
   for (const auto& [reason, labels] : reasons) out += "not measured (" + labels + "): " + reason + "\n";
   const std::size_t measured = measured_count(rows);
@@ -222,11 +286,105 @@ std::string verify_table(const std::vector<verify_row>& rows) {
       out += "  " + r.label + ": " + e + "\n";
     }
   }
-  if (!any)
+  if (!any) {
+    std::size_t by_ci = 0;
+    for (const verify_row& r : rows)
+      if (r.is_measured())
+        by_ci += static_cast<std::size_t>(std::count_if(r.comparison.cells.begin(), r.comparison.cells.end(),
+                                                        [](const sim_to_real_cell& c) { return c.by_lab_ci; }));
     out += "twin = the twin replaying each measured run's flows at their measured start times; every FCT p50, p99 "
-           "and pause time within 15% in the " +
-           std::to_string(measured) + " of " + std::to_string(rows.size()) + " configurations measured\n";
+           "(all flows and per class) and pause time within 15% in the " +
+           std::to_string(measured) + " of " + std::to_string(rows.size()) + " configurations measured" +
+           (by_ci ? " (" + std::to_string(by_ci) + " cells by the lab's own 95% CI, wider than 15%)" : std::string()) +
+           "\n";
+  }
+  if (const verify_ranking ranking = rank_verified(rows); !ranking.lab_order.empty()) out += ranking.text + "\n";
   return out;
+}
+
+namespace {
+
+std::string ci_text(const confidence_interval& ci) {
+  char b[64];
+  if (ci.n >= 2)
+    std::snprintf(b, sizeof b, "%.4g +- %.2g", ci.mean, ci.half_width);
+  else
+    std::snprintf(b, sizeof b, "%.4g (1 run)", ci.mean);
+  return b;
+}
+
+std::string labels(const std::vector<verify_ranking::entry>& order, bool lab) {
+  std::string out;
+  for (const auto& e : order) out += (out.empty() ? "" : ", ") + e.label + " " + ci_text(lab ? e.lab : e.twin);
+  return out;
+}
+
+}  // namespace
+
+verify_ranking rank_verified(const std::vector<verify_row>& rows) {
+  verify_ranking out;
+  std::size_t runs = 0;
+  for (const verify_row& r : rows)
+    if (r.is_measured() && r.lab_objective && r.twin_objective) {
+      out.lab_order.push_back({r.label, *r.lab_objective, *r.twin_objective});
+      runs = std::max(runs, r.lab_objective->n);
+    }
+  if (out.lab_order.size() < 2) {
+    out.lab_order.clear();
+    out.text = "ranking: fewer than two configurations were measured with the objective on both sides";
+    return out;
+  }
+  out.twin_order = out.lab_order;
+  std::stable_sort(out.lab_order.begin(), out.lab_order.end(),
+                   [](const auto& a, const auto& b) { return a.lab.mean < b.lab.mean; });
+  std::stable_sort(out.twin_order.begin(), out.twin_order.end(),
+                   [](const auto& a, const auto& b) { return a.twin.mean < b.twin.mean; });
+  out.same_order = std::equal(out.lab_order.begin(), out.lab_order.end(), out.twin_order.begin(),
+                              [](const auto& a, const auto& b) { return a.label == b.label; });
+  for (std::size_t i = 0; i < out.lab_order.size(); ++i)
+    for (std::size_t j = i + 1; j < out.lab_order.size(); ++j) {
+      const auto& a = out.lab_order[i];  // better than b on the lab
+      const auto& b = out.lab_order[j];
+      if (!(b.twin.mean < a.twin.mean)) continue;
+      out.disagreements.push_back({a.label, b.label, a.lab.high < b.lab.low, b.twin.high < a.twin.low});
+    }
+  out.text = "ranking by the objective (lower is better; mean +- 95% CI over " + std::to_string(runs) +
+             " runs each): the lab " + labels(out.lab_order, true) + "; the twin replaying those runs " +
+             labels(out.twin_order, false) + ". ";
+  if (out.same_order) {
+    out.text += "The lab's ranking agrees with the twin's.";
+  } else {
+    out.text += "The lab's ranking differs from the twin's: ";
+    for (std::size_t i = 0; i < out.disagreements.size(); ++i) {
+      const auto& d = out.disagreements[i];
+      out.text += std::string(i ? "; " : "") + "the lab puts " + d.better_on_lab + " before " + d.better_on_twin +
+                  (d.lab_separates ? " (its CIs separate them)" : " (its CIs overlap: not told apart)") +
+                  ", the twin the other way" +
+                  (d.twin_separates ? " (its CIs separate them)" : " (its CIs overlap: not told apart)");
+    }
+    out.text += ".";
+  }
+  return out;
+}
+
+std::string verify_ranking_json_text(const std::vector<verify_row>& rows) {
+  const verify_ranking r = rank_verified(rows);
+  nlohmann::json j{{"same_order", r.same_order}, {"text", r.text}};
+  const auto ci = [](const confidence_interval& c) {
+    return nlohmann::json{{"n", c.n}, {"mean", c.mean}, {"half_width", c.half_width}, {"low", c.low}, {"high", c.high}};
+  };
+  for (const char* side : {"lab", "twin"}) {
+    nlohmann::json order = nlohmann::json::array();
+    for (const auto& e : side == std::string_view("lab") ? r.lab_order : r.twin_order)
+      order.push_back({{"label", e.label}, {"lab", ci(e.lab)}, {"twin", ci(e.twin)}});
+    j[std::string(side) + "_order"] = std::move(order);
+  }
+  nlohmann::json d = nlohmann::json::array();
+  for (const auto& x : r.disagreements)
+    d.push_back({{"better_on_lab", x.better_on_lab}, {"better_on_twin", x.better_on_twin},
+                 {"lab_separates", x.lab_separates}, {"twin_separates", x.twin_separates}});
+  j["disagreements"] = std::move(d);
+  return j.dump();
 }
 
 std::string verify_json_text(const std::vector<verify_row>& rows) {
@@ -246,7 +404,10 @@ std::string verify_json_text(const std::vector<verify_row>& rows) {
       for (const auto& c : r.comparison.cells)
         cells.push_back({{"metric", c.metric}, {"predicted", c.predicted}, {"measured", c.measured},
                          {"difference", std::isfinite(c.difference) ? nlohmann::json(c.difference) : nlohmann::json(nullptr)},
-                         {"within", c.within}});
+                         {"within", c.within},
+                         {"lab_ci", c.lab_ci},
+                         {"lab_runs", c.lab_runs},
+                         {"judged_by", c.by_lab_ci ? "lab CI" : "tolerance"}});
       j["cells"] = std::move(cells);
       j["differences"] = r.comparison.explanation;
     } else {
@@ -254,6 +415,12 @@ std::string verify_json_text(const std::vector<verify_row>& rows) {
       j["error"] = r.error;
     }
     if (r.run_id) j["run"] = r.run_id;
+    const auto ci_json = [](const confidence_interval& ci) {
+      return nlohmann::json{{"n", ci.n}, {"mean", ci.mean}, {"half_width", ci.half_width}, {"low", ci.low}, {"high", ci.high}};
+    };
+    if (r.lab_objective) j["lab_objective"] = ci_json(*r.lab_objective);
+    if (r.twin_objective) j["twin_objective"] = ci_json(*r.twin_objective);
+    j["runs"] = r.measured_each.size();
     out.push_back(std::move(j));
   }
   return out.dump();

@@ -19,6 +19,7 @@
 // Pure apart from running the twin (no I/O).
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,8 +41,11 @@ namespace rocelab::experiments {
 [[nodiscard]] result<run_records> predict_measured_run(const experiment_spec& spec, const run_records& measured,
                                                        std::uint64_t seed);
 
-// The prediction of every repeat of a measured experiment (repeat i replayed with
-// seeds[i]), pooled as summarize() pools the measured repeats.
+// The prediction of every repeat of a measured experiment, repeat i replayed with seeds[i].
+[[nodiscard]] result<std::vector<run_records>> predict_measured_records(const experiment_spec& spec,
+                                                                       const std::vector<run_records>& measured,
+                                                                       const std::vector<std::uint64_t>& seeds);
+// The same, pooled as summarize() pools the measured repeats.
 [[nodiscard]] result<run_summary> predict_measured_runs(const experiment_spec& spec,
                                                         const std::vector<run_records>& measured,
                                                         const std::vector<std::uint64_t>& seeds);
@@ -50,15 +54,24 @@ namespace rocelab::experiments {
 inline constexpr const char* replay_prediction_method = "the twin replaying the measured flows at their measured start times";
 
 struct sim_to_real_cell {
-  std::string metric;  // "FCT p50", "FCT p99", "paused time"
+  std::string metric;  // "FCT p50", "FCT p99", "paused time", per class "incast FCT p99", ...
   double predicted = 0, measured = 0;
   double difference = 0;  // (measured - predicted) / predicted; 0 when both are 0
-  bool within = true;     // |difference| <= tolerance (or both below the noise floor)
+  // The lab's own run-to-run 95% CI of this metric (Student's t over the measured runs
+  // one by one), as half width over mean; 0 with fewer than 2 runs.
+  double lab_ci = 0;
+  std::size_t lab_runs = 0;
+  // Judged by the lab's CI rather than the tolerance, because the lab's CI is wider: the
+  // lab cannot tell apart values closer than that, so neither can a comparison with it.
+  bool by_lab_ci = false;
+  bool within = true;     // |difference| <= max(tolerance, lab_ci) (or both below the noise floor)
 };
 
 struct sim_to_real_comparison {
   double tolerance = 0.15;
-  std::vector<sim_to_real_cell> cells;  // FCT p50, FCT p99, paused time (ns)
+  // FCT p50, FCT p99, paused time (ns); then FCT p50 and p99 of each traffic class both
+  // sides completed flows of, when the run has more than one class.
+  std::vector<sim_to_real_cell> cells;
   bool within = true;                   // every cell within
   // Empty when within; else one sentence per differing cell naming the terms that differ.
   std::vector<std::string> explanation;
@@ -66,8 +79,11 @@ struct sim_to_real_comparison {
 
 // Pause times below `pause_floor_ns` on both sides count as equal (a few microseconds of
 // pause in a run of hundreds of milliseconds is noise, not a disagreement).
+// `measured_each`: the measured runs summarized one by one (pooled, they are `measured`),
+// for each cell's lab CI; empty: every cell judged by the tolerance alone.
 [[nodiscard]] sim_to_real_comparison compare_sim_to_real(const run_summary& predicted, const run_summary& measured,
                                                          double tolerance = 0.15,
-                                                         std::int64_t pause_floor_ns = 100'000);
+                                                         std::int64_t pause_floor_ns = 100'000,
+                                                         std::span<const run_summary> measured_each = {});
 
 }  // namespace rocelab::experiments

@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/experiments/tuning/tuning.hpp"
+#include "rocelab/experiments/tuning/tuning_answer.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace rocelab::experiments {
@@ -34,6 +36,15 @@ struct verify_config {
   std::map<std::string, std::string> params;  // spec path -> value text, set as --set would
 };
 
+struct verify_options {
+  // Runs of each configuration on the backend (at least the spec's repeats): the lab's
+  // run-to-run CI needs more than one, and one run of a random fabric can mislead.
+  std::uint32_t runs = 3;
+  // Scores every run on both sides for the ranking (verify_ranking); null: no ranking.
+  const objective_spec* objective = nullptr;
+  double tolerance = 0.15;
+};
+
 struct verify_row {
   std::string label;
   std::string baseline;
@@ -41,7 +52,11 @@ struct verify_row {
   run_summary predicted;    // the twin replaying the measured flows (the from_spec one when the run failed)
   run_summary from_spec;    // the twin from the spec alone (every sender on its schedule)
   run_summary measured;     // the other backend
-  sim_to_real_comparison comparison;  // predicted against measured
+  sim_to_real_comparison comparison;  // predicted against measured, each cell with the lab's CI
+  // The measured runs and their replays on the twin, each summarized alone (same order).
+  std::vector<run_summary> measured_each, predicted_each;
+  // The objective of each run on each side, as a 95% CI over the runs (options.objective).
+  std::optional<confidence_interval> lab_objective, twin_objective;
   std::int64_t run_id = 0;  // the measured run in the store (0: none was started)
   bool ran = false;         // the backend returned records: `measured` and `comparison` are filled
   // Empty: measured on both sides (the backend ran it and completed flows the twin's
@@ -60,7 +75,29 @@ struct verify_row {
 [[nodiscard]] result<std::vector<verify_row>> verify_configs(
     const experiment_spec& spec, const std::vector<verify_config>& configs, const std::string& backend,
     const backend_registry& backends, store::run_store* db, std::int64_t sweep,
-    const std::function<void(const std::string&)>& log = {});
+    const std::function<void(const std::string&)>& log = {}, const verify_options& options = {});
+
+// The order of the measured configurations by objective (lowest first) on the lab and on
+// the twin replaying the lab's runs, each with its CIs: do the two sides pick the same?
+struct verify_ranking {
+  struct entry {
+    std::string label;
+    confidence_interval lab, twin;
+  };
+  std::vector<entry> lab_order, twin_order;  // best first
+  bool same_order = false;
+  // Pairs the two sides order differently: "A/B", with whether each side's CIs separate
+  // them (a side whose CIs overlap has not told them apart).
+  struct disagreement {
+    std::string better_on_lab, better_on_twin;
+    bool lab_separates = false, twin_separates = false;
+  };
+  std::vector<disagreement> disagreements;
+  std::string text;  // one paragraph, for the table and the main job's conclusion
+};
+// Over the rows measured with an objective on both sides; fewer than 2: nothing ranked
+// (text says so).
+[[nodiscard]] verify_ranking rank_verified(const std::vector<verify_row>& rows);
 
 // The spec as written ("baseline") and the `count` best trials (distinct applied values,
 // feasible), as configurations.
@@ -90,5 +127,9 @@ struct verify_row {
 // measured {...}, within, tolerance, cells, differences; when not, `reason` (also as
 // `error`) and measured {...} if the run returned records; run when one was stored.
 [[nodiscard]] std::string verify_json_text(const std::vector<verify_row>& rows);
+// rank_verified as JSON: same_order, text, lab_order and twin_order [{label, lab {n, mean,
+// half_width, low, high}, twin {...}}], disagreements [{better_on_lab, better_on_twin,
+// lab_separates, twin_separates}].
+[[nodiscard]] std::string verify_ranking_json_text(const std::vector<verify_row>& rows);
 
 }  // namespace rocelab::experiments
