@@ -21,7 +21,8 @@
 // failure). A lab that is up and does not fit is refused, naming it.
 //
 // Backends: `virtual` only. `twin` is refused (a twin is what a calibration is for);
-// `lab` is refused naming what a hardware lab's agents do not report (calibration_refusal).
+// `lab` is refused naming what a hardware lab's agents do not report
+// (calibration_measure.hpp's calibration_refusal).
 // Needs root. Errors name the step.
 
 #include <cstdint>
@@ -30,6 +31,7 @@
 
 #include "rocelab/common/result.hpp"
 #include "rocelab/experiments/calibration/calibration.hpp"
+#include "rocelab/experiments/calibration/calibration_measure.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
 
 namespace rocelab::experiments {
@@ -46,9 +48,6 @@ struct calibrate_options {
   // Told each step as it starts ("base RTT and line rate: 4 pairs x 200 pings, 3 flows").
   std::function<void(const std::string&)> on_step;
 };
-
-// Why a spec's backend cannot be calibrated here; success for `virtual`.
-[[nodiscard]] status calibration_refusal(const experiment_spec& spec);
 
 // The calibration of the spec's virtual lab, its header filled: lab "virtual", taken_at
 // now (UTC), the spec's name, link rate and RoCE MTU.

@@ -22,10 +22,16 @@
 #include <vector>
 
 #include "rocelab/experiments/calibration/calibration.hpp"
+#include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/fabric/latency_histogram.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
 
 namespace rocelab::experiments {
+
+// Why a spec's backend cannot be calibrated: `twin` (a twin is what a calibration is
+// for) and `lab` (a hardware lab's agents report none of the stamps; the message names
+// them); success for `virtual`.
+[[nodiscard]] status calibration_refusal(const experiment_spec& spec);
 
 enum class calibration_purpose : std::uint8_t { ping, line_rate, incast };
 
