@@ -20,6 +20,7 @@ struct calibrate_args {
   std::string spec;
   std::vector<std::string> sets;
   std::string out;
+  std::string db;
   bool force = false;
   std::uint32_t pings = 200;
   std::string lab = "cal";
@@ -39,6 +40,8 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--set", a->sets, "override a spec field: path=value; repeatable")->allow_extra_args(false);
   app.add_option("--out", a->out, "the calibration file (default runs/calibration-<unix time>.yaml)");
   app.add_flag("--force", a->force, "replace --out if it exists");
+  app.add_option("--db", a->db, "the run store the calibration would also go into (this build's store has no "
+                                "calibrations table: the file is the calibration)");
   app.add_option("--pings", a->pings, "64-byte WRITEs per pair and direction for the base RTT")
       ->capture_default_str()
       ->check(CLI::Range(1u, 100000u));
@@ -92,6 +95,11 @@ std::function<int()> setup(CLI::App& app) {
       std::cerr << "rocelab calibrate: " << st.message() << "\n";
       return 1;
     }
+    // The run store keeps calibrations once it has a table for them; until then the file
+    // is the record, and a --db is told so rather than silently ignored.
+    if (!a->db.empty())
+      std::cerr << "rocelab calibrate: note: the run store has no calibrations table in this build; " << a->db
+                << " is left as it is and the calibration is in " << out << "\n";
     if (a->json) {
       std::cout << experiments::calibration_json(*cal) << "\n";
     } else {
