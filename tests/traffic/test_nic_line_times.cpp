@@ -20,15 +20,17 @@ TEST(nic_line_times, a_commands_armed_instant_moves_and_nothing_else) {
 }
 
 TEST(nic_line_times, an_events_times_move) {
-  nlohmann::json e{{"ev", "done"}, {"t_ns", 10},   {"start_ns", 20}, {"first_tx_ns", 25},
-                   {"end_ns", 30},  {"at_ns", 40}, {"bytes", 50}};
+  nlohmann::json e{{"ev", "done"}, {"t_ns", 10},   {"start_ns", 20},   {"first_tx_ns", 25}, {"last_tx_ns", 27},
+                   {"end_ns", 30},  {"at_ns", 40}, {"bytes", 50}, {"wire_bytes", 60}};
   map_event_times(e, plus_1000);
   EXPECT_EQ(e["t_ns"], 1010);
   EXPECT_EQ(e["start_ns"], 1020);
   EXPECT_EQ(e["first_tx_ns"], 1025) << "the sender's first transmission, as the fleet's start offsets use it";
+  EXPECT_EQ(e["last_tx_ns"], 1027) << "its last, as a calibration's achieved rate uses it";
   EXPECT_EQ(e["end_ns"], 1030);
   EXPECT_EQ(e["at_ns"], 40);
   EXPECT_EQ(e["bytes"], 50);
+  EXPECT_EQ(e["wire_bytes"], 60);
 }
 
 TEST(nic_line_times, lines_that_are_not_json_objects_or_carry_no_integer_time_are_unchanged) {

@@ -8,7 +8,7 @@ namespace rocelab::traffic::soft_nic {
 namespace {
 
 constexpr std::array<const char*, 1> command_fields{"at_ns"};
-constexpr std::array<const char*, 4> event_fields{"t_ns", "start_ns", "first_tx_ns", "end_ns"};
+constexpr std::array<const char*, 5> event_fields{"t_ns", "start_ns", "first_tx_ns", "last_tx_ns", "end_ns"};
 
 template <std::size_t n>
 void map_fields(nlohmann::json& j, const std::array<const char*, n>& fields, const clock_map& map) {

@@ -2,7 +2,7 @@
 // The instants a soft NIC's lines carry (nic_process.hpp), moved from one clock to
 // another by the carriers that relay them (the controller for agents, an agent for its
 // NIC process). Commands carry "at_ns" (an armed post's instant); events carry "t_ns",
-// "start_ns", "first_tx_ns" and "end_ns". `map` gets each present integer field and returns its value
+// "start_ns", "first_tx_ns", "last_tx_ns" and "end_ns". `map` gets each present integer field and returns its value
 // on the other clock; other fields, and lines that are not JSON objects, are unchanged.
 
 #include <cstdint>
