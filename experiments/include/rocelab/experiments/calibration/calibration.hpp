@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "rocelab/common/output_file.hpp"
 #include "rocelab/common/result.hpp"
 #include "rocelab/fabric/delay_quantiles.hpp"
 
@@ -65,7 +66,9 @@ struct calibration {
 [[nodiscard]] std::string calibration_yaml(const calibration& c);
 [[nodiscard]] result<calibration> parse_calibration(const std::string& text, const std::string& source);
 [[nodiscard]] result<calibration> read_calibration_file(const std::string& path);
-// Written whole or not at all (temporary file, then rename).
-[[nodiscard]] status write_calibration_file(const calibration& c, const std::string& path);
+// Written whole or not at all (common/output_file.hpp); an existing file is refused
+// unless `existing` is replace (--force).
+[[nodiscard]] status write_calibration_file(const calibration& c, const std::string& path,
+                                            existing_output existing = existing_output::refuse);
 
 }  // namespace rocelab::experiments
