@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rocelab/experiments/calibration/calibration.hpp"
+#include "rocelab/experiments/calibration/calibration_store.hpp"
 #include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/experiments/run/runner.hpp"
@@ -672,6 +673,47 @@ TEST(spec, calibration_errors_name_the_file_and_what_does_not_fit) {
       EXPECT_NE(st.message().find(needle), std::string::npos) << c.name << ": " << st.message();
     EXPECT_FALSE(to_twin_config(*spec, 1).ok()) << c.name;
   }
+}
+
+TEST(spec, a_twin_run_records_its_calibration_in_the_store_once) {
+  const auto dir = calibration_dir("store");
+  write_text(dir / "lab.yaml", calibration_yaml(lab_calibration(4, 100)));
+  write_text(dir / "s.yaml", calibrated_spec);
+  auto spec = load_spec_file((dir / "s.yaml").string());
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  auto db = store::run_store::open((dir / "runs.db").string());
+  ASSERT_TRUE(db.ok()) << db.error().message();
+  auto first = db->begin_run({"a", "twin", 1, "", {}, std::nullopt});
+  auto second = db->begin_run({"b", "twin", 2, "", {}, std::nullopt});
+  auto on_lab = db->begin_run({"c", "virtual", 1, "", {}, std::nullopt});
+  ASSERT_TRUE(first.ok() && second.ok() && on_lab.ok());
+  ASSERT_TRUE(record_calibration(*db, *first, *spec).ok());
+  // The same calibration inlined by a client is the same stored calibration.
+  experiment_spec inlined = *spec;
+  ASSERT_TRUE(inline_file_references(inlined).ok());
+  ASSERT_TRUE(record_calibration(*db, *second, inlined).ok());
+  experiment_spec virtual_spec = *spec;
+  virtual_spec.backend = "virtual";
+  ASSERT_TRUE(record_calibration(*db, *on_lab, virtual_spec).ok());
+
+  auto kept = db->calibrations();
+  ASSERT_TRUE(kept.ok());
+  ASSERT_EQ(kept->size(), 1u);
+  EXPECT_EQ(kept->front().lab, "virtual");
+  EXPECT_EQ(kept->front().taken_at, "2026-11-29T04:00:00Z");
+  auto back = parse_calibration(kept->front().yaml, "stored");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->hosts.at(3).send_processing, fabric::delay_quantiles::constant(400));
+  EXPECT_EQ(db->run(*first)->calibration, kept->front().id);
+  EXPECT_EQ(db->run(*second)->calibration, kept->front().id);
+  EXPECT_FALSE(db->run(*on_lab)->calibration.has_value());
+
+  // A file that is gone is an error naming it, and nothing is recorded.
+  std::filesystem::remove(dir / "lab.yaml");
+  const status st = record_calibration(*db, *on_lab, *spec);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("lab.yaml"), std::string::npos) << st.message();
+  EXPECT_FALSE(db->run(*on_lab)->calibration.has_value());
 }
 
 }  // namespace
