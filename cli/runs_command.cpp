@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -136,6 +137,7 @@ json run_json(const store::run_info& r, const experiments::run_summary* s) {
             {"started_unix_ns", r.started_unix_ns},
             {"ended_unix_ns", r.ended_unix_ns},
             {"sweep", r.sweep ? json(*r.sweep) : json(nullptr)},
+            {"calibration", r.calibration ? json(*r.calibration) : json(nullptr)},
             {"overrides", overrides},
             {"notes", notes}};
   if (s != nullptr) j["results"] = summary_json(*s);
@@ -187,9 +189,22 @@ int show_run(const store::run_store& store, const runs_args& a) {
     std::cerr << "rocelab runs show: " << s.error().message() << "\n";
     return 1;
   }
+  // The lab calibration a twin run modelled (twin.calibration), as stored with it.
+  std::optional<store::calibration_info> calibration;
+  if (r->calibration) {
+    auto c = store.calibration(*r->calibration);
+    if (!c) {
+      std::cerr << "rocelab runs show: " << c.error().message() << "\n";
+      return 1;
+    }
+    calibration = std::move(*c);
+  }
   if (a.json) {
     json j = run_json(*r, &*s);
     j["spec_yaml"] = r->spec_yaml;
+    if (calibration)
+      j["calibration"] = {{"id", calibration->id}, {"lab", calibration->lab}, {"taken_at", calibration->taken_at},
+                          {"sha256", calibration->sha256}, {"yaml", calibration->yaml}};
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -199,6 +214,9 @@ int show_run(const store::run_store& store, const runs_args& a) {
   std::printf("started     %s UTC, ended %s UTC\n", format_utc(r->started_unix_ns).c_str(),
               format_utc(r->ended_unix_ns).c_str());
   if (r->sweep) std::printf("sweep       %lld\n", static_cast<long long>(*r->sweep));
+  if (calibration)
+    std::printf("calibration %s taken %s (stored calibration %lld, sha256 %.12s)\n", calibration->lab.c_str(),
+                calibration->taken_at.c_str(), static_cast<long long>(calibration->id), calibration->sha256.c_str());
   std::printf("overrides   %s\n", r->parameters.empty() ? "(none: the spec as written)" : "");
   for (const auto& [path, value] : r->parameters)
     if (is_spec_field(path)) std::printf("  %s = %s\n", path.c_str(), value.c_str());

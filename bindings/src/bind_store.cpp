@@ -28,6 +28,7 @@ py::dict info_dict(const store::run_info& r) {
   d["started_unix_ns"] = r.started_unix_ns;
   d["ended_unix_ns"] = r.ended_unix_ns;
   d["sweep"] = r.sweep ? py::object(py::int_(*r.sweep)) : py::object(py::none());
+  d["calibration"] = r.calibration ? py::object(py::int_(*r.calibration)) : py::object(py::none());
   d["spec_yaml"] = r.spec_yaml;
   d["parameters"] = r.parameters;
   return d;

@@ -13,6 +13,7 @@
 #include "controller_impl.hpp"
 #include "lab_backend.hpp"
 #include "rocelab/controller/stored_outcome.hpp"
+#include "rocelab/experiments/calibration/calibration_store.hpp"
 #include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/experiments/lab/virtual_backend.hpp"
@@ -274,6 +275,11 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
     out.error = st.message();
     return out;
   };
+  {
+    std::lock_guard lock(impl_->store_mutex_);
+    if (auto st = experiments::record_calibration(*impl_->store_, out.run, spec); !st.ok())
+      return fail(st.with_context("storing the run's calibration"));
+  }
   // twin runs in this process; virtual runs its NICs on the agents of the lab's hosts.
   auto virtual_options = impl_->options_.virtual_options;
   if (spec.backend == "virtual")

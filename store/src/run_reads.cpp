@@ -20,11 +20,13 @@ run_info read_run_row(const sql::statement& s) {
   r.ended_unix_ns = s.column_int64(7);
   if (!s.column_is_null(8)) r.sweep = s.column_int64(8);
   r.spec_yaml = s.column_text(9);
+  if (!s.column_is_null(10)) r.calibration = s.column_int64(10);
   return r;
 }
 
 constexpr const char* run_columns =
-    "SELECT id, name, backend, seed, status, error, started_unix_ns, ended_unix_ns, sweep, spec_yaml FROM runs";
+    "SELECT id, name, backend, seed, status, error, started_unix_ns, ended_unix_ns, sweep, spec_yaml, calibration "
+    "FROM runs";
 
 status load_parameters(sqlite3* db, std::unordered_map<std::int64_t, run_info*>& by_id, std::optional<std::int64_t> only) {
   auto s = sql::statement::prepare(db, only ? "SELECT run, path, value FROM parameters WHERE run = ?1"

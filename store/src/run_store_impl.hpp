@@ -7,6 +7,7 @@
 //   record_append.cpp  appending records: name tables, batching, cancellation
 //   run_reads.cpp      listing runs and loading their records
 //   sweeps.cpp         tuning sweeps and their trials
+//   calibrations.cpp   lab calibrations, each text once
 
 #pragma once
 

@@ -157,7 +157,22 @@ ALTER TABLE totals ADD COLUMN retransmits_measured INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE totals ADD COLUMN cnps_measured INTEGER NOT NULL DEFAULT 1;
 )sql";
 
-constexpr std::array<std::string_view, 2> migrations{v1, v2};
+// Version 3. Lab calibrations (rocelab calibrate's YAML), each text once (by its SHA-256),
+// and the one a twin run modelled (runs.calibration: a calibrations id). Not declared a
+// foreign key: SQLite cannot drop such a column, and the migration tests take a file back
+// to older versions by dropping what later ones added.
+constexpr std::string_view v3 = R"sql(
+CREATE TABLE calibrations (
+  id INTEGER PRIMARY KEY,
+  lab TEXT NOT NULL,
+  taken_at TEXT NOT NULL,
+  sha256 TEXT NOT NULL UNIQUE,
+  yaml TEXT NOT NULL
+);
+ALTER TABLE runs ADD COLUMN calibration INTEGER;
+)sql";
+
+constexpr std::array<std::string_view, 3> migrations{v1, v2, v3};
 static_assert(migrations.size() == static_cast<std::size_t>(run_store::schema_version()),
               "one migration per schema version");
 

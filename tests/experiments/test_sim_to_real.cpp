@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "rocelab/experiments/calibration/calibration.hpp"
 #include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/experiments/run/runner.hpp"
 #include "rocelab/traffic/message_list.hpp"
@@ -92,6 +93,29 @@ TEST(sim_to_real, the_replayed_prediction_matches_a_staggered_run_that_the_spec_
   ASSERT_EQ(c.cells.size(), 3u);
   for (const auto& cell : c.cells) EXPECT_LE(std::abs(cell.difference), 0.01) << cell.metric;
   EXPECT_TRUE(c.explanation.empty());
+}
+
+TEST(sim_to_real, a_calibrated_spec_predicts_with_the_labs_timing) {
+  // One 1000-byte WRITE from h2 to h1, measured on a lab whose NICs take 400 ns to send
+  // and 600 ns to answer and whose switch forwards in 250 ns: the twin's replay of it
+  // through the spec's calibration is the uncalibrated one plus 400 + 250 + 600 + 250.
+  experiment_spec spec = incast_spec();
+  run_records measured;
+  measured.flows.push_back({.src = 1, .dst = 0, .priority = 3, .kind = workload_kind::incast, .bytes = 1000, .start_ns = 0});
+  auto plain = predict_measured_run(spec, measured, 1);
+  calibration c;
+  c.lab = "lab";
+  c.taken_at = "2026-11-29T04:00:00Z";
+  c.link_gbps = 100;
+  for (std::uint32_t h = 0; h < spec.topology.hosts; ++h)
+    c.hosts.push_back({"h" + std::to_string(h + 1), fabric::delay_quantiles::constant(400),
+                       fabric::delay_quantiles::constant(600), 0});
+  c.ports.push_back({5, fabric::delay_quantiles::constant(250)});
+  spec.twin.calibration = "# lab.yaml\n" + calibration_yaml(c);
+  auto calibrated = predict_measured_run(spec, measured, 1);
+  ASSERT_TRUE(plain.ok() && calibrated.ok()) << (plain.ok() ? calibrated.error().message() : plain.error().message());
+  EXPECT_EQ(calibrated->flows.at(0).fct_ns, plain->flows.at(0).fct_ns + 400 + 250 + 600 + 250);
+  EXPECT_EQ(calibrated->flows.at(0).ideal_fct_ns, plain->flows.at(0).ideal_fct_ns);
 }
 
 TEST(sim_to_real, a_measured_flow_on_a_host_the_spec_lacks_is_an_error_naming_it) {

@@ -6,8 +6,12 @@
 #include <fstream>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
+#include "rocelab/experiments/calibration/calibration.hpp"
+#include "rocelab/experiments/calibration/calibration_store.hpp"
 #include "rocelab/experiments/spec/build.hpp"
+#include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/experiments/run/runner.hpp"
 
 namespace rocelab::experiments {
@@ -562,3 +566,155 @@ TEST(spec, link_level_retry_is_a_uec_link_option) {
 
 }  // namespace
 }  // namespace rocelab
+
+namespace rocelab::experiments {
+namespace {
+
+// A calibration of `hosts` hosts named h1.. at `gbps`: host i sends in 100 (i + 1) ns,
+// receives in 50 ns and achieves 90 Gb/s; switch port p forwards in 300 + p ns.
+calibration lab_calibration(std::uint32_t hosts, double gbps) {
+  calibration c;
+  c.lab = "virtual";
+  c.taken_at = "2026-11-29T04:00:00Z";
+  c.spec = "calibrate";
+  c.link_gbps = gbps;
+  c.mtu_bytes = 1024;
+  for (std::uint32_t h = 0; h < hosts; ++h) {
+    host_calibration hc;
+    hc.name = "h" + std::to_string(h + 1);
+    hc.send_processing = fabric::delay_quantiles::constant(100 * (h + 1));
+    hc.receive_processing = fabric::delay_quantiles::constant(50);
+    hc.achieved_gbps = 90;
+    c.hosts.push_back(hc);
+    c.ports.push_back({h, fabric::delay_quantiles::constant(300 + h)});
+  }
+  return c;
+}
+
+std::filesystem::path calibration_dir(const std::string& name) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "rocelab-spec-calibration" / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+void write_text(const std::filesystem::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+const char* const calibrated_spec =
+    "topology:\n  hosts: 4\ntwin:\n  calibration: lab.yaml\nworkload:\n  incast:\n    senders: 2\n";
+
+TEST(spec, a_calibration_file_becomes_the_twins_lab_timing) {
+  const auto dir = calibration_dir("good");
+  write_text(dir / "lab.yaml", calibration_yaml(lab_calibration(5, 100.5)));  // within 1%; h5 unused
+  write_text(dir / "s.yaml", calibrated_spec);
+  auto spec = load_spec_file((dir / "s.yaml").string());
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  ASSERT_TRUE(validate(*spec).ok()) << validate(*spec).message();
+  for (const char* backend : {"twin", "virtual", "lab"}) {
+    // Every backend's spec gives the twin the lab's timing: a twin prediction of a lab run
+    // models that lab (sim-to-real); the labs themselves never run a twin config.
+    experiment_spec s = *spec;
+    s.backend = backend;
+    auto c = to_twin_config(s, 1);
+    ASSERT_TRUE(c.ok()) << c.error().message();
+    ASSERT_EQ(c->lab.hosts.size(), 4u) << backend;
+    EXPECT_EQ(c->lab.hosts[2].send_processing, fabric::delay_quantiles::constant(300));
+    EXPECT_EQ(c->lab.hosts[2].receive_processing, fabric::delay_quantiles::constant(50));
+    EXPECT_DOUBLE_EQ(c->lab.hosts[3].achieved_gbps, 90);
+    ASSERT_EQ(c->lab.forwarding_by_port.size(), 4u);  // the fifth port has no host of the spec
+    EXPECT_EQ(c->lab.forwarding_by_port[1], fabric::delay_quantiles::constant(301));
+    EXPECT_EQ(c->lab.forwarding.median(), 302);  // five ports pooled
+  }
+  // The ideal FCT stays the ideal.
+  experiment_spec plain = *spec;
+  plain.twin.calibration.clear();
+  EXPECT_EQ(ideal_fct_of(*spec)(1, 0, 100'000), ideal_fct_of(plain)(1, 0, 100'000));
+  EXPECT_TRUE(to_twin_config(plain, 1)->lab.empty());
+
+  // A client inlines the file (the controller refuses paths); the inlined YAML gives the
+  // same timing.
+  EXPECT_FALSE(refuse_file_references(*spec).ok());
+  experiment_spec inlined = *spec;
+  ASSERT_TRUE(inline_file_references(inlined).ok());
+  EXPECT_TRUE(is_inline_calibration(inlined.twin.calibration));
+  EXPECT_TRUE(refuse_file_references(inlined).ok());
+  auto again = load_spec(to_yaml(inlined), "resolved.yaml");
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  auto c = to_twin_config(*again, 1);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->lab.hosts[1].send_processing, fabric::delay_quantiles::constant(200));
+  EXPECT_EQ(c->lab.forwarding_by_port[3], fabric::delay_quantiles::constant(303));
+}
+
+TEST(spec, calibration_errors_name_the_file_and_what_does_not_fit) {
+  struct calibration_case {
+    const char* name;
+    std::string file_text;  // empty: no file
+    std::vector<std::string> needles;
+  };
+  const calibration_case cases[] = {
+      {"a spec host the calibration lacks", calibration_yaml(lab_calibration(3, 100)),
+       {"s.yaml:4:", "twin.calibration", "lab.yaml", "host h4"}},
+      {"taken at another link speed", calibration_yaml(lab_calibration(4, 25)),
+       {"s.yaml:4:", "twin.calibration", "lab.yaml", "link_gbps 25", "topology.link_gbps is 100"}},
+      {"not a calibration", "rocelab_calibration: 1\nlab: [\n", {"s.yaml:4:", "twin.calibration", "lab.yaml"}},
+      {"no such file", "", {"s.yaml:4:", "twin.calibration", "lab.yaml"}},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    const auto dir = calibration_dir("bad" + std::to_string(n++));
+    if (!c.file_text.empty()) write_text(dir / "lab.yaml", c.file_text);
+    write_text(dir / "s.yaml", calibrated_spec);
+    auto spec = load_spec_file((dir / "s.yaml").string());
+    ASSERT_TRUE(spec.ok()) << c.name << ": " << spec.error().message();
+    const status st = validate(*spec);
+    ASSERT_FALSE(st.ok()) << c.name;
+    for (const auto& needle : c.needles)
+      EXPECT_NE(st.message().find(needle), std::string::npos) << c.name << ": " << st.message();
+    EXPECT_FALSE(to_twin_config(*spec, 1).ok()) << c.name;
+  }
+}
+
+TEST(spec, a_twin_run_records_its_calibration_in_the_store_once) {
+  const auto dir = calibration_dir("store");
+  write_text(dir / "lab.yaml", calibration_yaml(lab_calibration(4, 100)));
+  write_text(dir / "s.yaml", calibrated_spec);
+  auto spec = load_spec_file((dir / "s.yaml").string());
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  auto db = store::run_store::open((dir / "runs.db").string());
+  ASSERT_TRUE(db.ok()) << db.error().message();
+  auto first = db->begin_run({"a", "twin", 1, "", {}, std::nullopt});
+  auto second = db->begin_run({"b", "twin", 2, "", {}, std::nullopt});
+  auto on_lab = db->begin_run({"c", "virtual", 1, "", {}, std::nullopt});
+  ASSERT_TRUE(first.ok() && second.ok() && on_lab.ok());
+  ASSERT_TRUE(record_calibration(*db, *first, *spec).ok());
+  // The same calibration inlined by a client is the same stored calibration.
+  experiment_spec inlined = *spec;
+  ASSERT_TRUE(inline_file_references(inlined).ok());
+  ASSERT_TRUE(record_calibration(*db, *second, inlined).ok());
+  experiment_spec virtual_spec = *spec;
+  virtual_spec.backend = "virtual";
+  ASSERT_TRUE(record_calibration(*db, *on_lab, virtual_spec).ok());
+
+  auto kept = db->calibrations();
+  ASSERT_TRUE(kept.ok());
+  ASSERT_EQ(kept->size(), 1u);
+  EXPECT_EQ(kept->front().lab, "virtual");
+  EXPECT_EQ(kept->front().taken_at, "2026-11-29T04:00:00Z");
+  auto back = parse_calibration(kept->front().yaml, "stored");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->hosts.at(3).send_processing, fabric::delay_quantiles::constant(400));
+  EXPECT_EQ(db->run(*first)->calibration, kept->front().id);
+  EXPECT_EQ(db->run(*second)->calibration, kept->front().id);
+  EXPECT_FALSE(db->run(*on_lab)->calibration.has_value());
+
+  // A file that is gone is an error naming it, and nothing is recorded.
+  std::filesystem::remove(dir / "lab.yaml");
+  const status st = record_calibration(*db, *on_lab, *spec);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("lab.yaml"), std::string::npos) << st.message();
+  EXPECT_FALSE(db->run(*on_lab)->calibration.has_value());
+}
+
+}  // namespace
+}  // namespace rocelab::experiments

@@ -1,5 +1,6 @@
 // The twin's engine: event order, ideal FCT, determinism, leaf-spine with ECMP, config
-// validation, the HPCC ns-3 compatibility switch and the workload callback contract.
+// validation, the HPCC ns-3 compatibility switch, the workload callback contract and a
+// calibrated lab's timing (twin_config::lab).
 #include "rocelab/fabric/twin/twin.hpp"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -353,6 +355,228 @@ TEST(TwinRun, StopsAtStopNsWithIncompleteFlows) {
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->flows[0].completed());
   EXPECT_EQ(r->simulated_ns, 50'000);
+}
+
+// ---- a calibrated lab's timing (twin_config::lab) ----
+
+lab_timing constant_hosts(std::uint32_t hosts, std::int64_t send_ns, std::int64_t receive_ns) {
+  lab_timing lab;
+  lab.hosts.resize(hosts);
+  for (host_timing& h : lab.hosts) {
+    h.send_processing = delay_quantiles::constant(send_ns);
+    h.receive_processing = delay_quantiles::constant(receive_ns);
+  }
+  return lab;
+}
+
+struct lab_fct_case {
+  const char* name;
+  bool leaf_spine;
+  std::uint32_t src, dst;
+  std::int64_t switch_latency_ns;
+  std::int64_t extra_ns;  // by hand: send + receive + every hop's forwarding, data and ACK
+};
+
+TEST(TwinLabTiming, OnePacketFctIsTheIdealPlusTheCalibratedDelays) {
+  // Send 300 ns, receive 500 ns. Single switch: port 0 (toward h1) 200 ns, port 1 (toward
+  // h2) 700 ns, the rest 50 ns; the data leaves by port 0, its ACK by port 1. Leaf-spine:
+  // every port 250 ns, the data crosses leaf, spine, leaf and so does its ACK.
+  const lab_fct_case cases[] = {
+      {"single switch, per port", false, 1, 0, 0, 300 + 200 + 500 + 700},
+      {"single switch, on top of switch_latency_ns", false, 1, 0, 100, 300 + 200 + 500 + 700},
+      {"single switch, a port the calibration does not name", false, 2, 3, 0, 300 + 50 + 500 + 50},
+      {"leaf-spine, pooled", true, 0, 13, 0, 300 + 3 * 250 + 500 + 3 * 250},
+  };
+  for (const auto& c : cases) {
+    twin_config cfg = quiet_single_switch();
+    cfg.fabric.switch_latency_ns = c.switch_latency_ns;
+    if (c.leaf_spine) {
+      cfg.topology.type = topology_config::kind::leaf_spine;
+      cfg.topology.hosts = 16;
+      cfg.topology.leaves = 4;
+      cfg.topology.spines = 2;
+    }
+    fixed_messages plain({message{c.src, c.dst, 1000, 0, workload_kind::other, -1, 0}});
+    auto ideal = run_twin(cfg, plain);
+    cfg.lab = constant_hosts(cfg.topology.hosts, 300, 500);
+    if (c.leaf_spine) {
+      cfg.lab.forwarding = delay_quantiles::constant(250);
+    } else {
+      cfg.lab.forwarding_by_port = {delay_quantiles::constant(200), delay_quantiles::constant(700)};
+      cfg.lab.forwarding = delay_quantiles::constant(50);
+    }
+    fixed_messages load({message{c.src, c.dst, 1000, 0, workload_kind::other, -1, 0}});
+    auto r = run_twin(cfg, load);
+    ASSERT_TRUE(ideal.ok() && r.ok()) << c.name;
+    const flow_record& f = r->flows.at(0);
+    // The ideal stays the ideal: slowdowns are against it on every backend.
+    EXPECT_EQ(f.ideal_fct_ns, ideal->flows.at(0).ideal_fct_ns) << c.name;
+    EXPECT_EQ(ideal->flows.at(0).fct_ns, f.ideal_fct_ns) << c.name;
+    EXPECT_EQ(f.start_ns, 0) << c.name;
+    EXPECT_EQ(f.fct_ns, f.ideal_fct_ns + c.extra_ns) << c.name;
+  }
+}
+
+TEST(TwinLabTiming, AchievedRateCapsALongFlow) {
+  // 4 MiB at 1024 B MTU: 4096 frames of 1086 B (the first 16 B more), as the NIC's
+  // counter counts them. At 50 Gb/s achieved they take 711,772.16 ns to send, about twice
+  // the ideal; the last frame's trip and its ACK add a few microseconds.
+  twin_config cfg = quiet_single_switch();
+  cfg.lab.hosts.resize(cfg.topology.hosts);
+  cfg.lab.hosts[1].achieved_gbps = 50;
+  cfg.lab.hosts[2].achieved_gbps = 150;  // above the link: the link's rate
+  fixed_messages load({message{1, 0, 4 << 20, 0, workload_kind::other, -1, 0},
+                       message{2, 3, 4 << 20, 0, workload_kind::other, -1, 0}});
+  auto r = run_twin(cfg, load);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const flow_record& slow = r->flows.at(0);
+  const double paced_ns = (4096.0 * 1086 + 16) * 8 / 50;
+  EXPECT_GE(static_cast<double>(slow.fct_ns), paced_ns);
+  EXPECT_LE(static_cast<double>(slow.fct_ns), paced_ns + 5'000);
+  EXPECT_LT(slow.ideal_fct_ns, static_cast<std::int64_t>(paced_ns * 0.55));
+  const flow_record& fast = r->flows.at(1);
+  EXPECT_NEAR(static_cast<double>(fast.fct_ns), static_cast<double>(fast.ideal_fct_ns), 3.0);
+}
+
+// Wide forwarding draws (0 to 5 us per frame, 88 ns apart on the wire): a frame that
+// overtook an earlier one of its flow would reach the responder out of order, draw a NAK
+// and a go-back-N resend.
+twin_config jittery_lab(std::uint64_t seed) {
+  twin_config cfg = quiet_single_switch();
+  cfg.seed = seed;
+  delay_quantiles wide;
+  wide.ns = {0, 20, 100, 200, 500, 1000, 1500, 2500, 3500, 4500, 5000};
+  wide.samples = 1000;
+  cfg.lab.forwarding = wide;
+  cfg.lab.hosts.resize(cfg.topology.hosts);
+  for (host_timing& h : cfg.lab.hosts) {
+    h.send_processing = wide;
+    h.receive_processing = wide;
+  }
+  return cfg;
+}
+
+std::vector<message> two_to_one() {
+  return {message{1, 0, 1 << 20, 0, workload_kind::other, -1, 0}, message{2, 0, 1 << 20, 0, workload_kind::other, -1, 0},
+          message{3, 2, 200'000, 0, workload_kind::other, -1, 0}};
+}
+
+TEST(TwinLabTiming, RandomForwardingKeepsEveryPortFifo) {
+  const twin_config cfg = jittery_lab(5);
+  fixed_messages load(two_to_one());
+  auto r = run_twin(cfg, load);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(all_completed(*r));
+  EXPECT_EQ(r->totals.retransmits, 0u);
+  EXPECT_EQ(r->totals.drops, 0u);
+  // In order on a port, a frame waits at most for the longest draw before it: the draws
+  // do not add up along the flow. The lone flow (h4 -> h3) is at most its ideal plus the
+  // longest send, two forwardings and a receive.
+  const flow_record& alone = r->flows.at(2);
+  EXPECT_GT(alone.fct_ns, alone.ideal_fct_ns);
+  EXPECT_LE(alone.fct_ns, alone.ideal_fct_ns + 4 * 5'000 + 10);
+}
+
+TEST(TwinLabTiming, AFrameWaitsBehindTheLongestDrawBeforeIt) {
+  // 1 MiB alone, back to back, forwarding drawn (0 to 5 us) and nothing else: its last
+  // frame arrives behind every earlier one, so at least as late as the longest of the
+  // 1024 draws of its port (P(all 1024 below the p99 of 4.5 us) = 0.99^1024 ~ 3e-5); were
+  // a frame's own draw all that counted, the FCT would be the ideal plus two draws.
+  for (std::uint64_t seed : {5u, 6u, 7u}) {
+    twin_config cfg = jittery_lab(seed);
+    cfg.lab.hosts.clear();
+    fixed_messages load({message{1, 0, 1 << 20, 0, workload_kind::other, -1, 0}});
+    auto r = run_twin(cfg, load);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    const flow_record& f = r->flows.at(0);
+    EXPECT_GE(f.fct_ns, f.ideal_fct_ns + 4'500) << "seed " << seed;
+    EXPECT_LE(f.fct_ns, f.ideal_fct_ns + 2 * 5'000 + 10) << "seed " << seed;
+    EXPECT_EQ(f.retransmits, 0u);
+  }
+}
+
+std::string records_text(const run_records& r) {
+  std::ostringstream o;
+  for (const auto& f : r.flows)
+    o << "f " << f.src << ' ' << f.dst << ' ' << f.qp << ' ' << int{f.priority} << ' ' << f.bytes << ' ' << f.start_ns << ' '
+      << f.end_ns << ' ' << f.fct_ns << ' ' << f.ideal_fct_ns << ' ' << f.retransmits << ' ' << f.ce_marked << ' ' << f.cnps
+      << ' ' << f.tag << '\n';
+  for (const auto& p : r.pauses)
+    o << "p " << p.device << ' ' << p.port << ' ' << int{p.priority} << ' ' << p.start_ns << ' ' << p.end_ns << '\n';
+  for (const auto& c : r.counters) o << "c " << c.device << ' ' << c.port << ' ' << c.name << ' ' << c.t_ns << ' ' << c.value << '\n';
+  for (const auto& q : r.queues) o << "q " << q.device << ' ' << q.port << ' ' << int{q.queue} << ' ' << q.t_ns << ' ' << q.bytes << '\n';
+  for (const auto& e : r.events)
+    o << "e " << static_cast<int>(e.kind) << ' ' << e.device << ' ' << e.port << ' ' << e.t_ns << ' ' << e.qp << '\n';
+  const run_totals& t = r.totals;
+  o << "t " << t.pfc_pause_frames << ' ' << t.pfc_resume_frames << ' ' << t.paused_ns << ' ' << t.ce_marked << ' ' << t.cnps
+    << ' ' << t.drops << ' ' << t.retransmits << ' ' << t.packets_forwarded << ' ' << r.simulated_ns << '\n';
+  return o.str();
+}
+
+TEST(TwinLabTiming, SameSeedSameRecordsAndTheSeedMatters) {
+  fixed_messages a(two_to_one()), b(two_to_one()), c(two_to_one());
+  auto r1 = run_twin(jittery_lab(5), a);
+  auto r2 = run_twin(jittery_lab(5), b);
+  auto r3 = run_twin(jittery_lab(6), c);
+  ASSERT_TRUE(r1.ok() && r2.ok() && r3.ok());
+  EXPECT_EQ(records_text(*r1), records_text(*r2));
+  EXPECT_NE(records_text(*r1), records_text(*r3));
+}
+
+TEST(TwinLabTiming, AnEmptyCalibrationLeavesTheRecordsBitForBit) {
+  // A congested incast (PFC pauses, CE marks, CNPs, queue samples, events), with no lab
+  // timing, and with a lab whose every host and port is there but measured nothing and
+  // whose NICs achieve their link rate.
+  twin_config cfg = single_switch(9, 1 << 20, true, true, true);
+  cfg.queue_sample_interval_ns = 10'000;
+  cfg.max_events = 100'000;
+  twin_config empty = cfg;
+  empty.lab.hosts.resize(cfg.topology.hosts);
+  for (host_timing& h : empty.lab.hosts) h.achieved_gbps = cfg.topology.link_gbps;
+  empty.lab.forwarding_by_port.resize(cfg.topology.hosts);
+  ASSERT_FALSE(empty.lab.empty());
+  fixed_messages a(incast(8, 500'000)), b(incast(8, 500'000));
+  auto today = run_twin(cfg, a);
+  auto with_lab = run_twin(empty, b);
+  ASSERT_TRUE(today.ok() && with_lab.ok());
+  ASSERT_GT(today->totals.ce_marked, 0u);
+  EXPECT_EQ(records_text(*today), records_text(*with_lab));
+}
+
+TEST(TwinLabTiming, ValidateNamesTheFaultyField) {
+  struct bad_case {
+    const char* field;
+    void (*mutate)(twin_config&);
+  };
+  const bad_case cases[] = {
+      {"lab.hosts: 2 entries for 4 hosts", [](twin_config& c) { c.lab.hosts.resize(2); }},
+      {"lab.hosts[1].receive_processing",
+       [](twin_config& c) {
+         c.lab.hosts.resize(4);
+         c.lab.hosts[1].receive_processing = delay_quantiles::constant(100);
+         c.lab.hosts[1].receive_processing.ns[0] = 200;
+       }},
+      {"lab.hosts[3].achieved_gbps",
+       [](twin_config& c) {
+         c.lab.hosts.resize(4);
+         c.lab.hosts[3].achieved_gbps = -1;
+       }},
+      {"lab.forwarding_by_port: per port on a single switch only",
+       [](twin_config& c) {
+         c.topology.type = topology_config::kind::leaf_spine;
+         c.topology.leaves = 2;
+         c.topology.spines = 1;
+         c.lab.forwarding_by_port = {delay_quantiles::constant(1)};
+       }},
+      {"lab.forwarding", [](twin_config& c) { c.lab.forwarding = delay_quantiles::constant(-5); }},
+  };
+  for (const auto& c : cases) {
+    twin_config cfg = quiet_single_switch();
+    c.mutate(cfg);
+    const status st = validate(cfg);
+    EXPECT_FALSE(st.ok()) << c.field;
+    EXPECT_NE(st.message().find(c.field), std::string::npos) << st.message();
+  }
 }
 
 }  // namespace

@@ -314,6 +314,77 @@ TEST(run_store, a_parameter_known_after_the_run_is_added_or_replaced) {
   EXPECT_EQ(store->set_parameter(*id + 7, "x", "3").code(), error_code::not_found);
 }
 
+TEST(run_store, a_calibration_is_kept_once_and_runs_name_the_one_they_modelled) {
+  temp_dir dir;
+  const auto path = dir.file("runs.db");
+  std::int64_t first = 0, run = 0;
+  {
+    auto store = run_store::open(path);
+    ASSERT_TRUE(store.ok());
+    const std::string yaml = "rocelab_calibration: 1\nlab: virtual\n";
+    auto a = store->add_calibration("virtual", "2026-11-29T04:00:00Z", yaml);
+    auto b = store->add_calibration("virtual", "2026-11-29T04:00:00Z", yaml);  // the same file again
+    auto c = store->add_calibration("lab1", "2026-11-30T10:00:00Z", "rocelab_calibration: 1\nlab: lab1\n");
+    ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+    EXPECT_EQ(*a, *b);
+    EXPECT_NE(*a, *c);
+    first = *a;
+    auto id = store->begin_run({"calibrated", "twin", 1, "", {}, std::nullopt});
+    ASSERT_TRUE(id.ok());
+    run = *id;
+    ASSERT_TRUE(store->set_calibration(run, *a).ok());
+    EXPECT_EQ(store->set_calibration(run, *c + 5).code(), error_code::not_found);
+    EXPECT_EQ(store->set_calibration(run + 5, *a).code(), error_code::not_found);
+    ASSERT_TRUE(store->begin_run({"plain", "twin", 1, "", {}, std::nullopt}).ok());
+  }
+  auto store = run_store::open(path, open_mode::read_only);
+  ASSERT_TRUE(store.ok());
+  auto all = store->calibrations();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  auto r = store->run(run);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->calibration, first);
+  auto cal = store->calibration(*r->calibration);
+  ASSERT_TRUE(cal.ok());
+  EXPECT_EQ(cal->lab, "virtual");
+  EXPECT_EQ(cal->taken_at, "2026-11-29T04:00:00Z");
+  EXPECT_EQ(cal->yaml, "rocelab_calibration: 1\nlab: virtual\n");
+  EXPECT_EQ(cal->sha256.size(), 64u);
+  auto runs = store->runs();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_EQ((*runs)[0].calibration, first);
+  EXPECT_FALSE((*runs)[1].calibration.has_value());
+  EXPECT_EQ(store->calibration(first + 9).error().code(), error_code::not_found);
+}
+
+// The identity of a stored calibration is the SHA-256 of its text: FIPS 180-4's examples
+// (one block, two blocks, the padding falling in a second block) and an empty text.
+TEST(run_store, a_calibrations_identity_is_the_sha256_of_its_text) {
+  struct digest_case {
+    std::string text;
+    const char* sha256;
+  };
+  const digest_case cases[] = {
+      {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+      {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+       "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+      {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+      {std::string(1000, 'a'), "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3"},
+  };
+  temp_dir dir;
+  auto store = run_store::open(dir.file("runs.db"));
+  ASSERT_TRUE(store.ok());
+  for (const auto& c : cases) {
+    auto id = store->add_calibration("lab", "t", c.text);
+    ASSERT_TRUE(id.ok());
+    auto cal = store->calibration(*id);
+    ASSERT_TRUE(cal.ok());
+    EXPECT_EQ(cal->sha256, c.sha256) << c.text.size() << " bytes";
+  }
+}
+
 TEST(run_store, agents_are_kept_per_run_and_updated_by_name) {
   temp_dir dir;
   auto store = run_store::open(dir.file("runs.db"));

@@ -140,7 +140,7 @@ TEST(run_store_schema, migrates_a_version_1_file_whose_counts_were_all_measured)
   raw_exec(path,
            "ALTER TABLE flows DROP COLUMN retransmits_measured; ALTER TABLE flows DROP COLUMN cnps_measured; "
            "ALTER TABLE totals DROP COLUMN retransmits_measured; ALTER TABLE totals DROP COLUMN cnps_measured; "
-           "PRAGMA user_version = 1;");
+           "DROP TABLE calibrations; ALTER TABLE runs DROP COLUMN calibration; PRAGMA user_version = 1;");
   auto store = run_store::open(path);
   ASSERT_TRUE(store.ok()) << store.error().message();
   EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), std::to_string(run_store::schema_version()));
@@ -151,6 +151,29 @@ TEST(run_store_schema, migrates_a_version_1_file_whose_counts_were_all_measured)
   EXPECT_TRUE(out->flows[0].retransmits_measured);
   EXPECT_TRUE(out->flows[0].cnps_measured);
   EXPECT_TRUE(out->totals.retransmits_measured);
+}
+
+// A version 2 file (before calibrations) opens and migrates; its runs modelled none.
+TEST(run_store_schema, migrates_a_version_2_file_whose_runs_have_no_calibration) {
+  temp_dir dir;
+  const auto path = dir.file("runs.db");
+  std::int64_t run = 0;
+  {
+    auto store = run_store::open(path);
+    ASSERT_TRUE(store.ok());
+    auto id = store->begin_run({"a", "twin", 1, "", {}, std::nullopt});
+    ASSERT_TRUE(id.ok());
+    run = *id;
+  }
+  raw_exec(path, "DROP TABLE calibrations; ALTER TABLE runs DROP COLUMN calibration; PRAGMA user_version = 2;");
+  auto store = run_store::open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), std::to_string(run_store::schema_version()));
+  auto r = store->run(run);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_FALSE(r->calibration.has_value());
+  auto cal = store->add_calibration("virtual", "2026-11-29T04:00:00Z", "rocelab_calibration: 1\n");
+  ASSERT_TRUE(cal.ok()) << cal.error().message();
 }
 
 TEST(run_store_schema, refuses_a_newer_schema_read_write_and_read_only) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "rocelab/common/units.hpp"
+#include "rocelab/experiments/calibration/twin_timing.hpp"
 #include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/experiments/spec/spec_limits.hpp"
 #include "rocelab/fabric/headroom.hpp"
@@ -92,6 +93,18 @@ result<traffic::flow_size_cdf> cdf_of(const experiment_spec& spec) {
   std::filesystem::path path(name);
   if (path.is_relative() && !spec.base_dir.empty()) path = std::filesystem::path(spec.base_dir) / path;
   return traffic::flow_size_cdf::load_file(path.string());
+}
+
+// Where twin.calibration's calibration comes from, for messages and reading: its path
+// (relative to the spec's folder), or the file the client inlined.
+std::string calibration_source(const experiment_spec& spec) {
+  const std::string& value = spec.twin.calibration;
+  if (is_inline_calibration(value))
+    return value.rfind("# ", 0) == 0 ? "inline calibration " + value.substr(2, value.find('\n') - 2)
+                                     : "inline calibration";
+  std::filesystem::path path(value);
+  if (path.is_relative() && !spec.base_dir.empty()) path = std::filesystem::path(spec.base_dir) / path;
+  return path.string();
 }
 
 result<traffic::background_config> background_of(const experiment_spec& spec) {
@@ -336,7 +349,22 @@ result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, st
   auto mode = fabric_mode_of(spec);
   if (!mode) return mode.error();
   c.fabric = *mode;
+  if (!spec.twin.calibration.empty()) {
+    auto cal = calibration_of(spec);
+    if (!cal) return cal.error();
+    auto lab = lab_timing_of(*cal, c.topology, calibration_source(spec));
+    if (!lab) return fail(spec, "twin.calibration", lab.error().message());
+    c.lab = std::move(*lab);
+  }
   return c;
+}
+
+result<calibration> calibration_of(const experiment_spec& spec) {
+  const std::string& value = spec.twin.calibration;
+  auto cal = is_inline_calibration(value) ? parse_calibration(value, calibration_source(spec))
+                                          : read_calibration_file(calibration_source(spec));
+  if (!cal) return fail(spec, "twin.calibration", cal.error().message());
+  return cal;
 }
 
 result<std::unique_ptr<fabric::twin::workload>> make_workload(const experiment_spec& spec, std::uint64_t seed) {

@@ -515,6 +515,9 @@ std::vector<field_info> build_table() {
                          "reproduce the HPCC ns-3 simulator's modelling shortcuts"));
   t.push_back(integer_field<std::uint64_t>("twin.max_events", [](auto& s) -> auto& { return s.twin.max_events; }, 0,
                                            big, "congestion events (marks, CNPs, retransmits, drops) kept; 0: none"));
+  t.push_back(text_field("twin.calibration", [](auto& s) -> auto& { return s.twin.calibration; },
+                         "a lab's calibration file (rocelab calibrate) the twin models: its NICs' send and receive "
+                         "processing and achieved rates, its switch's forwarding latency; empty: ideal ones"));
   // --- timing ---
   t.push_back(duration_field("timing.max_start_skew_ns", [](auto& s) -> auto& { return s.timing.max_start_skew_ns; },
                              0,

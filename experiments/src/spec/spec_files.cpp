@@ -9,6 +9,8 @@ namespace rocelab::experiments {
 namespace {
 
 constexpr std::string_view cdf_field = "workload.background.cdf";
+constexpr std::string_view calibration_field = "twin.calibration";
+constexpr std::size_t max_calibration_bytes = 16u << 20;
 
 status bad(const std::string& what) { return {error_code::invalid_argument, what}; }
 
@@ -26,35 +28,54 @@ bool is_builtin_cdf(std::string_view value) {
 }  // namespace
 
 const std::vector<std::string>& file_reference_fields() {
-  static const std::vector<std::string> fields{std::string(cdf_field)};
+  static const std::vector<std::string> fields{std::string(cdf_field), std::string(calibration_field)};
   return fields;
 }
 
 bool is_inline_cdf(std::string_view value) { return value.find('\n') != std::string_view::npos; }
 
+bool is_inline_calibration(std::string_view value) { return value.find('\n') != std::string_view::npos; }
+
 bool names_file(std::string_view field, std::string_view value) {
   if (field == cdf_field) return !value.empty() && !is_builtin_cdf(value) && !is_inline_cdf(value);
+  if (field == calibration_field) return !value.empty() && !is_inline_calibration(value);
   return false;
 }
 
-status inline_file_references(experiment_spec& spec) {
-  background_spec& b = spec.workload.background;
-  if (!b.enabled || !names_file(cdf_field, b.cdf)) return status::success();
-  std::filesystem::path path(b.cdf);
+namespace {
+
+// The file's text in place of its path, after a comment naming the file (YAML and the CDF
+// format both take `#` comments); the line break marks the value as inline.
+status inline_one(experiment_spec& spec, std::string_view field, std::string& value, std::size_t max_bytes,
+                  const char* what) {
+  std::filesystem::path path(value);
   if (path.is_relative() && !spec.base_dir.empty()) path = std::filesystem::path(spec.base_dir) / path;
-  auto text = read_bounded_file(path.string(), max_cdf_file_bytes, "CDF file");
-  if (!text) return bad(origin_of(spec, std::string(cdf_field)) + ": " + std::string(cdf_field) + ": " +
-                        text.error().message());
-  // The comment names where the points came from (reports, the stored spec); the line
-  // break it ends with marks the value as inline.
+  auto text = read_bounded_file(path.string(), max_bytes, what);
+  if (!text) return bad(origin_of(spec, std::string(field)) + ": " + std::string(field) + ": " + text.error().message());
   // Trailing blanks go, as a field's value loses them when it is read back.
   std::string inlined = "# " + path.filename().string() + "\n" + *text;
   inlined.erase(inlined.find_last_not_of(" \t\r\n") + 1);
-  b.cdf = std::move(inlined);
+  value = std::move(inlined);
   return status::success();
 }
 
+}  // namespace
+
+status inline_file_references(experiment_spec& spec) {
+  if (names_file(calibration_field, spec.twin.calibration))
+    ROCELAB_RETURN_IF_ERROR(inline_one(spec, calibration_field, spec.twin.calibration, max_calibration_bytes,
+                                       "calibration file"));
+  background_spec& b = spec.workload.background;
+  if (!b.enabled || !names_file(cdf_field, b.cdf)) return status::success();
+  // The comment names where the points came from (reports, the stored spec).
+  return inline_one(spec, cdf_field, b.cdf, max_cdf_file_bytes, "CDF file");
+}
+
 status refuse_file_references(const experiment_spec& spec) {
+  if (names_file(calibration_field, spec.twin.calibration))
+    return bad(origin_of(spec, std::string(calibration_field)) + ": " + std::string(calibration_field) +
+               ": names a file, and a spec received over the network carries data, not paths (the client "
+               "inlines the files a spec names: rocelab run --controller does)");
   const background_spec& b = spec.workload.background;
   if (b.enabled && names_file(cdf_field, b.cdf))
     return bad(origin_of(spec, std::string(cdf_field)) + ": " + std::string(cdf_field) +

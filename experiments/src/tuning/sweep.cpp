@@ -4,6 +4,7 @@
 #include <chrono>
 #include <yaml-cpp/yaml.h>
 
+#include "rocelab/experiments/calibration/calibration_store.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/store/run_ending.hpp"
 
@@ -172,6 +173,7 @@ std::function<status(trial&, trial_payload&)> store_trials(store::run_store& db,
       auto id = db.begin_run(run);
       if (!id) return id.error().with_context(context);
       t.run_id = *id;
+      ROCELAB_RETURN_IF_ERROR(record_calibration(db, *id, spec).with_context(context));
       for (const run_records& r : payload.repeats) ROCELAB_RETURN_IF_ERROR(db.append(*id, r).with_context(context));
       if (t.evaluated) {
         if (auto ending = store::finish_ran(db, *id, payload.repeats); !ending)

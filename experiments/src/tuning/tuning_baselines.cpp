@@ -6,6 +6,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "rocelab/experiments/calibration/calibration_store.hpp"
 #include "rocelab/experiments/tuning/objective.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/experiments/tuning/tuning_edges.hpp"
@@ -102,6 +103,7 @@ status evaluate_jobs(std::vector<config_job>& jobs, const objective_spec& object
     nr.sweep = o.sweep;
     auto id = o.db->begin_run(nr);
     if (!id) return id.error().with_context(context);
+    ROCELAB_RETURN_IF_ERROR(record_calibration(*o.db, *id, seeded).with_context(context));
     ROCELAB_RETURN_IF_ERROR(o.db->append(*id, job.records[k]).with_context(context));
     auto ended = store::finish_ran(*o.db, *id, std::vector<const run_records*>{&job.records[k]});
     if (!ended) return ended.error().with_context(context);

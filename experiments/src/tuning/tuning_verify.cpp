@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "rocelab/experiments/calibration/calibration_store.hpp"
 #include "rocelab/experiments/run/runner.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
@@ -142,6 +143,8 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
       auto id = db->begin_run(nr);
       if (!id) return id.error().with_context("storing the " + backend + " run of " + row.label);
       run_id = *id;
+      ROCELAB_RETURN_IF_ERROR(record_calibration(*db, run_id, measured_spec)
+                                  .with_context("storing the " + backend + " run of " + row.label));
     }
     auto measured = backends.run(measured_spec);
     if (measured) {

@@ -9,6 +9,7 @@
 //   timers.cpp          the clock the fabric objects see (timer slots)
 //   links.cpp           links, switch ports, PFC and InfiniBand credits
 //   host_transport.cpp  the host NIC and its RC transport (requester and responder)
+//   lab_timing.cpp      a calibrated lab's NIC processing, switch forwarding and NIC rates
 //   run_loop.cpp        event dispatch, queue sampling, the run and its totals
 //
 // Model, in the order a packet meets it:
@@ -100,6 +101,7 @@ enum event_kind : std::uint32_t {
   ev_rto = 4,      // a QP's retransmit timer
   ev_start = 5,    // a message's start time
   ev_sample = 6,   // queue-depth sampling
+  ev_response = 7, // a flow's oldest response has been processed (lab timing): to its NIC
 };
 
 constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -120,6 +122,9 @@ struct inflight {
 };
 
 class engine;
+
+// twin_config::lab against the topology (lab_timing.cpp); errors name the field.
+[[nodiscard]] status validate_lab(const twin_config& c);
 
 // The clock the fabric objects see: timers land in the engine's queue. A host's clock
 // also lets the engine re-evaluate that host's NIC after a DCQCN timer changed a rate.
@@ -191,6 +196,30 @@ struct link_loss_state {
   std::uint64_t draws = 0;    // frames the loss model has judged: the position in its random stream
   std::uint64_t lost = 0;     // frames lost on the wire (a lost replay counts again)
   std::uint64_t replays = 0;  // frames the link sent again
+};
+
+// Draws from one measured delay (lab_timing): the uniform variate of each draw is a hash
+// of the run's seed, the stream's key and the draw's position, so streams do not share
+// draws and a run repeats exactly.
+struct delay_stream {
+  const delay_quantiles* q = nullptr;  // null or empty: every draw is 0
+  std::uint64_t key = 0;
+  std::uint64_t draws = 0;
+
+  [[nodiscard]] bool active() const { return q != nullptr && !q->empty(); }
+  std::int64_t next() {
+    if (!active()) return 0;
+    const double u = static_cast<double>(mix64(key + draws++) >> 11) * 0x1.0p-53;
+    return q->draw(u);
+  }
+};
+
+// A flow's responses (ACK, NAK, CNP) in the responder's receive processing, oldest
+// first, and when the newest of them is released to the NIC: a response is released no
+// earlier than the one before it, so the responses of a QP never reorder.
+struct pending_responses {
+  std::deque<packet> queue;
+  std::int64_t last_release_ns = 0;
 };
 
 struct pause_track {
@@ -348,6 +377,20 @@ class engine final : public twin_context {
   void nic_schedule(std::uint32_t h, std::int64_t at_ns);
   void nic_try(std::uint32_t h);
   void send_control(std::uint32_t h, pkt_type t, std::uint32_t flow, std::uint32_t psn, bool flag, std::uint8_t prio);
+  // Lab timing (lab_timing.cpp): the streams and rates from cfg_.lab; a message's start
+  // after its send processing; a response through its receive processing; a switch
+  // port's frame onto its link after its forwarding draw, behind the frames before it;
+  // the earliest a NIC may start its next frame after one of `frame_bytes` started at
+  // `start_ps` and holds the link for `wire_ps`.
+  void lab_build();
+  [[nodiscard]] std::int64_t lab_start_ns(std::uint32_t src, std::int64_t start_ns);
+  void lab_respond(std::uint32_t flow, const packet& p);
+  void on_response(std::uint32_t flow);
+  void lab_push_forwarded(std::uint32_t ch, std::int64_t at_ns, const packet& p);
+  // The earliest a frame of `frame_bytes` can arrive over channel ch behind the last one on it.
+  [[nodiscard]] std::int64_t lab_behind_ns(std::uint32_t ch, std::uint32_t frame_bytes) const;
+  [[nodiscard]] std::int64_t lab_next_start_ps(std::uint32_t h, std::int64_t start_ps, std::int64_t wire_ps,
+                                               std::uint32_t frame_bytes) const;
   void start_flow(std::uint32_t f);
   void activate(std::uint32_t f);
   void on_rto(std::uint32_t f);
@@ -397,6 +440,13 @@ class engine final : public twin_context {
   std::vector<std::unique_ptr<rccc_receiver>> rccc_rx_;  // per host, RCCC only
   std::vector<std::uint32_t> fecn_eligible_;  // IB CC: eligible packets since the last mark, per switch port
   std::uint64_t fecn_marks_ = 0;
+
+  // Lab timing (cfg_.lab); all empty when it is.
+  bool lab_ = false;                              // cfg_.lab is not empty
+  std::vector<delay_stream> send_delay_, receive_delay_;  // per host
+  std::vector<delay_stream> forward_delay_;       // per channel out of a switch port; empty: none
+  std::vector<std::int64_t> achieved_bps_;        // per host; 0: the link rate; empty: none
+  std::vector<pending_responses> responses_;      // per flow while any host's receive processing is drawn
 
   event_queue q_{0};  // the smallest wheel until build() sizes it to the fabric
   std::int64_t now_ = 0;

@@ -33,8 +33,11 @@ std::uint64_t engine::post(const message& m) {
   r.ideal_fct_ns = ideal_fct(f, m.bytes);
   out_.flows.push_back(r);
   ++outstanding_;
-  if (r.start_ns > now_)
-    q_.push(r.start_ns, ev_start, id);
+  // The record's start is the post; a calibrated NIC's first frame waits for its send
+  // processing besides (lab_timing.cpp).
+  const std::int64_t go_ns = lab_ ? lab_start_ns(m.src, r.start_ns) : r.start_ns;
+  if (go_ns > now_)
+    q_.push(go_ns, ev_start, id);
   else
     start_flow(id);
   return id;
@@ -77,6 +80,11 @@ void engine::send_control(std::uint32_t h, pkt_type t, std::uint32_t flow, std::
   p.size_bytes = t == pkt_type::cnp ? sizes_.cnp : sizes_.ack;
   p.priority = prio;
   p.ecn = ecn_codepoint::not_ect;
+  // h is the flow's responder: every response is sent by the receiver of the data.
+  if (!receive_delay_.empty() && receive_delay_[h].active()) [[unlikely]] {
+    lab_respond(flow, p);
+    return;
+  }
   hosts_[h].control.push_back(p);
   nic_kick(h);
 }
@@ -205,6 +213,8 @@ void engine::nic_try(std::uint32_t h) {
   hn.busy_until_ps = start_ps + frame;
   const std::int64_t end_ns = ceil_div(hn.busy_until_ps, 1000);
   push_wire(hn.channel, end_ns + channels_[hn.channel].delay_ns, p);
+  // A calibrated NIC slower than its link: the next frame starts later than this one ends.
+  if (!achieved_bps_.empty()) [[unlikely]] hn.busy_until_ps = lab_next_start_ps(h, start_ps, frame, p.size_bytes);
   if (credits_) hn.credits.on_transmit(p.priority, p.size_bytes, now_);
   hn.tx_bytes += p.size_bytes;
   ++hn.tx_packets;
@@ -233,7 +243,7 @@ void engine::nic_try(std::uint32_t h) {
       q_.push(now_ + cfg_.nic.retransmit_timeout_ns, ev_rto, sent_flow);
     }
   }
-  if (!hn.control.empty() || !hn.active.empty()) nic_schedule(h, end_ns);
+  if (!hn.control.empty() || !hn.active.empty()) nic_schedule(h, ceil_div(hn.busy_until_ps, 1000));
 }
 
 void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch*/) {

@@ -169,7 +169,11 @@ void engine::port_kick(std::uint32_t sw, std::uint16_t port) {
     if (cfg_.max_events > 0 && d->pkt.ecn == ecn_codepoint::ce && (d->pkt.cookie & ce_before_queue_bit) == 0 &&
         s.model->config().ecn_mark_on_dequeue)
       record_event(rocelab::event_kind::ce_mark, sw, port, d->pkt.priority, d->pkt.flow_id);
-    push_wire(s.channel_base + port, d->tx_end_ns + channels_[s.channel_base + port].delay_ns, d->pkt);
+    const std::uint32_t ch = s.channel_base + port;
+    if (!forward_delay_.empty()) [[unlikely]]
+      lab_push_forwarded(ch, d->tx_end_ns + channels_[ch].delay_ns, d->pkt);
+    else
+      push_wire(ch, d->tx_end_ns + channels_[ch].delay_ns, d->pkt);
   }
 }
 
@@ -190,7 +194,11 @@ void engine::on_switch_pfc(std::uint32_t sw, const pfc_frame_out& f) {
   p.size_bytes = static_cast<std::uint32_t>(pfc_frame_bytes);
   p.priority = f.priority;
   const std::uint32_t ch = switches_[sw].channel_base + f.port;
-  push_wire(ch, f.tx_end_ns + channels_[ch].delay_ns, p);
+  std::int64_t at = f.tx_end_ns + channels_[ch].delay_ns;
+  // The MAC makes PFC frames, so they draw no forwarding latency; on the link they still
+  // come behind the forwarded frames already on it.
+  if (!forward_delay_.empty()) [[unlikely]] at = std::max(at, lab_behind_ns(ch, p.size_bytes));
+  push_wire(ch, at, p);
 }
 
 void engine::close_pause(std::uint32_t key, std::int64_t end_ns) {

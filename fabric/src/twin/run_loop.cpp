@@ -56,6 +56,9 @@ void engine::dispatch(const event_record& e) {
     case ev_start:
       start_flow(idx);
       break;
+    case ev_response:
+      on_response(idx);
+      break;
     case ev_sample:
       sample_queues();
       if (outstanding_ > 0) q_.push(now_ + cfg_.queue_sample_interval_ns, ev_sample, 0);
@@ -219,6 +222,7 @@ status validate(const twin_config& c) {
   if (c.stop_ns <= 0) return bad("stop_ns must be > 0");
   for (const auto& e : c.ecn_by_rate)
     if (!(e.gbps > 0)) return bad("ecn_by_rate: gbps must be > 0");
+  ROCELAB_RETURN_IF_ERROR(engine_impl::validate_lab(c));
   switch_config probe = c.switch_template;
   if (probe.ports.empty()) probe.ports.emplace_back();
   probe.ports.resize(1);

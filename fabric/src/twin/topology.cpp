@@ -275,6 +275,7 @@ status engine::build() {
     }
   }
   if (credits_) init_credits();
+  lab_build();
   if (frame_loss_rate_ > 0 || llr_) link_loss_.resize(channels_.size());
   pauses_.resize(channels_.size() * num_priorities);
   std::size_t queues = 0;
@@ -286,6 +287,10 @@ status engine::build() {
   // slow flows beyond it go to the heap.
   std::int64_t max_delay_ns = 0, min_rate_bps = host_rate_bps_;
   for (const channel& c : channels_) max_delay_ns = std::max(max_delay_ns, c.delay_ns);
+  std::int64_t max_forward_ns = 0;  // lab timing: the longest forwarding draw
+  for (const delay_stream& d : forward_delay_)
+    if (d.active()) max_forward_ns = std::max(max_forward_ns, d.q->ns.back());
+  max_delay_ns += max_forward_ns;
   for (const switch_node& sw : switches_)
     for (const port_config& pc : sw.model->config().ports) min_rate_bps = std::min(min_rate_bps, pc.rate_bps);
   const std::int64_t frame_ns = ceil_div(ser_ps(max_frame_bytes(), overhead_, min_rate_bps), 1000);

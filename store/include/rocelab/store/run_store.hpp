@@ -50,6 +50,7 @@ struct run_info {
   std::optional<std::int64_t> sweep;  // the tuning sweep it belongs to
   std::string spec_yaml;              // the resolved spec (every field, loadable again)
   std::map<std::string, std::string> parameters;  // spec path -> value, e.g. switch.ecn.kmin_bytes -> 20480
+  std::optional<std::int64_t> calibration;         // the lab calibration a twin run modelled
 };
 
 struct new_run {
@@ -59,6 +60,16 @@ struct new_run {
   std::string spec_yaml;
   std::map<std::string, std::string> parameters;
   std::optional<std::int64_t> sweep;
+};
+
+// A lab's calibration as kept with the runs it calibrates: rocelab calibrate's YAML,
+// stored once per text.
+struct calibration_info {
+  std::int64_t id = 0;
+  std::string lab;       // the lab's name ("virtual" for the virtual lab)
+  std::string taken_at;  // UTC, ISO 8601, as the file says
+  std::string sha256;    // of yaml, 64 hex digits
+  std::string yaml;
 };
 
 // A tuning sweep and its trials (rocelab tune): an interrupted sweep resumes from them.
@@ -119,7 +130,7 @@ class run_store {
   run_store& operator=(run_store&&) noexcept;
   ~run_store();
 
-  [[nodiscard]] static constexpr int schema_version() noexcept { return 2; }
+  [[nodiscard]] static constexpr int schema_version() noexcept { return 3; }
 
   [[nodiscard]] result<std::int64_t> begin_run(const new_run& run);
   // Appends records (any may be empty) in one transaction; callable many times per run,
@@ -144,6 +155,16 @@ class run_store {
   // many runs reads their flows without their queue samples.
   [[nodiscard]] result<run_records> load(std::int64_t run, const load_parts& parts) const;
   [[nodiscard]] result<std::vector<agent_record>> agents(std::int64_t run) const;
+
+  // Keeps a calibration's text unless the same text (by SHA-256) is kept already; its id
+  // either way, for new_run::calibration.
+  [[nodiscard]] result<std::int64_t> add_calibration(std::string_view lab, std::string_view taken_at,
+                                                     std::string_view yaml);
+  // Records that a twin run modelled calibration `calibration` (run_info::calibration).
+  // Errors: no such run or calibration.
+  [[nodiscard]] status set_calibration(std::int64_t run, std::int64_t calibration);
+  [[nodiscard]] result<calibration_info> calibration(std::int64_t id) const;
+  [[nodiscard]] result<std::vector<calibration_info>> calibrations() const;
 
   [[nodiscard]] result<std::int64_t> begin_sweep(const sweep_info& sweep);
   [[nodiscard]] result<std::vector<sweep_info>> sweeps() const;

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "rocelab/common/result.hpp"
+#include "rocelab/experiments/calibration/calibration.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/fabric/lossless_class.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
@@ -20,7 +21,16 @@ namespace rocelab::experiments {
 // plus its uplinks, or a spine's leaves).
 [[nodiscard]] std::uint32_t max_ports_per_switch(const topology_spec& t);
 
+// With twin.calibration set, the config's lab timing is that calibration's
+// (calibration/twin_timing.hpp), whatever the backend: a twin prediction of a lab's run
+// (sim-to-real) models the lab it predicts; the labs themselves never read a twin config's
+// lab timing.
 [[nodiscard]] result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, std::uint64_t seed);
+
+// The calibration twin.calibration names: a file (relative to spec.base_dir) or its YAML
+// inline. Errors name the field's origin, the field and the file. For a spec whose
+// twin.calibration is set.
+[[nodiscard]] result<calibration> calibration_of(const experiment_spec& spec);
 
 // Each flow's ideal FCT (src, dst, bytes) on the spec's fabric, as the twin records it
 // (fabric::twin::flow_ideal over to_twin_config): what the virtual and hardware labs record

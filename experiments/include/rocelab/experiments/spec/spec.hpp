@@ -184,6 +184,10 @@ struct twin_spec {
   std::int64_t queue_sample_interval_ns = 0;
   bool hpcc_ns3_compat = false;
   std::uint64_t max_events = 0;  // congestion events (marks, CNPs, ...) kept per run; 0: none
+  // A lab's calibration (`rocelab calibrate`) the twin models: a file relative to the
+  // spec's folder, or its YAML inline (spec_files.hpp); empty: ideal NICs and switch.
+  // The twin only: the labs are what it measured.
+  std::string calibration;
 };
 
 // Real-time runs (virtual lab, hardware): how far apart the senders may start.

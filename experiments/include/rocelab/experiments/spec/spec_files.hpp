@@ -3,7 +3,8 @@
 //
 // workload.background.cdf names a built-in CDF (websearch, hadoop), a CDF file (relative to
 // the spec's folder), or carries the CDF itself: a value with a line break is the CDF's
-// points in the file format (flow_size_cdf.hpp). A client that sends a spec to a controller
+// points in the file format (flow_size_cdf.hpp). twin.calibration names a calibration file
+// or, with a line break, carries its YAML. A client that sends a spec to a controller
 // inlines the files first (inline_file_references), and the controller refuses a received
 // spec that still names a file (refuse_file_references): a token holder must not make the
 // controller's host open paths of the holder's choosing.
@@ -22,6 +23,8 @@ namespace rocelab::experiments {
 
 // Whether a workload.background.cdf value carries the points rather than a name.
 [[nodiscard]] bool is_inline_cdf(std::string_view value);
+// Whether a twin.calibration value carries the calibration's YAML rather than a path.
+[[nodiscard]] bool is_inline_calibration(std::string_view value);
 
 // Whether the value of a file-reference field names a file (not a built-in, not inline).
 [[nodiscard]] bool names_file(std::string_view field, std::string_view value);

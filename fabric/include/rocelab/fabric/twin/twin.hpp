@@ -17,6 +17,7 @@
 #include "rocelab/common/records.hpp"
 #include "rocelab/common/result.hpp"
 #include "rocelab/fabric/dcqcn.hpp"
+#include "rocelab/fabric/delay_quantiles.hpp"
 #include "rocelab/fabric/fabric_profile.hpp"
 #include "rocelab/fabric/switch_config.hpp"
 
@@ -62,6 +63,39 @@ struct nic_config {
   std::uint32_t ack_every_packets = 1; // the responder ACKs every Nth packet (and the last)
 };
 
+// What a calibration of a lab measured of one of its hosts (experiments/calibration): the
+// twin draws these per message and per response so that it models that lab's NICs
+// rather than ideal ones.
+struct host_timing {
+  // A message's post (or start time) to its first frame on the wire: the first frame
+  // leaves no earlier than start + a draw (later when the NIC is busy).
+  delay_quantiles send_processing;
+  // A data frame fully received to the response it causes (ACK, NAK, CNP; on UEC its
+  // ACK, NACK or grant) queued for sending: one draw per response.
+  delay_quantiles receive_processing;
+  // A ceiling on the rate the NIC sends frame bytes at (headers and payload, as its
+  // transmit counter counts them: no preamble or inter-frame gap); applies when > 0 and
+  // below the link rate. DCQCN's rate limits below it.
+  double achieved_gbps = 0;
+};
+
+// The lab's timing the twin models (twin_config::lab); empty: ideal hosts and a switch
+// that adds only fabric.switch_latency_ns, exactly the twin without it. Draws come from
+// streams keyed by the run's seed (one per host and direction, one per switch port), so
+// a run repeats bit for bit.
+struct lab_timing {
+  std::vector<host_timing> hosts;  // by host index: empty, or one per host
+  // A frame's time in a switch beyond store and forward, per hop, on top of
+  // fabric.switch_latency_ns: a draw per frame from its egress port's distribution.
+  // Single switch: forwarding_by_port[port] (port == host index) where present and not
+  // empty; every other port (and every port of a leaf-spine) draws from `forwarding`.
+  // A frame never overtakes an earlier one out of the same port.
+  std::vector<delay_quantiles> forwarding_by_port;
+  delay_quantiles forwarding;
+
+  [[nodiscard]] bool empty() const noexcept;
+};
+
 // ECN thresholds for ports of one speed. Deployments scale Kmin/Kmax with port speed, and
 // the HPCC ns-3 simulator's KMIN_MAP/KMAX_MAP/PMAX_MAP key them by link rate.
 struct ecn_for_rate {
@@ -99,6 +133,8 @@ struct twin_config {
   // Reproduce the HPCC ns-3 simulator's modelling shortcuts (see
   // shared/scenarios/hpcc-ns3/README.md) for line-by-line comparison with it.
   bool hpcc_ns3_compat = false;
+  // The lab's NIC and switch timing, from its calibration; empty: none.
+  lab_timing lab;
   // Polled every few thousand events (from the thread running the twin); when it returns
   // true the run ends there as at stop_ns: flows not done are incomplete, records so far
   // are returned. The caller that asked knows the run was cut short (Python's Ctrl-C).
