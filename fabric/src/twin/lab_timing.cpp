@@ -129,7 +129,9 @@ std::int64_t engine::lab_next_start_ps(std::uint32_t h, std::int64_t start_ps, s
                                        std::uint32_t frame_bytes) const {
   const std::int64_t rate = achieved_bps_[h];
   if (rate == 0) return start_ps + wire_ps;
-  const std::int64_t paced_ps = ceil_div(static_cast<std::int64_t>(frame_bytes) * 8 * 1'000'000'000'000, rate);
+  // On the wire, as calibration measures it: the frame with its preamble and gap.
+  const std::int64_t paced_ps =
+      ceil_div((static_cast<std::int64_t>(frame_bytes) + overhead_) * 8 * 1'000'000'000'000, rate);
   return start_ps + std::max(wire_ps, paced_ps);
 }
 

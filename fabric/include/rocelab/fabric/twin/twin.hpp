@@ -73,9 +73,9 @@ struct host_timing {
   // A data frame fully received to the response it causes (ACK, NAK, CNP; on UEC its
   // ACK, NACK or grant) queued for sending: one draw per response.
   delay_quantiles receive_processing;
-  // A ceiling on the rate the NIC sends frame bytes at (headers and payload, as its
-  // transmit counter counts them: no preamble or inter-frame gap); applies when > 0 and
-  // below the link rate. DCQCN's rate limits below it.
+  // A ceiling on the rate the NIC sends at, in bytes on the wire (each frame with its
+  // preamble and inter-frame gap, as `rocelab calibrate` measures it and as the links
+  // serialize): applies when > 0 and below the link rate. DCQCN's rate limits below it.
   double achieved_gbps = 0;
 };
 
