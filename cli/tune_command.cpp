@@ -1,6 +1,7 @@
 // rocelab tune SPEC [--budget N] [--method bayes|grid|random] [--json] [--db F] [--jobs J]
 //                   [--set path=value]... [--resume SWEEP] [--name NAME] [--export-dir DIR]
-//                   [--verify N] [--verify-runs R] [--lab-name NAME] [--ports P,...] [--nic-if IF]
+//                   [--verify N] [--verify-runs R] [--calibration FILE | --no-calibration]
+//                   [--lab-name NAME] [--ports P,...] [--nic-if IF]
 //                   [--fresh-seeds N] [--export-for GBPS]
 //                   [--executor local|slurm --workers N [--slurm-opt K=V]...
 //                    [--listen ADDR | --controller ADDR --token-file F]]
@@ -14,7 +15,9 @@
 // derives one), SONiC config_db JSON and mlx5 sysfs settings; with --verify N re-runs the
 // N best configurations and the baselines on the virtual lab (backend virtual, root), each
 // R times (default 3), and prints predicted (twin) against measured with the lab's CIs and
-// whether the lab ranks them as the twin does.
+// whether the lab ranks them as the twin does. The twin predicting them models the lab's
+// own calibration: taken first (rocelab calibrate, written to calibration.yaml beside the
+// exports), or the one --calibration names; --no-calibration predicts with the spec alone.
 // Exit codes: 0 done; 1 a run, store or export failed; 2 usage or an invalid spec;
 // 3 done, but --verify did not measure every configuration (without root: none); the
 // twin's answer and exports are written, sim_to_real.txt says why per row;
@@ -43,6 +46,8 @@
 #include "rocelab/cli/sweep_executor.hpp"
 #include "output_files.hpp"
 #include "progress_line.hpp"
+#include "rocelab/experiments/calibration/calibrate_lab.hpp"
+#include "rocelab/experiments/calibration/calibration.hpp"
 #include "rocelab/experiments/lab/local_backends.hpp"
 #include "rocelab/experiments/tuning/exports.hpp"
 #include "rocelab/experiments/tuning/sweep.hpp"
@@ -61,8 +66,9 @@ std::atomic<bool> tune_stop{false};
 void on_tune_signal(int) { tune_stop.store(true); }
 
 // Every file a sweep exports, for the check before it starts.
-const std::vector<std::string> tune_export_files{"best.yaml",   "trials.csv", "tuning.html",   "config_db.json",
-                                                 "mlx5_sysfs.txt", "export.txt", "hardware.yaml", "sim_to_real.txt"};
+const std::vector<std::string> tune_export_files{"best.yaml",      "trials.csv", "tuning.html",   "config_db.json",
+                                                 "mlx5_sysfs.txt", "export.txt", "hardware.yaml", "sim_to_real.txt",
+                                                 "calibration.yaml"};
 
 struct tune_args {
   std::string spec;
@@ -79,6 +85,8 @@ struct tune_args {
   bool force = false;  // --export-dir: replace the exports there
   std::uint32_t verify = 0;
   std::uint32_t verify_runs = 3;
+  std::string calibration;       // --verify: a calibration taken earlier; empty: take one now
+  bool no_calibration = false;
   std::string lab_name = "tune";
   std::vector<std::string> ports;
   std::string nic_if = "IF";
@@ -90,6 +98,41 @@ struct tune_args {
 int fail(const std::string& message, int code) {
   std::cerr << "rocelab tune: " << message << "\n";
   return code;
+}
+
+struct verify_calibration_choice {
+  std::optional<experiments::calibration> cal;
+  std::string label;  // which calibration, or why there is none
+};
+
+std::string calibration_label(const experiments::calibration& c, const std::string& path) {
+  return (c.lab == "virtual" ? std::string("the virtual lab") : "lab '" + c.lab + "'") + ", taken " + c.taken_at +
+         " (" + path + ")";
+}
+
+// The calibration --verify's twin models: the one --calibration names, else the lab's
+// own, taken now on the lab the verify runs on (calibration.yaml beside the exports).
+// None with --no-calibration, or when it cannot be taken here (without root: then the
+// verify's rows say why they are not measured either).
+result<verify_calibration_choice> verify_calibration(const experiments::experiment_spec& spec, const tune_args& args,
+                                                     const std::string& dir) {
+  if (args.no_calibration) return verify_calibration_choice{std::nullopt, "--no-calibration"};
+  if (!args.calibration.empty()) {
+    auto c = experiments::read_calibration_file(args.calibration);
+    if (!c) return c.error().with_context("--calibration");
+    return verify_calibration_choice{*c, calibration_label(*c, args.calibration)};
+  }
+  experiments::experiment_spec lab = spec;
+  lab.backend = "virtual";
+  experiments::calibrate_options options;
+  options.lab_name = args.lab_name;
+  options.on_step = [](const std::string& step) { std::cerr << "rocelab tune: calibrating the lab: " << step << "\n"; };
+  auto c = experiments::calibrate_lab(lab, options);
+  if (!c) return verify_calibration_choice{std::nullopt, "the lab's calibration failed: " + c.error().message()};
+  const std::string path = dir + "/calibration.yaml";
+  if (auto st = experiments::write_calibration_file(*c, path, output_policy(args.export_dir, args.force)); !st.ok())
+    return st;
+  return verify_calibration_choice{*c, calibration_label(*c, path)};
 }
 
 // One line on stderr, redrawn in place on a terminal after each trial: a bar, the count
@@ -160,6 +203,12 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--verify-runs", args->verify_runs,
                  "--verify: runs of each configuration on the virtual lab, for its run-to-run 95% CI (default 3)")
       ->check(CLI::Range(1, 100));
+  auto* cal = app.add_option("--calibration", args->calibration,
+                             "--verify: the twin models this calibration of the lab (rocelab calibrate) instead of "
+                             "one taken now");
+  app.add_flag("--no-calibration", args->no_calibration,
+               "--verify: the twin predicts from the spec alone (ideal NICs and switch), uncalibrated")
+      ->excludes(cal);
   app.add_option("--lab-name", args->lab_name, "--verify: the virtual lab's name (default tune)");
   app.add_option("--ports", args->ports, "switch ports of the SONiC export (default Ethernet0, Ethernet4, ...)")
       ->delimiter(',');
@@ -441,6 +490,19 @@ std::function<int()> setup(CLI::App& app) {
       experiments::verify_options options;
       options.runs = args->verify_runs;
       options.objective = &settings->objective;
+      auto calibrated = verify_calibration(*spec, *args, dir);
+      if (!calibrated) return fail(calibrated.error().message(), 1);
+      if (calibrated->cal) {
+        options.calibration = experiments::calibration_yaml(*calibrated->cal);
+        options.calibration_label = calibrated->label;
+        // Kept with the runs it calibrates (once per text).
+        auto id = db->add_calibration(calibrated->cal->lab, calibrated->cal->taken_at, options.calibration);
+        if (!id) return fail(id.error().message(), 1);
+        out["calibration"] = {{"id", *id}, {"label", calibrated->label}};
+      } else {
+        std::cerr << "rocelab tune: the twin predicts uncalibrated: " << calibrated->label << "\n";
+        out["calibration"] = {{"id", nullptr}, {"label", "none: " + calibrated->label}};
+      }
       auto rows = experiments::verify_configs(
           *spec, configs, "virtual", experiments::local_backends(vo), &*db, opened->id,
           [](const std::string& line) { std::cerr << "rocelab tune: " << line << "\n"; }, options);

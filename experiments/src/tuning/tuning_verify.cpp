@@ -118,7 +118,11 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
     // The twin predicts what the backend runs (the virtual lab's timeout and headroom
     // included). A backend not registered fails its measured run below, as a row.
     const auto measuring = backends.find(backend);
-    const experiment_spec prediction_spec = measuring ? (*measuring)->as_run_here(twin_spec) : twin_spec;
+    experiment_spec prediction_spec = measuring ? (*measuring)->as_run_here(twin_spec) : twin_spec;
+    if (!options.calibration.empty()) {
+      prediction_spec.twin.calibration = options.calibration;
+      row.calibration = options.calibration_label;
+    }
     auto from_spec = run_experiment(prediction_spec);
     if (!from_spec) return from_spec.error().with_context(row.label + " on the twin");
     row.from_spec = summary_of(*from_spec);
@@ -173,6 +177,8 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
         ROCELAB_RETURN_IF_ERROR(db->set_parameter(
             run_id, "sim_to_real.predicted", summary_json({"predicted", "twin", measured_spec.name}, row.predicted, {})));
         ROCELAB_RETURN_IF_ERROR(db->set_parameter(run_id, "sim_to_real.method", replay_prediction_method));
+        ROCELAB_RETURN_IF_ERROR(db->set_parameter(
+            run_id, "sim_to_real.calibration", row.calibration.empty() ? "none (the twin as the spec says)" : row.calibration));
         if (auto ending = store::finish_ran(*db, run_id, measured->repeats); !ending) return std::move(ending).error();
       }
     } else {
@@ -240,6 +246,11 @@ std::string cell_lines(const verify_row& r) {
 
 std::string verify_table(const std::vector<verify_row>& rows) {
   std::string out;
+  if (!rows.empty())
+    out += "twin calibrated to: " +
+           (rows.front().calibration.empty() ? std::string("none (ideal NICs and switch, as the spec says)")
+                                             : rows.front().calibration) +
+           "\n";
   char line[512];
   std::snprintf(line, sizeof line, "%-16s  %-21s  %-21s  %-21s  %-13s  %-13s  %s\n", "config",
                 "FCT p50 ms (twin|lab)", "FCT p99 ms (twin|lab)", "paused ms (twin|lab)", "pauses", "CE marks",
@@ -418,6 +429,7 @@ std::string verify_json_text(const std::vector<verify_row>& rows) {
       j["error"] = r.error;
     }
     if (r.run_id) j["run"] = r.run_id;
+    j["calibration"] = r.calibration;
     const auto ci_json = [](const confidence_interval& ci) {
       return nlohmann::json{{"n", ci.n}, {"mean", ci.mean}, {"half_width", ci.half_width}, {"low", ci.low}, {"high", ci.high}};
     };

@@ -43,6 +43,12 @@ struct verify_options {
   // Scores every run on both sides for the ranking (verify_ranking); null: no ranking.
   const objective_spec* objective = nullptr;
   double tolerance = 0.15;
+  // The lab's calibration the twin models in every prediction (twin.calibration: its YAML
+  // inline), so the twin stands for the lab it is compared with; empty: the spec's own.
+  std::string calibration;
+  // Which calibration that is, for the table and the stored runs ("virtual lab 'tune',
+  // taken 2026-11-29T05:10:00Z"); empty with no calibration.
+  std::string calibration_label;
 };
 
 struct verify_row {
@@ -58,6 +64,7 @@ struct verify_row {
   // The objective of each run on each side, as a 95% CI over the runs (options.objective).
   std::optional<confidence_interval> lab_objective, twin_objective;
   std::int64_t run_id = 0;  // the measured run in the store (0: none was started)
+  std::string calibration;  // which calibration the twin modelled (verify_options::calibration_label); "": none
   bool ran = false;         // the backend returned records: `measured` and `comparison` are filled
   // Empty: measured on both sides (the backend ran it and completed flows the twin's
   // replay can be set beside). Otherwise why not: the run failed, the backend cannot run
