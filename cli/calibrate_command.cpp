@@ -12,6 +12,7 @@
 #include "rocelab/experiments/calibration/calibration.hpp"
 #include "rocelab/experiments/calibration/calibration_text.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
+#include "rocelab/store/run_store.hpp"
 
 namespace rocelab::cli {
 namespace {
@@ -40,8 +41,7 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--set", a->sets, "override a spec field: path=value; repeatable")->allow_extra_args(false);
   app.add_option("--out", a->out, "the calibration file (default runs/calibration-<unix time>.yaml)");
   app.add_flag("--force", a->force, "replace --out if it exists");
-  app.add_option("--db", a->db, "the run store the calibration would also go into (this build's store has no "
-                                "calibrations table: the file is the calibration)");
+  app.add_option("--db", a->db, "also keep the calibration in this run store (once per text)");
   app.add_option("--pings", a->pings, "64-byte WRITEs per pair and direction for the base RTT")
       ->capture_default_str()
       ->check(CLI::Range(1u, 100000u));
@@ -95,16 +95,26 @@ std::function<int()> setup(CLI::App& app) {
       std::cerr << "rocelab calibrate: " << st.message() << "\n";
       return 1;
     }
-    // The run store keeps calibrations once it has a table for them; until then the file
-    // is the record, and a --db is told so rather than silently ignored.
-    if (!a->db.empty())
-      std::cerr << "rocelab calibrate: note: the run store has no calibrations table in this build; " << a->db
-                << " is left as it is and the calibration is in " << out << "\n";
+    // Kept with the runs it calibrates: a twin run naming this file records its id.
+    std::string stored;
+    if (!a->db.empty()) {
+      auto db = store::run_store::open(a->db);
+      if (!db.ok()) {
+        std::cerr << "rocelab calibrate: " << db.error().message() << " (the calibration is in " << out << ")\n";
+        return 1;
+      }
+      auto id = db->add_calibration(cal->lab, cal->taken_at, experiments::calibration_yaml(*cal));
+      if (!id.ok()) {
+        std::cerr << "rocelab calibrate: " << id.error().message() << " (the calibration is in " << out << ")\n";
+        return 1;
+      }
+      stored = "; stored as calibration " + std::to_string(*id) + " in " + a->db;
+    }
     if (a->json) {
       std::cout << experiments::calibration_json(*cal) << "\n";
     } else {
       std::cout << experiments::calibration_table(*cal);
-      std::cout << "\ncalibration " << out << " (give it to the twin: twin.calibration: " << out << ")\n";
+      std::cout << "\ncalibration " << out << " (give it to the twin: twin.calibration: " << out << ")" << stored << "\n";
     }
     return 0;
   };
