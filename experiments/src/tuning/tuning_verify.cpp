@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "rocelab/experiments/run/flow_timeline.hpp"
 #include "rocelab/experiments/run/runner.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
@@ -170,6 +171,9 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
         ROCELAB_RETURN_IF_ERROR(db->set_parameter(
             run_id, "sim_to_real.predicted", summary_json({"predicted", "twin", measured_spec.name}, row.predicted, {})));
         ROCELAB_RETURN_IF_ERROR(db->set_parameter(run_id, "sim_to_real.method", replay_prediction_method));
+        if (!replayed->empty())
+          ROCELAB_RETURN_IF_ERROR(db->set_parameter(run_id, "sim_to_real.predicted_flow_timeline",
+                                                    flow_timeline_json(replayed->front().counters)));
         if (auto ending = store::finish_ran(*db, run_id, measured->repeats); !ending) return std::move(ending).error();
       }
     } else {

@@ -169,6 +169,8 @@ void engine::port_kick(std::uint32_t sw, std::uint16_t port) {
     if (cfg_.max_events > 0 && d->pkt.ecn == ecn_codepoint::ce && (d->pkt.cookie & ce_before_queue_bit) == 0 &&
         s.model->config().ecn_mark_on_dequeue)
       record_event(rocelab::event_kind::ce_mark, sw, port, d->pkt.priority, d->pkt.flow_id);
+    if (cfg_.flow_timeline_interval_ns > 0 && channels_[s.channel_base + port].to_switch < 0) [[unlikely]]
+      count_flow_egress(d->pkt);
     push_wire(s.channel_base + port, d->tx_end_ns + channels_[s.channel_base + port].delay_ns, d->pkt);
   }
 }
