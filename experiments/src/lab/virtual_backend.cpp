@@ -32,6 +32,7 @@
 #include "rocelab/common/unique_fd.hpp"
 #include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/experiments/run/capture_pauses.hpp"
+#include "rocelab/experiments/lab/cpu_placement.hpp"
 #include "rocelab/experiments/run/capture_starts.hpp"
 #include "rocelab/experiments/run/flow_timeline.hpp"
 #include "rocelab/experiments/run/start_skew.hpp"
@@ -570,7 +571,13 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     const std::int64_t sample_interval_ns = std::max<std::int64_t>(spec.twin.queue_sample_interval_ns, 1'000'000);
     if (auto q = c->call({{"op", "queue_sampling"}, {"interval_ns", sample_interval_ns}}); !q || !q->value("ok", false))
       std::cerr << "rocelab: the switch does not sample its queues; queues.csv stays empty\n";
+    // The switch on a CPU of its own, the NICs on the others once their start is out
+    // (cpu_placement.hpp); the NIC processes inherit this process's CPUs as they start.
+    std::optional<cpu_placement> placement;
+    if (const auto split = split_cpus(fo.start_cpus); split && state.switch_pid > 0)
+      placement.emplace(state.switch_pid, *split);
     auto fleet = nic::nic_fleet::start(hosts, fo);
+    if (placement) placement->release_self();
     if (!fleet) return fleet.error().with_context("starting the soft NICs");
     const auto limit = virtual_run_limit(spec);
     std::function<void(std::uint64_t, std::uint64_t)> fleet_progress;
