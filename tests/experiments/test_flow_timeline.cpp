@@ -112,6 +112,24 @@ TEST(flow_timeline, json_round_trip_keeps_every_sample_and_refuses_other_shapes)
     EXPECT_FALSE(parse_flow_timeline_json(bad).ok()) << bad;
 }
 
+// 1 Gb/s: a 1000-byte wire frame takes 8 us. Port 0 sent three frames the capture read at
+// once (stamped 100 us): they are spread back to 84, 92, 100 us; its earlier frame,
+// stamped well before, keeps its stamp; port 1 is on its own.
+TEST(flow_timeline, a_burst_read_late_is_spread_back_at_the_ports_rate) {
+  std::vector<flow_packet> p{{0, 10'000, 900, 0, 1000},  {0, 100'000, 900, 0, 1000}, {1, 100'000, 900, 1, 1000},
+                             {0, 100'000, 900, 0, 1000}, {1, 100'000, 900, 0, 1000}};
+  fit_to_port_rate(p, 1e9);
+  const std::vector<std::int64_t> want{10'000, 84'000, 100'000, 92'000, 100'000};
+  for (std::size_t i = 0; i < p.size(); ++i) EXPECT_EQ(p[i].t_ns, want[i]) << i;
+  std::vector<flow_packet> spaced{{0, 0, 1, 0, 1000}, {0, 8'000, 1, 0, 1000}, {0, 50'000, 1, 0, 1000}};
+  fit_to_port_rate(spaced, 1e9);
+  EXPECT_EQ(spaced[0].t_ns, 0) << "stamps a port could have kept stay";
+  EXPECT_EQ(spaced[1].t_ns, 8'000);
+  EXPECT_EQ(spaced[2].t_ns, 50'000);
+  fit_to_port_rate(spaced, 0);
+  EXPECT_EQ(spaced[2].t_ns, 50'000) << "no rate: nothing to fit";
+}
+
 // A classic pcap file (microsecond stamps) of Ethernet frames.
 void write_pcap(const std::string& path, const std::vector<std::pair<std::int64_t, std::vector<std::uint8_t>>>& frames) {
   std::ofstream f(path, std::ios::binary);
@@ -177,6 +195,8 @@ TEST(flow_timeline, a_captures_data_packets_go_to_their_messages_by_psn) {
   const std::vector<expected> want{{1, 1'000, 4096}, {1, 2'000, 1000}, {0, 3'000, 2000}, {1, 4'000, 1000}};
   ASSERT_EQ(packets->size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ((*packets)[i].port, 0u) << "to host 0";
+    EXPECT_GT((*packets)[i].wire_bytes, want[i].bytes + 24 + 40) << "headers, FCS, preamble and gap on top";
     EXPECT_EQ((*packets)[i].flow, want[i].flow) << i << ": flow 1 started first, so it is the QP's first message";
     EXPECT_EQ((*packets)[i].t_ns, want[i].t_ns) << i;
     EXPECT_EQ((*packets)[i].payload_bytes, want[i].bytes) << i;

@@ -628,13 +628,13 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
                   state, !used_dpdk, ran->first_scheduled_ns, out);
       out.counters.push_back({static_cast<std::uint32_t>(out.devices.size() - 1), 0, "capture.dpdk", t_end,
                               used_dpdk ? 1u : 0u});
-      // Per-flow transmit timelines from the switch's egress copies (flow_timeline.hpp);
-      // host h is device h, as for the NICs' counters.
+      // Per-flow transmit timelines from the switch's egress copies, their stamps fitted to
+      // the ports' rate (flow_timeline.hpp); host h is device h, as for the NICs' counters.
       std::vector<std::string> ipv4;
       for (std::uint32_t h = 0; h < spec.topology.hosts; ++h) ipv4.push_back(state.hosts[h].ipv4);
       const std::int64_t bin_ns = spec.twin.flow_timeline_interval_ns > 0 ? spec.twin.flow_timeline_interval_ns
                                                                            : default_flow_timeline_bin_ns;
-      if (auto packets = capture_flow_packets(capture_file, out.flows, ipv4, t0_realtime)) {
+      if (auto packets = capture_flow_packets(capture_file, out.flows, ipv4, t0_realtime, spec.topology.link_gbps * 1e9)) {
         auto timeline = flow_timeline_samples(out.flows, *packets, bin_ns, 0);
         out.counters.insert(out.counters.end(), std::make_move_iterator(timeline.begin()),
                             std::make_move_iterator(timeline.end()));

@@ -92,7 +92,7 @@ std::vector<counter_sample> flow_timeline_samples(const std::vector<flow_record>
 result<std::vector<flow_packet>> capture_flow_packets(const std::string& capture_file,
                                                       const std::vector<flow_record>& flows,
                                                       const std::vector<std::string>& host_ipv4,
-                                                      std::int64_t t0_realtime_ns) {
+                                                      std::int64_t t0_realtime_ns, double port_rate_bps) {
   std::vector<std::array<std::uint8_t, 16>> address;
   for (const auto& text : host_ipv4) {
     auto a = mapped_ipv4(text);
@@ -135,10 +135,28 @@ result<std::vector<flow_packet>> capture_flow_packets(const std::string& capture
     if (begins_message(d.bth_opcode) && (m.begins.empty() || off > m.begins.back())) m.begins.push_back(off);
     const auto n = m.message_at(off);
     if (!n) continue;
-    out.push_back({m.flows[*n], packet.timestamp_ns - t0_realtime_ns, d.roce_payload_length});
+    // On the wire: the frame without FCS as captured, padded to 60, plus FCS, preamble and
+    // gap (traffic/soft_nic/rc_nic.hpp wire_bytes).
+    const std::uint64_t frame = std::max<std::uint64_t>(packet.original_length - d.inner_offset, 60);
+    out.push_back({m.flows[*n], packet.timestamp_ns - t0_realtime_ns, d.roce_payload_length, *dst, frame + 24});
   }
   if (!reader->error().ok()) return reader->error().with_context("flow timelines: reading " + capture_file);
+  if (port_rate_bps > 0) fit_to_port_rate(out, port_rate_bps);
   return out;
+}
+
+void fit_to_port_rate(std::vector<flow_packet>& packets, double port_rate_bps) {
+  if (!(port_rate_bps > 0)) return;
+  // Port -> the latest time the packet before the one last fitted may take: that one's
+  // time less its own wire time (a copy is made as its frame has left).
+  std::map<std::uint32_t, std::int64_t> next_start;
+  for (auto it = packets.rbegin(); it != packets.rend(); ++it) {
+    const auto found = next_start.find(it->port);
+    std::int64_t t = it->t_ns;
+    if (found != next_start.end()) t = std::min(t, found->second);
+    it->t_ns = t;
+    next_start[it->port] = t - static_cast<std::int64_t>(static_cast<double>(it->wire_bytes) * 8e9 / port_rate_bps);
+  }
 }
 
 std::vector<flow_timeline> flow_timelines_of(const std::vector<counter_sample>& counters) {

@@ -33,7 +33,19 @@ struct flow_packet {
   std::uint32_t flow = 0;
   std::int64_t t_ns = 0;
   std::uint64_t payload_bytes = 0;
+  std::uint32_t port = 0;        // the switch port it left by (its destination host's)
+  std::uint64_t wire_bytes = 0;  // on that link: frame, FCS, preamble and gap
 };
+
+// Puts capture stamps on a timeline the switch's ports could have kept. A capture stamps
+// a copy when it reads it, never before the switch sent it, and DPDK's af_packet PMD
+// stamps a whole burst when it polls: a capture starved of CPU on a loaded lab reads
+// milliseconds of a port's frames at once, stamped as if the port had sent them faster
+// than its rate. Per port, in capture order (the order the port sent them), each packet
+// gets the latest time that is no later than its own stamp and leaves its successor on
+// that port one wire time at `port_rate_bps` (> 0); so the stamp stays an upper bound,
+// and a burst read late is spread back over the time the port needed to send it.
+void fit_to_port_rate(std::vector<flow_packet>& packets, double port_rate_bps);
 
 // The timelines of `packets` binned every bin_ns (> 0) from t = 0: per flow that has a
 // packet, a 0 sample at the start of its first bin, then its cumulative bytes at the end
@@ -51,10 +63,12 @@ struct flow_packet {
 // (source, destination) pair is one RC QP whose messages begin with a FIRST or ONLY opcode
 // in PSN order, and the n-th message of a pair is the n-th of `flows` from that source to
 // that destination in start order. Packets of no host or no known message are left out.
+// With port_rate_bps > 0 their times are then fitted to it (fit_to_port_rate).
 [[nodiscard]] result<std::vector<flow_packet>> capture_flow_packets(const std::string& capture_file,
                                                                    const std::vector<flow_record>& flows,
                                                                    const std::vector<std::string>& host_ipv4,
-                                                                   std::int64_t t0_realtime_ns);
+                                                                   std::int64_t t0_realtime_ns,
+                                                                   double port_rate_bps = 0);
 
 // A timeline read back from records: the flow's rate over each interval between samples.
 struct flow_rate_point {
