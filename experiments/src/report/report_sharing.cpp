@@ -17,10 +17,12 @@ namespace {
 // Flows drawn at most: beyond a dozen lines no one tells them apart.
 constexpr std::size_t max_flow_lines = 16;
 
-std::vector<flow_timeline> first_repeat(const std::vector<counter_sample>& counters) {
+// The first repeat's timelines, at most max_flow_lines; `cut` says whether there were more.
+std::vector<flow_timeline> first_repeat(const std::vector<counter_sample>& counters, bool& cut) {
   auto all = flow_timelines_of(counters);
   std::erase_if(all, [](const flow_timeline& t) { return t.repeat != 0 || t.points.empty(); });
-  if (all.size() > max_flow_lines) all.resize(max_flow_lines);
+  cut = all.size() > max_flow_lines;
+  if (cut) all.resize(max_flow_lines);
   return all;
 }
 
@@ -66,8 +68,9 @@ std::string ends_sentence(const run_records& r, const char* who) {
 }  // namespace
 
 std::string sharing_section(const run_analysis& a) {
-  const auto measured = first_repeat(a.records.counters);
-  const auto predicted = first_repeat(a.header.predicted_flow_timeline);
+  bool measured_cut = false, predicted_cut = false;
+  const auto measured = first_repeat(a.records.counters, measured_cut);
+  const auto predicted = first_repeat(a.header.predicted_flow_timeline, predicted_cut);
   if (measured.empty() && predicted.empty()) return "";
   double x_max = 1, y_max = 1;
   for (const auto* set : {&measured, &predicted})
@@ -78,11 +81,11 @@ std::string sharing_section(const run_analysis& a) {
       }
   std::string text = "Each flow's rate at the receiver's switch port over time: payload bytes of its data packets "
                      "(retransmissions included) per interval, from " +
-                     std::string(a.records.backend == "twin" ? "the twin's last switch"
-                                                             : "the capture of the switch's egress copies") +
-                     (a.records.flows.size() > max_flow_lines
-                          ? "; the first " + std::to_string(max_flow_lines) + " flows"
-                          : std::string()) +
+                     std::string(a.records.backend == "twin"
+                                     ? "the twin's last switch"
+                                     : "the capture of the switch's egress copies (stamps fitted to the port's rate)") +
+                     (measured_cut || predicted_cut ? "; the first " + std::to_string(max_flow_lines) + " flows"
+                                                    : std::string()) +
                      ". " + ends_sentence(a.records, "This run's");
   std::string out = "<h2 id=\"sharing\">Bandwidth sharing</h2><p>" + svg::escape(text) + "</p>";
   if (!measured.empty())
