@@ -1,9 +1,11 @@
 """The sim-to-real ladder's table from the summaries `ladder` kept: per rung and traffic
 class, the lab's mean over its runs with the run-to-run 95% CI (Student t), the twin's
 mean over its seeds, their difference, and the verdict: within 15%, within the lab's CI
-(where that is wider), or apart."""
+(where that is wider), or apart. Where the rung has a calibrated twin's summaries too
+(<rung>.twin-cal.json), the table shows the twin before and after calibration."""
 import json
 import math
+import os
 import sys
 
 # Two-sided 95% Student t quantiles by degrees of freedom.
@@ -42,34 +44,56 @@ def per_run(summary):
     return table
 
 
+def verdict(lab_mean, ci, twin_mean):
+    diff = twin_mean - lab_mean
+    rel = diff / lab_mean if lab_mean else (0.0 if twin_mean == 0 else float("inf"))
+    if abs(rel) <= 0.15:
+        return rel, "within 15%"
+    if not math.isnan(ci) and abs(diff) <= ci:
+        return rel, "within the lab's CI"
+    return rel, "apart"
+
+
 def main():
     out, rungs = sys.argv[1], sys.argv[2:]
-    print("| rung | metric | lab (mean +- 95% CI) | twin (mean) | twin - lab | verdict |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    held = total = 0
+    calibrated = any(os.path.exists(f"{out}/{r}.twin-cal.json") for r in rungs)
+    if calibrated:
+        print("| rung | metric | lab (mean +- 95% CI) | twin | twin - lab | verdict | calibrated twin | twin - lab | verdict |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    else:
+        print("| rung | metric | lab (mean +- 95% CI) | twin (mean) | twin - lab | verdict |")
+        print("| --- | --- | --- | --- | --- | --- |")
+    held = {"twin": 0, "calibrated": 0}
+    total = {"twin": 0, "calibrated": 0}
     for rung in rungs:
         with open(f"{out}/{rung}.lab.json") as f:
             lab = per_run(json.load(f))
         with open(f"{out}/{rung}.twin.json") as f:
             twin = per_run(json.load(f))
+        cal = None
+        if os.path.exists(f"{out}/{rung}.twin-cal.json"):
+            with open(f"{out}/{rung}.twin-cal.json") as f:
+                cal = per_run(json.load(f))
         for name, (values, unit) in lab.items():
             if name not in twin:
                 continue
             lm, ci = mean_ci(values)
-            tm, _ = mean_ci(twin[name][0])
-            diff = tm - lm
-            rel = diff / lm if lm else (0.0 if tm == 0 else float("inf"))
-            if abs(rel) <= 0.15:
-                verdict = "within 15%"
-            elif not math.isnan(ci) and abs(diff) <= ci:
-                verdict = "within the lab's CI"
-            else:
-                verdict = "apart"
-            total += 1
-            held += verdict != "apart"
             u = f" {unit}" if unit else ""
-            print(f"| {rung} | {name} | {lm:.4g} +- {ci:.2g}{u} | {tm:.4g}{u} | {rel * 100:+.0f}% | {verdict} |")
-    print(f"\n{held} of {total} rows within 15% or the lab's CI")
+            cells = []
+            for side, table in (("twin", twin), ("calibrated", cal)):
+                if table is None or name not in table:
+                    if calibrated and side == "calibrated":
+                        cells.append("- | - | -")
+                    continue
+                tm, _ = mean_ci(table[name][0])
+                rel, v = verdict(lm, ci, tm)
+                total[side] += 1
+                held[side] += v != "apart"
+                cells.append(f"{tm:.4g}{u} | {rel * 100:+.0f}% | {v}")
+            print(f"| {rung} | {name} | {lm:.4g} +- {ci:.2g}{u} | " + " | ".join(cells) + " |")
+    print(f"\ntwin: {held['twin']} of {total['twin']} rows within 15% or the lab's CI")
+    if total["calibrated"]:
+        print(f"calibrated twin: {held['calibrated']} of {total['calibrated']} rows within 15% or the lab's CI")
 
 
 if __name__ == "__main__":

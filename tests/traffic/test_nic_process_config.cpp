@@ -62,6 +62,24 @@ TEST(nic_process_config, an_impossible_start_cpu_is_refused_naming_it) {
   }
 }
 
+// The lab's dilation travels with the DCQCN knobs and is checked by the knobs' own
+// validation, so the NIC refuses exactly what the spec would.
+TEST(nic_process_config, the_dcqcn_dilation_survives_the_line_and_an_impossible_one_is_refused) {
+  fleet_options o;
+  o.nic.line_rate_bps = 500'000'000;
+  o.nic.dcqcn.time_scale = 200;
+  auto line = to_json(fleet_configs(hosts(2), o)[0]);
+  auto back = nic_process_config_from_json(line);
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->nic.dcqcn.time_scale, 200);
+  for (const double k : {0.0, -3.0}) {
+    line["nic"]["dcqcn_time_scale"] = k;
+    auto refused = nic_process_config_from_json(line);
+    ASSERT_FALSE(refused.ok()) << k;
+    EXPECT_NE(refused.error().message().find("time_scale"), std::string::npos) << refused.error().message();
+  }
+}
+
 TEST(nic_process_config, this_process_cpus_lists_the_cpu_it_runs_on) {
   const auto cpus = this_process_cpus();
   ASSERT_FALSE(cpus.empty());

@@ -263,8 +263,7 @@ result<nic_process_config> nic_process_config_from_json(const json& j) {
       if (!st.ok()) return st.with_context("nic.dcqcn." + k);
     }
     c.nic.dcqcn.time_scale = n.value("dcqcn_time_scale", 1.0);
-    if (!std::isfinite(c.nic.dcqcn.time_scale) || c.nic.dcqcn.time_scale <= 0)
-      return status(error_code::invalid_argument, "nic.dcqcn_time_scale: a positive number (the lab's dilation)");
+    if (auto st = c.nic.dcqcn.validate(); !st.ok()) return st.with_context("nic.dcqcn (dcqcn_time_scale: the lab's dilation)");
     c.nic.pfc_enabled = n.at("pfc_enabled").get<bool>();
     c.nic.retransmit_timeout_ns = n.at("retransmit_timeout_ns").get<std::int64_t>();
     c.nic.ack_every_packets = n.at("ack_every_packets").get<std::uint32_t>();
