@@ -15,6 +15,7 @@
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/report/multi_run_report.hpp"
 #include "rocelab/experiments/report/report.hpp"
+#include "rocelab/experiments/run/flow_timeline.hpp"
 #include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/store/run_store.hpp"
 
@@ -144,6 +145,12 @@ std::function<int()> setup_report(CLI::App& app) {
       header.predicted_summary_json = p->second;
     if (auto p = info->parameters.find("sim_to_real.method"); p != info->parameters.end())
       header.prediction_method = p->second;
+    if (auto p = info->parameters.find("sim_to_real.predicted_flow_timeline"); p != info->parameters.end()) {
+      if (auto t = experiments::parse_flow_timeline_json(p->second))
+        header.predicted_flow_timeline = std::move(*t);
+      else
+        header.notes.push_back("the twin's replayed flow timelines are unreadable: " + t.error().message());
+    }
     if (auto p = info->parameters.find("capture_file"); p != info->parameters.end())
       header.files.emplace_back("capture.pcapng", p->second);
     std::vector<store::run_info> beside;

@@ -65,6 +65,7 @@ struct run_args {
   bool force = false;  // --out: replace the outputs there
   bool keep_lab = false;
   bool no_capture_file = false;
+  bool capture_libpcap = false;
   std::string controller;
   std::string token_file;
   double reconnect_s = 60;
@@ -325,6 +326,9 @@ std::function<int()> setup(CLI::App& app) {
                "backend virtual: leave the lab this run brought up (lab 'run') running afterwards");
   app.add_flag("--no-capture-file", args->no_capture_file,
                "backend virtual: analyse the run's capture but do not keep it as capture.pcapng in the run directory");
+  app.add_flag("--capture-libpcap", args->capture_libpcap,
+               "backend virtual: capture with libpcap, which the kernel stamps as each copy arrives, instead of DPDK's "
+               "af_packet PMD, which stamps a burst when it polls (a capture starved of CPU compresses its times)");
   return [args, db] {
     args->db_given = db->count() > 0;
     // A run directory the user named that holds a run already is refused before the run.
@@ -380,6 +384,7 @@ std::function<int()> setup(CLI::App& app) {
     co.token = random_token();
     co.log = false;
     co.virtual_options.keep_lab = args->keep_lab;
+    co.virtual_options.capture_dpdk = !args->capture_libpcap;
     co.launcher = std::make_shared<in_process_agents>();
     const std::string dir = args->out.empty() ? "runs/" + run_id : args->out;
     if (spec->backend == "virtual" && !args->no_capture_file) {

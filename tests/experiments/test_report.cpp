@@ -114,6 +114,38 @@ TEST(report, sim_to_real_table_beside_the_measurement) {
   EXPECT_EQ(report_html(analyzed_spreading_run()).find("table-sim-to-real"), std::string::npos);
 }
 
+// Per-flow rates over time: the run's own timelines as a line plot, one series per flow
+// with its rate in Mb/s; the twin's replay beside it on the same axes where stored; no
+// section for a run without timelines.
+TEST(report, sharing_section_plots_each_flows_rate_and_the_twins_replay) {
+  auto t = scenarios::two_incasts_and_bystanders();
+  ASSERT_GE(t.records.flows.size(), 2u);
+  const std::uint32_t dev = 0;
+  // Flow 0: 125 KB over 1 ms (1 Gb/s) then 62.5 KB (0.5 Gb/s); flow 1: 25 KB in 1 ms.
+  for (const auto& c : std::vector<counter_sample>{{dev, 0, "flow_tx_bytes", 0, 0},
+                                                   {dev, 0, "flow_tx_bytes", 1'000'000, 125'000},
+                                                   {dev, 0, "flow_tx_bytes", 2'000'000, 187'500},
+                                                   {dev, 1, "flow_tx_bytes", 0, 0},
+                                                   {dev, 1, "flow_tx_bytes", 1'000'000, 25'000}})
+    t.records.counters.push_back(c);
+  report_header h;
+  h.run_id = "sharing";
+  h.predicted_flow_timeline = {{dev, 0, "flow_tx_bytes", 0, 0}, {dev, 0, "flow_tx_bytes", 4'000'000, 250'000}};
+  const run_analysis a = analyze_run(t.records, h, paths_for_run(t.records, &t.config.topology, t.config.seed, h));
+  const std::string html = report_html(a);
+  const auto at = html.find("id=\"plot-flow-rates\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::string plot = html.substr(at, html.find("</svg>", at) - at);
+  EXPECT_EQ(count(plot, "class=\"series\""), 2u) << "one line per flow";
+  EXPECT_NE(plot.find("data-points=\"2\""), std::string::npos) << "flow 0's two intervals";
+  EXPECT_NE(plot.find("Mb/s"), std::string::npos);
+  EXPECT_NE(plot.find(">1000<"), std::string::npos) << "1000 Mb/s, the highest rate, is on the axis";
+  const auto twin = html.find("id=\"plot-flow-rates-twin\"");
+  ASSERT_NE(twin, std::string::npos);
+  EXPECT_EQ(count(html.substr(twin, html.find("</svg>", twin) - twin), "class=\"series\""), 1u);
+  EXPECT_EQ(report_html(analyzed_spreading_run()).find("id=\"sharing\""), std::string::npos);
+}
+
 // Times on the page are in readable units (the CSV files keep integer nanoseconds), the
 // run's settings are stated, other runs stand beside it, and each section says in one
 // sentence what its numbers mean.

@@ -246,6 +246,38 @@ TEST(SoftNicTransport, CeMarksCauseCnpsAndTheReactionPointSlowsDown) {
   EXPECT_GT(f.sent[0].end_ns - f.sent[0].start_ns, 600'000);
 }
 
+// A QP that DCQCN cut to its floor and then raised again sends at the raised rate: its
+// next packet is due one packet time at the rate of now, as a hardware rate limiter
+// applies a new rate at once, not one packet time at the floor (33 ms for a 4 KiB frame
+// at 1 Mb/s) fixed when the previous packet left. The switch marks the first packet; its
+// CNP sets the rate to the floor (rate_to_set_on_first_cnp_mbps) and the rate timer
+// (300 us) raises it from there.
+TEST(SoftNicTransport, AQpRaisedFromItsFloorSendsAtTheRaisedRateNotAPacketTimeAtTheFloor) {
+  nic_config cfg;
+  cfg.line_rate_bps = 10'000'000'000;
+  cfg.mtu_bytes = 4096;
+  cfg.dcqcn_enabled = true;
+  cfg.dcqcn.rate_to_set_on_first_cnp_mbps = 1;
+  pair_fixture f(cfg);
+  std::vector<std::int64_t> sends_ns;
+  f.a_to_b.drop = [&](captures::dissected_frame& d, std::vector<std::uint8_t>& bytes) {
+    if (!d.is_roce || d.bth_opcode > wire::roce_opcode::rc_rdma_write_only_with_immediate) return false;
+    if (sends_ns.empty()) bytes[d.ip_offset + 1] |= 0x03;
+    sends_ns.push_back(f.clk.now_ns());
+    return false;
+  };
+  ASSERT_TRUE(f.a->post(0x11, verb::rdma_write, 1024 * 1024, 0, 0).ok());
+  f.run(60'000'000'000);
+  ASSERT_EQ(f.sent.size(), 1u);
+  ASSERT_EQ(f.a->counters().rx_cnps, 1u);
+  ASSERT_EQ(f.a->dcqcn_counters().rate_decreases, 1u);
+  const std::int64_t floor_packet_ns = wire_bytes(4096 + 70) * 8'000'000'000 / 1'000'000;
+  std::int64_t longest_gap_ns = 0;
+  for (std::size_t i = 1; i < sends_ns.size(); ++i)
+    longest_gap_ns = std::max(longest_gap_ns, sends_ns[i] - sends_ns[i - 1]);
+  EXPECT_LT(longest_gap_ns, floor_packet_ns / 4) << "the floor's packet time is " << floor_packet_ns << " ns";
+}
+
 TEST(SoftNicTransport, PfcPauseStopsDataForItsPriorityOnly) {
   pair_fixture f(no_dcqcn());
   ASSERT_TRUE(f.a->post(0x11, verb::rdma_write, 256 * 1024, 0, 0).ok());

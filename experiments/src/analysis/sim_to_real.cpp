@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "rocelab/common/units.hpp"
+#include "rocelab/experiments/run/flow_timeline.hpp"
 #include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/experiments/tuning/tuning_answer.hpp"
 #include "rocelab/traffic/message_list.hpp"
@@ -47,6 +48,8 @@ result<run_records> predict_measured_run(const experiment_spec& spec, const run_
   }
   auto config = to_twin_config(spec, seed);
   if (!config) return config.error().with_context("the twin's config for the prediction");
+  // The replay's flow timelines at the lab's bins, to be drawn beside the measured ones.
+  if (config->flow_timeline_interval_ns == 0) config->flow_timeline_interval_ns = default_flow_timeline_bin_ns;
   traffic::message_list_workload load(replay_messages(measured));
   auto records = fabric::twin::run_twin(*config, load);
   if (!records) return records.error().with_context("predicting the measured run on the twin");

@@ -32,7 +32,9 @@
 #include "rocelab/common/unique_fd.hpp"
 #include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/experiments/run/capture_pauses.hpp"
+#include "rocelab/experiments/lab/cpu_placement.hpp"
 #include "rocelab/experiments/run/capture_starts.hpp"
+#include "rocelab/experiments/run/flow_timeline.hpp"
 #include "rocelab/experiments/run/start_skew.hpp"
 #include "rocelab/experiments/run/virtual_accounting.hpp"
 #include "rocelab/fabric/soft_switch/control_client.hpp"
@@ -575,7 +577,13 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     const std::int64_t sample_interval_ns = std::max<std::int64_t>(spec.twin.queue_sample_interval_ns, 1'000'000);
     if (auto q = c->call({{"op", "queue_sampling"}, {"interval_ns", sample_interval_ns}}); !q || !q->value("ok", false))
       std::cerr << "rocelab: the switch does not sample its queues; queues.csv stays empty\n";
+    // The switch on a CPU of its own, the NICs on the others once their start is out
+    // (cpu_placement.hpp); the NIC processes inherit this process's CPUs as they start.
+    std::optional<cpu_placement> placement;
+    if (const auto split = split_cpus(fo.start_cpus); split && state.switch_pid > 0)
+      placement.emplace(state.switch_pid, *split);
     auto fleet = nic::nic_fleet::start(hosts, fo);
+    if (placement) placement->release_self();
     if (!fleet) return fleet.error().with_context("starting the soft NICs");
     const auto limit = virtual_run_limit(spec);
     std::function<void(std::uint64_t, std::uint64_t)> fleet_progress;
@@ -628,6 +636,19 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
                   state, !used_dpdk, ran->first_scheduled_ns, out);
       out.counters.push_back({static_cast<std::uint32_t>(out.devices.size() - 1), 0, "capture.dpdk", t_end,
                               used_dpdk ? 1u : 0u});
+      // Per-flow transmit timelines from the switch's egress copies, their stamps fitted to
+      // the ports' rate (flow_timeline.hpp); host h is device h, as for the NICs' counters.
+      std::vector<std::string> ipv4;
+      for (std::uint32_t h = 0; h < spec.topology.hosts; ++h) ipv4.push_back(state.hosts[h].ipv4);
+      const std::int64_t bin_ns = spec.twin.flow_timeline_interval_ns > 0 ? spec.twin.flow_timeline_interval_ns
+                                                                           : default_flow_timeline_bin_ns;
+      if (auto packets = capture_flow_packets(capture_file, out.flows, ipv4, t0_realtime, spec.topology.link_gbps * 1e9)) {
+        auto timeline = flow_timeline_samples(out.flows, *packets, bin_ns, 0);
+        out.counters.insert(out.counters.end(), std::make_move_iterator(timeline.begin()),
+                            std::make_move_iterator(timeline.end()));
+      } else {
+        std::cerr << "rocelab: no flow timelines: " << packets.error().message() << "\n";
+      }
       if (remove_capture) std::remove(capture_file.c_str());
       if (out.capture && out.capture->loss > 0)
         std::cerr << "rocelab: the capture lost " << out.capture->loss << " of " << out.capture->mirrored

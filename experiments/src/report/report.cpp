@@ -35,6 +35,7 @@ using report_detail::device_name;
 using report_detail::files_section;
 using report_detail::pauses_sentence;
 using report_detail::queues_sentence;
+using report_detail::sharing_section;
 using report_detail::sim_to_real_section;
 using report_detail::summary_sentence;
 using report_detail::host_name;
@@ -591,6 +592,8 @@ std::string report_html(const run_analysis& a, const report_options& o) {
   out += "<figure>" + fct_cdf(a) + "<figcaption>Completed flows' FCT, per workload kind.</figcaption></figure>";
   out += "<figure>" + slowdown_by_size(a, o) +
          "<figcaption>Slowdown = FCT / ideal FCT (alone on an idle path), by flow size.</figcaption></figure>";
+
+  out += sharing_section(a);
 
   out += "<h2 id=\"pauses\">PFC pauses</h2><p>" + svg::escape(pauses_sentence(a)) + "</p>";
   out += "<p class=\"legend-sources\">Sources: <span style=\"background:" + std::string(source_color(pause_source::capture)) +

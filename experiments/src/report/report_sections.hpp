@@ -14,6 +14,8 @@ namespace rocelab::experiments::report_detail {
 [[nodiscard]] std::string configuration_section(const run_analysis& a);
 [[nodiscard]] std::string comparisons_section(const run_analysis& a);
 [[nodiscard]] std::string sim_to_real_section(const run_analysis& a);
+// Per-flow rates over time, this run's and the twin's replay of it (report_sharing.cpp).
+[[nodiscard]] std::string sharing_section(const run_analysis& a);
 [[nodiscard]] std::string files_section(const run_analysis& a);
 
 // One sentence each (plain text, to be escaped by the caller).

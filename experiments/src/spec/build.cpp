@@ -344,6 +344,7 @@ result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, st
   c.seed = seed;
   c.stop_ns = spec.twin.stop_ns;
   c.queue_sample_interval_ns = spec.twin.queue_sample_interval_ns;
+  c.flow_timeline_interval_ns = spec.twin.flow_timeline_interval_ns;
   c.hpcc_ns3_compat = spec.twin.hpcc_ns3_compat;
   c.max_events = spec.twin.max_events;
   auto mode = fabric_mode_of(spec);

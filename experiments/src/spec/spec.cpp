@@ -511,6 +511,10 @@ std::vector<field_info> build_table() {
   t.push_back(duration_field("twin.queue_sample_interval_ns",
                              [](auto& s) -> auto& { return s.twin.queue_sample_interval_ns; }, 0,
                              "queue depth sampling; 0: none"));
+  t.push_back(duration_field("twin.flow_timeline_interval_ns",
+                             [](auto& s) -> auto& { return s.twin.flow_timeline_interval_ns; }, 0,
+                             "per-flow transmit timelines (bytes per flow per interval at the receiver's switch "
+                             "port): the twin's sampling, the virtual lab's bins (1 ms when 0); 0: none on the twin"));
   t.push_back(bool_field("twin.hpcc_ns3_compat", [](auto& s) -> auto& { return s.twin.hpcc_ns3_compat; },
                          "reproduce the HPCC ns-3 simulator's modelling shortcuts"));
   t.push_back(integer_field<std::uint64_t>("twin.max_events", [](auto& s) -> auto& { return s.twin.max_events; }, 0,

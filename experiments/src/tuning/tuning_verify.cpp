@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "rocelab/experiments/calibration/calibration_store.hpp"
+#include "rocelab/experiments/run/flow_timeline.hpp"
 #include "rocelab/experiments/run/runner.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
@@ -179,6 +180,9 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
         ROCELAB_RETURN_IF_ERROR(db->set_parameter(run_id, "sim_to_real.method", replay_prediction_method));
         ROCELAB_RETURN_IF_ERROR(db->set_parameter(
             run_id, "sim_to_real.calibration", row.calibration.empty() ? "none (the twin as the spec says)" : row.calibration));
+        if (!replayed->empty())
+          ROCELAB_RETURN_IF_ERROR(db->set_parameter(run_id, "sim_to_real.predicted_flow_timeline",
+                                                    flow_timeline_json(replayed->front().counters)));
         if (auto ending = store::finish_ran(*db, run_id, measured->repeats); !ending) return std::move(ending).error();
       }
     } else {

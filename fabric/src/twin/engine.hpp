@@ -410,6 +410,9 @@ class engine final : public twin_context {
   }
   [[nodiscard]] std::int64_t unloaded_rtt_ns(std::uint32_t src, std::uint32_t dst) const;
   void sample_queues();
+  // Per-flow transmit timelines (flow_timeline.cpp; twin_config::flow_timeline_interval_ns).
+  void count_flow_egress(const packet& p);
+  void sample_flow_bytes();
   void close_pause(std::uint32_t key, std::int64_t end_ns);
   void record_event(rocelab::event_kind kind, std::uint32_t device, std::uint32_t port, std::uint8_t prio, std::uint32_t flow);
 
@@ -466,6 +469,11 @@ class engine final : public twin_context {
   std::uint64_t outstanding_ = 0;
   std::uint64_t forwarded_ = 0, pfc_xoff_ = 0, pfc_xon_ = 0;
   std::vector<std::uint8_t> sampled_nonzero_;  // per switch queue: last sample was > 0
+  // Flow timelines, when twin_config::flow_timeline_interval_ns > 0, per flow: payload
+  // bytes the last switch sent toward the receiver, and 0 not yet sampled, 1 sampled,
+  // 2 closed.
+  std::vector<std::uint64_t> flow_egress_bytes_;
+  std::vector<std::uint8_t> flow_timeline_state_;
 };
 
 }  // namespace rocelab::fabric::twin::engine_impl

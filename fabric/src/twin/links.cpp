@@ -170,6 +170,8 @@ void engine::port_kick(std::uint32_t sw, std::uint16_t port) {
         s.model->config().ecn_mark_on_dequeue)
       record_event(rocelab::event_kind::ce_mark, sw, port, d->pkt.priority, d->pkt.flow_id);
     const std::uint32_t ch = s.channel_base + port;
+    if (cfg_.flow_timeline_interval_ns > 0 && channels_[ch].to_switch < 0) [[unlikely]]
+      count_flow_egress(d->pkt);
     if (!forward_delay_.empty()) [[unlikely]]
       lab_push_forwarded(ch, d->tx_end_ns + channels_[ch].delay_ns, d->pkt);
     else

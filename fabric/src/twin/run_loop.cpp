@@ -60,6 +60,12 @@ void engine::dispatch(const event_record& e) {
       on_response(idx);
       break;
     case ev_sample:
+      // idx 1: the flow timelines' own interval.
+      if (idx == 1) {
+        sample_flow_bytes();
+        if (outstanding_ > 0) q_.push(now_ + cfg_.flow_timeline_interval_ns, ev_sample, 1);
+        break;
+      }
       sample_queues();
       if (outstanding_ > 0) q_.push(now_ + cfg_.queue_sample_interval_ns, ev_sample, 0);
       break;
@@ -71,6 +77,7 @@ void engine::dispatch(const event_record& e) {
 run_records engine::run() {
   load_.start(*this);
   if (cfg_.queue_sample_interval_ns > 0) q_.push(0, ev_sample, 0);
+  if (cfg_.flow_timeline_interval_ns > 0) q_.push(0, ev_sample, 1);
   // Polling the cancel hook costs a call; every 4096 events keeps it off the profile and
   // still answers within milliseconds.
   std::uint32_t until_poll = 4096;
@@ -88,6 +95,7 @@ run_records engine::run() {
     dispatch(e);
   }
   out_.simulated_ns = now_;
+  if (cfg_.flow_timeline_interval_ns > 0) sample_flow_bytes();
   for (std::uint32_t k = 0; k < pauses_.size(); ++k) close_pause(k, std::min(now_, pauses_[k].until_ns));
   if (credits_) {
     // Credit stalls are InfiniBand's (and UEC CBFC's) pauses: a VL of a port could not send for lack of
@@ -219,6 +227,7 @@ status validate(const twin_config& c) {
   if (c.fabric.routing == routing_mode::adaptive && c.topology.spines > 256)
     return bad("fabric.routing adaptive: at most 256 uplinks");
   if (c.queue_sample_interval_ns < 0) return bad("queue_sample_interval_ns must be >= 0");
+  if (c.flow_timeline_interval_ns < 0) return bad("flow_timeline_interval_ns must be >= 0");
   if (c.stop_ns <= 0) return bad("stop_ns must be > 0");
   for (const auto& e : c.ecn_by_rate)
     if (!(e.gbps > 0)) return bad("ecn_by_rate: gbps must be > 0");

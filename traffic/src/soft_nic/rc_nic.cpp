@@ -1,6 +1,7 @@
 #include "rocelab/traffic/soft_nic/rc_nic.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "rocelab/captures/dissect.hpp"
@@ -80,6 +81,16 @@ struct rc_nic::queue_pair final : private fabric::timer_client {
     rto = nic.clock_.schedule(now_ns + nic.cfg_.retransmit_timeout_ns, *this, 0);
   }
   [[nodiscard]] double rate() const { return rp ? rp->rate_bps() : static_cast<double>(nic.cfg_.line_rate_bps); }
+  // When the QP may send its next packet: one gap of the previous packet's wire bytes at
+  // the rate DCQCN gives now, after that packet's due time. Evaluated at the current rate,
+  // not fixed at the rate the previous packet left with, as a hardware rate limiter
+  // applies a new rate at once: a QP cut deep and then raised by the rate timer sends at
+  // the raised rate, instead of waiting out one packet time at the cut rate (at the
+  // dilated 5 kb/s floor, 6.7 s for one 4 KiB frame).
+  [[nodiscard]] std::int64_t due_ns() const {
+    if (paced_wire_bytes == 0) return paced_from_ns;
+    return paced_from_ns + static_cast<std::int64_t>(std::ceil(static_cast<double>(paced_wire_bytes) * 8e9 / rate()));
+  }
   [[nodiscard]] bool can_send() const {
     return snd_nxt < posted_end && snd_nxt - snd_una < nic.cfg_.max_outstanding_packets;
   }
@@ -99,7 +110,10 @@ struct rc_nic::queue_pair final : private fabric::timer_client {
   std::uint64_t snd_nxt = 0;     // next packet to send (rewound by go-back-N)
   std::uint64_t snd_una = 0;     // oldest unacknowledged packet
   std::uint64_t sent_end = 0;    // one past the highest packet ever sent
-  std::int64_t next_tx_ns = 0;   // DCQCN pacing
+  // DCQCN pacing (due_ns): the due time of the last packet sent and its wire bytes; 0
+  // bytes: the QP may send from paced_from_ns on.
+  std::int64_t paced_from_ns = 0;
+  std::int64_t paced_wire_bytes = 0;
   fabric::timer_id rto = fabric::no_timer;
   // Responder (IBTA 9.7.5): sequence numbers counted from conn.recv_psn.
   std::uint64_t epsn = 0;
@@ -191,7 +205,10 @@ result<std::uint64_t> rc_nic::post_armed(std::uint32_t local_qpn, verb v, std::u
   // due from its instant, so a send later than that catches up at most one packet time
   // from there, instead of the idle port's whole past (which would put a second frame
   // right behind the first at the instant).
-  q->next_tx_ns = std::max(q->next_tx_ns, start_ns);
+  if (q->due_ns() < start_ns) {
+    q->paced_from_ns = start_ns;
+    q->paced_wire_bytes = 0;
+  }
   port_next_ns_ = std::max(port_next_ns_, start_ns);
   const message_state& m = q->sq.back();
   staged_.qp = q;
@@ -488,13 +505,15 @@ void rc_nic::send_data_packet(queue_pair& q, std::int64_t now_ns) {
   counters_.tx_bytes += n;
   if (!out_.send(frame)) ++counters_.tx_lost;
   if (q.rto == fabric::no_timer) q.arm_rto(now_ns);
-  // Pacing: the QP at its DCQCN rate, the port at line rate, both in wire bytes. A wake-up
-  // that comes late may catch up by at most one packet time (a real NIC's rate limiter
-  // keeps a burst of about one MTU), so a slow loop does not lose rate.
+  // Pacing: the QP at its DCQCN rate, the port at line rate, both in wire bytes, each
+  // packet accounted at its due time rather than the time the loop woke. A wake-up that
+  // comes late may catch up by at most one packet time (a real NIC's rate limiter keeps a
+  // burst of about one MTU), so a slow loop does not lose rate.
   const auto wb = wire_bytes(n);
-  const auto qp_gap = static_cast<std::int64_t>(static_cast<double>(wb) * 8e9 / q.rate());
+  const auto qp_gap = static_cast<std::int64_t>(std::ceil(static_cast<double>(wb) * 8e9 / q.rate()));
   const auto port_gap = wb * 8'000'000'000 / cfg_.line_rate_bps;
-  q.next_tx_ns = std::max(q.next_tx_ns, now_ns - qp_gap) + qp_gap;
+  q.paced_from_ns = std::max(q.due_ns(), now_ns - qp_gap);
+  q.paced_wire_bytes = static_cast<std::int64_t>(wb);
   port_next_ns_ = std::max(port_next_ns_, now_ns - port_gap) + port_gap;
   if (q.rp) q.rp->on_bytes_sent(now_ns, static_cast<std::uint64_t>(n));
 }
@@ -563,12 +582,13 @@ std::int64_t rc_nic::poll_transmit(std::int64_t now_ns, std::size_t budget) {
     for (std::size_t i = 0; i < qps_.size(); ++i) {
       queue_pair& q = *qps_[(rr_next_ + i) % qps_.size()];
       if (!q.can_send()) continue;
-      if (q.next_tx_ns <= now_ns) {
+      const std::int64_t due = q.due_ns();
+      if (due <= now_ns) {
         pick = &q;
         rr_next_ = (rr_next_ + i + 1) % qps_.size();
         break;
       }
-      earliest = std::min(earliest, q.next_tx_ns);
+      earliest = std::min(earliest, due);
     }
     if (pick == nullptr) return std::min(wake, earliest);
     send_data_packet(*pick, now_ns);

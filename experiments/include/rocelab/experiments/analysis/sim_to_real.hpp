@@ -36,8 +36,10 @@ namespace rocelab::experiments {
 [[nodiscard]] std::vector<fabric::twin::message> replay_messages(const run_records& measured);
 
 // Runs the spec's fabric on the twin with the measured run's flows (replay_messages) and
-// `seed` for the fabric's own randomness (ECMP, ECN marking). Errors: the spec's twin
-// config, a flow naming a host the spec does not have.
+// `seed` for the fabric's own randomness (ECMP, ECN marking), with the flows' transmit
+// timelines (flow_timeline.hpp; at the spec's twin.flow_timeline_interval_ns, else the
+// virtual lab's default bin). Errors: the spec's twin config, a flow naming a host the
+// spec does not have.
 [[nodiscard]] result<run_records> predict_measured_run(const experiment_spec& spec, const run_records& measured,
                                                        std::uint64_t seed);
 

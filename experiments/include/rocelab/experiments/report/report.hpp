@@ -62,6 +62,9 @@ struct report_header {
   // (sim_to_real.hpp: p50/p99 FCT and pause time within 15%, or the terms that differ).
   std::string predicted_summary_json;
   std::string prediction_method;  // how the prediction was made, for the reader ("replayed ...")
+  // The twin's per-flow transmit timelines of that replay (flow_timeline.hpp samples),
+  // drawn beside this run's; empty: none stored.
+  std::vector<counter_sample> predicted_flow_timeline;
   // Other runs to show beside this one (the baselines of a tuning, the runs it is compared
   // with): a label and the run's summary JSON (summary.hpp) each.
   std::vector<std::pair<std::string, std::string>> comparisons;

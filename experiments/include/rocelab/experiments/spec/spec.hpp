@@ -182,6 +182,10 @@ struct fabric_spec {
 struct twin_spec {
   std::int64_t stop_ns = 10'000'000'000;
   std::int64_t queue_sample_interval_ns = 0;
+  // Per-flow transmit timelines (experiments/run/flow_timeline.hpp): the twin samples
+  // them every interval, the virtual lab bins its capture by it (1 ms when 0); 0: the twin
+  // records none.
+  std::int64_t flow_timeline_interval_ns = 0;
   bool hpcc_ns3_compat = false;
   std::uint64_t max_events = 0;  // congestion events (marks, CNPs, ...) kept per run; 0: none
   // A lab's calibration (`rocelab calibrate`) the twin models: a file relative to the

@@ -123,6 +123,14 @@ struct twin_config {
   // (port x priority) that is non-empty or was non-empty at the previous sample (absent
   // means 0 bytes), and a counter_sample "tx_bytes" per host NIC whose count moved.
   std::int64_t queue_sample_interval_ns = 0;
+  // 0: none. Otherwise every interval from t = 0, per-flow transmit timelines as the
+  // lab's capture gives them (experiments/run/flow_timeline.hpp): a counter_sample
+  // "flow_tx_bytes" (device: the sender's host device; port: the flow's index in
+  // run_records::flows; value: payload bytes of its data packets, retransmissions
+  // included, that the last switch had sent toward the receiver by t_ns) for each flow
+  // that has sent, preceded by a 0 one interval before its first and closed by one at the
+  // run's end or once the flow completed.
+  std::int64_t flow_timeline_interval_ns = 0;
   // 0: no run_records::events. Otherwise at most this many congestion_event records, in
   // time order: CE marks where a switch set them (device, egress port), CNPs where the
   // sender received them (its host device; in compat mode the congestion flag on an
