@@ -8,7 +8,7 @@
 #include "command.hpp"
 #include "output_files.hpp"
 #include "progress_line.hpp"
-#include "rocelab/experiments/calibration/calibrate_lab.hpp"
+#include "rocelab/experiments/lab/calibrate_lab.hpp"
 #include "rocelab/experiments/calibration/calibration.hpp"
 #include "rocelab/experiments/calibration/calibration_text.hpp"
 #include "rocelab/experiments/spec/spec.hpp"

@@ -46,7 +46,7 @@
 #include "rocelab/cli/sweep_executor.hpp"
 #include "output_files.hpp"
 #include "progress_line.hpp"
-#include "rocelab/experiments/calibration/calibrate_lab.hpp"
+#include "rocelab/experiments/lab/calibrate_lab.hpp"
 #include "rocelab/experiments/calibration/calibration.hpp"
 #include "rocelab/experiments/lab/local_backends.hpp"
 #include "rocelab/experiments/tuning/exports.hpp"
@@ -128,6 +128,9 @@ result<verify_calibration_choice> verify_calibration(const experiments::experime
   options.lab_name = args.lab_name;
   options.on_step = [](const std::string& step) { std::cerr << "rocelab tune: calibrating the lab: " << step << "\n"; };
   auto c = experiments::calibrate_lab(lab, options);
+  // A lab that cannot be brought up here fails the verify's rows too, which say why once.
+  if (!c && c.error().code() == error_code::unavailable)
+    return verify_calibration_choice{std::nullopt, "the virtual lab cannot run here (the verify says why)"};
   if (!c) return verify_calibration_choice{std::nullopt, "the lab's calibration failed: " + c.error().message()};
   const std::string path = dir + "/calibration.yaml";
   if (auto st = experiments::write_calibration_file(*c, path, output_policy(args.export_dir, args.force)); !st.ok())

@@ -4,7 +4,7 @@
 // host faster than its link (2% for pacing's rounding), no CNP loop shorter than the
 // marked data frame's own serialization. Brings up its own lab (rlc<pid>) and takes it
 // down. Cost on the 2-core CI VM: about 5 s.
-#include "rocelab/experiments/calibration/calibrate_lab.hpp"
+#include "rocelab/experiments/lab/calibrate_lab.hpp"
 
 #include <gtest/gtest.h>
 

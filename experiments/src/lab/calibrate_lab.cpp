@@ -1,4 +1,4 @@
-#include "rocelab/experiments/calibration/calibrate_lab.hpp"
+#include "rocelab/experiments/lab/calibrate_lab.hpp"
 
 #include <unistd.h>
 
