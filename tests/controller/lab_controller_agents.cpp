@@ -123,9 +123,10 @@ TEST_F(lab_controller_agents, spec_runs_through_the_lab_agents_and_the_switch_is
 }
 
 TEST_F(lab_controller_agents, an_agent_killed_mid_run_makes_it_partial_and_keeps_the_rest) {
-  // Flows long enough (8 x 4 MiB through one 0.5 Gb/s port: over half a second) to kill
-  // an agent while its host sends.
-  ASSERT_TRUE(experiments::apply_override(spec_, "workload.incast.flow_bytes=4MiB").ok());
+  // Flows long enough (8 x 16 MiB through one 0.5 Gb/s port: over two seconds, each
+  // sender's share of it too) to kill an agent while its host sends, however evenly the
+  // NICs share the port.
+  ASSERT_TRUE(experiments::apply_override(spec_, "workload.incast.flow_bytes=16MiB").ok());
   ASSERT_TRUE(experiments::apply_override(spec_, "workload.incast.rounds=1").ok());
   const std::uint32_t victim = 3;  // h4, a sender
   const pid_t agent_pid = state_.hosts[victim].agent_pid;
