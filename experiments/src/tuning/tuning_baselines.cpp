@@ -11,9 +11,16 @@
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/experiments/tuning/tuning_edges.hpp"
 #include "rocelab/store/run_ending.hpp"
+#include "tuning/ci_json.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
 
 namespace rocelab::experiments {
+
+nlohmann::json ci_json(const confidence_interval& ci) {
+  return {{"level", 0.95}, {"method", "student_t"}, {"n", ci.n},         {"mean", ci.mean},
+          {"stddev", ci.stddev}, {"half_width", ci.half_width}, {"low", ci.low}, {"high", ci.high}};
+}
+
 namespace {
 
 constexpr const char* role_key = "tuning.role";
@@ -130,10 +137,6 @@ std::vector<std::uint64_t> seed_range(std::uint64_t first, std::uint32_t count) 
   return out;
 }
 
-nlohmann::json ci_json(const confidence_interval& ci) {
-  return {{"level", 0.95}, {"method", "student_t"}, {"n", ci.n},         {"mean", ci.mean},
-          {"stddev", ci.stddev}, {"half_width", ci.half_width}, {"low", ci.low}, {"high", ci.high}};
-}
 
 nlohmann::json summary_of(const std::string& metrics_json) {
   auto j = nlohmann::json::parse(metrics_json, nullptr, false);

@@ -9,6 +9,7 @@
 #include "rocelab/experiments/calibration/calibration_store.hpp"
 #include "rocelab/experiments/run/flow_timeline.hpp"
 #include "rocelab/experiments/run/runner.hpp"
+#include "tuning/ci_json.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
 #include "rocelab/store/run_ending.hpp"
@@ -388,13 +389,10 @@ verify_ranking rank_verified(const std::vector<verify_row>& rows) {
 std::string verify_ranking_json_text(const std::vector<verify_row>& rows) {
   const verify_ranking r = rank_verified(rows);
   nlohmann::json j{{"same_order", r.same_order}, {"text", r.text}};
-  const auto ci = [](const confidence_interval& c) {
-    return nlohmann::json{{"n", c.n}, {"mean", c.mean}, {"half_width", c.half_width}, {"low", c.low}, {"high", c.high}};
-  };
   for (const char* side : {"lab", "twin"}) {
     nlohmann::json order = nlohmann::json::array();
     for (const auto& e : side == std::string_view("lab") ? r.lab_order : r.twin_order)
-      order.push_back({{"label", e.label}, {"lab", ci(e.lab)}, {"twin", ci(e.twin)}});
+      order.push_back({{"label", e.label}, {"lab", ci_json(e.lab)}, {"twin", ci_json(e.twin)}});
     j[std::string(side) + "_order"] = std::move(order);
   }
   nlohmann::json d = nlohmann::json::array();
@@ -434,9 +432,6 @@ std::string verify_json_text(const std::vector<verify_row>& rows) {
     }
     if (r.run_id) j["run"] = r.run_id;
     j["calibration"] = r.calibration;
-    const auto ci_json = [](const confidence_interval& ci) {
-      return nlohmann::json{{"n", ci.n}, {"mean", ci.mean}, {"half_width", ci.half_width}, {"low", ci.low}, {"high", ci.high}};
-    };
     if (r.lab_objective) j["lab_objective"] = ci_json(*r.lab_objective);
     if (r.twin_objective) j["twin_objective"] = ci_json(*r.twin_objective);
     j["runs"] = r.measured_each.size();
