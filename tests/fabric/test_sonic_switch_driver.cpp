@@ -546,6 +546,66 @@ TEST(sonic_switch_driver, a_missing_wred_ecn_counter_is_reported_missing_never_z
   EXPECT_TRUE(missing_counter_names(*counted).empty());
 }
 
+// The PFC watchdog writes text beside a watched queue's counters (the recorded hash of
+// tests/data/sonic-counters, from sonic-swss's pfcwdsworch.cpp and pfcactionhandler.cpp):
+// the counters are still read, the text fields are not taken for counters, and the
+// watchdog's status and action are kept.
+TEST(sonic_switch_driver, counters_of_a_queue_the_pfc_watchdog_watches_skip_its_text_fields) {
+  fake_switch sw;
+  json c = counters_db;
+  c["COUNTERS:oid:0x15000000000230"] =
+      json::parse(testing::slurp(fs::path(ROCELAB_SOURCE_DIR) / "tests/data/sonic-counters/pfcwd_queue_counters.json"));
+  sw.set_counters(c);
+  auto d = sonic_switch_driver::open(options());
+  ASSERT_TRUE(d.ok());
+  auto counters = (*d)->read_counters();
+  ASSERT_TRUE(counters.ok()) << counters.error().message();
+  auto find = [&](const std::string& name) -> std::optional<std::uint64_t> {
+    for (const auto& x : *counters)
+      if (x.scope == "queue" && x.index == 3 && x.name == name) return x.value;
+    return std::nullopt;
+  };
+  EXPECT_EQ(find("tx_packets"), 900u);
+  EXPECT_EQ(find("ecn_marked_packets"), 77u);
+  EXPECT_EQ(find("PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS"), 15u) << "the watchdog's counts are counters";
+  EXPECT_EQ(find("PFC_WD_DETECTION_TIME"), 200000u);
+  for (const char* text : {"PFC_WD_STATUS", "PFC_WD_ACTION", "PFC_STAT_HISTORY", "PFC_WD_RESTORATION_TIME",
+                           "SAI_QUEUE_ATTR_PAUSE_STATUS", "SAI_QUEUE_ATTR_PAUSE_STATUS_last"})
+    EXPECT_EQ(find(text), std::nullopt) << text << " is no counter";
+  EXPECT_EQ((*d)->pfc_watchdog(), (std::vector<pfc_watchdog_queue>{{"Ethernet0", 3, "stormed", "drop"}}));
+}
+
+// Numbers stay strict: a counter that does not hold one is an error naming its key and field.
+TEST(sonic_switch_driver, a_malformed_counter_beside_the_watchdogs_fields_is_an_error_naming_key_and_field) {
+  const json recorded =
+      json::parse(testing::slurp(fs::path(ROCELAB_SOURCE_DIR) / "tests/data/sonic-counters/pfcwd_queue_counters.json"));
+  struct case_t {
+    const char* field;
+    const char* value;
+  };
+  const case_t cases[] = {{"SAI_QUEUE_STAT_PACKETS", "9O0"},
+                          {"PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS", "stormed"},
+                          {"PFC_WD_RESTORATION_TIME", "two seconds"},
+                          {"SAI_QUEUE_STAT_BYTES", ""}};
+  for (const auto& k : cases) {
+    SCOPED_TRACE(k.field);
+    fake_switch sw;
+    json c = counters_db;
+    c["COUNTERS:oid:0x15000000000230"] = recorded;
+    c["COUNTERS:oid:0x15000000000230"][k.field] = k.value;
+    sw.set_counters(c);
+    auto d = sonic_switch_driver::open(options());
+    ASSERT_TRUE(d.ok());
+    auto counters = (*d)->read_counters();
+    ASSERT_FALSE(counters.ok());
+    EXPECT_EQ(counters.error().code(), error_code::malformed_input);
+    const std::string m = counters.error().message();
+    EXPECT_NE(m.find("COUNTERS:oid:0x15000000000230 field " + std::string(k.field) + " holds '" + k.value + "'"),
+              std::string::npos)
+        << m;
+  }
+}
+
 // ---- the config updater's field rules, over every kind of patch the driver sends ----
 
 // Each kind of setting alone and all together, applied twice (the second changes the

@@ -710,10 +710,28 @@ const std::map<std::string, std::string>& pg_names() {
   return m;
 }
 
+// Fields the PFC watchdog writes into a watched queue's COUNTERS hash that are text, not
+// counters: PFC_WD_ACTION and PFC_STAT_HISTORY (sonic-swss orchagent/pfcwdsworch.cpp,
+// registerInWdDb), PFC_WD_STATUS (pfcactionhandler.cpp), BIG_RED_SWITCH_MODE
+// (pfcwdsworch.cpp) and DEBUG_STORM (read by pfc_detect_<asic>.lua).
+constexpr std::string_view watchdog_text_fields[] = {"PFC_WD_STATUS", "PFC_WD_ACTION", "PFC_STAT_HISTORY",
+                                                     "BIG_RED_SWITCH_MODE", "DEBUG_STORM"};
+
+// Whether `field` of a COUNTERS_DB hash is something other than a counter: a watchdog text
+// field, the watchdog's restoration time left empty (it is optional: pfcwdsworch.cpp
+// writes "" when none is configured), or a SAI attribute (SAI_QUEUE_ATTR_PAUSE_STATUS,
+// "true"/"false", and its "_last" copy that pfc_detect_broadcom.lua keeps).
+bool not_a_counter(const std::string& field, const std::string& value) {
+  for (std::string_view f : watchdog_text_fields)
+    if (field == f) return true;
+  if (field == "PFC_WD_RESTORATION_TIME" && value.empty()) return true;
+  return field.starts_with("SAI_") && field.find("_ATTR_") != std::string::npos;
+}
+
 result<std::uint64_t> parse_u64(const std::string& s, const std::string& what) {
   std::uint64_t v = 0;
   if (auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v); ec != std::errc{} || p != s.data() + s.size())
-    return status(error_code::malformed_input, what + " holds '" + s + "'");
+    return status(error_code::malformed_input, what + " holds '" + s + "', not a counter value");
   return v;
 }
 
@@ -770,10 +788,20 @@ result<std::vector<switch_counter>> sonic_switch_driver::read_counters() {
     if (stale && !fresh) continue;
 
     std::vector<switch_counter> out;
+    std::vector<pfc_watchdog_queue> watchdog;
     for (std::size_t i = 0; i < objects.size(); ++i) {
       const auto& o = objects[i];
+      if (o.table == "COUNTERS" && std::string_view(o.scope) == "queue") {
+        const auto& fields = (*values)[i];
+        const auto st = fields.find("PFC_WD_STATUS");
+        const auto act = fields.find("PFC_WD_ACTION");
+        if (st != fields.end() || act != fields.end())
+          watchdog.push_back({o.port, o.index, st != fields.end() ? st->second : "",
+                              act != fields.end() ? act->second : ""});
+      }
       for (const auto& [sai, text] : (*values)[i]) {
-        auto v = parse_u64(text, keys[i] + " " + sai);
+        if (not_a_counter(sai, text)) continue;
+        auto v = parse_u64(text, keys[i] + " field " + sai);
         if (!v.ok()) return v.error().with_context(context);
         // PFC frames per priority are port counters in SAI; they belong to the PG.
         int prio = -1;
@@ -791,6 +819,7 @@ result<std::vector<switch_counter>> sonic_switch_driver::read_counters() {
           !(*values)[i].contains("SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS"))
         out.push_back({o.port, "queue", o.index, "ecn_marked_packets", 0, true});
     }
+    pfc_watchdog_ = std::move(watchdog);
     return out;
   }
   return status(error_code::internal, context + ": unreachable");

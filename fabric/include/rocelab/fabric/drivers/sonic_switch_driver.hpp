@@ -38,7 +38,15 @@
 // are mapped onto switch_driver.hpp's vocabulary (PFC counters per priority land on the PG
 // of that number); the others are kept with their SAI names. A queue without
 // SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS (the platform does not count WRED ECN marks) has
-// ecn_marked_packets reported missing, never 0.
+// ecn_marked_packets reported missing, never 0. Every field is a counter and must hold a
+// decimal number (else malformed_input naming the COUNTERS_DB key and the field) except
+// what the PFC watchdog keeps beside the counters of a queue it watches (sonic-swss
+// orchagent/pfcwdsworch.cpp, pfcactionhandler.cpp, pfc_detect_<asic>.lua): the text
+// fields PFC_WD_STATUS ("operational" | "stormed"), PFC_WD_ACTION ("drop" | "forward" |
+// "alert"), PFC_STAT_HISTORY, BIG_RED_SWITCH_MODE and DEBUG_STORM, PFC_WD_RESTORATION_TIME
+// when empty (no restoration time configured), and SAI attributes (SAI_QUEUE_ATTR_*, a
+// "true"/"false" pause status) -- none of them counters. The watchdog's status and action
+// of each queue are kept in pfc_watchdog().
 //
 // ssh runs with an argv vector (BatchMode, so it never prompts); the remote command is
 // made of fixed words and validated names only.
@@ -103,6 +111,15 @@ struct sonic_options {
 // The DSCP_TO_TC_MAP that PORT_QOS_MAP|<port> (else |global) binds; empty: none.
 [[nodiscard]] std::string dscp_to_tc_map_name(const nlohmann::json& config_db, const std::string& port);
 
+// The PFC watchdog's state of one queue, as the last read_counters() found it.
+struct pfc_watchdog_queue {
+  std::string port;
+  int queue = -1;
+  std::string status;  // PFC_WD_STATUS: "operational" | "stormed"; empty: not written yet
+  std::string action;  // PFC_WD_ACTION: "drop" | "forward" | "alert"
+  friend bool operator==(const pfc_watchdog_queue&, const pfc_watchdog_queue&) = default;
+};
+
 class sonic_switch_driver final : public switch_driver {
  public:
   [[nodiscard]] static result<std::unique_ptr<sonic_switch_driver>> open(sonic_options options);
@@ -116,6 +133,11 @@ class sonic_switch_driver final : public switch_driver {
 
   // The running config_db (sonic-cfggen -d --print-data).
   [[nodiscard]] result<nlohmann::json> read_config_db();
+
+  // The queues the PFC watchdog watches (their COUNTERS hash holds PFC_WD_ACTION or
+  // PFC_WD_STATUS) as the last successful read_counters() found them, in port then queue
+  // order; empty when the watchdog watches none of the configured ports' queues.
+  [[nodiscard]] const std::vector<pfc_watchdog_queue>& pfc_watchdog() const noexcept { return pfc_watchdog_; }
 
  private:
   explicit sonic_switch_driver(sonic_options options) : options_(std::move(options)) {}
@@ -131,6 +153,7 @@ class sonic_switch_driver final : public switch_driver {
   std::vector<std::string> tables_created_;
   // COUNTERS_{PORT,QUEUE,PG}_NAME_MAP, kept between samples while their object ids answer.
   std::optional<std::map<std::string, std::string>> port_map_, queue_map_, pg_map_;
+  std::vector<pfc_watchdog_queue> pfc_watchdog_;
 };
 
 // `sonic-db-cli ... HGETALL` prints a Python dict: {'name': 'value', ...}.
