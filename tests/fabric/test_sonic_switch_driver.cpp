@@ -160,14 +160,16 @@ elif cmd == ["sudo", "config", "apply-patch", "/dev/stdin"]:
     json.dump(db, open(os.path.join(d, "config_db.json"), "w"), indent=1, sort_keys=True)
     print("Patch applied successfully.")
 elif cmd and cmd[0] == "sonic-db-cli":
-    counters = json.load(open(os.path.join(d, "counters.json")))
+    dbs = {"COUNTERS_DB": "counters.json", "APPL_DB": "appl_db.json"}
     words = []
     for w in cmd + [";"]:
         if w != ";":
             words.append(w); continue
-        if len(words) != 4 or words[:3] != ["sonic-db-cli", "COUNTERS_DB", "HGETALL"]:
+        if len(words) != 4 or words[0] != "sonic-db-cli" or words[1] not in dbs or words[2] != "HGETALL":
             sys.stderr.write("fake ssh: unexpected command %r\n" % (words,)); sys.exit(255)
-        print(repr(counters.get(words[3], {})))
+        path = os.path.join(d, dbs[words[1]])
+        db = json.load(open(path)) if os.path.exists(path) else {}
+        print(repr(db.get(words[3], {})))
         words = []
 else:
     sys.stderr.write("fake ssh: unexpected command %r\n" % (cmd,)); sys.exit(255)
@@ -204,6 +206,7 @@ class fake_switch {
   }
   void set_config_db(const json& db) { std::ofstream(dir_.path() / "config_db.json") << db.dump(1); }
   void set_counters(const json& c) { std::ofstream(dir_.path() / "counters.json") << c.dump(1); }
+  void set_appl_db(const json& a) { std::ofstream(dir_.path() / "appl_db.json") << a.dump(1); }
   [[nodiscard]] json patch(int n) const {
     return json::parse(testing::slurp(dir_.path() / ("patch-" + std::to_string(n) + ".json")));
   }
@@ -603,6 +606,91 @@ TEST(sonic_switch_driver, a_malformed_counter_beside_the_watchdogs_fields_is_an_
     EXPECT_NE(m.find("COUNTERS:oid:0x15000000000230 field " + std::string(k.field) + " holds '" + k.value + "'"),
               std::string::npos)
         << m;
+  }
+}
+
+// ---- SONiC's dynamic buffer model (tests/data/sonic-buffers) ----
+
+json recorded_sonic_buffers(const char* file) {
+  return json::parse(testing::slurp(fs::path(ROCELAB_SOURCE_DIR) / "tests/data/sonic-buffers" / file));
+}
+
+// The running config under the dynamic model: lossless PGs with profile NULL.
+json dynamic_running_config() {
+  json db = running_config;
+  db.erase("BUFFER_PG");
+  db.erase("BUFFER_PROFILE");
+  const json dynamic = recorded_sonic_buffers("config_db_dynamic.json");
+  for (const auto& [table, keys] : dynamic.items())
+    for (const auto& [key, entry] : keys.items()) db[table][key] = entry;
+  return db;
+}
+
+TEST(sonic_switch_driver, a_null_profile_under_the_dynamic_model_is_read_from_the_appl_db_profile_buffermgrd_made) {
+  fake_switch sw;
+  sw.set_config_db(dynamic_running_config());
+  sw.set_appl_db(recorded_sonic_buffers("appl_db_dynamic.json"));
+  auto d = sonic_switch_driver::open(options());
+  ASSERT_TRUE(d.ok());
+  auto settings = (*d)->read_settings({"Ethernet0"});
+  ASSERT_TRUE(settings.ok()) << settings.error().message();
+  ASSERT_EQ(settings->buffers.size(), 2u);  // PGs 3 and 4 of the range key
+  for (const auto& b : settings->buffers) {
+    EXPECT_EQ(b.port, "Ethernet0");
+    EXPECT_EQ(b.size_bytes, 19456);
+    EXPECT_EQ(b.xoff_bytes, 26624);
+    EXPECT_EQ(b.xon_bytes, 19456);
+    EXPECT_EQ(b.dynamic_th, 0);
+  }
+  EXPECT_EQ(buffer_model(dynamic_running_config()), "dynamic");
+  EXPECT_EQ(buffer_model(running_config), "traditional");
+}
+
+TEST(sonic_switch_driver, a_buffer_setting_on_a_null_profile_pg_is_met_or_refused_naming_the_buffer_model) {
+  const pg_buffer_setting generated{"Ethernet0", 3, 19456, 26624, 19456, 0, 0};  // what buffermgrd made
+  pg_buffer_setting more_headroom = generated;
+  more_headroom.xoff_bytes = 65536;
+  enum class appl { recorded, empty, pg_only };
+  struct case_t {
+    const char* what;
+    bool dynamic_model;
+    appl appl_db;
+    pg_buffer_setting setting;
+    error_code code;  // ok: applied with nothing to patch
+    std::vector<std::string> in_message;
+  };
+  const case_t cases[] = {
+      {"the generated profile already holds it", true, appl::recorded, generated, error_code::ok, {}},
+      {"another xoff than buffermgrd computed", true, appl::recorded, more_headroom, error_code::unsupported,
+       {"BUFFER_PG|Ethernet0|3-4 has profile NULL", "buffer_model dynamic", "pg_lossless_100000_5m_profile",
+        "xoff 26624, 65536 asked"}},
+      {"buffermgrd generated nothing yet", true, appl::empty, generated, error_code::not_found,
+       {"buffer_model dynamic", "APPL_DB BUFFER_PG_TABLE:Ethernet0:3-4 names no profile"}},
+      {"APPL_DB names a profile it does not hold", true, appl::pg_only, generated, error_code::not_found,
+       {"buffer_model dynamic", "APPL_DB BUFFER_PG_TABLE:Ethernet0:3-4 names pg_lossless_100000_5m_profile",
+        "APPL_DB BUFFER_PROFILE_TABLE does not hold"}},
+      {"NULL under the traditional model", false, appl::recorded, generated, error_code::not_found,
+       {"has profile NULL", "buffer_model is traditional"}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    json config_db = dynamic_running_config();
+    if (!c.dynamic_model) config_db["DEVICE_METADATA"]["localhost"].erase("buffer_model");
+    json appl_db = recorded_sonic_buffers("appl_db_dynamic.json");
+    if (c.appl_db == appl::empty) appl_db = json::object();
+    if (c.appl_db == appl::pg_only) appl_db.erase("BUFFER_PROFILE_TABLE:pg_lossless_100000_5m_profile");
+    fake_switch sw;
+    sw.set_config_db(config_db);
+    sw.set_appl_db(appl_db);
+    auto d = sonic_switch_driver::open(options());
+    ASSERT_TRUE(d.ok());
+    switch_settings s;
+    s.buffers = {c.setting};
+    const status st = (*d)->apply(s);
+    EXPECT_EQ(st.code(), c.code) << st.message();
+    for (const auto& words : c.in_message) EXPECT_NE(st.message().find(words), std::string::npos) << st.message();
+    EXPECT_EQ(sw.patches(), 0) << "a generated profile is never patched";
+    EXPECT_EQ(sw.config_db(), config_db);
   }
 }
 
