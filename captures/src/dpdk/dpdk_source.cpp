@@ -361,6 +361,18 @@ result<std::unique_ptr<dpdk_source>> dpdk_source::open(const dpdk_source_options
       return status(error_code::io_error, "rte_eth_dev_configure: " + dpdk_error(rc))
           .with_context(context);
     port->configured = true;
+    // configure only recorded the MTU in ethdev's data; the PMD is told here (dpdk_rx_plan.hpp).
+    if (dpdk_sets_mtu_after_configure(dev_info.driver_name != nullptr ? dev_info.driver_name : "")) {
+      const dpdk_mtu_request request{.port_id = id,
+                                     .port_name = name,
+                                     .driver_name = dev_info.driver_name != nullptr ? dev_info.driver_name : "?",
+                                     .mtu = plan.mtu,
+                                     .max_mtu = dev_info.max_mtu};
+      ROCELAB_RETURN_IF_ERROR(check_dpdk_set_mtu(rte_eth_dev_set_mtu(id, plan.mtu), request).with_context(context));
+    }
+    std::uint16_t mtu_in_force = plan.mtu;
+    if (const int rc = rte_eth_dev_get_mtu(id, &mtu_in_force); rc != 0)
+      return status(error_code::io_error, "rte_eth_dev_get_mtu: " + dpdk_error(rc)).with_context(context);
 
     std::uint16_t rx_desc = options.rx_descriptors;
     std::uint16_t tx_desc = 64;
@@ -380,7 +392,7 @@ result<std::unique_ptr<dpdk_source>> dpdk_source::open(const dpdk_source_options
             .with_context(context);
     }
 
-    std::string notes = "MTU " + std::to_string(plan.mtu) +
+    std::string notes = "MTU " + std::to_string(mtu_in_force) +
                         ((conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_SCATTER) != 0 ? ", scatter" : "") + ". ";
     if (want_hw) {
       if (rte_mbuf_dyn_rx_timestamp_register(&port->timestamp_offset, &port->timestamp_flag) !=
