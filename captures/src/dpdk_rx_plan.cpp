@@ -1,6 +1,8 @@
 #include "rocelab/captures/dpdk_rx_plan.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <sstream>
 #include <vector>
 
@@ -38,6 +40,19 @@ dpdk_rx_plan plan_dpdk_rx(const dpdk_rx_caps& caps, std::uint32_t capture_mtu, s
     }
   }
   return plan;
+}
+
+bool dpdk_sets_mtu_after_configure(std::string_view driver_name) noexcept { return driver_name != "net_af_packet"; }
+
+status check_dpdk_set_mtu(int rc, const dpdk_mtu_request& request) {
+  if (rc == 0 || rc == -ENOTSUP) return status::success();
+  const int err = rc < 0 ? -rc : rc;
+  std::string message = "DPDK port " + std::to_string(request.port_id) + " (" + request.port_name + ", driver " +
+                        request.driver_name + ") refused MTU " + std::to_string(request.mtu) +
+                        " (rte_eth_dev_set_mtu: " + std::strerror(err) + "); the driver's max_mtu is " +
+                        std::to_string(request.max_mtu);
+  if (request.mtu > request.max_mtu) message += ", below the MTU asked";
+  return {err == EINVAL ? error_code::invalid_argument : error_code::io_error, message, err};
 }
 
 std::uint32_t af_packet_frame_size(std::uint32_t mtu) {

@@ -52,9 +52,21 @@ bool nic_clock_map::is_realtime(std::uint64_t timestamp, std::int64_t now_realti
   return gap < realtime_window_ns;
 }
 
+bool nic_clock_map::looks_like_tai(std::uint64_t timestamp, std::int64_t now_realtime_ns) noexcept {
+  return is_realtime(timestamp, now_realtime_ns) &&
+         static_cast<std::int64_t>(timestamp) - now_realtime_ns > max_realtime_lead_ns;
+}
+
 std::optional<std::int64_t> nic_clock_map::to_realtime_ns(std::uint64_t timestamp,
                                                            std::int64_t now_realtime_ns) const noexcept {
-  if (is_realtime(timestamp, now_realtime_ns)) return static_cast<std::int64_t>(timestamp);
+  if (is_realtime(timestamp, now_realtime_ns)) {
+    const auto ts = static_cast<std::int64_t>(timestamp);
+    const std::int64_t offset_ns = std::int64_t{tai_utc_offset_s_} * 1'000'000'000;
+    // Halfway between UTC and TAI decides: a packet is read milliseconds after its stamp,
+    // and a PHC kept on UTC is never seconds ahead.
+    if (offset_ns > 0 && ts - now_realtime_ns > offset_ns / 2) return ts - offset_ns;
+    return ts;
+  }
   if (!calibrated_) return std::nullopt;
   // Signed: a packet stamped before the line's base point is earlier.
   const auto delta = static_cast<std::int64_t>(timestamp - base_ticks_);

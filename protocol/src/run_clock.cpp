@@ -43,6 +43,20 @@ result<run_clock> choose_run_clock(const std::vector<agent_clock_inputs>& agents
     if (!reason.empty()) break;
     reason = host_refusal(a, *a.estimate, controller);
   }
+  if (reason.empty() && !agents.empty()) {
+    // Usable host clocks are still used only when their bound is the tighter one: an ntp
+    // host's bound is the kernel's maxerror, which grows 500 us/s between the daemon's
+    // updates (adjtimex(2)) and is often milliseconds, where the probes bound the estimate
+    // to tens of microseconds on a LAN. The run's uncertainty is its largest agent's either way.
+    const auto loosest = std::max_element(agents.begin(), agents.end(), [](const auto& x, const auto& y) {
+      return x.host->error_bound_ns < y.host->error_bound_ns;
+    });
+    double estimate_worst = 0;
+    for (const auto& a : agents) estimate_worst = std::max(estimate_worst, a.estimate->uncertainty_ns);
+    if (loosest->host->error_bound_ns > estimate_worst)
+      reason = "the host clocks' bound, " + us(loosest->host->error_bound_ns) + " (" + loosest->agent + "'s " +
+               loosest->host->source + "), is looser than rocelab's estimate's, " + us(estimate_worst);
+  }
   run_clock out;
   if (reason.empty() && !agents.empty()) {
     std::set<std::string> sources;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "nic_test_support.hpp"
+#include "rocelab/agents/agent/settings_guard.hpp"
 #include "rocelab/agents/nic/counter_sampler.hpp"
 
 namespace rocelab::agents::nic {
@@ -284,17 +285,68 @@ TEST(mlx5_driver_debugfs, apply_and_restore_work_on_cc_params_as_on_sysfs) {
   EXPECT_EQ(picture(root), before);
 }
 
-TEST(mlx5_driver_debugfs, a_per_priority_enable_is_refused_with_the_reason) {
+TEST(mlx5_driver_debugfs, a_per_priority_enable_of_1_is_accepted_unwritten_and_said_so) {
   temp_dir dir;
   const auto root = copy_upstream_tree(dir);
   const auto before = picture(root);
   auto d = open_recorded(root);
   ASSERT_TRUE(d.ok()) << d.error().message();
-  auto st = (*d)->apply({{"roce_rp/enable/3", "1"}});
-  ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.code(), error_code::not_found);
-  EXPECT_NE(st.message().find("no per-priority enable"), std::string::npos) << st.message();
+  auto st = (*d)->apply({{"roce_rp/enable/3", "1"}, {"roce_np/enable/3", "1"}, {"rpg_time_reset", "100"}});
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(testing::read_file(fs::path(root) / cc_params_dir / "rp_time_reset"), "100\n");
+  ASSERT_EQ((*d)->not_set().size(), 2u);
+  EXPECT_TRUE((*d)->not_set()[0].starts_with("roce_np/enable/3 = 1 not set: ")) << (*d)->not_set()[0];
+  EXPECT_NE((*d)->not_set()[1].find("no per-priority enable"), std::string::npos) << (*d)->not_set()[1];
+  EXPECT_NE((*d)->not_set()[1].find("ROCE_CC_PRIO_MASK_P1"), std::string::npos) << (*d)->not_set()[1];
+  EXPECT_FALSE((*d)->snapshot().contains("roce_rp/enable/3"));  // nothing of it to put back
+  ASSERT_TRUE((*d)->restore().ok());
   EXPECT_EQ(picture(root), before);
+}
+
+TEST(mlx5_driver_debugfs, a_per_priority_enable_of_0_is_refused_with_the_reason_and_writes_nothing) {
+  temp_dir dir;
+  const auto root = copy_upstream_tree(dir);
+  const auto before = picture(root);
+  auto d = open_recorded(root);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  auto st = (*d)->apply({{"rpg_time_reset", "100"}, {"roce_rp/enable/3", "0"}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), error_code::unsupported);
+  EXPECT_NE(st.message().find("roce_rp/enable/3 = 0"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("cannot be turned off"), std::string::npos) << st.message();
+  EXPECT_EQ(picture(root), before);
+  // An enable outside 0..7 is no setting at all.
+  EXPECT_EQ((*d)->apply({{"roce_rp/enable/8", "1"}}).code(), error_code::not_found);
+}
+
+// What the lab backend sends for DCQCN on priority 3 (experiments::mlx5_knob_values: the
+// knobs, then enable/<prio> on both points), applied through the agent's settings guard
+// on each flavour of host.
+TEST(mlx5_settings_guard, the_lab_backends_settings_apply_on_mlnx_ofed_sysfs_and_on_upstream_debugfs) {
+  struct flavour {
+    const char* name;
+    std::string (*copy)(const temp_dir&);
+    std::size_t not_set;
+  };
+  const flavour flavours[] = {{"MLNX_OFED sysfs", copy_recorded_tree, 0}, {"upstream debugfs", copy_upstream_tree, 2}};
+  for (const auto& f : flavours) {
+    SCOPED_TRACE(f.name);
+    temp_dir dir;
+    const auto root = f.copy(dir);
+    const auto before = picture(root);
+    agent::settings_guard guard(root);
+    const std::vector<protocol::setting> settings = {{ifname, "roce_rp/rpg_time_reset", "100"},
+                                                     {ifname, "roce_rp/rpg_ai_rate", "10"},
+                                                     {ifname, "roce_np/min_time_between_cnps", "4"},
+                                                     {ifname, "roce_rp/enable/3", "1"},
+                                                     {ifname, "roce_np/enable/3", "1"}};
+    auto previous = guard.apply("mlx5", settings);
+    ASSERT_TRUE(previous.ok()) << previous.error().message();
+    EXPECT_EQ(guard.not_set().size(), f.not_set);
+    for (const auto& line : guard.not_set()) EXPECT_TRUE(line.starts_with(std::string(ifname) + ": roce_")) << line;
+    ASSERT_TRUE(guard.restore().ok());
+    EXPECT_EQ(picture(root), before);
+  }
 }
 
 TEST(mlx5_driver_debugfs, the_mlnx_ofed_sysfs_wins_where_the_host_has_both) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 namespace rocelab::captures {
 namespace {
 
@@ -54,4 +56,38 @@ TEST(dpdk_rx_plan, af_packet_vdevs_without_a_frame_size_get_one_for_the_mtu) {
 }
 
 }  // namespace
+// DPDK 22.11's rte_eth_dev_configure records rxmode.mtu without calling the PMD's mtu_set
+// (lib/ethdev/rte_ethdev.c v22.11), so the capture sets it after configure as testpmd does;
+// net_af_packet alone is left alone, since its mtu_set would shrink the tapped interface's.
+TEST(dpdk_mtu, set_after_configure_on_every_pmd_but_af_packet) {
+  EXPECT_TRUE(dpdk_sets_mtu_after_configure("mlx5_pci"));
+  EXPECT_TRUE(dpdk_sets_mtu_after_configure("net_ice"));
+  EXPECT_TRUE(dpdk_sets_mtu_after_configure("net_null"));
+  EXPECT_FALSE(dpdk_sets_mtu_after_configure("net_af_packet"));
+}
+
+TEST(dpdk_mtu, a_refused_mtu_is_an_error_naming_port_mtu_and_max_mtu) {
+  const dpdk_mtu_request request{
+      .port_id = 1, .port_name = "0000:01:00.0", .driver_name = "mlx5_pci", .mtu = 9216, .max_mtu = 4096};
+  struct case_t {
+    const char* what;
+    int rc;
+    error_code code;
+  };
+  const case_t cases[] = {
+      {"set", 0, error_code::ok},
+      {"a PMD without mtu_set keeps what configure recorded", -ENOTSUP, error_code::ok},
+      {"above the driver's max_mtu", -EINVAL, error_code::invalid_argument},
+      {"the kernel netdev said no", -EPERM, error_code::io_error},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    const status st = check_dpdk_set_mtu(c.rc, request);
+    EXPECT_EQ(st.code(), c.code) << st.message();
+    if (c.code == error_code::ok) continue;
+    for (const char* words : {"DPDK port 1 (0000:01:00.0, driver mlx5_pci)", "refused MTU 9216", "max_mtu is 4096"})
+      EXPECT_NE(st.message().find(words), std::string::npos) << st.message();
+  }
+}
+
 }  // namespace rocelab::captures

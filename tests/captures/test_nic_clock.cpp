@@ -29,6 +29,33 @@ TEST(nic_clock_map, real_time_stamps_are_taken_as_they_are) {
   EXPECT_EQ(map.to_realtime_ns(5'100'000'000, now), now);
 }
 
+// A PHC disciplined by ptp4l runs TAI: its real-time stamps are 37 s ahead of UTC (the
+// TAI - UTC offset since 2017). With the host's offset they come back to UTC; a PHC kept
+// on UTC (phc2sys -O 0) is still taken as it is.
+TEST(nic_clock_map, tai_stamps_are_brought_back_to_utc_with_the_hosts_offset) {
+  constexpr std::int64_t tai_utc_ns = 37'000'000'000;
+  const std::int64_t now = epoch_2026_ns;
+  const auto tai_stamp = static_cast<std::uint64_t>(now - 3'000 + tai_utc_ns);  // stamped 3 us before `now`
+  const auto utc_stamp = static_cast<std::uint64_t>(now - 3'000);
+
+  nic_clock_map unknown;  // the kernel's tai is 0: nobody told it
+  EXPECT_EQ(unknown.tai_utc_offset_s(), 0);
+  EXPECT_EQ(unknown.to_realtime_ns(tai_stamp, now), now - 3'000 + tai_utc_ns) << "no offset, no conversion";
+  EXPECT_TRUE(nic_clock_map::looks_like_tai(tai_stamp, now)) << "so the caller can say the times are off";
+  EXPECT_FALSE(nic_clock_map::looks_like_tai(utc_stamp, now));
+
+  nic_clock_map map;
+  map.set_tai_utc_offset_s(37);
+  EXPECT_EQ(map.to_realtime_ns(tai_stamp, now), now - 3'000);
+  EXPECT_EQ(map.to_realtime_ns(utc_stamp, now), now - 3'000) << "a PHC on UTC";
+  // A stamp read late (a full ring, 100 ms) is still TAI; a UTC stamp 1 ms ahead (clock
+  // steps between stamp and read) is still UTC.
+  EXPECT_EQ(map.to_realtime_ns(static_cast<std::uint64_t>(now - 100'000'000 + tai_utc_ns), now), now - 100'000'000);
+  EXPECT_EQ(map.to_realtime_ns(static_cast<std::uint64_t>(now + 1'000'000), now), now + 1'000'000);
+  map.set_tai_utc_offset_s(-5);
+  EXPECT_EQ(map.tai_utc_offset_s(), 0);
+}
+
 TEST(nic_clock_map, counter_stamps_wait_for_calibration) {
   nic_clock_map map;
   EXPECT_FALSE(map.to_realtime_ns(1'000, epoch_2026_ns).has_value());

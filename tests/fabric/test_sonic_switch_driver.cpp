@@ -160,14 +160,16 @@ elif cmd == ["sudo", "config", "apply-patch", "/dev/stdin"]:
     json.dump(db, open(os.path.join(d, "config_db.json"), "w"), indent=1, sort_keys=True)
     print("Patch applied successfully.")
 elif cmd and cmd[0] == "sonic-db-cli":
-    counters = json.load(open(os.path.join(d, "counters.json")))
+    dbs = {"COUNTERS_DB": "counters.json", "APPL_DB": "appl_db.json"}
     words = []
     for w in cmd + [";"]:
         if w != ";":
             words.append(w); continue
-        if len(words) != 4 or words[:3] != ["sonic-db-cli", "COUNTERS_DB", "HGETALL"]:
+        if len(words) != 4 or words[0] != "sonic-db-cli" or words[1] not in dbs or words[2] != "HGETALL":
             sys.stderr.write("fake ssh: unexpected command %r\n" % (words,)); sys.exit(255)
-        print(repr(counters.get(words[3], {})))
+        path = os.path.join(d, dbs[words[1]])
+        db = json.load(open(path)) if os.path.exists(path) else {}
+        print(repr(db.get(words[3], {})))
         words = []
 else:
     sys.stderr.write("fake ssh: unexpected command %r\n" % (cmd,)); sys.exit(255)
@@ -204,6 +206,7 @@ class fake_switch {
   }
   void set_config_db(const json& db) { std::ofstream(dir_.path() / "config_db.json") << db.dump(1); }
   void set_counters(const json& c) { std::ofstream(dir_.path() / "counters.json") << c.dump(1); }
+  void set_appl_db(const json& a) { std::ofstream(dir_.path() / "appl_db.json") << a.dump(1); }
   [[nodiscard]] json patch(int n) const {
     return json::parse(testing::slurp(dir_.path() / ("patch-" + std::to_string(n) + ".json")));
   }
@@ -544,6 +547,151 @@ TEST(sonic_switch_driver, a_missing_wred_ecn_counter_is_reported_missing_never_z
   auto counted = (*d2)->read_counters();
   ASSERT_TRUE(counted.ok());
   EXPECT_TRUE(missing_counter_names(*counted).empty());
+}
+
+// The PFC watchdog writes text beside a watched queue's counters (the recorded hash of
+// tests/data/sonic-counters, from sonic-swss's pfcwdsworch.cpp and pfcactionhandler.cpp):
+// the counters are still read, the text fields are not taken for counters, and the
+// watchdog's status and action are kept.
+TEST(sonic_switch_driver, counters_of_a_queue_the_pfc_watchdog_watches_skip_its_text_fields) {
+  fake_switch sw;
+  json c = counters_db;
+  c["COUNTERS:oid:0x15000000000230"] =
+      json::parse(testing::slurp(fs::path(ROCELAB_SOURCE_DIR) / "tests/data/sonic-counters/pfcwd_queue_counters.json"));
+  sw.set_counters(c);
+  auto d = sonic_switch_driver::open(options());
+  ASSERT_TRUE(d.ok());
+  auto counters = (*d)->read_counters();
+  ASSERT_TRUE(counters.ok()) << counters.error().message();
+  auto find = [&](const std::string& name) -> std::optional<std::uint64_t> {
+    for (const auto& x : *counters)
+      if (x.scope == "queue" && x.index == 3 && x.name == name) return x.value;
+    return std::nullopt;
+  };
+  EXPECT_EQ(find("tx_packets"), 900u);
+  EXPECT_EQ(find("ecn_marked_packets"), 77u);
+  EXPECT_EQ(find("PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS"), 15u) << "the watchdog's counts are counters";
+  EXPECT_EQ(find("PFC_WD_DETECTION_TIME"), 200000u);
+  for (const char* text : {"PFC_WD_STATUS", "PFC_WD_ACTION", "PFC_STAT_HISTORY", "PFC_WD_RESTORATION_TIME",
+                           "SAI_QUEUE_ATTR_PAUSE_STATUS", "SAI_QUEUE_ATTR_PAUSE_STATUS_last"})
+    EXPECT_EQ(find(text), std::nullopt) << text << " is no counter";
+  EXPECT_EQ((*d)->pfc_watchdog(), (std::vector<pfc_watchdog_queue>{{"Ethernet0", 3, "stormed", "drop"}}));
+}
+
+// Numbers stay strict: a counter that does not hold one is an error naming its key and field.
+TEST(sonic_switch_driver, a_malformed_counter_beside_the_watchdogs_fields_is_an_error_naming_key_and_field) {
+  const json recorded =
+      json::parse(testing::slurp(fs::path(ROCELAB_SOURCE_DIR) / "tests/data/sonic-counters/pfcwd_queue_counters.json"));
+  struct case_t {
+    const char* field;
+    const char* value;
+  };
+  const case_t cases[] = {{"SAI_QUEUE_STAT_PACKETS", "9O0"},
+                          {"PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS", "stormed"},
+                          {"PFC_WD_RESTORATION_TIME", "two seconds"},
+                          {"SAI_QUEUE_STAT_BYTES", ""}};
+  for (const auto& k : cases) {
+    SCOPED_TRACE(k.field);
+    fake_switch sw;
+    json c = counters_db;
+    c["COUNTERS:oid:0x15000000000230"] = recorded;
+    c["COUNTERS:oid:0x15000000000230"][k.field] = k.value;
+    sw.set_counters(c);
+    auto d = sonic_switch_driver::open(options());
+    ASSERT_TRUE(d.ok());
+    auto counters = (*d)->read_counters();
+    ASSERT_FALSE(counters.ok());
+    EXPECT_EQ(counters.error().code(), error_code::malformed_input);
+    const std::string m = counters.error().message();
+    EXPECT_NE(m.find("COUNTERS:oid:0x15000000000230 field " + std::string(k.field) + " holds '" + k.value + "'"),
+              std::string::npos)
+        << m;
+  }
+}
+
+// ---- SONiC's dynamic buffer model (tests/data/sonic-buffers) ----
+
+json recorded_sonic_buffers(const char* file) {
+  return json::parse(testing::slurp(fs::path(ROCELAB_SOURCE_DIR) / "tests/data/sonic-buffers" / file));
+}
+
+// The running config under the dynamic model: lossless PGs with profile NULL.
+json dynamic_running_config() {
+  json db = running_config;
+  db.erase("BUFFER_PG");
+  db.erase("BUFFER_PROFILE");
+  const json dynamic = recorded_sonic_buffers("config_db_dynamic.json");
+  for (const auto& [table, keys] : dynamic.items())
+    for (const auto& [key, entry] : keys.items()) db[table][key] = entry;
+  return db;
+}
+
+TEST(sonic_switch_driver, a_null_profile_under_the_dynamic_model_is_read_from_the_appl_db_profile_buffermgrd_made) {
+  fake_switch sw;
+  sw.set_config_db(dynamic_running_config());
+  sw.set_appl_db(recorded_sonic_buffers("appl_db_dynamic.json"));
+  auto d = sonic_switch_driver::open(options());
+  ASSERT_TRUE(d.ok());
+  auto settings = (*d)->read_settings({"Ethernet0"});
+  ASSERT_TRUE(settings.ok()) << settings.error().message();
+  ASSERT_EQ(settings->buffers.size(), 2u);  // PGs 3 and 4 of the range key
+  for (const auto& b : settings->buffers) {
+    EXPECT_EQ(b.port, "Ethernet0");
+    EXPECT_EQ(b.size_bytes, 19456);
+    EXPECT_EQ(b.xoff_bytes, 26624);
+    EXPECT_EQ(b.xon_bytes, 19456);
+    EXPECT_EQ(b.dynamic_th, 0);
+  }
+  EXPECT_EQ(buffer_model(dynamic_running_config()), "dynamic");
+  EXPECT_EQ(buffer_model(running_config), "traditional");
+}
+
+TEST(sonic_switch_driver, a_buffer_setting_on_a_null_profile_pg_is_met_or_refused_naming_the_buffer_model) {
+  const pg_buffer_setting generated{"Ethernet0", 3, 19456, 26624, 19456, 0, 0};  // what buffermgrd made
+  pg_buffer_setting more_headroom = generated;
+  more_headroom.xoff_bytes = 65536;
+  enum class appl { recorded, empty, pg_only };
+  struct case_t {
+    const char* what;
+    bool dynamic_model;
+    appl appl_db;
+    pg_buffer_setting setting;
+    error_code code;  // ok: applied with nothing to patch
+    std::vector<std::string> in_message;
+  };
+  const case_t cases[] = {
+      {"the generated profile already holds it", true, appl::recorded, generated, error_code::ok, {}},
+      {"another xoff than buffermgrd computed", true, appl::recorded, more_headroom, error_code::unsupported,
+       {"BUFFER_PG|Ethernet0|3-4 has profile NULL", "buffer_model dynamic", "pg_lossless_100000_5m_profile",
+        "xoff 26624, 65536 asked"}},
+      {"buffermgrd generated nothing yet", true, appl::empty, generated, error_code::not_found,
+       {"buffer_model dynamic", "APPL_DB BUFFER_PG_TABLE:Ethernet0:3-4 names no profile"}},
+      {"APPL_DB names a profile it does not hold", true, appl::pg_only, generated, error_code::not_found,
+       {"buffer_model dynamic", "APPL_DB BUFFER_PG_TABLE:Ethernet0:3-4 names pg_lossless_100000_5m_profile",
+        "APPL_DB BUFFER_PROFILE_TABLE does not hold"}},
+      {"NULL under the traditional model", false, appl::recorded, generated, error_code::not_found,
+       {"has profile NULL", "buffer_model is traditional"}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    json config_db = dynamic_running_config();
+    if (!c.dynamic_model) config_db["DEVICE_METADATA"]["localhost"].erase("buffer_model");
+    json appl_db = recorded_sonic_buffers("appl_db_dynamic.json");
+    if (c.appl_db == appl::empty) appl_db = json::object();
+    if (c.appl_db == appl::pg_only) appl_db.erase("BUFFER_PROFILE_TABLE:pg_lossless_100000_5m_profile");
+    fake_switch sw;
+    sw.set_config_db(config_db);
+    sw.set_appl_db(appl_db);
+    auto d = sonic_switch_driver::open(options());
+    ASSERT_TRUE(d.ok());
+    switch_settings s;
+    s.buffers = {c.setting};
+    const status st = (*d)->apply(s);
+    EXPECT_EQ(st.code(), c.code) << st.message();
+    for (const auto& words : c.in_message) EXPECT_NE(st.message().find(words), std::string::npos) << st.message();
+    EXPECT_EQ(sw.patches(), 0) << "a generated profile is never patched";
+    EXPECT_EQ(sw.config_db(), config_db);
+  }
 }
 
 // ---- the config updater's field rules, over every kind of patch the driver sends ----

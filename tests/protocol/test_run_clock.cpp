@@ -28,8 +28,9 @@ TEST(run_clock, every_host_synchronised_uses_the_host_clocks_and_their_bounds) {
 }
 
 TEST(run_clock, mixed_sources_name_both) {
-  auto c = choose_run_clock({{"h1", estimate(0, 40'000), host("ptp", 0, 1'000)},
-                             {"h2", estimate(0, 40'000), host("ntp", 0, 2'000'000)}},
+  // Probes across a loaded WAN link: the estimate is looser than ntp's 2 ms.
+  auto c = choose_run_clock({{"h1", estimate(0, 3'000'000), host("ptp", 0, 1'000)},
+                             {"h2", estimate(0, 3'000'000), host("ntp", 0, 2'000'000)}},
                             synchronised);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->source, "ntp+ptp");
@@ -77,8 +78,29 @@ INSTANTIATE_TEST_SUITE_P(
         fallback_case{"host_offset_disagrees_with_the_probes",
                       {{"h1", estimate(2'000'000'000, 40'000), host("ptp", 0, 1'000)}},
                       synchronised,
-                      "h1's host clock disagrees with the probes"}),
+                      "h1's host clock disagrees with the probes"},
+        // chrony last updated h2 ~30 s ago: maxerror grew 500 us/s to 16 ms, while the
+        // probes bound the estimate to 40-60 us. Every host is synchronised and consistent.
+        fallback_case{"host_bound_looser_than_the_estimate",
+                      {{"h1", estimate(7, 40'000), host("ptp", 0, 1'000)},
+                       {"h2", estimate(9, 60'000), host("ntp", 9'000, 16'000'000)}},
+                      synchronised,
+                      "the host clocks' bound, 16000 us (h2's ntp), is looser than rocelab's estimate's, 60 us"},
+        fallback_case{"one_ntp_host_a_little_looser",
+                      {{"h1", estimate(7, 40'000), host("ntp", 0, 40'001)}},
+                      synchronised,
+                      "is looser than rocelab's estimate's"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// The tighter bound wins either way: host clocks as tight as the estimate are used.
+TEST(run_clock, host_clocks_as_tight_as_the_estimate_are_used) {
+  auto c = choose_run_clock({{"h1", estimate(0, 40'000), host("ntp", 0, 40'000)},
+                             {"h2", estimate(0, 60'000), host("ptp", 0, 1'000)}},
+                            synchronised);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->source, "ntp+ptp");
+  EXPECT_EQ(c->uncertainty_ns, 40'000);
+}
 
 TEST(run_clock, an_agent_without_an_estimate_is_an_error) {
   auto r = choose_run_clock({{"h1", std::nullopt, host("ptp", 0, 1'000)}}, synchronised);

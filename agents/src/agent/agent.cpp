@@ -207,6 +207,7 @@ void agent::handle(const std::shared_ptr<protocol::connection>& conn, const prot
           ++stats_.probes_answered;
         } else if constexpr (std::is_same_v<T, protocol::apply_settings>) {
           auto previous = settings_.apply(x.driver, x.settings);
+          for (const auto& line : settings_.not_set()) log("apply_settings: " + line);
           if (previous)
             conn->send(protocol::settings_applied{x.request, std::move(*previous)});
           else

@@ -43,6 +43,7 @@ result<std::vector<protocol::setting>> settings_guard::apply(const std::string& 
     it->second[s.name] = s.value;
   }
   std::vector<protocol::setting> previous;
+  not_set_.clear();
   for (const auto& [device, wanted] : by_device) {
     auto d = driver_for(driver, device);
     if (!d) return d.error().with_context("applying settings on " + device);
@@ -52,6 +53,7 @@ result<std::vector<protocol::setting>> settings_guard::apply(const std::string& 
     const status st = (*d)->apply(wanted);
     if ((*d)->has_snapshot() && !had_snapshot) changed_.push_back(*d);
     if (!st.ok()) return st.with_context("applying settings on " + device);
+    for (const auto& line : (*d)->not_set()) not_set_.push_back(device + ": " + line);
     for (const auto& s : settings)
       if (s.device == device) previous.push_back({device, s.name, previous_value(*before, s.name)});
   }

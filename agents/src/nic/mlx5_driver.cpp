@@ -65,6 +65,13 @@ constexpr std::pair<const char*, const char*> debugfs_names[] = {
     {"roce_np/cnp_802p_prio", "np_cnp_prio"},
 };
 
+// roce_rp|roce_np/enable/<0..7>, as MLNX_OFED's sysfs names them.
+bool is_priority_enable(std::string_view canonical) {
+  if (!is_enable_setting(canonical)) return false;
+  const auto p = canonical.substr(canonical.rfind('/') + 1);
+  return p.size() == 1 && p[0] >= '0' && p[0] < '0' + priorities;
+}
+
 }  // namespace
 
 result<std::unique_ptr<mlx5_driver>> mlx5_driver::open(mlx5_options options) {
@@ -151,11 +158,7 @@ result<std::string> mlx5_driver::canonical_name(std::string_view name) const {
     for (const auto& n : names_)
       if (!is_enable_setting(n) && knob_of(n) == name) return n;
   }
-  if (knob_source_ == "debugfs" && is_enable_setting(wanted))
-    return status(error_code::not_found,
-                  "no DCQCN setting '" + wanted + "' on " + options_.ifname + ": the upstream kernel's " + knob_dir_ +
-                      " has no per-priority enable (MLNX_OFED's ecn/roce_rp|roce_np/enable/<p> only); upstream "
-                      "mlx5 runs DCQCN on every priority");
+  if (knob_source_ == "debugfs" && is_priority_enable(wanted)) return wanted;
   if (knob_source_ == "debugfs")
     return status(error_code::not_found, "no DCQCN setting '" + wanted + "' on " + options_.ifname + " (under " +
                                              knob_dir_ + ", named roce_rp/<knob> and roce_np/<knob> as MLNX_OFED's sysfs)");
@@ -164,7 +167,27 @@ result<std::string> mlx5_driver::canonical_name(std::string_view name) const {
 }
 
 status mlx5_driver::validate(const std::string& canonical, const std::string& value) const {
-  return validate_dcqcn_value(canonical, value);
+  ROCELAB_RETURN_IF_ERROR(validate_dcqcn_value(canonical, value));
+  // The upstream kernel cannot turn DCQCN off on a priority: MODIFY_CONG_STATUS, which
+  // MLNX_OFED's enable/<p> files issue, has no debugfs file (cong.c creates cc_params only).
+  if (knob_source_ == "debugfs" && is_enable_setting(canonical) &&
+      value.find_first_not_of('0') == std::string::npos)
+    return {error_code::unsupported,
+            canonical + " = 0: the upstream kernel's " + knob_dir_ +
+                " has no per-priority enable, so DCQCN cannot be turned off on a priority from " + options_.ifname +
+                "'s host (the firmware's mlxconfig ROCE_CC_PRIO_MASK_P" + std::to_string(options_.port) +
+                " decides; clear that priority's bit there, or use the MLNX_OFED driver's ecn/ sysfs)"};
+  return status::success();
+}
+
+std::optional<std::string> mlx5_driver::not_settable_reason(const std::string& canonical,
+                                                            const std::string& value) const {
+  if (knob_source_ != "debugfs" || !is_enable_setting(canonical)) return std::nullopt;
+  (void)value;  // 0 is refused by validate()
+  return "the upstream kernel's " + knob_dir_ +
+         " has no per-priority enable; DCQCN runs on the priorities the firmware enables (mlxconfig "
+         "ROCE_CC_PRIO_MASK_P" +
+         std::to_string(options_.port) + ")";
 }
 
 result<std::string> mlx5_driver::read_setting(const std::string& canonical) {

@@ -49,14 +49,21 @@ result<nic_settings> nic_driver::read_settings() {
 
 status nic_driver::apply(const nic_settings& settings) {
   const std::string context = "applying NIC settings to " + std::string(kind()) + " " + interface_name();
+  not_set_.clear();
   std::vector<std::pair<std::string, std::string>> resolved;
   resolved.reserve(settings.size());
+  std::vector<std::string> not_set;
   for (const auto& [name, value] : settings) {
     auto canonical = canonical_name(name);
     if (!canonical.ok()) return canonical.error().with_context(context);
     ROCELAB_RETURN_IF_ERROR(validate(*canonical, value).with_context(context));
+    if (auto why = not_settable_reason(*canonical, value)) {
+      not_set.push_back(*canonical + " = " + value + " not set: " + *why);
+      continue;
+    }
     resolved.emplace_back(std::move(*canonical), value);
   }
+  not_set_ = std::move(not_set);
   // Snapshot everything before the first write, so a write failing half-way leaves a
   // complete record of what to put back.
   for (const auto& [name, value] : resolved) {

@@ -18,6 +18,7 @@
 #include <dirent.h>
 #include <linux/if_packet.h>
 #include <sys/socket.h>
+#include <sys/timex.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -164,6 +165,7 @@ struct dpdk_source::port_state {
   int if_index = 0;
   std::uint64_t ring_drops = 0;
   std::string notes;  // what open() learnt about this port, repeated with every stats()
+  bool tai_warned = false;  // notes say the stamps are TAI with no offset to convert them
 };
 
 void dpdk_source::port_closer::operator()(port_state* port) const noexcept {
@@ -194,6 +196,15 @@ bool sample_clock(std::uint16_t port, nic_clock_map& clock) {
   if (rte_eth_read_clock(port, &ticks) != 0) return false;
   clock.sample(ticks, before + (realtime_ns() - before) / 2);
   return true;
+}
+
+// The kernel's TAI - UTC offset (struct timex tai, read-only ntp_adjtime: allowed
+// unprivileged); 0 when it cannot be read or nothing (chronyd leapsectz, ntpd, phc2sys
+// -a with a leap file) has set it.
+std::int32_t host_tai_utc_offset_s() noexcept {
+  timex t{};
+  if (::ntp_adjtime(&t) < 0) return 0;
+  return t.tai;
 }
 
 // Two readings clock_calibration_window apart: enough to map counter stamps from the
@@ -361,6 +372,18 @@ result<std::unique_ptr<dpdk_source>> dpdk_source::open(const dpdk_source_options
       return status(error_code::io_error, "rte_eth_dev_configure: " + dpdk_error(rc))
           .with_context(context);
     port->configured = true;
+    // configure only recorded the MTU in ethdev's data; the PMD is told here (dpdk_rx_plan.hpp).
+    if (dpdk_sets_mtu_after_configure(dev_info.driver_name != nullptr ? dev_info.driver_name : "")) {
+      const dpdk_mtu_request request{.port_id = id,
+                                     .port_name = name,
+                                     .driver_name = dev_info.driver_name != nullptr ? dev_info.driver_name : "?",
+                                     .mtu = plan.mtu,
+                                     .max_mtu = dev_info.max_mtu};
+      ROCELAB_RETURN_IF_ERROR(check_dpdk_set_mtu(rte_eth_dev_set_mtu(id, plan.mtu), request).with_context(context));
+    }
+    std::uint16_t mtu_in_force = plan.mtu;
+    if (const int rc = rte_eth_dev_get_mtu(id, &mtu_in_force); rc != 0)
+      return status(error_code::io_error, "rte_eth_dev_get_mtu: " + dpdk_error(rc)).with_context(context);
 
     std::uint16_t rx_desc = options.rx_descriptors;
     std::uint16_t tx_desc = 64;
@@ -380,7 +403,7 @@ result<std::unique_ptr<dpdk_source>> dpdk_source::open(const dpdk_source_options
             .with_context(context);
     }
 
-    std::string notes = "MTU " + std::to_string(plan.mtu) +
+    std::string notes = "MTU " + std::to_string(mtu_in_force) +
                         ((conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_SCATTER) != 0 ? ", scatter" : "") + ". ";
     if (want_hw) {
       if (rte_mbuf_dyn_rx_timestamp_register(&port->timestamp_offset, &port->timestamp_flag) !=
@@ -408,6 +431,13 @@ result<std::unique_ptr<dpdk_source>> dpdk_source::open(const dpdk_source_options
     if (port->hardware_timestamps && !calibrate_clock(id, port->clock)) {
       port->hardware_timestamps = false;
       notes += "device clock unreadable (rte_eth_read_clock); software timestamps. ";
+    }
+    if (port->hardware_timestamps) {
+      const std::int32_t tai = options.tai_utc_offset_s >= 0 ? options.tai_utc_offset_s : host_tai_utc_offset_s();
+      port->clock.set_tai_utc_offset_s(tai);
+      if (tai > 0)
+        notes += "real-time stamps in TAI are brought back to UTC by " + std::to_string(tai) + " s" +
+                 (options.tai_utc_offset_s >= 0 ? "" : " (the host's TAI offset, adjtimex tai)") + ". ";
     }
 
     // Seen with DPDK 22.11: when the PACKET_MMAP ring overflows, the kernel drops frames
@@ -470,6 +500,13 @@ result<std::size_t> dpdk_source::poll(std::chrono::milliseconds timeout,
         if (port.hardware_timestamps && (m->ol_flags & port.timestamp_flag) != 0) {
           const auto stamp = *RTE_MBUF_DYNFIELD(m, port.timestamp_offset, rte_mbuf_timestamp_t*);
           if (const auto ns = port.clock.to_realtime_ns(stamp, burst_ns)) view.timestamp_ns = *ns;
+          if (!port.tai_warned && port.clock.tai_utc_offset_s() == 0 && nic_clock_map::looks_like_tai(stamp, burst_ns)) {
+            port.tai_warned = true;
+            port.notes += "real-time stamps run " + std::to_string((static_cast<std::int64_t>(stamp) - burst_ns) / 1'000'000'000) +
+                          " s ahead of UTC: the NIC's clock is TAI (ptp4l) and the host's TAI offset is unknown "
+                          "(adjtimex tai 0; chronyd leapsectz or `pmc -u -b 0 'GET TIME_PROPERTIES_DATA_SET'` "
+                          "currentUtcOffset gives it); timestamps are TAI. ";
+          }
         }
         const std::uint32_t caplen = std::min(rte_pktmbuf_pkt_len(m), snaplen_);
         if (m->nb_segs == 1 || caplen <= rte_pktmbuf_data_len(m)) {

@@ -269,9 +269,94 @@ status set_shared(json& db, const std::string& table, const std::string& key, co
   return status::success();
 }
 
+// A CONFIG_DB key as APPL_DB spells it ("Ethernet0|3-4" -> "Ethernet0:3-4"), as buffermgrd
+// transforms it (sonic-swss cfgmgr/buffermgrdyn.cpp, transformSeperator).
+std::string appl_db_key(std::string key) {
+  std::replace(key.begin(), key.end(), '|', ':');
+  return key;
+}
+
+// A buffer setting on a PG whose BUFFER_PG profile is NULL: under the dynamic model
+// buffermgrd computes that profile (cfgmgr/buffermgrdyn.cpp, getDynamicProfileName:
+// pg_lossless_<speed>_<cable>[_mtu<mtu>][_th<th>]_profile) and writes it to APPL_DB
+// BUFFER_PROFILE_TABLE (updateBufferProfileToDb), and recomputes it whenever the port's
+// speed, cable length or MTU changes; config apply-patch has nothing of it to change. So
+// the setting is met only when the generated profile already holds it.
+status check_generated_profile(const pg_buffer_setting& b, const std::string& key, const json& running,
+                               const json& generated, const std::string& who) {
+  const std::string model = buffer_model(running);
+  const std::string where = who + ": BUFFER_PG|" + key + " has profile NULL";
+  if (model != "dynamic")
+    return {error_code::not_found, where + ", which only SONiC's dynamic buffer model fills in, and "
+                                           "DEVICE_METADATA|localhost buffer_model is " + model + ": no profile to change"};
+  const std::string appl_pg = "APPL_DB BUFFER_PG_TABLE:" + appl_db_key(key);
+  const json empty = json::object();
+  const json& g = generated.contains(key) ? generated[key] : empty;
+  const std::string name = g.value("name", "");
+  const std::string computed = " (buffer_model dynamic: buffermgrd computes the PG's lossless profile from the port's "
+                               "speed and cable length)";
+  if (name.empty())
+    return {error_code::not_found, where + computed + ", and " + appl_pg +
+                                       " names no profile: buffermgrd has not generated it (is the port admin up, with a "
+                                       "CABLE_LENGTH entry?)"};
+  if (!g.contains("profile"))
+    return {error_code::not_found, where + computed + ": " + appl_pg + " names " + name +
+                                       ", which APPL_DB BUFFER_PROFILE_TABLE does not hold"};
+  const json& profile = g["profile"];
+  const std::pair<const char*, std::int64_t> asked[] = {{"size", b.size_bytes},
+                                                        {"xoff", b.xoff_bytes},
+                                                        {"xon", b.xon_bytes},
+                                                        {"xon_offset", b.xon_offset_bytes},
+                                                        {"dynamic_th", b.dynamic_th}};
+  for (const auto& [field, want] : asked)
+    // updateBufferProfileToDb writes xon_offset only when the profile has one: absent is 0.
+    if (to_int(profile, field, std::string_view(field) == "xon_offset" ? 0 : -1) != want)
+      return {error_code::unsupported,
+              where + computed + ": it is " + name + " (APPL_DB BUFFER_PROFILE_TABLE) with " + field + " " +
+                  profile.value(field, "absent") + ", " + std::to_string(want) +
+                  " asked; buffermgrd rewrites a generated profile, so config apply-patch cannot change it (give the "
+                  "PG a profile of its own in BUFFER_PG, a headroom override, or change the port's CABLE_LENGTH)"};
+  return status::success();
+}
+
 }  // namespace
 
-result<json> to_config_db_changes(const switch_settings& settings, const json& running, const sonic_options& options) {
+std::string buffer_model(const json& config_db) {
+  const json& meta = table_of(config_db, "DEVICE_METADATA");
+  if (!meta.contains("localhost") || !meta["localhost"].is_object()) return "traditional";
+  const json& m = meta["localhost"];
+  return m.contains("buffer_model") && m["buffer_model"] == "dynamic" ? "dynamic" : "traditional";
+}
+
+std::vector<std::string> null_profile_buffer_pgs(const json& config_db, const std::vector<std::string>& ports) {
+  std::vector<std::string> out;
+  for (const auto& [key, entry] : table_of(config_db, "BUFFER_PG").items())
+    for (const auto& port : ports)
+      if (key.starts_with(port + "|") && referenced(entry, "profile", "BUFFER_PROFILE") == "NULL") out.push_back(key);
+  return out;
+}
+
+json generated_buffer_profiles(const std::vector<std::string>& null_pgs,
+                               const std::map<std::string, std::map<std::string, std::string>>& appl_db) {
+  json out = json::object();
+  for (const auto& key : null_pgs) {
+    json g = {{"name", ""}};
+    if (auto pg = appl_db.find("BUFFER_PG_TABLE:" + appl_db_key(key)); pg != appl_db.end()) {
+      // Older releases wrote references bracketed: [BUFFER_PROFILE_TABLE:name].
+      std::string name = pg->second.contains("profile") ? pg->second.at("profile") : "";
+      constexpr std::string_view prefix = "[BUFFER_PROFILE_TABLE:";
+      if (name.starts_with(prefix) && name.ends_with("]")) name = name.substr(prefix.size(), name.size() - prefix.size() - 1);
+      g["name"] = name;
+      if (auto p = appl_db.find("BUFFER_PROFILE_TABLE:" + name); !name.empty() && p != appl_db.end() && !p->second.empty())
+        g["profile"] = p->second;
+    }
+    out[key] = std::move(g);
+  }
+  return out;
+}
+
+result<json> to_config_db_changes(const switch_settings& settings, const json& running, const sonic_options& options,
+                                  const json& generated) {
   ROCELAB_RETURN_IF_ERROR(validate(settings).with_context("SONiC config"));
   ROCELAB_RETURN_IF_ERROR(check_config_db_shape(running, "config_db"));
   ROCELAB_RETURN_IF_ERROR(check_names(settings));
@@ -326,6 +411,10 @@ result<json> to_config_db_changes(const switch_settings& settings, const json& r
     const std::string key = buffer_pg_key(running, b.port, b.priority_group);
     if (key.empty()) return status(error_code::not_found, who + ": no BUFFER_PG entry covers it");
     const std::string name = referenced(table_of(running, "BUFFER_PG")[key], "profile", "BUFFER_PROFILE");
+    if (name == "NULL") {
+      ROCELAB_RETURN_IF_ERROR(check_generated_profile(b, key, running, generated, who));
+      continue;
+    }
     if (!table_of(running, "BUFFER_PROFILE").contains(name))
       return status(error_code::not_found, who + ": BUFFER_PG|" + key + " names profile '" + name +
                                                "', which BUFFER_PROFILE does not hold");
@@ -418,7 +507,11 @@ status sonic_switch_driver::apply(const switch_settings& settings) {
   ROCELAB_RETURN_IF_ERROR(check_names(settings).with_context(context));
   auto running = read_config_db();
   if (!running.ok()) return running.error().with_context(context);
-  auto desired = to_config_db_changes(settings, *running, options_);
+  std::vector<std::string> buffer_ports;
+  for (const auto& b : settings.buffers) buffer_ports.push_back(b.port);
+  auto generated = read_generated_profiles(*running, buffer_ports);
+  if (!generated.ok()) return generated.error().with_context(context);
+  auto desired = to_config_db_changes(settings, *running, options_, *generated);
   if (!desired.ok()) return desired.error().with_context(context);
   // Snapshot every key about to change, once, before writing anything: its previous entry
   // (null: absent) and the fields written, which are all that restore() puts back.
@@ -497,7 +590,38 @@ status sonic_switch_driver::restore() {
 result<switch_settings> sonic_switch_driver::read_settings(const std::vector<std::string>& ports) {
   auto db = read_config_db();
   if (!db.ok()) return db.error();
-  return settings_from_config_db(*db, ports);
+  auto generated = read_generated_profiles(*db, ports);
+  if (!generated.ok()) return generated.error();
+  return settings_from_config_db(*db, ports, *generated);
+}
+
+result<json> sonic_switch_driver::read_generated_profiles(const json& running, const std::vector<std::string>& ports) {
+  const auto null_pgs = null_profile_buffer_pgs(running, ports);
+  if (null_pgs.empty() || buffer_model(running) != "dynamic") return json::object();
+  const std::string context = "reading the dynamic buffer model's generated profiles (APPL_DB)";
+  std::vector<std::string> pg_keys;
+  for (const auto& key : null_pgs) {
+    // Keys go into the remote command: port names are plain, the PG part digits and '-'.
+    if (key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-|./") != std::string::npos)
+      return status(error_code::malformed_input, context + ": BUFFER_PG key '" + key + "' is not a plain name");
+    pg_keys.push_back("BUFFER_PG_TABLE:" + appl_db_key(key));
+  }
+  auto pgs = hgetall(pg_keys, "APPL_DB");
+  if (!pgs.ok()) return pgs.error().with_context(context);
+  std::map<std::string, std::map<std::string, std::string>> appl_db;
+  std::vector<std::string> profile_keys;
+  for (std::size_t i = 0; i < pg_keys.size(); ++i) {
+    appl_db[pg_keys[i]] = (*pgs)[i];
+    const json names = generated_buffer_profiles({null_pgs[i]}, appl_db);
+    const std::string name = names[null_pgs[i]].value("name", "");
+    if (!name.empty() && plain_name(name)) profile_keys.push_back("BUFFER_PROFILE_TABLE:" + name);
+  }
+  if (!profile_keys.empty()) {
+    auto profiles = hgetall(profile_keys, "APPL_DB");
+    if (!profiles.ok()) return profiles.error().with_context(context);
+    for (std::size_t i = 0; i < profile_keys.size(); ++i) appl_db[profile_keys[i]] = (*profiles)[i];
+  }
+  return generated_buffer_profiles(null_pgs, appl_db);
 }
 
 std::string dscp_to_tc_map_name(const json& running, const std::string& port) { return dscp_map_of(running, port); }
@@ -557,7 +681,8 @@ status check_config_db_shape(const json& config_db, const std::string& source) {
   return status::success();
 }
 
-result<switch_settings> settings_from_config_db(const json& config_db, const std::vector<std::string>& ports) {
+result<switch_settings> settings_from_config_db(const json& config_db, const std::vector<std::string>& ports,
+                                                const json& generated) {
   ROCELAB_RETURN_IF_ERROR(check_config_db_shape(config_db, "config_db"));
   const json* db = &config_db;
   const json empty = json::object();
@@ -600,8 +725,13 @@ result<switch_settings> settings_from_config_db(const json& config_db, const std
       const int first = range[0] - '0';
       const int last = range.size() == 3 ? range[2] - '0' : first;
       const std::string profile = referenced(entry, "profile", "BUFFER_PROFILE");
-      if (!table("BUFFER_PROFILE").contains(profile)) continue;
-      const json& b = table("BUFFER_PROFILE")[profile];
+      const json* found = nullptr;
+      if (profile == "NULL" && generated.contains(key) && generated[key].contains("profile"))
+        found = &generated[key]["profile"];  // the dynamic model's, from APPL_DB
+      else if (table("BUFFER_PROFILE").contains(profile))
+        found = &table("BUFFER_PROFILE")[profile];
+      if (found == nullptr) continue;
+      const json& b = *found;
       for (int pg = first; pg <= last && pg >= 0 && pg < 8; ++pg)
         out.buffers.push_back({port, static_cast<std::uint8_t>(pg), to_int(b, "size"), to_int(b, "xoff"),
                                to_int(b, "xon"), to_int(b, "xon_offset"), static_cast<int>(to_int(b, "dynamic_th"))});
@@ -652,13 +782,13 @@ result<std::map<std::string, std::string>> parse_python_dict(const std::string& 
 }
 
 result<std::vector<std::map<std::string, std::string>>> sonic_switch_driver::hgetall(
-    const std::vector<std::string>& keys) {
+    const std::vector<std::string>& keys, const char* db) {
   // One SSH session for every key: `sonic-db-cli ... HGETALL k1 ; sonic-db-cli ... HGETALL
   // k2 ; ...` runs in the switch's login shell; each prints its dict on one line.
   std::vector<std::string> command;
   for (const auto& key : keys) {
     if (!command.empty()) command.push_back(";");
-    command.insert(command.end(), {"sonic-db-cli", "COUNTERS_DB", "HGETALL", key});
+    command.insert(command.end(), {"sonic-db-cli", db, "HGETALL", key});
   }
   auto out = remote(command);
   if (!out.ok()) return out.error();
@@ -710,10 +840,28 @@ const std::map<std::string, std::string>& pg_names() {
   return m;
 }
 
+// Fields the PFC watchdog writes into a watched queue's COUNTERS hash that are text, not
+// counters: PFC_WD_ACTION and PFC_STAT_HISTORY (sonic-swss orchagent/pfcwdsworch.cpp,
+// registerInWdDb), PFC_WD_STATUS (pfcactionhandler.cpp), BIG_RED_SWITCH_MODE
+// (pfcwdsworch.cpp) and DEBUG_STORM (read by pfc_detect_<asic>.lua).
+constexpr std::string_view watchdog_text_fields[] = {"PFC_WD_STATUS", "PFC_WD_ACTION", "PFC_STAT_HISTORY",
+                                                     "BIG_RED_SWITCH_MODE", "DEBUG_STORM"};
+
+// Whether `field` of a COUNTERS_DB hash is something other than a counter: a watchdog text
+// field, the watchdog's restoration time left empty (it is optional: pfcwdsworch.cpp
+// writes "" when none is configured), or a SAI attribute (SAI_QUEUE_ATTR_PAUSE_STATUS,
+// "true"/"false", and its "_last" copy that pfc_detect_broadcom.lua keeps).
+bool not_a_counter(const std::string& field, const std::string& value) {
+  for (std::string_view f : watchdog_text_fields)
+    if (field == f) return true;
+  if (field == "PFC_WD_RESTORATION_TIME" && value.empty()) return true;
+  return field.starts_with("SAI_") && field.find("_ATTR_") != std::string::npos;
+}
+
 result<std::uint64_t> parse_u64(const std::string& s, const std::string& what) {
   std::uint64_t v = 0;
   if (auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v); ec != std::errc{} || p != s.data() + s.size())
-    return status(error_code::malformed_input, what + " holds '" + s + "'");
+    return status(error_code::malformed_input, what + " holds '" + s + "', not a counter value");
   return v;
 }
 
@@ -770,10 +918,20 @@ result<std::vector<switch_counter>> sonic_switch_driver::read_counters() {
     if (stale && !fresh) continue;
 
     std::vector<switch_counter> out;
+    std::vector<pfc_watchdog_queue> watchdog;
     for (std::size_t i = 0; i < objects.size(); ++i) {
       const auto& o = objects[i];
+      if (o.table == "COUNTERS" && std::string_view(o.scope) == "queue") {
+        const auto& fields = (*values)[i];
+        const auto st = fields.find("PFC_WD_STATUS");
+        const auto act = fields.find("PFC_WD_ACTION");
+        if (st != fields.end() || act != fields.end())
+          watchdog.push_back({o.port, o.index, st != fields.end() ? st->second : "",
+                              act != fields.end() ? act->second : ""});
+      }
       for (const auto& [sai, text] : (*values)[i]) {
-        auto v = parse_u64(text, keys[i] + " " + sai);
+        if (not_a_counter(sai, text)) continue;
+        auto v = parse_u64(text, keys[i] + " field " + sai);
         if (!v.ok()) return v.error().with_context(context);
         // PFC frames per priority are port counters in SAI; they belong to the PG.
         int prio = -1;
@@ -791,6 +949,7 @@ result<std::vector<switch_counter>> sonic_switch_driver::read_counters() {
           !(*values)[i].contains("SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS"))
         out.push_back({o.port, "queue", o.index, "ecn_marked_packets", 0, true});
     }
+    pfc_watchdog_ = std::move(watchdog);
     return out;
   }
   return status(error_code::internal, context + ": unreachable");

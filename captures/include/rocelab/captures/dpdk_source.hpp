@@ -58,6 +58,9 @@ struct dpdk_source_options {
   // af_packet vdev given without framesz=.
   std::uint32_t capture_mtu = 9216;
   bool prefer_hardware_timestamps = true;
+  // TAI - UTC in seconds, for NIC real-time stamps in TAI (a PHC that ptp4l disciplines,
+  // nic_clock.hpp); -1: the host kernel's, adjtimex(2) tai (0 when nothing set it).
+  std::int32_t tai_utc_offset_s = -1;
 };
 
 // What the last rte_eth_stats_get said about one port, plus what this source delivered.

@@ -9,7 +9,10 @@
 // uncertainty the agent's reported error bound. (The controller's own error moves every
 // agent's mapping by the same amount: it shifts T0, not the senders' spread.) A host
 // offset that disagrees with the probes' estimate beyond both bounds and the controller's
-// is not trusted: those hosts keep different timescales.
+// is not trusted: those hosts keep different timescales. Nor are host clocks whose
+// largest bound is looser than the estimate's largest uncertainty (an ntp host's maxerror
+// of milliseconds against probes good to tens of microseconds): the run takes the
+// tighter of the two.
 // Otherwise: rocelab's own estimate (clock_offset.hpp) for every agent, its uncertainty
 // the estimate's bound (half the best probe's round trip plus the drift since); `reason`
 // says why host clocks were not used.

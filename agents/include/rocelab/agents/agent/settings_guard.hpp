@@ -10,7 +10,9 @@
 //   "mlx5": the DCQCN knobs of an mlx5 port (mlx5_driver: <sysfs_root>/class/net/<device>/
 //           ecn/roce_np|roce_rp/<knob>, names and values checked against the port's own
 //           knobs and rocelab's DCQCN ranges); the root is /sys on a host and a recorded
-//           tree in tests. A device that is not an mlx5 port with an RDMA device is refused
+//           tree in tests. On an upstream kernel (debugfs cc_params/) a per-priority
+//           enable = 1 is accepted without being written (not_set() says so) and = 0 is
+//           refused: the firmware holds the enable there. A device that is not an mlx5 port with an RDMA device is refused
 //           with the driver's message ("no RDMA device found for ...").
 // The virtual lab's soft NICs take their settings with their job (start_job's config),
 // so there is nothing of theirs to snapshot here.
@@ -44,6 +46,9 @@ class settings_guard {
   [[nodiscard]] result<std::uint32_t> restore();
 
   [[nodiscard]] bool has_changes() const noexcept;
+  // What the last apply() accepted but could not set ("<device>: roce_rp/enable/3 = 1 not
+  // set: ..."), see nic_driver::not_set(); the agent logs each line.
+  [[nodiscard]] const std::vector<std::string>& not_set() const noexcept { return not_set_; }
 
  private:
   [[nodiscard]] result<nic::nic_driver*> driver_for(const std::string& driver, const std::string& device);
@@ -51,6 +56,7 @@ class settings_guard {
   std::string sysfs_root_;
   std::map<std::string, std::unique_ptr<nic::nic_driver>> drivers_;  // "mlx5:<device>"
   std::vector<nic::nic_driver*> changed_;  // in the order first changed
+  std::vector<std::string> not_set_;
 };
 
 }  // namespace rocelab::agents::agent

@@ -5,8 +5,11 @@
 // them, else under the upstream kernel's debugfs <root>/kernel/debug/mlx5/<PCI>/cc_params/
 // (drivers/infiniband/hw/mlx5/cong.c: rp_time_reset, np_cnp_dscp, ...). Either way the
 // settings keep the sysfs names (roce_rp/rpg_time_reset, roce_np/cnp_dscp), and apply /
-// snapshot / restore work the same; debugfs has no per-priority enable, and parameters
-// without a sysfs name appear as cc_params/<file>. RDMA counters under
+// snapshot / restore work the same; parameters without a sysfs name appear as
+// cc_params/<file>. debugfs has no per-priority enable (the firmware's mlxconfig
+// ROCE_CC_PRIO_MASK_P<port> holds it): there roce_rp|roce_np/enable/<p> = 1 is accepted
+// without being written and listed in not_set(), and = 0 is refused (unsupported), since
+// the upstream kernel cannot turn DCQCN off on a priority. RDMA counters under
 // <root>/class/infiniband/DEV/ports/PORT/hw_counters (np_cnp_sent, rp_cnp_handled,
 // np_ecn_marked_roce_packets, out_of_sequence, ...), and per-priority pause counters
 // through the ethtool ioctl (rx_prio3_pause, tx_prio3_pause_duration, ...).
@@ -64,6 +67,8 @@ class mlx5_driver final : public nic_driver {
   [[nodiscard]] status validate(const std::string& canonical, const std::string& value) const override;
   [[nodiscard]] result<std::string> read_setting(const std::string& canonical) override;
   [[nodiscard]] status write_setting(const std::string& canonical, const std::string& value) override;
+  [[nodiscard]] std::optional<std::string> not_settable_reason(const std::string& canonical,
+                                                               const std::string& value) const override;
 
  private:
   explicit mlx5_driver(mlx5_options options) : options_(std::move(options)) {}

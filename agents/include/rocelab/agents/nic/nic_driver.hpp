@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,9 @@ class nic_driver {
   [[nodiscard]] bool has_snapshot() const noexcept { return !order_.empty(); }
   // The values apply() will restore, by canonical name.
   [[nodiscard]] const nic_settings& snapshot() const noexcept { return snapshot_; }
+  // What the last apply() accepted but could not set, one line each naming the setting,
+  // the value asked and why ("roce_rp/enable/3 = 1 not set: ...").
+  [[nodiscard]] const std::vector<std::string>& not_set() const noexcept { return not_set_; }
 
   // The port's counters now (cumulative values, as the NIC keeps them).
   [[nodiscard]] virtual result<std::vector<nic_counter>> read_counters() = 0;
@@ -68,12 +72,21 @@ class nic_driver {
   [[nodiscard]] virtual status validate(const std::string& canonical, const std::string& value) const = 0;
   [[nodiscard]] virtual result<std::string> read_setting(const std::string& canonical) = 0;
   [[nodiscard]] virtual status write_setting(const std::string& canonical, const std::string& value) = 0;
+  // Why a valid `value` for `canonical` is accepted without being written, or nullopt when
+  // it is written (every setting, unless the driver says otherwise).
+  [[nodiscard]] virtual std::optional<std::string> not_settable_reason(const std::string& canonical,
+                                                                       const std::string& value) const {
+    (void)canonical;
+    (void)value;
+    return std::nullopt;
+  }
   // Called once after apply() or restore() wrote settings (the soft driver saves its file).
   [[nodiscard]] virtual status commit() { return status::success(); }
 
  private:
   nic_settings snapshot_;
   std::vector<std::string> order_;  // canonical names in the order first snapshotted
+  std::vector<std::string> not_set_;
 };
 
 // Shared by the drivers: "roce_rp/enable/3" style names and their checks.

@@ -15,7 +15,14 @@
 //   PFC     PORT_QOS_MAP|<port> pfc_enable ("3,4")
 //   buffers xoff and dynamic_th of the BUFFER_PROFILE that the PG's BUFFER_PG entry names
 //           (a single PG or SONiC's range key, Ethernet0|3-4; no BUFFER_PG key is written);
-//           size, xon and xon_offset must already be what is asked
+//           size, xon and xon_offset must already be what is asked. Under SONiC's
+//           dynamic buffer model (DEVICE_METADATA|localhost buffer_model: dynamic) a
+//           BUFFER_PG whose profile is NULL has its lossless profile computed by buffermgrd
+//           from the port's speed and cable length (pg_lossless_<speed>_<cable>_profile)
+//           into APPL_DB BUFFER_PROFILE_TABLE, and rewritten by it: that profile is read
+//           from APPL_DB (BUFFER_PG_TABLE:<port>:<pgs> names it), a setting it already
+//           matches needs nothing, any other is refused (unsupported) naming the model,
+//           the generated profile and the field
 //   DSCP    entries of the DSCP_TO_TC_MAP that PORT_QOS_MAP|<port> (or |global) binds
 //           (dscp_to_tc_map), e.g. AZURE 26 -> 3 for the lossless class
 //   mirror  MIRROR_SESSION|<name>, added and removed whole
@@ -38,7 +45,15 @@
 // are mapped onto switch_driver.hpp's vocabulary (PFC counters per priority land on the PG
 // of that number); the others are kept with their SAI names. A queue without
 // SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS (the platform does not count WRED ECN marks) has
-// ecn_marked_packets reported missing, never 0.
+// ecn_marked_packets reported missing, never 0. Every field is a counter and must hold a
+// decimal number (else malformed_input naming the COUNTERS_DB key and the field) except
+// what the PFC watchdog keeps beside the counters of a queue it watches (sonic-swss
+// orchagent/pfcwdsworch.cpp, pfcactionhandler.cpp, pfc_detect_<asic>.lua): the text
+// fields PFC_WD_STATUS ("operational" | "stormed"), PFC_WD_ACTION ("drop" | "forward" |
+// "alert"), PFC_STAT_HISTORY, BIG_RED_SWITCH_MODE and DEBUG_STORM, PFC_WD_RESTORATION_TIME
+// when empty (no restoration time configured), and SAI attributes (SAI_QUEUE_ATTR_*, a
+// "true"/"false" pause status) -- none of them counters. The watchdog's status and action
+// of each queue are kept in pfc_watchdog().
 //
 // ssh runs with an argv vector (BatchMode, so it never prompts); the remote command is
 // made of fixed words and validated names only.
@@ -79,8 +94,28 @@ struct sonic_options {
 // Errors: invalid_argument (names, ranges), not_found (no entry to change: no BUFFER_PG
 // covering the PG, no DSCP map bound), unsupported (what the updater refuses, or two
 // settings asking different values of one shared profile or map), each naming the rule.
+// `generated`: the lossless profiles buffermgrd generated for the BUFFER_PG entries
+// whose profile is NULL (see generated_buffer_profiles); a NULL profile not in it is
+// not_found naming the buffer model and the APPL_DB key missing.
 [[nodiscard]] result<nlohmann::json> to_config_db_changes(const switch_settings& settings,
-                                                          const nlohmann::json& running, const sonic_options& options);
+                                                          const nlohmann::json& running, const sonic_options& options,
+                                                          const nlohmann::json& generated = nlohmann::json::object());
+
+// SONiC's buffer model, DEVICE_METADATA|localhost buffer_model: "dynamic", or
+// "traditional" (also when the field is absent, as on releases before the dynamic model).
+[[nodiscard]] std::string buffer_model(const nlohmann::json& config_db);
+// The BUFFER_PG keys of `ports` whose profile is NULL ("Ethernet0|3-4"): under the dynamic
+// model, those whose lossless profile buffermgrd computes.
+[[nodiscard]] std::vector<std::string> null_profile_buffer_pgs(const nlohmann::json& config_db,
+                                                               const std::vector<std::string>& ports);
+// The generated profiles of those keys from APPL_DB's hashes, as the driver reads them
+// (`appl_db`: {"BUFFER_PG_TABLE:Ethernet0:3-4": {"profile": ...}, "BUFFER_PROFILE_TABLE:
+// <name>": {...}}, a missing hash empty):
+//   {"Ethernet0|3-4": {"name": "pg_lossless_100000_5m_profile", "profile": {fields}}}
+// with "name" empty when APPL_DB has no BUFFER_PG_TABLE entry for the key, and "profile"
+// absent when it has no BUFFER_PROFILE_TABLE entry of that name.
+[[nodiscard]] nlohmann::json generated_buffer_profiles(const std::vector<std::string>& null_pgs,
+                                                       const std::map<std::string, std::map<std::string, std::string>>& appl_db);
 
 // The JSON Patch that writes `desired` (as to_config_db_changes gives it) over `running`:
 // fields of existing keys replaced (added where absent) one by one, absent keys and tables
@@ -91,8 +126,11 @@ struct sonic_options {
 // gives them: WRED of the queues that name a profile, PORT_QOS_MAP pfc_enable, the
 // DSCP_TO_TC_MAP each port is bound to, the BUFFER_PG profiles (range keys expanded), and
 // the session "rocelab" if present, else the first. Pure. Errors: check_config_db_shape's.
+// A NULL profile (dynamic model) is read from `generated` (generated_buffer_profiles);
+// without it that PG is left out.
 [[nodiscard]] result<switch_settings> settings_from_config_db(const nlohmann::json& config_db,
-                                                              const std::vector<std::string>& ports);
+                                                              const std::vector<std::string>& ports,
+                                                              const nlohmann::json& generated = nlohmann::json::object());
 // Checks the shape of every part of a config_db (a switch's, or a dump in a file) that this
 // driver reads: the dump an object, each table it reads an object of keys, each key an
 // object of fields, each field it reads a string. Errors are malformed_input naming
@@ -102,6 +140,15 @@ struct sonic_options {
 [[nodiscard]] status check_config_db_shape(const nlohmann::json& config_db, const std::string& source);
 // The DSCP_TO_TC_MAP that PORT_QOS_MAP|<port> (else |global) binds; empty: none.
 [[nodiscard]] std::string dscp_to_tc_map_name(const nlohmann::json& config_db, const std::string& port);
+
+// The PFC watchdog's state of one queue, as the last read_counters() found it.
+struct pfc_watchdog_queue {
+  std::string port;
+  int queue = -1;
+  std::string status;  // PFC_WD_STATUS: "operational" | "stormed"; empty: not written yet
+  std::string action;  // PFC_WD_ACTION: "drop" | "forward" | "alert"
+  friend bool operator==(const pfc_watchdog_queue&, const pfc_watchdog_queue&) = default;
+};
 
 class sonic_switch_driver final : public switch_driver {
  public:
@@ -117,12 +164,23 @@ class sonic_switch_driver final : public switch_driver {
   // The running config_db (sonic-cfggen -d --print-data).
   [[nodiscard]] result<nlohmann::json> read_config_db();
 
+  // The queues the PFC watchdog watches (their COUNTERS hash holds PFC_WD_ACTION or
+  // PFC_WD_STATUS) as the last successful read_counters() found them, in port then queue
+  // order; empty when the watchdog watches none of the configured ports' queues.
+  [[nodiscard]] const std::vector<pfc_watchdog_queue>& pfc_watchdog() const noexcept { return pfc_watchdog_; }
+
  private:
   explicit sonic_switch_driver(sonic_options options) : options_(std::move(options)) {}
   [[nodiscard]] result<std::string> remote(const std::vector<std::string>& command, const std::string& input = {});
   [[nodiscard]] status apply_patch(const nlohmann::json& patch, const std::string& context);
-  // HGETALL of every key in COUNTERS_DB, in one SSH session; one map per key, in order.
-  [[nodiscard]] result<std::vector<std::map<std::string, std::string>>> hgetall(const std::vector<std::string>& keys);
+  // HGETALL of every key in `db` (COUNTERS_DB, APPL_DB), in one SSH session; one map per
+  // key, in order.
+  [[nodiscard]] result<std::vector<std::map<std::string, std::string>>> hgetall(const std::vector<std::string>& keys,
+                                                                                const char* db = "COUNTERS_DB");
+  // generated_buffer_profiles of the NULL-profile BUFFER_PGs of `ports` in `running`, read
+  // from APPL_DB (no SSH session when there are none).
+  [[nodiscard]] result<nlohmann::json> read_generated_profiles(const nlohmann::json& running,
+                                                               const std::vector<std::string>& ports);
 
   sonic_options options_;
   // table -> key -> {"previous": entry (null: the key did not exist), "fields": [written]};
@@ -131,6 +189,7 @@ class sonic_switch_driver final : public switch_driver {
   std::vector<std::string> tables_created_;
   // COUNTERS_{PORT,QUEUE,PG}_NAME_MAP, kept between samples while their object ids answer.
   std::optional<std::map<std::string, std::string>> port_map_, queue_map_, pg_map_;
+  std::vector<pfc_watchdog_queue> pfc_watchdog_;
 };
 
 // `sonic-db-cli ... HGETALL` prints a Python dict: {'name': 'value', ...}.
