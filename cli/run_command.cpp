@@ -47,6 +47,7 @@
 #include "rocelab/protocol/security.hpp"
 #include "rocelab/store/run_ending.hpp"
 #include "rocelab/store/whole_run.hpp"
+#include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 
 namespace rocelab::cli {
 namespace {
@@ -385,7 +386,10 @@ std::function<int()> setup(CLI::App& app) {
     co.log = false;
     co.virtual_options.keep_lab = args->keep_lab;
     co.virtual_options.capture_dpdk = !args->capture_libpcap;
-    co.launcher = std::make_shared<in_process_agents>();
+    // The virtual lab's NICs and switch run SCHED_FIFO on this machine: the threads that
+    // relay their posts and completions run above the NICs (nic_fleet.hpp).
+    co.io_rt_priority = traffic::soft_nic::lab_relay_rt_priority;
+    co.launcher = std::make_shared<in_process_agents>(traffic::soft_nic::lab_relay_rt_priority);
     const std::string dir = args->out.empty() ? "runs/" + run_id : args->out;
     if (spec->backend == "virtual" && !args->no_capture_file) {
       // The capture is written there while the run goes; the rest of the directory after it.

@@ -1,10 +1,13 @@
 #include "rocelab/cli/in_process_agents.hpp"
 
+#include <optional>
+
 #include "rocelab/agents/agent/agent.hpp"
+#include "rocelab/common/realtime_section.hpp"
 
 namespace rocelab::cli {
 
-in_process_agents::in_process_agents() = default;
+in_process_agents::in_process_agents(int rt_priority) : rt_priority_(rt_priority) {}
 
 in_process_agents::~in_process_agents() {
   {
@@ -29,7 +32,11 @@ status in_process_agents::start(const controller::agent_launch& launch) {
   if (!io_) {
     io_ = std::make_unique<boost::asio::io_context>();
     work_.emplace(boost::asio::make_work_guard(*io_));
-    thread_ = std::thread([io = io_.get()] { io->run(); });
+    thread_ = std::thread([io = io_.get(), priority = rt_priority_] {
+      const std::optional<realtime_section> rt =
+          priority > 0 ? std::optional<realtime_section>(std::in_place, priority) : std::nullopt;
+      io->run();
+    });
   }
   auto a = agents::agent::agent::make(o);
   if (!a) return a.error();

@@ -27,7 +27,8 @@ namespace rocelab::cli {
 
 class in_process_agents final : public controller::agent_launcher {
  public:
-  in_process_agents();
+  // rt_priority > 0: the agents' thread runs SCHED_FIFO at it (soft_nic::lab_relay_rt_priority).
+  explicit in_process_agents(int rt_priority = 0);
   ~in_process_agents() override;
   in_process_agents(const in_process_agents&) = delete;
   in_process_agents& operator=(const in_process_agents&) = delete;
@@ -38,6 +39,7 @@ class in_process_agents final : public controller::agent_launcher {
  private:
   using work_guard = boost::asio::executor_work_guard<boost::asio::io_context::executor_type>;
 
+  int rt_priority_ = 0;
   std::mutex mutex_;
   std::unique_ptr<boost::asio::io_context> io_;
   std::optional<work_guard> work_;
