@@ -14,7 +14,6 @@
 #include "rocelab/cli/in_process_agents.hpp"
 #include "rocelab/controller/controller.hpp"
 #include "rocelab/protocol/security.hpp"
-#include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 
 namespace rocelab::cli {
 namespace {
@@ -62,11 +61,7 @@ std::function<int()> setup(CLI::App& app) {
     o.deadman = std::chrono::milliseconds(a->deadman_ms);
     o.virtual_options.lab_name = a->lab;
     o.virtual_options.log_dir = a->log_dir;
-    // A virtual lab's NICs and switch run SCHED_FIFO on this machine: the threads that relay
-    // their posts and completions run above the NICs (nic_fleet.hpp); unprivileged, they
-    // keep their policy.
-    o.io_rt_priority = traffic::soft_nic::lab_relay_rt_priority;
-    o.launcher = std::make_shared<in_process_agents>(traffic::soft_nic::lab_relay_rt_priority);
+    o.launcher = std::make_shared<in_process_agents>();
     if (!a->inventory.empty()) {
       auto inv = controller::load_inventory_file(a->inventory);
       if (!inv) {
