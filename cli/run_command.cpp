@@ -386,9 +386,8 @@ std::function<int()> setup(CLI::App& app) {
     co.log = false;
     co.virtual_options.keep_lab = args->keep_lab;
     co.virtual_options.capture_dpdk = !args->capture_libpcap;
-    // The virtual lab's NICs and switch run SCHED_FIFO on this machine: the threads that
-    // relay their posts and completions run above the NICs (nic_fleet.hpp).
-    co.io_rt_priority = traffic::soft_nic::lab_relay_rt_priority;
+    // The virtual lab's NICs and switch run SCHED_FIFO on this machine: the agents' thread
+    // that relays their posts and completions runs above the NICs (nic_fleet.hpp).
     co.launcher = std::make_shared<in_process_agents>(traffic::soft_nic::lab_relay_rt_priority);
     const std::string dir = args->out.empty() ? "runs/" + run_id : args->out;
     if (spec->backend == "virtual" && !args->no_capture_file) {

@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <iostream>
-#include <optional>
 
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "controller_impl.hpp"
-#include "rocelab/common/realtime_section.hpp"
 
 namespace rocelab::controller {
 
@@ -59,12 +57,7 @@ status controller::impl::open() {
   else
     asio::co_spawn(io_, clock_service_.serve(), asio::detached);
   asio::co_spawn(io_, accept_loop(), asio::detached);
-  thread_ = std::thread([this] {
-    const std::optional<realtime_section> rt =
-        options_.io_rt_priority > 0 ? std::optional<realtime_section>(std::in_place, options_.io_rt_priority)
-                                    : std::nullopt;
-    io_.run();
-  });
+  thread_ = std::thread([this] { io_.run(); });
   return status::success();
 }
 

@@ -98,12 +98,6 @@ struct controller_options {
   // Starts agents in this process for a virtual-lab run's hosts that have none; empty:
   // such a run fails, naming the hosts without an agent.
   std::shared_ptr<agent_launcher> launcher;
-  // SCHED_FIFO priority of the controller's I/O thread; 0: none. For a controller on the
-  // machine of its virtual lab (`rocelab run`'s embedded one): the lab's NICs and switch run
-  // SCHED_FIFO and are busy for the whole of an incast, when a normal thread gets only the
-  // kernel's RT-throttling remainder of their CPUs; this thread carries the posts of a
-  // closed-loop workload's next round to the agents (soft_nic::lab_relay_rt_priority).
-  int io_rt_priority = 0;
   // This host's clock source: with it synchronised and every agent's host too, runs map
   // the agents through the host clocks (protocol/run_clock.hpp). Empty: this host's, read
   // by host_clock_monitor::of_this_host().

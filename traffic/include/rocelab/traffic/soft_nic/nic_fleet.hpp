@@ -63,9 +63,9 @@ struct fleet_host {
 using nic_links_factory = std::function<result<std::unique_ptr<nic_links>>(
     const std::vector<fleet_host>& hosts, const std::vector<nic_process_config>& configs)>;
 
-// SCHED_FIFO priority of every thread that relays a virtual lab run's posts and completions
-// between the fleet and the NIC processes on this machine: the fleet's own, and with the
-// embedded controller its I/O thread and its in-process agents' thread. Above the NICs'
+// SCHED_FIFO priority of the threads that relay a virtual lab run's posts and completions
+// between the fleet and the NIC processes on this machine: the fleet's own, and under
+// `rocelab run` its in-process agents' thread. Above the NICs'
 // (fleet_options::rt_priority, 40) and below the soft switch's (50). The NICs and the switch
 // are busy for the whole of an incast, when a normal thread gets only the kernel's
 // RT-throttling remainder of their CPUs; the next round of a closed-loop workload, armed
