@@ -1,7 +1,5 @@
 #include "rocelab/cli/in_process_agents.hpp"
 
-#include <optional>
-
 #include "rocelab/agents/agent/agent.hpp"
 #include "rocelab/common/realtime_section.hpp"
 
@@ -33,8 +31,7 @@ status in_process_agents::start(const controller::agent_launch& launch) {
     io_ = std::make_unique<boost::asio::io_context>();
     work_.emplace(boost::asio::make_work_guard(*io_));
     thread_ = std::thread([io = io_.get(), priority = rt_priority_] {
-      const std::optional<realtime_section> rt =
-          priority > 0 ? std::optional<realtime_section>(std::in_place, priority) : std::nullopt;
+      const realtime_section rt(priority);
       io->run();
     });
   }

@@ -87,6 +87,19 @@ class VirtualRunAccounting : public ::testing::Test {
     }
     if (!dir_.empty()) fs::remove_all(dir_);
   }
+  // `rocelab run SPEC ARGS --out OUT --db <dir_>/rocelab.db` from dir_ (it uses lab 'run');
+  // the test fails with its output when it exits non-zero.
+  void cli_run(const std::string& spec_and_args, const fs::path& out) {
+    const std::string cmd = "cd " + dir_.string() + " && " + std::string(ROCELAB_BINARY_DIR) + "/rocelab run " +
+                            std::string(ROCELAB_SOURCE_DIR) + "/" + spec_and_args + " --out " + out.string() +
+                            " --db " + (dir_ / "rocelab.db").string() + " > " + (dir_ / "run.txt").string() +
+                            " 2>&1";
+    const int rc = std::system(cmd.c_str());
+    std::ifstream log(dir_ / "run.txt");
+    std::stringstream text;
+    text << log.rdbuf();
+    ASSERT_EQ(rc, 0) << text.str();
+  }
   std::string name_;
   fs::path dir_;
 };
@@ -170,17 +183,9 @@ TEST_F(VirtualRunAccounting, CliRunKeepsItsCaptureWithValidIcrcAndSamplesQueues)
   name_ = "run";
   ASSERT_TRUE(agents::lab::lab_inspect("run").namespaces.empty()) << "lab 'run' is up already";
   const fs::path out = dir_ / "r";
-  const std::string cmd = "cd " + dir_.string() + " && " + std::string(ROCELAB_BINARY_DIR) + "/rocelab run " +
-                          std::string(ROCELAB_SOURCE_DIR) + "/examples/virtual-incast-8to1.yaml --out " +
-                          out.string() + " --db " + (dir_ / "rocelab.db").string() + " > " +
-                          (dir_ / "run.txt").string() + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::ifstream log(dir_ / "run.txt");
-  std::stringstream text;
-  text << log.rdbuf();
-  ASSERT_EQ(rc, 0) << text.str();
+  ASSERT_NO_FATAL_FAILURE(cli_run("examples/virtual-incast-8to1.yaml", out));
   const fs::path capture = out / "capture.pcapng";
-  ASSERT_TRUE(fs::exists(capture)) << text.str();
+  ASSERT_TRUE(fs::exists(capture)) << "no capture.pcapng in " << out;
   const icrc_tally t = check_icrc(capture.string());
   EXPECT_GT(t.roce, 1000u);
   EXPECT_EQ(t.bad, 0u) << "RoCEv2 frames with a wrong ICRC";
@@ -218,16 +223,7 @@ TEST_F(VirtualRunAccounting, CliRunsAnIncastsNextRoundTogetherBesideBackgroundAn
   name_ = "run";
   ASSERT_TRUE(agents::lab::lab_inspect("run").namespaces.empty()) << "lab 'run' is up already";
   const fs::path out = dir_ / "r";
-  const std::string cmd = "cd " + dir_.string() + " && " + std::string(ROCELAB_BINARY_DIR) + "/rocelab run " +
-                          std::string(ROCELAB_SOURCE_DIR) +
-                          "/examples/tune-virtual-incast.yaml --set backend=virtual --set repeats=5 --out " +
-                          out.string() + " --db " + (dir_ / "rocelab.db").string() + " > " +
-                          (dir_ / "run.txt").string() + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::ifstream log(dir_ / "run.txt");
-  std::stringstream text;
-  text << log.rdbuf();
-  ASSERT_EQ(rc, 0) << text.str();
+  ASSERT_NO_FATAL_FAILURE(cli_run("examples/tune-virtual-incast.yaml --set backend=virtual --set repeats=5", out));
   // flows.csv: repeat,seed,src,dst,qp,priority,kind,bytes,start_ns,... ,tag (last)
   std::ifstream flows(out / "flows.csv");
   std::string line;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lab/lab_for_spec.hpp"
 #include "rocelab/agents/lab/virtual_lab.hpp"
 #include "rocelab/captures/capture_file.hpp"
 #include "rocelab/captures/dissect.hpp"
@@ -144,26 +145,13 @@ result<calibration> calibrate_lab(const experiment_spec& spec, const calibrate_o
 
   // The lab: one up under the name that fits, or one brought up here (with ECN, which the
   // CNP loop turns on; the first run applies the spec's own setting).
-  bool ours = false;
-  lab::lab_state state;
-  auto existing = lab::load_lab(root, o.lab_name);
-  const bool fits = existing.ok() && existing->hosts.size() >= n &&
-                    std::abs(existing->link_gbps - spec.topology.link_gbps) < 1e-9 &&
-                    lab::lab_inspect(o.lab_name, root).switch_alive;
-  if (fits) {
-    state = *existing;
-  } else {
-    if (existing.ok() || !lab::lab_inspect(o.lab_name, root).namespaces.empty())
-      return status(error_code::unavailable, "lab '" + o.lab_name +
-                                                 "' is up but does not fit the spec (hosts or link rate); take it "
-                                                 "down with `rocelab lab down --name " + o.lab_name + "`");
+  auto lab_up = lab_for_spec(loop_spec, o.lab_name, root, binary, [&] {
     step(o, "bringing up lab '" + o.lab_name + "': " + std::to_string(n) + " hosts at " +
                 std::to_string(spec.topology.link_gbps).substr(0, 4) + " Gb/s");
-    auto up = lab::lab_up(lab_options_for(loop_spec, o.lab_name, root, binary));
-    if (!up) return up.error().with_context("bringing up lab '" + o.lab_name + "'");
-    state = *up;
-    ours = true;
-  }
+  });
+  if (!lab_up) return lab_up.error();
+  const lab::lab_state& state = lab_up->state;
+  const bool ours = lab_up->brought_up;
 
   auto measured = [&]() -> result<calibration> {
     virtual_backend_options vo;

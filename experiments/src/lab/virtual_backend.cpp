@@ -1,5 +1,6 @@
 #include "rocelab/experiments/lab/virtual_backend.hpp"
 
+#include "lab/lab_for_spec.hpp"
 #include "rocelab/fabric/drivers/soft_switch_driver.hpp"
 
 #include <fcntl.h>
@@ -438,6 +439,22 @@ std::chrono::milliseconds virtual_run_limit(const experiment_spec& spec) {
   return std::chrono::milliseconds(std::max<std::int64_t>(30'000, spec.twin.stop_ns / 1'000'000));
 }
 
+result<spec_lab> lab_for_spec(const experiment_spec& spec, const std::string& lab_name, const std::string& state_root,
+                              const std::string& rocelab_binary, const std::function<void()>& on_bring_up) {
+  auto existing = lab::load_lab(state_root, lab_name);
+  if (existing.ok() && existing->hosts.size() >= spec.topology.hosts &&
+      std::abs(existing->link_gbps - spec.topology.link_gbps) < 1e-9 && lab::lab_inspect(lab_name, state_root).switch_alive)
+    return spec_lab{std::move(*existing), false};
+  if (existing.ok() || !lab::lab_inspect(lab_name, state_root).namespaces.empty())
+    return status(error_code::unavailable, "lab '" + lab_name +
+                                               "' is up but does not fit the spec (hosts or link rate); take it "
+                                               "down with `rocelab lab down --name " + lab_name + "`");
+  if (on_bring_up) on_bring_up();
+  auto up = lab::lab_up(lab_options_for(spec, lab_name, state_root, rocelab_binary));
+  if (!up) return up.error().with_context("bringing up lab '" + lab_name + "'");
+  return spec_lab{std::move(*up), true};
+}
+
 result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
                                 const virtual_backend_options& options) {
   ROCELAB_RETURN_IF_ERROR(check_spec(spec));
@@ -453,24 +470,10 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
   }
 
   // Reuse a lab that is up and fits; otherwise bring one up for this run.
-  bool ours = false;
-  lab::lab_state state;
-  auto existing = lab::load_lab(root, options.lab_name);
-  const bool fits = existing.ok() && existing->hosts.size() >= spec.topology.hosts &&
-                    std::abs(existing->link_gbps - spec.topology.link_gbps) < 1e-9 &&
-                    lab::lab_inspect(options.lab_name, root).switch_alive;
-  if (fits) {
-    state = *existing;
-  } else {
-    if (existing.ok() || !lab::lab_inspect(options.lab_name, root).namespaces.empty())
-      return status(error_code::unavailable, "lab '" + options.lab_name +
-                                                 "' is up but does not fit the spec (hosts or link rate); take it "
-                                                 "down with `rocelab lab down " + options.lab_name + "`");
-    auto up = lab::lab_up(lab_options_for(spec, options.lab_name, root, binary));
-    if (!up) return up.error().with_context("bringing up lab '" + options.lab_name + "'");
-    state = *up;
-    ours = true;
-  }
+  auto lab_up = lab_for_spec(spec, options.lab_name, root, binary);
+  if (!lab_up) return lab_up.error();
+  const lab::lab_state& state = lab_up->state;
+  const bool ours = lab_up->brought_up;
   // The switch's settings as they were before the run: put back afterwards on a lab the
   // run did not bring up (one it brought up goes down with them).
   std::unique_ptr<fabric::drivers::soft_switch_driver> switch_snapshot;

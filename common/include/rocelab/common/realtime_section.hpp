@@ -13,7 +13,9 @@ namespace rocelab {
 
 class realtime_section {
  public:
+  // priority <= 0: none (the section does nothing).
   explicit realtime_section(int priority) {
+    if (priority <= 0) return;
     ok_ = ::pthread_getschedparam(::pthread_self(), &policy_, &param_) == 0;
     sched_param rt{};
     rt.sched_priority = priority;
