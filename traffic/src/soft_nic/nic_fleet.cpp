@@ -4,10 +4,8 @@
 #include <climits>
 #include <deque>
 #include <map>
-#include <optional>
 #include <set>
 
-#include "rocelab/common/realtime_section.hpp"
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
 #include "rocelab/traffic/soft_nic/nic_process.hpp"
 
@@ -319,9 +317,6 @@ result<fleet_result> nic_fleet::run(fabric::twin::workload& load, std::chrono::m
                                     const std::function<bool()>& cancel_requested,
                                     const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   impl& p = *impl_;
-  const std::optional<realtime_section> rt =
-      p.options.fleet_rt_priority > 0 ? std::optional<realtime_section>(std::in_place, p.options.fleet_rt_priority)
-                                      : std::nullopt;
   p.load = &load;
   for (const auto& h : p.lab_hosts) {
     p.out.records.hosts.push_back(h.name);

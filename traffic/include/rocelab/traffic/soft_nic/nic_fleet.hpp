@@ -63,14 +63,14 @@ struct fleet_host {
 using nic_links_factory = std::function<result<std::unique_ptr<nic_links>>(
     const std::vector<fleet_host>& hosts, const std::vector<nic_process_config>& configs)>;
 
-// SCHED_FIFO priority of the threads that relay a virtual lab run's posts and completions
-// between the fleet and the NIC processes on this machine: the fleet's own, and under
-// `rocelab run` its in-process agents' thread. Above the NICs'
+// SCHED_FIFO priority of the thread that relays a virtual lab run's posts and completions
+// between the fleet and the NIC processes on this machine under `rocelab run`: its
+// in-process agents' thread. Above the NICs'
 // (fleet_options::rt_priority, 40) and below the soft switch's (50). The NICs and the switch
 // are busy for the whole of an incast, when a normal thread gets only the kernel's
 // RT-throttling remainder of their CPUs; the next round of a closed-loop workload, armed
 // 2 ms ahead, then reached its eight senders 9 to 186 ms late, one after another, and never
-// congested the port. These threads block on their sockets and pipes between messages.
+// congested the port. The thread blocks on its sockets and pipes between messages.
 inline constexpr int lab_relay_rt_priority = 45;
 
 struct fleet_options {
@@ -86,9 +86,6 @@ struct fleet_options {
   // start_rt_priority): above the soft switch's, so every sender's first frame is out
   // before the switch forwards the first of them. 0: none.
   int start_rt_priority = 60;
-  // SCHED_FIFO priority of the thread that runs the fleet (nic_fleet::run) while it runs;
-  // 0: none. See lab_relay_rt_priority.
-  int fleet_rt_priority = lab_relay_rt_priority;
   // The CPUs the NICs hold around an armed instant (nic_process_config::start_cpu), host
   // i on start_cpus[i % size], so an instant's senders share the CPUs evenly. Empty: with
   // the default carrier (NICs as child processes here) the CPUs this process may run on;
