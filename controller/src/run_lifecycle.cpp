@@ -224,7 +224,7 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
   nr.name = spec.name;
   nr.backend = spec.backend;
   nr.seed = spec.seed;
-  nr.spec_yaml = experiments::to_yaml(spec);
+  nr.spec_yaml = experiments::to_yaml(experiments::local_backends(impl_->options_.virtual_options).as_run_here(spec));
   for (const auto& set : request.sets)
     if (const auto eq = set.find('='); eq != std::string::npos) nr.parameters[set.substr(0, eq)] = set.substr(eq + 1);
   if (!request.submission.empty()) nr.parameters[submission_parameter] = request.submission;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "rocelab/experiments/lab/local_backends.hpp"
 #include "rocelab/experiments/run/runner.hpp"
 #include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/experiments/run/twin_backend.hpp"
@@ -94,6 +95,11 @@ TEST(backend_registry, runs_the_backend_the_spec_names_including_one_added_from_
   auto lab = r.find("lab");
   ASSERT_TRUE(lab.ok());
   EXPECT_EQ((*lab)->as_run_here(spec).seed, spec.seed + 1000);
+  // The registry answers for the backend a spec names, and leaves a spec it cannot run as is.
+  EXPECT_EQ(r.as_run_here(spec).seed, spec.seed + 1000);
+  experiment_spec elsewhere = spec;
+  elsewhere.backend = "nowhere";
+  EXPECT_EQ(to_yaml(r.as_run_here(elsewhere)), to_yaml(elsewhere));
   // A copy of the registry shares the backends.
   const backend_registry copy = r;
   ASSERT_TRUE(copy.run(spec).ok());
@@ -167,6 +173,27 @@ TEST(twin_backend, an_invalid_spec_runs_no_repeat) {
   ASSERT_FALSE(ran.ok());
   EXPECT_EQ(ran.error().code(), error_code::invalid_argument);
   EXPECT_EQ(started, 0);
+}
+
+// What a virtual run's record keeps: the spec as the lab runs it. At the lab's 0.5 Gb/s an
+// 8 MiB buffer drains in 134 ms, so the lab's go-back-N waits twice that, not the file's
+// 4 ms; a twin run from the record then waits as long (a twin at 4 ms resends what sits in
+// the queue: 78k retransmits in five seeds of examples/tune-virtual-incast.yaml).
+TEST(local_backends, a_virtual_spec_as_run_here_has_the_lab_s_timeout_and_a_twin_spec_is_as_written) {
+  auto spec = load_spec_file(examples + "/virtual-incast-8to1.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  ASSERT_EQ(spec->nic.retransmit_timeout_ns, 4'000'000);
+  const backend_registry r = local_backends();
+  const experiment_spec as_run = r.as_run_here(*spec);
+  EXPECT_EQ(as_run.nic.retransmit_timeout_ns, 2 * (8ll << 20) * 8 * 2);  // twice 8 MiB at 0.5 Gb/s, in ns
+  EXPECT_GT(as_run.sw.pfc.headroom_bytes, 0);
+  // The record's YAML reads back as the spec that ran.
+  auto again = load_spec(to_yaml(as_run), "the record");
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_EQ(again->nic.retransmit_timeout_ns, as_run.nic.retransmit_timeout_ns);
+  experiment_spec twin = *spec;
+  twin.backend = "twin";
+  EXPECT_EQ(to_yaml(r.as_run_here(twin)), to_yaml(twin));
 }
 
 }  // namespace

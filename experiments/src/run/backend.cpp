@@ -26,6 +26,11 @@ std::vector<std::string> backend_registry::names() const {
   return out;
 }
 
+experiment_spec backend_registry::as_run_here(const experiment_spec& spec) const {
+  const auto b = find(spec.backend);
+  return b.ok() ? (*b)->as_run_here(spec) : spec;
+}
+
 result<experiment_result> backend_registry::run(const experiment_spec& spec, const run_hooks& hooks) const {
   auto b = find(spec.backend);
   if (!b) return std::move(b).error();

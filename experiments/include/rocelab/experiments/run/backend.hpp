@@ -82,6 +82,11 @@ class backend_registry {
   // Runs `spec` on the backend its `backend` field names.
   [[nodiscard]] result<experiment_result> run(const experiment_spec& spec, const run_hooks& hooks = {}) const;
 
+  // `spec` as the backend its `backend` field names runs it (backend::as_run_here); `spec`
+  // itself when no such backend is registered. What a run's record keeps, so that the
+  // record says what ran and a twin run from it runs what the lab ran.
+  [[nodiscard]] experiment_spec as_run_here(const experiment_spec& spec) const;
+
  private:
   std::map<std::string, std::shared_ptr<const backend>, std::less<>> backends_;
 };
