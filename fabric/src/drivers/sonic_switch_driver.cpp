@@ -946,8 +946,8 @@ result<switch_settings> settings_from_config_db(const json& config_db, const std
     m.dst_ip = s.value("dst_ip", "");
     m.dscp = static_cast<std::uint8_t>(to_int(s, "dscp", 8));
     m.ttl = static_cast<std::uint8_t>(to_int(s, "ttl", 64));
-    out.mirror = m;
-    if (name == "rocelab") break;  // ours if present, else the first
+    if (!out.mirror || name == "rocelab") out.mirror = m;  // ours if present, else the first
+    if (name == "rocelab") break;
   }
   return out;
 }
