@@ -160,17 +160,6 @@ TEST(bringup_check, switch_faults_fail_their_own_item_with_the_sonic_fix) {
       // would drop its scheduler.
       {"no WRED on queue 3", [](auto& db) { db["QUEUE"].erase("Ethernet0|3"); }, "ecn",
        "sudo sonic-db-cli CONFIG_DB HSET 'QUEUE|Ethernet0|3' wred_profile AZURE_LOSSLESS"},
-      {"PFC priority 3 pauses queue 4", [](auto& db) { db["MAP_PFC_PRIORITY_TO_QUEUE"]["AZURE"]["3"] = "4"; },
-       "pfc_queue", R"("op":"replace","path":"/MAP_PFC_PRIORITY_TO_QUEUE/AZURE/3","value":"3")"},
-      {"TC 3 in PG 0", [](auto& db) { db["TC_TO_PRIORITY_GROUP_MAP"]["AZURE"]["3"] = "0"; }, "priority_group",
-       R"("op":"replace","path":"/TC_TO_PRIORITY_GROUP_MAP/AZURE/3","value":"3")"},
-      {"PFC priority 3 pauses PG 4", [](auto& db) { db["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"]["AZURE"]["3"] = "4"; },
-       "priority_group", R"("path":"/PFC_PRIORITY_TO_PRIORITY_GROUP_MAP/AZURE/3","value":"3")"},
-      {"PFC watchdog dropping after 200 ms",
-       [](auto& db) {
-         db["PFC_WD"]["Ethernet0"] = {{"action", "drop"}, {"detection_time", "200"}, {"restoration_time", "200"}};
-       },
-       "pfc_watchdog", "sudo pfcwd stop Ethernet0"},
       {"mirror from another port", [](auto& db) { db["MIRROR_SESSION"]["everflow0"]["src_port"] = "Ethernet4"; },
        "mirror_session", "sudo config mirror_session remove everflow0"},
       {"mirror of received frames only", [](auto& db) { db["MIRROR_SESSION"]["everflow0"]["direction"] = "RX"; },
@@ -184,6 +173,17 @@ TEST(bringup_check, switch_faults_fail_their_own_item_with_the_sonic_fix) {
        "mirror_session",
        "first free Ethernet48: `sudo config interface ip remove Ethernet48 10.0.0.1/31`, `sudo config vlan member del "
        "1000 Ethernet48`, then `sudo config mirror_session span add everflow0 Ethernet48 Ethernet0 both`"},
+      {"PFC priority 3 pauses queue 4", [](auto& db) { db["MAP_PFC_PRIORITY_TO_QUEUE"]["AZURE"]["3"] = "4"; },
+       "pfc_queue", R"("op":"replace","path":"/MAP_PFC_PRIORITY_TO_QUEUE/AZURE/3","value":"3")"},
+      {"TC 3 in PG 0", [](auto& db) { db["TC_TO_PRIORITY_GROUP_MAP"]["AZURE"]["3"] = "0"; }, "priority_group",
+       R"("op":"replace","path":"/TC_TO_PRIORITY_GROUP_MAP/AZURE/3","value":"3")"},
+      {"PFC priority 3 pauses PG 4", [](auto& db) { db["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"]["AZURE"]["3"] = "4"; },
+       "priority_group", R"("path":"/PFC_PRIORITY_TO_PRIORITY_GROUP_MAP/AZURE/3","value":"3")"},
+      {"PFC watchdog dropping after 200 ms",
+       [](auto& db) {
+         db["PFC_WD"]["Ethernet0"] = {{"action", "drop"}, {"detection_time", "200"}, {"restoration_time", "200"}};
+       },
+       "pfc_watchdog", "sudo pfcwd stop Ethernet0"},
       {"ECN off in the profile", [](auto& db) { db["WRED_PROFILE"]["AZURE_LOSSLESS"]["ecn"] = "ecn_none"; }, "ecn",
        "apply-patch"},
       {"no mirror session", [](auto& db) { db.erase("MIRROR_SESSION"); }, "mirror_session",
