@@ -163,6 +163,13 @@ struct check_item {
 [[nodiscard]] std::vector<check_item> check_bringup(const bringup_expectation& want, const bringup_inventory& inv,
                                                     const lab_facts& facts);
 
+// What a lab run needs of the switch before T0: the items switch_pfc, dscp_map, ecn,
+// priority_group, pfc_queue and pfc_watchdog of check_bringup on `sw`. Success when each
+// passed or was skipped; else unavailable naming each other item, what was observed and
+// its fix (a MISSING fact is not ready either).
+[[nodiscard]] status switch_ready_for_run(const bringup_expectation& want, const bringup_inventory& inv,
+                                          const switch_facts& sw);
+
 // True when every item passed or was skipped (a missing fact is not a pass).
 [[nodiscard]] bool bringup_passed(const std::vector<check_item>& items) noexcept;
 
