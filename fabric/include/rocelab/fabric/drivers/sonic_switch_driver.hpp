@@ -21,10 +21,12 @@
 //   patch_sorter.py RequiredValueIdentifier) never go through apply-patch: for those the
 //   sorter inserts moves taking each port admin down before the change and up after it,
 //   which kills every queue pair in flight (RETRY_EXC). Their fields are written one by
-//   one with `sonic-db-cli CONFIG_DB HSET '<TABLE>|<key>' <field> <value>` (orchagent's
-//   qosorch applies a queue's wred_profile and a port's pfc_enable in place, with no port
-//   flap), and put back with HSET or HDEL (DEL for a key the driver created). A field
-//   write never replaces a whole entry, so a QUEUE key keeps its `scheduler`.
+//   one with `sonic-db-cli CONFIG_DB HSET '<TABLE>|<key>' <field> <value>`: orchagent
+//   applies both in place, with no port flap (sonic-swss orchagent/qosorch.cpp, 202305:
+//   handleQueueTable sets the queue's SAI_QUEUE_ATTR_WRED_PROFILE_ID,
+//   handlePortQosMapTable calls PortsOrch::setPortPfc; neither touches admin status), and
+//   put back with HSET or HDEL (DEL for a key the driver created). A field write never
+//   replaces a whole entry, so a QUEUE key keeps its `scheduler`.
 //
 // What the driver writes (to_config_db_changes):
 //   ECN     WRED_PROFILE|AZURE_LOSSLESS green_{min,max}_threshold (bytes),
