@@ -23,6 +23,8 @@ struct controller_args {
   std::string db = "rocelab.db";
   std::string token_file;
   std::string inventory;
+  std::string switch_ssh;
+  std::string switch_config_db;
   int heartbeat_ms = 250;
   int agent_timeout_ms = 2000;
   int deadman_ms = 5000;
@@ -42,6 +44,10 @@ std::function<int()> setup(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--log-dir", a->log_dir, "backend virtual: where the soft NICs of hosts without an agent log");
   app.add_option("--inventory", a->inventory, "lab inventory YAML (hosts, NICs, switch ports, mirror, capture)");
+  app.add_option("--switch-ssh", a->switch_ssh,
+                 "SONiC: read config_db over ssh from this destination and check the lossless class before T0");
+  app.add_option("--switch-config-db", a->switch_config_db,
+                 "SONiC: check the lossless class before T0 against this config_db dump instead");
   app.add_option("--heartbeat-ms", a->heartbeat_ms, "clock probe / heartbeat interval")->capture_default_str();
   app.add_option("--agent-timeout-ms", a->agent_timeout_ms, "an agent silent this long is lost")->capture_default_str();
   app.add_option("--deadman-ms", a->deadman_ms, "agents restore their settings after this long without us")
@@ -69,6 +75,8 @@ std::function<int()> setup(CLI::App& app) {
         return 2;
       }
       o.inventory = std::move(*inv);
+      o.switch_ssh = a->switch_ssh;
+      o.switch_config_db = a->switch_config_db;
     }
     // Block the stop signals before any thread starts, then wait for one here.
     sigset_t stop;

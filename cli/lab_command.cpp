@@ -134,6 +134,7 @@ experiments::bringup_inventory to_bringup(const controller::lab_inventory& inv) 
   for (const auto& h : inv.hosts) out.hosts.push_back({h.name, h.nic_device, h.nic_driver, h.nic_ip, h.switch_port});
   out.mirror_session = inv.mirror_session;
   out.mirror_destination_port = inv.mirror_destination_port;
+  out.mirror_direction = inv.mirror_direction;
   out.capture_host = inv.capture_host;
   out.capture_device = inv.capture_device;
   return out;

@@ -1,15 +1,62 @@
 #include "lab_backend.hpp"
 
 #include <algorithm>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "rocelab/experiments/bringup/bringup_check.hpp"
+#include "rocelab/experiments/lab/bringup_facts.hpp"
 #include "rocelab/experiments/run/start_skew.hpp"
 #include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/experiments/tuning/exports.hpp"
 #include "rocelab/experiments/lab/virtual_backend.hpp"
 
 namespace rocelab::controller {
+namespace {
+
+// The switch's part of the lab, read and judged before T0 (see lab_backend.hpp).
+status check_switch_before_t0(const experiments::experiment_spec& spec, const lab_backend_context& lab) {
+  const lab_inventory& inv = lab.inventory;
+  const std::string context = "backend lab: checking switch " + inv.switch_name + " before T0";
+  if (inv.switch_driver != "sonic") return status::success();
+  std::vector<std::string> ports;
+  experiments::bringup_inventory binv;
+  binv.switch_name = inv.switch_name;
+  binv.switch_driver = inv.switch_driver;
+  for (const auto& h : inv.hosts) {
+    binv.hosts.push_back({h.name, h.nic_device, h.nic_driver, h.nic_ip, h.switch_port});
+    if (std::find(ports.begin(), ports.end(), h.switch_port) == ports.end()) ports.push_back(h.switch_port);
+  }
+  experiments::switch_facts sw;
+  if (!lab.switch_ssh.empty()) {
+    fabric::drivers::sonic_options o;
+    o.host = lab.switch_ssh;
+    sw = experiments::read_sonic_switch_facts(std::move(o), inv.switch_name, ports);
+  } else if (!lab.switch_config_db.empty()) {
+    std::ifstream in(lab.switch_config_db);
+    const auto db = nlohmann::json::parse(in, nullptr, false);
+    if (!in.is_open() || db.is_discarded())
+      return status(error_code::malformed_input, context + ": " + lab.switch_config_db + " is not a config_db JSON dump");
+    auto facts = experiments::sonic_switch_facts(db, inv.switch_name, ports);
+    if (!facts) return facts.error().with_context(context + " (" + lab.switch_config_db + ")");
+    sw = std::move(*facts);
+  } else {
+    return status(error_code::unavailable,
+                  context + ": no way to read it (start the controller with --switch-ssh admin@SWITCH or "
+                            "--switch-config-db FILE); rocelab does not set the switch for a lab run, and a run on an "
+                            "unchecked switch may be lossy without saying so");
+  }
+  if (!sw.unavailable.empty()) return status(error_code::unavailable, context + ": " + sw.unavailable);
+  auto cls = experiments::lossless_class_of(spec);
+  if (!cls) return cls.error().with_context(context);
+  experiments::bringup_expectation want;
+  want.lossless = *cls;
+  want.ecn = spec.sw.ecn.enabled;
+  return experiments::switch_ready_for_run(want, binv, sw).with_context("backend lab");
+}
+
+}  // namespace
 
 result<experiments::experiment_result> run_lab(const experiments::experiment_spec& spec, const run_request& request,
                                                std::int64_t run, const lab_backend_context& lab) {
@@ -31,6 +78,7 @@ result<experiments::experiment_result> run_lab(const experiments::experiment_spe
   if (!lab.registry.wait_for_agents(names, std::chrono::seconds(10), 1))
     return status(error_code::unavailable, "backend lab: not every host's agent is registered (" +
                                                std::to_string(names.size()) + " hosts: " + names.front() + "...)");
+  ROCELAB_RETURN_IF_ERROR(check_switch_before_t0(spec, lab));
   // Snapshot and set the NICs' DCQCN knobs; restored whatever happens below.
   std::vector<std::string> applied;
   // Newest first, as every snapshot is undone.

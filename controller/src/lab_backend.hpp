@@ -1,8 +1,11 @@
 #pragma once
 // Backend lab: a resolved spec run on the agents of a real lab. The spec's workload runs on
 // the inventory's first topology.hosts hosts, each host's traffic a verbs job on its agent
-// (RC WRITE on its RDMA NIC). Before the first repeat the mlx5 hosts' DCQCN knobs are
-// snapshotted and set through their agents; they are restored, newest first, whatever
+// (RC WRITE on its RDMA NIC). Before anything is set, a SONiC switch's config_db is read
+// and the run refused unless the switch carries the spec's lossless class
+// (experiments::switch_ready_for_run: PFC, DSCP map, ECN, the priority's PG and queue,
+// no dropping PFC watchdog); rocelab does not write the switch for a lab run. Then the
+// mlx5 hosts' DCQCN knobs are snapshotted and set through their agents; they are restored, newest first, whatever
 // happens after (an error, a cancel, a lost agent).
 //
 // Contract: run_lab runs spec.repeats repeats (seeds spec.seed + r) and yields one
@@ -47,6 +50,11 @@ struct lab_backend_context {
   controller& registry;            // wait_for_agents, apply_settings, restore_settings
   agent_links_opener open_links;
   std::function<void(const std::string&)> log;
+  // The SONiC switch's config_db to check before T0: over ssh, else a dump file
+  // (controller_options switch_ssh, switch_config_db); both empty on a SONiC inventory: the
+  // run is refused.
+  std::string switch_ssh;
+  std::string switch_config_db;
 };
 
 // `run` is the store's id of the run, which the agents' jobs carry.

@@ -304,7 +304,8 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
                const std::vector<std::string>& configs, std::int64_t run, std::chrono::milliseconds timeout) {
           return impl_->open_agent_links(hosts, kind, configs, run, timeout);
         },
-        [this](const std::string& line) { impl_->log(line); }});
+        [this](const std::string& line) { impl_->log(line); }, impl_->options_.switch_ssh,
+        impl_->options_.switch_config_db});
     if (auto st = backends.add("lab", std::make_shared<lab_backend>(*lab, out.run)); !st.ok()) return fail(st);
   }
   auto ran = spec.backend == "twin" && impl_->any_worker_alive()

@@ -392,6 +392,7 @@ capture: {host: cap01, device: eth1}
                             "bench.yml");
   ASSERT_TRUE(inv.ok()) << inv.error().message();
   o.inventory = *inv;
+  o.switch_config_db = std::string(ROCELAB_SOURCE_DIR) + "/tests/data/bringup/config_db-lossless.json";
   auto c = controller::start(o);
   ASSERT_TRUE(c.ok()) << c.error().message();
   agent_pool pool;
@@ -417,6 +418,59 @@ capture: {host: cap01, device: eth1}
   std::string v;
   std::ifstream(knob) >> v;
   EXPECT_EQ(v, "300") << "the run's DCQCN knob must be restored";
+}
+
+// Partial fix 1 of issue 41: nothing sets the switch's lossless class for a lab run, so the
+// lab backend reads the switch before T0 and refuses a switch that does not carry it
+// (stock SONiC: DSCP 26 -> TC 1, PFC watchdog dropping), or one it cannot read -- before
+// any NIC knob is touched.
+TEST(controller, a_lab_run_on_a_switch_without_the_lossless_class_is_refused_before_t0) {
+  struct case_t {
+    const char* name;
+    const char* config_db;  // under tests/data/bringup; empty: no switch source given
+    const char* in_error;
+  };
+  const case_t cases[] = {
+      {"stock SONiC", "config_db-stock.json", "FAIL dscp_map: Ethernet0: DSCP 26 -> TC 1"},
+      {"stock SONiC's watchdog", "config_db-stock.json", "FAIL pfc_watchdog"},
+      {"no way to read the switch", "", "--switch-ssh admin@SWITCH or --switch-config-db FILE"},
+  };
+  for (const auto& k : cases) {
+    SCOPED_TRACE(k.name);
+    temp_dir dir("labrun");
+    const auto knob = test::recorded_mlx5_sysfs(dir, "roce_rp/rpg_time_reset");
+    auto o = test::quick_controller_options(dir);
+    auto inv = load_inventory(R"(
+name: bench
+switch: {name: sw1, driver: sonic, ports: [Ethernet0, Ethernet4, Ethernet48]}
+hosts:
+  - {name: gpu01, nic: {device: enp1s0f0np0, driver: mlx5, ip: 198.18.0.1}, switch_port: Ethernet0}
+  - {name: gpu02, nic: {device: enp1s0f0np0, driver: mlx5, ip: 198.18.0.2}, switch_port: Ethernet4}
+mirror: {session: everflow0, destination_port: Ethernet48}
+capture: {host: cap01, device: eth1}
+)",
+                              "bench.yml");
+    ASSERT_TRUE(inv.ok()) << inv.error().message();
+    o.inventory = *inv;
+    if (*k.config_db) o.switch_config_db = std::string(ROCELAB_SOURCE_DIR) + "/tests/data/bringup/" + k.config_db;
+    auto c = controller::start(o);
+    ASSERT_TRUE(c.ok()) << c.error().message();
+    agent_pool pool;
+    pool.add((*c)->address(), "gpu01", 0, test::test_token, 5000ms, (dir.path / "sys").string());
+    pool.add((*c)->address(), "gpu02", 0, test::test_token, 5000ms, (dir.path / "sys").string());
+    ASSERT_TRUE((*c)->wait_for_agents({"gpu01", "gpu02"}, 10s, 1));
+    auto spec = experiments::load_spec_file(std::string(ROCELAB_SOURCE_DIR) + "/examples/incast-16to1.yaml");
+    ASSERT_TRUE(spec.ok()) << spec.error().message();
+    for (const char* set : {"backend=lab", "topology.hosts=2", "workload.incast.senders=1", "nic.dcqcn.rpg_time_reset=123"})
+      ASSERT_TRUE(experiments::apply_override(*spec, set).ok()) << set;
+    auto out = (*c)->run_spec(*spec, {"incast-16to1.yaml", {}, {}, {}, {}, {}});
+    ASSERT_TRUE(out.ok()) << out.error().message();
+    EXPECT_EQ(out->status, "failed");
+    EXPECT_NE(out->error.find(k.in_error), std::string::npos) << out->error;
+    std::string v;
+    std::ifstream(knob) >> v;
+    EXPECT_EQ(v, "300") << "no NIC knob is touched before the switch is checked";
+  }
 }
 
 }  // namespace

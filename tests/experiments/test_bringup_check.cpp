@@ -34,6 +34,7 @@ bringup_inventory rack0() {
   for (const auto& h : inv->hosts) out.hosts.push_back({h.name, h.nic_device, h.nic_driver, h.nic_ip, h.switch_port});
   out.mirror_session = inv->mirror_session;
   out.mirror_destination_port = inv->mirror_destination_port;
+  out.mirror_direction = inv->mirror_direction;
   out.capture_host = inv->capture_host;
   out.capture_device = inv->capture_device;
   return out;
@@ -93,7 +94,7 @@ TEST(bringup_check, a_correctly_set_lab_passes_every_item) {
       check_bringup({}, rack0(), recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json"));
   for (const auto& c : items)
     EXPECT_EQ(c.verdict, check_verdict::pass) << c.item << " " << c.target << ": " << c.observed << " / " << c.fix;
-  EXPECT_EQ(items.size(), 9u);
+  EXPECT_EQ(items.size(), 12u);
   EXPECT_TRUE(bringup_passed(items));
   EXPECT_EQ(item(items, "rdma_device").observed, "mlx5_0, RoCE v2 GID index 3 ::ffff:198.18.0.1");
   EXPECT_EQ(item(items, "active_mtu").observed, "netdev MTU 4200, active MTU 4096");
@@ -102,13 +103,15 @@ TEST(bringup_check, a_correctly_set_lab_passes_every_item) {
   EXPECT_NE(item(items, "dscp_map").observed.find("DSCP 26 -> TC 3, DSCP 48 -> TC 6"), std::string::npos);
 }
 
-// Stock SONiC's DSCP_TO_TC_MAP (qos_config.j2: 26 -> TC 1), a netdev MTU of 1500 under a
-// path MTU of 4096, and no PFC on priority 3 at the NIC: exactly those three fail, each
-// with its fix, and nothing else does.
-TEST(bringup_check, a_mis_set_lab_fails_exactly_dscp_mtu_and_pfc_with_their_fixes) {
+// Stock SONiC's DSCP_TO_TC_MAP (qos_config.j2: 26 -> TC 1) and PFC watchdog (pfcwd
+// start_default: drop after 200 ms), a netdev MTU of 1500 under a path MTU of 4096, and no
+// PFC on priority 3 at the NIC: exactly those four fail, each with its fix, and nothing
+// else does.
+TEST(bringup_check, a_mis_set_lab_fails_exactly_dscp_watchdog_mtu_and_pfc_with_their_fixes) {
   const tree_copy tree(1500);
   const auto items = check_bringup({}, rack0(), recorded_lab(tree.root, "dcb-pfc-off.txt", "config_db-stock.json"));
-  EXPECT_EQ(items_with(items, check_verdict::fail), (std::set<std::string>{"dscp_map", "active_mtu", "nic_pfc"}));
+  EXPECT_EQ(items_with(items, check_verdict::fail),
+            (std::set<std::string>{"dscp_map", "active_mtu", "nic_pfc", "pfc_watchdog"}));
   EXPECT_TRUE(items_with(items, check_verdict::missing).empty());
   EXPECT_FALSE(bringup_passed(items));
 
@@ -127,7 +130,7 @@ TEST(bringup_check, a_mis_set_lab_fails_exactly_dscp_mtu_and_pfc_with_their_fixe
   const std::string text = bringup_text(items);
   EXPECT_NE(text.find("FAIL    dscp_map"), std::string::npos) << text;
   EXPECT_NE(text.find("        fix: `echo"), std::string::npos) << text;
-  EXPECT_NE(text.find("6 passed, 3 failed, 0 missing, 0 skipped"), std::string::npos) << text;
+  EXPECT_NE(text.find("8 passed, 4 failed, 0 missing, 0 skipped"), std::string::npos) << text;
   const auto j = nlohmann::json::parse(bringup_json(items));
   EXPECT_FALSE(j["passed"].get<bool>());
   int failed = 0;
@@ -136,7 +139,10 @@ TEST(bringup_check, a_mis_set_lab_fails_exactly_dscp_mtu_and_pfc_with_their_fixe
       ++failed;
       EXPECT_FALSE(i["fix"].get<std::string>().empty()) << i.dump();
     }
-  EXPECT_EQ(failed, 3);
+  EXPECT_EQ(failed, 4);
+  const auto& wd = item(items, "pfc_watchdog");
+  EXPECT_EQ(wd.observed, "Ethernet0: PFC watchdog, action drop, detection 200 ms");
+  EXPECT_NE(wd.fix.find("sudo pfcwd stop Ethernet0"), std::string::npos) << wd.fix;
 }
 
 // Switch-side faults, one at a time on the otherwise correct recorded switch.
@@ -150,8 +156,34 @@ TEST(bringup_check, switch_faults_fail_their_own_item_with_the_sonic_fix) {
   const std::vector<fault> faults = {
       {"no PFC on 3 at the port", [](auto& db) { db["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = "4"; }, "switch_pfc",
        "sudo config interface pfc priority Ethernet0 3 on"},
+      // In place, one field: apply-patch on QUEUE flaps the port, and adding the whole key
+      // would drop its scheduler.
       {"no WRED on queue 3", [](auto& db) { db["QUEUE"].erase("Ethernet0|3"); }, "ecn",
-       R"("path":"/QUEUE/Ethernet0|3","value":{"wred_profile":"AZURE_LOSSLESS"})"},
+       "sudo sonic-db-cli CONFIG_DB HSET 'QUEUE|Ethernet0|3' wred_profile AZURE_LOSSLESS"},
+      {"mirror from another port", [](auto& db) { db["MIRROR_SESSION"]["everflow0"]["src_port"] = "Ethernet4"; },
+       "mirror_session", "sudo config mirror_session remove everflow0"},
+      {"mirror of received frames only", [](auto& db) { db["MIRROR_SESSION"]["everflow0"]["direction"] = "RX"; },
+       "mirror_session", "span add everflow0 Ethernet48 Ethernet0 both"},
+      {"no mirror session, the destination routed and in a VLAN",
+       [](auto& db) {
+         db.erase("MIRROR_SESSION");
+         db["INTERFACE"]["Ethernet48|10.0.0.1/31"] = nlohmann::json::object();
+         db["VLAN_MEMBER"]["Vlan1000|Ethernet48"] = {{"tagging_mode", "untagged"}};
+       },
+       "mirror_session",
+       "first free Ethernet48: `sudo config interface ip remove Ethernet48 10.0.0.1/31`, `sudo config vlan member del "
+       "1000 Ethernet48`, then `sudo config mirror_session span add everflow0 Ethernet48 Ethernet0 both`"},
+      {"PFC priority 3 pauses queue 4", [](auto& db) { db["MAP_PFC_PRIORITY_TO_QUEUE"]["AZURE"]["3"] = "4"; },
+       "pfc_queue", R"("op":"replace","path":"/MAP_PFC_PRIORITY_TO_QUEUE/AZURE/3","value":"3")"},
+      {"TC 3 in PG 0", [](auto& db) { db["TC_TO_PRIORITY_GROUP_MAP"]["AZURE"]["3"] = "0"; }, "priority_group",
+       R"("op":"replace","path":"/TC_TO_PRIORITY_GROUP_MAP/AZURE/3","value":"3")"},
+      {"PFC priority 3 pauses PG 4", [](auto& db) { db["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"]["AZURE"]["3"] = "4"; },
+       "priority_group", R"("path":"/PFC_PRIORITY_TO_PRIORITY_GROUP_MAP/AZURE/3","value":"3")"},
+      {"PFC watchdog dropping after 200 ms",
+       [](auto& db) {
+         db["PFC_WD"]["Ethernet0"] = {{"action", "drop"}, {"detection_time", "200"}, {"restoration_time", "200"}};
+       },
+       "pfc_watchdog", "sudo pfcwd stop Ethernet0"},
       {"ECN off in the profile", [](auto& db) { db["WRED_PROFILE"]["AZURE_LOSSLESS"]["ecn"] = "ecn_none"; }, "ecn",
        "apply-patch"},
       {"no mirror session", [](auto& db) { db.erase("MIRROR_SESSION"); }, "mirror_session",
@@ -178,7 +210,7 @@ TEST(bringup_check, facts_that_cannot_be_had_are_missing_not_passed) {
   facts.capture.unavailable = "no facts of cap01";
   const auto items = check_bringup({}, rack0(), facts);
   EXPECT_TRUE(items_with(items, check_verdict::pass).empty());
-  EXPECT_EQ(items_with(items, check_verdict::missing).size(), 9u);
+  EXPECT_EQ(items_with(items, check_verdict::missing).size(), 12u);
   EXPECT_FALSE(bringup_passed(items));
   EXPECT_NE(item(items, "rdma_device")
                 .fix.find("rocelab lab facts --host gpu01 --device enp1s0f0np0 --ip 198.18.0.1 > gpu01.json"),
@@ -194,13 +226,72 @@ TEST(bringup_check, facts_that_cannot_be_had_are_missing_not_passed) {
   EXPECT_EQ(item(p, "nic_pfc").observed, "`dcb pfc show dev enp1s0f0np0` exited 1: no such device");
 }
 
+// Stock SONiC (qos_config.j2) sends TC 3 and 4 to PGs 3 and 4 and every other TC to PG 0,
+// and has lossless buffers on PGs 3 and 4 only: a data priority of 5, with its DSCP mapped
+// to TC 5 and PFC on 5 everywhere, still runs lossy. priority_group says so; pfc_queue
+// (identity maps) passes.
+TEST(bringup_check, a_data_priority_outside_sonics_lossless_pgs_fails_priority_group) {
+  bringup_expectation want;
+  want.lossless.data_priority = 5;
+  auto db = nlohmann::json::parse(testing::read_text(data / "bringup/config_db-lossless.json"));
+  db["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = "3,4,5";
+  db["QUEUE"]["Ethernet0|5"] = {{"wred_profile", "AZURE_LOSSLESS"}};
+  for (const auto& [d, tc] : fabric::switch_class_entries(want.lossless))
+    db["DSCP_TO_TC_MAP"]["AZURE"][std::to_string(d)] = std::to_string(tc);
+  lab_facts facts = recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json");
+  facts.hosts[0].pfc_priorities = std::vector<std::uint8_t>{3, 5};
+  facts.sw = sonic_switch_facts(db, "leaf1", {"Ethernet0"}).value();
+  const auto items = check_bringup(want, rack0(), facts);
+  EXPECT_EQ(items_with(items, check_verdict::fail), (std::set<std::string>{"priority_group"}));
+  const auto& pg = item(items, "priority_group");
+  EXPECT_EQ(pg.observed, "Ethernet0: TC 5 -> PG 0 (AZURE), lossless PGs 3,4, PFC priority 5 -> no PG (AZURE)");
+  EXPECT_NE(pg.fix.find("nic.data_priority 3 or 4"), std::string::npos) << pg.fix;
+  EXPECT_NE(pg.fix.find(R"("op":"replace","path":"/TC_TO_PRIORITY_GROUP_MAP/AZURE/5","value":"5")"), std::string::npos)
+      << pg.fix;
+  EXPECT_NE(pg.fix.find("config interface buffer priority_group lossless add Ethernet0 5"), std::string::npos) << pg.fix;
+  EXPECT_EQ(item(items, "pfc_queue").verdict, check_verdict::pass) << item(items, "pfc_queue").observed;
+}
+
+// The example lab (examples/bringup) records a config_db without the QoS maps and the PFC
+// watchdog: the new items are listed and MISSING, never PASS.
+TEST(bringup_check, switch_items_whose_tables_the_dump_lacks_are_missing) {
+  const auto db = nlohmann::json::parse(testing::read_text(fs::path(ROCELAB_SOURCE_DIR) / "examples/bringup/config_db-stock.json"));
+  lab_facts facts = recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json");
+  facts.sw = sonic_switch_facts(db, "leaf1", {"Ethernet0"}).value();
+  const auto items = check_bringup({}, rack0(), facts);
+  for (const char* name : {"priority_group", "pfc_queue", "pfc_watchdog"}) {
+    EXPECT_EQ(item(items, name).verdict, check_verdict::missing) << name << ": " << item(items, name).observed;
+    EXPECT_FALSE(item(items, name).fix.empty()) << name;
+  }
+  EXPECT_EQ(item(items, "pfc_watchdog").observed,
+            "the config_db holds no PFC_WD table, and DEVICE_METADATA|localhost default_pfcwd_status is absent");
+}
+
+// Several mirror sessions: the driver's settings and the check take the first (or the
+// session named rocelab), and the check judges the inventory's session by name.
+TEST(bringup_check, the_first_mirror_session_is_read_and_the_inventorys_is_checked) {
+  auto db = nlohmann::json::parse(testing::read_text(data / "bringup/config_db-lossless.json"));
+  db["MIRROR_SESSION"]["zz_other"] = {{"type", "SPAN"}, {"dst_port", "Ethernet4"}, {"src_port", "Ethernet0"},
+                                      {"direction", "RX"}};
+  db["MIRROR_SESSION"]["aa_first"] = db["MIRROR_SESSION"]["zz_other"];
+  const auto sw = sonic_switch_facts(db, "leaf1", {"Ethernet0"}).value();
+  ASSERT_TRUE(sw.settings->mirror.has_value());
+  EXPECT_EQ(sw.settings->mirror->name, "aa_first");
+  lab_facts facts = recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json");
+  facts.sw = sw;
+  const auto items = check_bringup({}, rack0(), facts);
+  EXPECT_EQ(item(items, "mirror_session").verdict, check_verdict::pass) << item(items, "mirror_session").observed;
+  EXPECT_EQ(item(items, "mirror_session").observed, "MIRROR_SESSION|everflow0 SPAN to Ethernet48 from Ethernet0,Ethernet4, direction both");
+}
+
 TEST(bringup_check, a_lossy_spec_skips_pfc_and_a_spec_without_ecn_skips_ecn) {
   bringup_expectation want;
   want.lossless.pfc = false;
   want.ecn = false;
   const auto items =
       check_bringup(want, rack0(), recorded_lab(recorded_sysfs, "dcb-pfc-off.txt", "config_db-lossless.json"));
-  EXPECT_EQ(items_with(items, check_verdict::skip), (std::set<std::string>{"nic_pfc", "switch_pfc", "ecn"}));
+  EXPECT_EQ(items_with(items, check_verdict::skip),
+            (std::set<std::string>{"nic_pfc", "switch_pfc", "ecn", "priority_group", "pfc_queue", "pfc_watchdog"}));
   EXPECT_TRUE(bringup_passed(items));
 }
 

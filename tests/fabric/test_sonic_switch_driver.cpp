@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "rocelab/fabric/drivers/process_runner.hpp"
 #include "test_switch_driver_support.hpp"
 
@@ -86,52 +88,111 @@ const json counters_db = json::parse(R"({
 // A test double for the remote switch, since no SONiC switch exists here: an `ssh` program
 // first on PATH that records its argv (one JSON array per line in calls.jsonl) and serves
 // the commands the driver runs from state files -- config_db.json (to which it applies the
-// JSON Patches it receives, so a later read sees them) and counters.json. Several
-// sonic-db-cli commands may come in one session, separated by ";" words.
+// JSON Patches and the sonic-db-cli CONFIG_DB writes it receives, so a later read sees
+// them), counters.json, appl_db.json and sonic_version.yml (SONiC 202305 on a Mellanox
+// switch unless a test says otherwise). Several commands may come in one session,
+// separated by ";" or "&&" words; single-quoted words are unquoted, as the switch's shell
+// would.
 //
-// apply-patch checks each operation as sonic-utilities' Generic Config Updater does before
-// it writes anything (generic_config_updater/field_operation_validators.py,
-// rdma_config_update_validator, with gcu_field_operation_validators.conf.json of the
-// 202305..202505 releases, the strictest; the 2026 releases allow more): for WRED_PROFILE,
-// BUFFER_PROFILE, BUFFER_POOL and PFC_WD the HWSKU must be listed, and every field the op
-// touches -- the path below the table with elements holding a digit dropped, lowercased,
-// plus each key of a dict value -- must be one of a scenario's fields, with the op among
-// its operations. Other tables have no field validator. A rejection prints the updater's
-// message, so every patch the driver sends in these tests passes those rules.
+// apply-patch judges each operation as sonic-utilities' Generic Config Updater of the
+// switch's release does, from the records in tests/data/sonic-gcu (the updater itself
+// cannot run here: README.md there says why):
+// * field_operation_validators.py rdma_config_update_validator with the release's
+//   gcu_field_operation_validators.conf.json: the ASIC from asic_type and the HWSKU
+//   (get_asic_name: Mellanox spc1..spc4 by exact name, Broadcom by substring), then every
+//   field the op touches -- the path below the table with elements holding a digit
+//   dropped, lowercased, plus each key of a dict value -- must be a scenario's field with
+//   the op among its operations, a platform entry that is not "" (a missing one fails),
+//   and a build at least that entry. A rejection prints the updater's message.
+// * patch_sorter.py RequiredValueIdentifier (required_values.json): an op under a table it
+//   ties to PORT|<port> admin_status, on a port that is admin up, makes the updater take
+//   the port down and up around it; the fake records each such flap in flaps.jsonl.
 constexpr const char* fake_ssh = R"(#!/usr/bin/python3
-import json, os, sys
+import json, os, re, sys
 d = os.environ["FAKE_SSH_DIR"]
+gcu = os.environ["FAKE_GCU_DATA"]
 with open(os.path.join(d, "calls.jsonl"), "a") as f:
     f.write(json.dumps(sys.argv[1:]) + "\n")
 args = sys.argv[1:]
 if "--" not in args:
     sys.stderr.write("fake ssh: no -- before the destination\n"); sys.exit(255)
-cmd = args[args.index("--") + 2:]
+def unquote(w):
+    return w[1:-1] if len(w) >= 2 and w[0] == "'" and w[-1] == "'" else w
+cmd = [unquote(w) for w in args[args.index("--") + 2:]]
 def pointer(p):
     return [s.replace("~1", "/").replace("~0", "~") for s in p.split("/")[1:]]
-RULES = {
-    "WRED_PROFILE": [(["azure_lossless/green_min_threshold", "azure_lossless/green_max_threshold",
-                       "azure_lossless/green_drop_probability"], ["replace"])],
-    "BUFFER_PROFILE": [(["dynamic_th"], ["replace"]), (["xoff"], ["replace"])],
-    "BUFFER_POOL": [(["ingress_lossless_pool/xoff", "ingress_lossless_pool/size", "egress_lossy_pool/size"], ["replace"])],
-    "PFC_WD": [(["restoration_time", "detection_time", "action", "global/poll_interval", ""], ["remove", "add", "replace"])],
-}
-LISTED = ["mellanox-sn2700", "acs-msn2700", "acs-msn3800", "mellanox-sn3800-d112c8", "acs-msn4700"]
-def gcu_allows(op, hwsku):
+def version():
+    v = {}
+    for line in open(os.path.join(d, "sonic_version.yml")):
+        k, _, val = line.partition(":")
+        v[k.strip()] = val.strip().strip("'")
+    return v
+def asic_of(conf, v, hwsku):
+    m = conf["helper_data"]["rdma_config_update_validator"]
+    if v["asic_type"] == "cisco-8000": return "cisco-8000"
+    if v["asic_type"] in ("mellanox", "vs"):
+        for a in ("spc1", "spc2", "spc3", "spc4"):
+            if hwsku.lower() in [h.lower() for h in m["mellanox_asics"].get(a, [])]: return a
+    if v["asic_type"] in ("broadcom", "vs"):
+        for a, hs in m["broadcom_asics"].items():
+            if any(h.lower() in hwsku.lower() for h in hs): return a
+    return "unknown"
+def gcu_allows(op, db):
+    v = version()
+    release = v.get("release", "none")
+    if release == "none":  # a build of a release branch is dated on it: 20230531.17 is 202305
+        release = next((p[:6] for p in v["build_version"].split(".") if re.match(r"^\d{8}$", p)), "master")
+    conf = json.load(open(os.path.join(gcu, release, "gcu_field_operation_validators.conf.json")))
     parts = pointer(op["path"])
-    if parts[0] not in RULES: return True
-    if hwsku.lower() not in LISTED: return False
+    table = conf["tables"].get(parts[0])
+    if table is None or "validator_data" not in table: return True
+    asic = asic_of(conf, v, db.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku", ""))
+    if asic == "unknown": return False
+    branch = None
+    for sub in v["build_version"].split("."):
+        if re.match(r"^\d{8}$", sub): branch = sub
+    scenarios = table["validator_data"]["rdma_config_update_validator"]
     cleaned = "/".join(e for e in parts[1:] if not any(c.isdigit() for c in e)).lower()
     if isinstance(op.get("value"), dict):
         fields = [cleaned + "/" + k if cleaned else k for k in op["value"]]
     else:
         fields = [cleaned]
     for field in fields:
-        scenario = next((s for s in RULES[parts[0]] if field in s[0]), None)
-        if scenario is None or op["op"] not in scenario[1]: return False
+        scenario = next((s for s in scenarios.values() if field in s["fields"]), None)
+        if scenario is None or asic not in scenario["platforms"]: return False
+        if scenario["platforms"][asic] == "" or op["op"] not in scenario["operations"]: return False
+        if branch is not None and branch < scenario["platforms"][asic]: return False
     return True
+def flaps(op, db):
+    required = json.load(open(os.path.join(gcu, "required_values.json")))["settings"][0]
+    parts = pointer(op["path"])
+    out = []
+    for table, key in required["requiring_patterns"]:
+        if parts[0] != table: continue
+        keys = [parts[1]] if len(parts) > 1 else list(op.get("value", {}).keys()) + list(db.get(table, {}).keys())
+        for k in keys:
+            port = k.split("|")[0]
+            if db.get("PORT", {}).get(port, {}).get("admin_status", "down") == "up": out.append(port)
+    return sorted(set(out))
+def config_db_write(words, db):
+    if len(words) < 4 or words[:2] != ["sonic-db-cli", "CONFIG_DB"]:
+        sys.stderr.write("fake ssh: unexpected command %r\n" % (words,)); sys.exit(255)
+    op, key = words[2], words[3]
+    table, _, entry = key.partition("|")
+    if op == "HSET" and len(words) == 6:
+        db.setdefault(table, {}).setdefault(entry, {})[words[4]] = words[5]; print("1")
+    elif op == "HDEL" and len(words) == 5:
+        db.get(table, {}).get(entry, {}).pop(words[4], None); print("1")
+        if table in db and entry in db[table] and not db[table][entry]: del db[table][entry]
+    elif op == "DEL" and len(words) == 4:
+        db.get(table, {}).pop(entry, None); print("1")
+    else:
+        sys.stderr.write("fake ssh: unexpected command %r\n" % (words,)); sys.exit(255)
+    if table in db and not db[table]: del db[table]
 if cmd == ["sudo", "sonic-cfggen", "-d", "--print-data"]:
     sys.stdout.write(open(os.path.join(d, "config_db.json")).read())
+elif cmd == ["cat", "/etc/sonic/sonic_version.yml"]:
+    sys.stdout.write(open(os.path.join(d, "sonic_version.yml")).read())
 elif cmd == ["sudo", "config", "apply-patch", "/dev/stdin"]:
     patch = json.loads(sys.stdin.read())
     n = len([x for x in os.listdir(d) if x.startswith("patch-")])
@@ -139,14 +200,17 @@ elif cmd == ["sudo", "config", "apply-patch", "/dev/stdin"]:
     if os.path.exists(os.path.join(d, "fail_apply")):
         sys.stderr.write("Error: Given patch will produce invalid config\n"); sys.exit(1)
     db = json.load(open(os.path.join(d, "config_db.json")))
-    hwsku = db.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku", "")
     for op in patch:
-        if not gcu_allows(op, hwsku):
+        if not gcu_allows(op, db):
             table = pointer(op["path"])[0]
             sys.stderr.write("Error: Failed to apply patch on the following scopes:\n- localhost: Modification of " +
                              table + " table is illegal- validating function generic_config_updater."
                              "field_operation_validators.rdma_config_update_validator returned False\n")
             sys.exit(1)
+    with open(os.path.join(d, "flaps.jsonl"), "a") as f:
+        for op in patch:
+            for port in flaps(op, db):
+                f.write(json.dumps({"port": port, "path": op["path"]}) + "\n")
     for op in patch:
         parts = pointer(op["path"]); parent = db
         for p in parts[:-1]: parent = parent[p]
@@ -159,6 +223,15 @@ elif cmd == ["sudo", "config", "apply-patch", "/dev/stdin"]:
         else: sys.stderr.write("fake ssh: op " + op["op"] + "\n"); sys.exit(1)
     json.dump(db, open(os.path.join(d, "config_db.json"), "w"), indent=1, sort_keys=True)
     print("Patch applied successfully.")
+elif cmd and cmd[0] == "sonic-db-cli" and len(cmd) > 1 and cmd[1] == "CONFIG_DB":
+    db = json.load(open(os.path.join(d, "config_db.json")))
+    words = []
+    for w in cmd + ["&&"]:
+        if w not in (";", "&&"):
+            words.append(w); continue
+        config_db_write(words, db)
+        words = []
+    json.dump(db, open(os.path.join(d, "config_db.json"), "w"), indent=1, sort_keys=True)
 elif cmd and cmd[0] == "sonic-db-cli":
     dbs = {"COUNTERS_DB": "counters.json", "APPL_DB": "appl_db.json"}
     words = []
@@ -175,6 +248,9 @@ else:
     sys.stderr.write("fake ssh: unexpected command %r\n" % (cmd,)); sys.exit(255)
 )";
 
+// SONiC 202305 as a Mellanox build's /etc/sonic/sonic_version.yml names it.
+constexpr const char* sonic_202305_mellanox = "build_version: '20230531.17'\nasic_type: mellanox\nrelease: '202305'\n";
+
 class fake_switch {
  public:
   fake_switch() {
@@ -184,13 +260,16 @@ class fake_switch {
     fs::permissions(bin / "ssh", fs::perms::owner_all);
     std::ofstream(dir_.path() / "config_db.json") << running_config.dump(1);
     std::ofstream(dir_.path() / "counters.json") << counters_db.dump(1);
+    std::ofstream(dir_.path() / "sonic_version.yml") << sonic_202305_mellanox;
     old_path_ = ::getenv("PATH") != nullptr ? ::getenv("PATH") : "";
     ::setenv("PATH", (bin.string() + ":" + old_path_).c_str(), 1);
     ::setenv("FAKE_SSH_DIR", dir_.path().c_str(), 1);
+    ::setenv("FAKE_GCU_DATA", (fs::path(ROCELAB_SOURCE_DIR) / "tests/data/sonic-gcu").c_str(), 1);
   }
   ~fake_switch() {
     ::setenv("PATH", old_path_.c_str(), 1);
     ::unsetenv("FAKE_SSH_DIR");
+    ::unsetenv("FAKE_GCU_DATA");
   }
   [[nodiscard]] json config_db() const { return json::parse(testing::slurp(dir_.path() / "config_db.json")); }
   [[nodiscard]] std::vector<std::vector<std::string>> calls() const {
@@ -207,6 +286,14 @@ class fake_switch {
   void set_config_db(const json& db) { std::ofstream(dir_.path() / "config_db.json") << db.dump(1); }
   void set_counters(const json& c) { std::ofstream(dir_.path() / "counters.json") << c.dump(1); }
   void set_appl_db(const json& a) { std::ofstream(dir_.path() / "appl_db.json") << a.dump(1); }
+  void set_version(const std::string& yml) { std::ofstream(dir_.path() / "sonic_version.yml") << yml; }
+  // The ports the config updater took admin down and up for the patches it applied.
+  [[nodiscard]] std::vector<std::string> flapped_ports() const {
+    std::vector<std::string> out;
+    std::ifstream in(dir_.path() / "flaps.jsonl");
+    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line)["port"].get<std::string>());
+    return out;
+  }
   [[nodiscard]] json patch(int n) const {
     return json::parse(testing::slurp(dir_.path() / ("patch-" + std::to_string(n) + ".json")));
   }
@@ -354,6 +441,12 @@ TEST_F(sonic_yang, the_models_reject_what_sonic_rejects) {
 
 // ---- over SSH, against the fake switch ----
 
+std::string pointer_table(const json& path) {
+  const std::string p = path.get<std::string>();
+  const auto end = p.find('/', 1);
+  return p.substr(1, end == std::string::npos ? std::string::npos : end - 1);
+}
+
 TEST(sonic_switch_driver, apply_runs_exactly_these_commands_and_patches_the_running_config) {
   fake_switch sw;
   auto d = sonic_switch_driver::open(options());
@@ -361,7 +454,7 @@ TEST(sonic_switch_driver, apply_runs_exactly_these_commands_and_patches_the_runn
   auto st = (*d)->apply(incast_settings());
   ASSERT_TRUE(st.ok()) << st.message();
   const auto calls = sw.calls();
-  ASSERT_EQ(calls.size(), 2u);
+  ASSERT_EQ(calls.size(), 4u);
   const std::vector<std::string> prefix{"-o", "BatchMode=yes", "-i", "/etc/rocelab/switch_key", "--", "admin@sw1"};
   auto with = [&](std::vector<std::string> cmd) {
     std::vector<std::string> v = prefix;
@@ -369,7 +462,12 @@ TEST(sonic_switch_driver, apply_runs_exactly_these_commands_and_patches_the_runn
     return v;
   };
   EXPECT_EQ(calls[0], with({"sudo", "sonic-cfggen", "-d", "--print-data"}));
-  EXPECT_EQ(calls[1], with({"sudo", "config", "apply-patch", "/dev/stdin"}));
+  EXPECT_EQ(calls[1], with({"cat", "/etc/sonic/sonic_version.yml"}));
+  EXPECT_EQ(calls[2], with({"sudo", "config", "apply-patch", "/dev/stdin"}));
+  // QUEUE and PORT_QOS_MAP field by field in place: the updater would flap the ports.
+  EXPECT_EQ(calls[3], with({"sonic-db-cli", "CONFIG_DB", "HSET", "'PORT_QOS_MAP|Ethernet0'", "'pfc_enable'", "'3'",
+                            "&&", "sonic-db-cli", "CONFIG_DB", "HSET", "'PORT_QOS_MAP|Ethernet4'", "'pfc_enable'", "'3'"}));
+  EXPECT_EQ(sw.flapped_ports(), std::vector<std::string>{});
 
   const json patch = sw.patch(0);
   auto has = [&](const json& op) { return std::find(patch.begin(), patch.end(), op) != patch.end(); };
@@ -383,9 +481,9 @@ TEST(sonic_switch_driver, apply_runs_exactly_these_commands_and_patches_the_runn
   EXPECT_TRUE(has({{"op", "replace"}, {"path", "/BUFFER_PROFILE/pg_lossless_100000_5m_profile/xoff"}, {"value", "65536"}}));
   EXPECT_TRUE(has({{"op", "replace"}, {"path", "/BUFFER_PROFILE/pg_lossless_100000_5m_profile/dynamic_th"}, {"value", "-2"}}));
   EXPECT_TRUE(has({{"op", "replace"}, {"path", "/DSCP_TO_TC_MAP/AZURE/26"}, {"value", "3"}}));
-  EXPECT_TRUE(has({{"op", "replace"}, {"path", "/PORT_QOS_MAP/Ethernet0/pfc_enable"}, {"value", "3"}}));
   bool mirror_table_added = false;
   for (const auto& op : patch) {
+    EXPECT_FALSE(apply_patch_flaps_ports(pointer_table(op["path"]))) << op.dump();
     if (op["path"] == "/MIRROR_SESSION") mirror_table_added = op["value"].contains("rocelab");
     EXPECT_FALSE(op["path"].get<std::string>().starts_with("/BUFFER_PG")) << "no BUFFER_PG key is written";
     EXPECT_EQ(op["path"].get<std::string>().find("ROCELAB"), std::string::npos) << "no profiles of our own";
@@ -750,7 +848,7 @@ TEST_F(sonic_yang, every_patch_the_driver_emits_passes_the_config_updaters_field
     st = (*d)->restore();
     ASSERT_TRUE(st.ok()) << st.message();
     EXPECT_EQ(sw.config_db(), running_config) << sw.config_db().dump(1);
-    EXPECT_GE(sw.patches(), 2);
+    EXPECT_EQ(sw.flapped_ports(), std::vector<std::string>{});
     // Only what the driver added is ever removed: nothing of the running config_db.
     for (int i = 0; i < sw.patches(); ++i)
       for (const auto& op : sw.patch(i))
@@ -853,6 +951,235 @@ TEST(sonic_switch_driver, settings_the_config_updater_cannot_apply_are_refused_b
     EXPECT_NE(st.message().find(c.in_message), std::string::npos) << st.message();
     EXPECT_EQ(sw.patches(), 0) << "nothing was sent";
   }
+}
+
+// ---- port flaps: tables the config updater ties to PORT admin_status ----
+
+// Recorded: patch_sorter.py makes any change under QUEUE or PORT_QOS_MAP (and the buffer
+// tables of required_values.json) take the port admin down and up; in-flight QPs die.
+// Every patch the driver sends, at apply and at restore, must stay clear of them, and a
+// QUEUE entry must keep the fields the driver does not write (its scheduler).
+TEST(sonic_switch_driver, apply_and_restore_never_make_the_config_updater_flap_a_port) {
+  const json required = json::parse(
+      testing::slurp(fs::path(ROCELAB_SOURCE_DIR) / "tests/data/sonic-gcu/required_values.json"))["settings"][0];
+  for (const auto& pattern : required["requiring_patterns"])
+    EXPECT_TRUE(apply_patch_flaps_ports(pattern[0].get<std::string>())) << pattern.dump();
+  EXPECT_FALSE(apply_patch_flaps_ports("WRED_PROFILE"));
+  EXPECT_FALSE(apply_patch_flaps_ports("MIRROR_SESSION"));
+
+  fake_switch sw;
+  json db = running_config;
+  db["QUEUE"]["Ethernet0|3"] = {{"scheduler", "scheduler.0"}};  // bound to no WRED profile yet
+  db["QUEUE"].erase("Ethernet4|3");                             // no entry at all
+  sw.set_config_db(db);
+  auto d = sonic_switch_driver::open(options());
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE((*d)->apply(incast_settings()).ok());
+  EXPECT_EQ(sw.flapped_ports(), std::vector<std::string>{}) << "apply";
+  const json after = sw.config_db();
+  EXPECT_EQ(after["QUEUE"]["Ethernet0|3"], (json{{"scheduler", "scheduler.0"}, {"wred_profile", "AZURE_LOSSLESS"}}));
+  EXPECT_EQ(after["QUEUE"]["Ethernet4|3"], (json{{"wred_profile", "AZURE_LOSSLESS"}}));
+  EXPECT_EQ(after["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"], "3");
+  EXPECT_EQ(after["PORT_QOS_MAP"]["Ethernet0"]["dscp_to_tc_map"], "AZURE");
+  ASSERT_TRUE((*d)->restore().ok());
+  EXPECT_EQ(sw.flapped_ports(), std::vector<std::string>{}) << "restore";
+  EXPECT_EQ(sw.config_db(), db) << sw.config_db().dump(1);
+  for (int i = 0; i < sw.patches(); ++i)
+    for (const auto& op : sw.patch(i)) EXPECT_FALSE(apply_patch_flaps_ports(pointer_table(op["path"]))) << op.dump();
+}
+
+TEST(sonic_switch_driver, db_writes_set_fields_one_by_one_and_never_replace_an_entry) {
+  json running = running_config;
+  running["QUEUE"]["Ethernet0|3"] = {{"scheduler", "scheduler.0"}, {"wred_profile", "WRED_OTHER"}};
+  const json desired = {{"QUEUE", {{"Ethernet0|3", {{"wred_profile", "AZURE_LOSSLESS"}}}, {"Ethernet0|5", nullptr}}},
+                        {"PORT_QOS_MAP", {{"Ethernet0", {{"pfc_enable", "3,4"}}}}},
+                        {"WRED_PROFILE", {{"AZURE_LOSSLESS", {{"green_min_threshold", "1"}}}}}};
+  running["QUEUE"]["Ethernet0|5"] = {{"scheduler", "scheduler.1"}};
+  const auto writes = make_db_writes(running, desired);
+  const std::vector<std::vector<std::string>> expected{
+      {"sonic-db-cli", "CONFIG_DB", "HSET", "'QUEUE|Ethernet0|3'", "'wred_profile'", "'AZURE_LOSSLESS'"},
+      {"sonic-db-cli", "CONFIG_DB", "DEL", "'QUEUE|Ethernet0|5'"}};
+  EXPECT_EQ(writes, expected) << "pfc_enable 3,4 is already there; WRED_PROFILE goes by apply-patch";
+  const json patch = make_apply_patch(running, desired);
+  ASSERT_EQ(patch.size(), 1u) << patch.dump();
+  EXPECT_EQ(patch[0]["path"], "/WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold");
+}
+
+// ---- the config updater's rules per SONiC release (recorded in tests/data/sonic-gcu) ----
+
+// The updater's verdict on a `replace` of `field` (as it cleans paths) of `table` on a
+// switch, computed from the recorded conf.json of its release, as
+// rdma_config_update_validator does: the reference the driver is checked against.
+struct recorded_gcu {
+  json conf;
+  static recorded_gcu of(const std::string& release) {
+    return {json::parse(testing::slurp(fs::path(ROCELAB_SOURCE_DIR) / "tests/data/sonic-gcu" / release /
+                                       "gcu_field_operation_validators.conf.json"))};
+  }
+  [[nodiscard]] std::string asic(const std::string& asic_type, const std::string& hwsku) const {
+    const json& m = conf["helper_data"]["rdma_config_update_validator"];
+    auto lower = [](std::string x) {
+      for (auto& c : x) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return x;
+    };
+    if (asic_type == "cisco-8000") return "cisco-8000";
+    if (asic_type == "mellanox" || asic_type == "vs")
+      for (const char* a : {"spc1", "spc2", "spc3", "spc4"})
+        if (m["mellanox_asics"].contains(a))
+          for (const auto& h : m["mellanox_asics"][a])
+            if (lower(h.get<std::string>()) == lower(hwsku)) return a;
+    if (asic_type == "broadcom" || asic_type == "vs")
+      for (const auto& [a, hs] : m["broadcom_asics"].items())
+        for (const auto& h : hs)
+          if (lower(hwsku).find(lower(h.get<std::string>())) != std::string::npos) return a;
+    return "unknown";
+  }
+  [[nodiscard]] bool allows(const std::string& table, const std::string& field, const std::string& asic,
+                            const std::string& branch) const {
+    if (asic == "unknown") return false;
+    for (const auto& [name, sc] : conf["tables"][table]["validator_data"]["rdma_config_update_validator"].items()) {
+      if (std::find(sc["fields"].begin(), sc["fields"].end(), field) == sc["fields"].end()) continue;
+      if (!sc["platforms"].contains(asic)) return false;
+      const std::string min = sc["platforms"][asic];
+      if (min.empty()) return false;
+      if (std::find(sc["operations"].begin(), sc["operations"].end(), "replace") == sc["operations"].end()) return false;
+      return branch.empty() || branch >= min;
+    }
+    return false;
+  }
+};
+
+switch_settings ecn_change() {
+  switch_settings s;
+  s.ecn = {{"Ethernet0", 3, true, 20480, 204800, 0.05}};  // green min and max change
+  return s;
+}
+switch_settings xoff_change() {
+  switch_settings s;
+  s.buffers = {{"Ethernet0", 3, 1248, 65536, 1248, 2496, 0}};  // xoff only
+  return s;
+}
+switch_settings dynamic_th_change() {
+  switch_settings s;
+  s.buffers = {{"Ethernet0", 3, 1248, 56160, 1248, 2496, -2}};  // dynamic_th only
+  return s;
+}
+
+// Every HWSKU any recorded release lists, on every recorded release, for each change the
+// driver can emit on WRED_PROFILE and BUFFER_PROFILE: the driver refuses exactly what the
+// recorded rules refuse (a 202305 switch knows spc1-4, th, th2, td2, td3 only; td2 never
+// changes xoff).
+TEST(sonic_switch_driver, config_updater_rules_follow_the_switchs_release_per_field) {
+  const std::vector<std::string> releases{"202305", "202311", "202405", "202411"};
+  std::set<std::pair<std::string, std::string>> hwskus;  // asic_type, hwsku
+  for (const auto& r : releases) {
+    const recorded_gcu gcu = recorded_gcu::of(r);
+    const json& m = gcu.conf["helper_data"]["rdma_config_update_validator"];
+    for (const auto& [a, hs] : m["mellanox_asics"].items())
+      for (const auto& h : hs) hwskus.insert({"mellanox", h.get<std::string>()});
+    for (const auto& [a, hs] : m["broadcom_asics"].items())
+      for (const auto& h : hs) hwskus.insert({"broadcom", h.get<std::string>()});
+  }
+  hwskus.insert({"cisco-8000", "Cisco-8102-C64"});
+  hwskus.insert({"mellanox", "Some-Vendor-Box"});
+  struct change {
+    const char* name;
+    switch_settings settings;
+    const char* table;
+    const char* field;
+  };
+  const change changes[] = {{"ECN thresholds", ecn_change(), "WRED_PROFILE", "azure_lossless/green_min_threshold"},
+                            {"PG xoff", xoff_change(), "BUFFER_PROFILE", "xoff"},
+                            {"PG dynamic_th", dynamic_th_change(), "BUFFER_PROFILE", "dynamic_th"}};
+  int allowed = 0, refused = 0;
+  for (const auto& r : releases) {
+    const recorded_gcu gcu = recorded_gcu::of(r);
+    sonic_options o = options();
+    o.version = sonic_version{r.substr(0, 6) + "31.17", "", r};
+    for (const auto& [asic_type, hwsku] : hwskus) {
+      o.version->asic_type = asic_type;
+      json db = running_config;
+      db["DEVICE_METADATA"]["localhost"]["hwsku"] = hwsku;
+      const std::string asic = gcu.asic(asic_type, hwsku);
+      for (const auto& c : changes) {
+        SCOPED_TRACE(r + " " + asic_type + " " + hwsku + " (" + asic + "): " + c.name);
+        auto changes_made = to_config_db_changes(c.settings, db, o);
+        if (gcu.allows(c.table, c.field, asic, o.version->branch_version())) {
+          ++allowed;
+          EXPECT_TRUE(changes_made.ok()) << changes_made.error().message();
+        } else {
+          ++refused;
+          ASSERT_FALSE(changes_made.ok());
+          EXPECT_EQ(changes_made.error().code(), error_code::unsupported);
+          EXPECT_NE(changes_made.error().message().find(r), std::string::npos) << changes_made.error().message();
+        }
+      }
+    }
+  }
+  EXPECT_GT(allowed, 300);
+  EXPECT_GT(refused, 100);
+}
+
+TEST(sonic_switch_driver, config_updater_rules_refuse_by_name) {
+  struct case_t {
+    const char* name;
+    const char* yml;
+    const char* hwsku;
+    switch_settings settings;
+    const char* in_message;  // empty: allowed
+  };
+  const case_t cases[] = {
+      {"td2 never changes xoff", "build_version: '20230531.17'\nasic_type: broadcom\nrelease: '202305'\n",
+       "Force10-S6000", xoff_change(), "BUFFER_PROFILE|pg_lossless_100000_5m_profile xoff"},
+      {"td2 changes dynamic_th", "build_version: '20230531.17'\nasic_type: broadcom\nrelease: '202305'\n",
+       "Force10-S6000", dynamic_th_change(), ""},
+      {"202305 does not know th5", "build_version: '20230531.17'\nasic_type: broadcom\nrelease: '202305'\n",
+       "Arista-7060X6-64PE", ecn_change(), "HWSKU 'Arista-7060X6-64PE'"},
+      {"202405 does not know this th5", "build_version: '20240531.9'\nasic_type: broadcom\nrelease: '202405'\n",
+       "Arista-7060X6-64PE", ecn_change(), "HWSKU 'Arista-7060X6-64PE'"},
+      {"202411 does", "build_version: '20241130.3'\nasic_type: broadcom\nrelease: '202411'\n",
+       "Arista-7060X6-64PE", ecn_change(), ""},
+      {"202411 lists spc5 but never detects it",
+       "build_version: '20241130.3'\nasic_type: mellanox\nrelease: '202411'\n", "ACS-SN5640", ecn_change(),
+       "HWSKU 'ACS-SN5640'"},
+      {"a master build", "build_version: 'master.21742-7b0d6a1b7'\nasic_type: mellanox\nrelease: 'none'\n",
+       "Mellanox-SN2700", ecn_change(), "SONiC release 'master.21742-7b0d6a1b7'"},
+      {"the release from the build date", "build_version: '20231130.12'\nasic_type: mellanox\n", "Mellanox-SN2700",
+       ecn_change(), ""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    fake_switch sw;
+    sw.set_version(c.yml);
+    json db = running_config;
+    db["DEVICE_METADATA"]["localhost"]["hwsku"] = c.hwsku;
+    sw.set_config_db(db);
+    auto d = sonic_switch_driver::open(options());
+    ASSERT_TRUE(d.ok());
+    const status st = (*d)->apply(c.settings);
+    if (std::string_view(c.in_message).empty()) {
+      EXPECT_TRUE(st.ok()) << st.message();
+      continue;
+    }
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.code(), error_code::unsupported) << st.message();
+    EXPECT_NE(st.message().find(c.in_message), std::string::npos) << st.message();
+    EXPECT_EQ(sw.patches(), 0) << "nothing was sent";
+  }
+}
+
+TEST(parse_sonic_version, reads_release_build_and_asic) {
+  auto v = parse_sonic_version(
+      "---\nbuild_version: '20230531.17'\ndebian_version: '11.7'\nasic_type: mellanox\ncommit_id: 'abc'\n"
+      "branch: '202305'\nrelease: '202305'\nbuild_date: Wed Jun 14 01:02:03 UTC 2023\n");
+  ASSERT_TRUE(v.ok()) << v.error().message();
+  EXPECT_EQ(*v, (sonic_version{"20230531.17", "mellanox", "202305"}));
+  EXPECT_EQ(v->branch_version(), "20230531");
+  auto master = parse_sonic_version("build_version: 'master.123-abc'\nasic_type: vs\nrelease: 'none'\n");
+  ASSERT_TRUE(master.ok());
+  EXPECT_EQ(master->release, "");
+  EXPECT_EQ(master->branch_version(), "");
+  EXPECT_FALSE(parse_sonic_version("asic_type: mellanox\n").ok());
 }
 
 // ---- BUFFER_PG range keys (recorded: SONiC's buffers_config.j2 writes Ethernet0|3-4) ----

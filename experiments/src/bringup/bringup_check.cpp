@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rocelab/captures/dpdk_rx_plan.hpp"
+#include "switch_qos_items.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -299,9 +300,12 @@ std::vector<port_verdict> ecn_ports(const bringup_expectation& want, const switc
     if (!v.ok)
       v.fix = sw.driver == "soft"
                   ? soft_ctl(lab, "set field=queue.ecn.enabled value=true priority=" + std::to_string(q))
-                  : R"(`echo '[{"op":"add","path":"/QUEUE/)" + port + "|" + std::to_string(q) +
-                        R"(","value":{"wred_profile":"AZURE_LOSSLESS"}}]' | sudo config apply-patch /dev/stdin` )"
-                        "(AZURE_LOSSLESS with ecn ecn_all)";
+                  // The queue's field alone, in place: `config apply-patch` on QUEUE takes
+                  // the port admin down and up (patch_sorter.py RequiredValueIdentifier), and
+                  // adding the whole key would drop its scheduler.
+                  : "`sudo sonic-db-cli CONFIG_DB HSET 'QUEUE|" + port + "|" + std::to_string(q) +
+                        "' wred_profile AZURE_LOSSLESS` (AZURE_LOSSLESS with ecn ecn_all; written in place: "
+                        "`config apply-patch` on QUEUE would flap the port)";
     out.push_back(std::move(v));
   }
   return out;
@@ -329,32 +333,59 @@ check_item mirror_item(const bringup_inventory& inv, const switch_facts& sw, con
       c.fix = "the inventory's mirror.destination_port must be the lab's mirror port (" + m->destination_port + ")";
     return c;
   }
-  const bool present =
-      std::find(sw.mirror_sessions.begin(), sw.mirror_sessions.end(), inv.mirror_session) != sw.mirror_sessions.end();
-  if (!present) {
+  const std::string sources = join(host_ports, ",");
+  const std::string dst = inv.mirror_destination_port;
+  // config mirror_session span add refuses a destination that is an L3 interface, a VLAN
+  // member or a port-channel member (config/main.py validate_mirror_session_config).
+  std::string clear_dst;
+  if (const auto m = sw.port_memberships.find(dst); m != sw.port_memberships.end())
+    for (const auto& what : m->second) {
+      const auto bar = what.find('|');
+      const std::string table = what.substr(0, bar), rest = what.substr(bar + 1);
+      const auto bar2 = rest.find('|');
+      if (table == "INTERFACE" && bar2 != std::string::npos)
+        clear_dst += "`sudo config interface ip remove " + dst + " " + rest.substr(bar2 + 1) + "`, ";
+      else if (table == "INTERFACE")
+        clear_dst += "`sudo sonic-db-cli CONFIG_DB DEL 'INTERFACE|" + dst + "'`, ";
+      else if (table == "VLAN_MEMBER")
+        clear_dst += "`sudo config vlan member del " + rest.substr(4, bar2 - 4) + " " + dst + "`, ";
+      else if (table == "PORTCHANNEL_MEMBER")
+        clear_dst += "`sudo config portchannel member del " + rest.substr(0, bar2) + " " + dst + "`, ";
+    }
+  const std::string add = (clear_dst.empty() ? std::string() : "first free " + dst + ": " + clear_dst + "then ") +
+                          "`sudo config mirror_session span add " + inv.mirror_session + " " + dst + " " + sources + " " +
+                          inv.mirror_direction + "` (the destination must be no L3 interface, VLAN or port-channel member)";
+  const auto session = std::find_if(sw.mirror_settings.begin(), sw.mirror_settings.end(),
+                                    [&](const auto& s) { return s.name == inv.mirror_session; });
+  if (session == sw.mirror_settings.end()) {
     c.verdict = check_verdict::fail;
     c.observed = sw.mirror_sessions.empty() ? "no MIRROR_SESSION" : "sessions " + join(sw.mirror_sessions, ", ");
-    c.fix = "`sudo config mirror_session span add " + inv.mirror_session + " " + inv.mirror_destination_port + " " +
-            join(host_ports, ",") + " both`";
+    c.fix = add;
     return c;
   }
-  c.observed = "MIRROR_SESSION|" + inv.mirror_session;
-  if (m && m->name == inv.mirror_session) {
-    if (!m->dst_ip.empty()) {
-      c.observed += " ERSPAN to " + m->dst_ip;
-    } else {
-      c.observed += " SPAN to " + (m->destination_port.empty() ? std::string("no port") : m->destination_port);
-      if (m->destination_port != inv.mirror_destination_port) {
-        c.verdict = check_verdict::fail;
-        c.fix = "the session must mirror to " + inv.mirror_destination_port +
-                " (the capture host's port): `sudo config "
-                "mirror_session remove " +
-                inv.mirror_session + "` and add it again";
-        return c;
-      }
-    }
+  const auto& s = *session;
+  const char* dir = s.direction == fabric::drivers::mirror_direction::rx   ? "rx"
+                    : s.direction == fabric::drivers::mirror_direction::tx ? "tx"
+                                                                           : "both";
+  c.expected += " from " + sources + ", direction " + inv.mirror_direction;
+  c.observed = "MIRROR_SESSION|" + inv.mirror_session +
+               (s.dst_ip.empty() ? " SPAN to " + (s.destination_port.empty() ? std::string("no port") : s.destination_port)
+                                 : " ERSPAN to " + s.dst_ip) +
+               " from " + (s.source_ports.empty() ? std::string("no port") : join(s.source_ports, ",")) + ", direction " +
+               dir;
+  std::vector<std::string> wrong;
+  if (s.dst_ip.empty() && s.destination_port != dst) wrong.push_back("it mirrors to another port");
+  for (const auto& p : host_ports)
+    if (std::find(s.source_ports.begin(), s.source_ports.end(), p) == s.source_ports.end())
+      wrong.push_back("it does not mirror " + p);
+  if (inv.mirror_direction != dir) wrong.push_back("direction " + std::string(dir) + ", not " + inv.mirror_direction);
+  if (wrong.empty()) {
+    c.verdict = check_verdict::pass;
+    return c;
   }
-  c.verdict = check_verdict::pass;
+  c.verdict = check_verdict::fail;
+  c.observed += " (" + join(wrong, "; ") + ")";
+  c.fix = "`sudo config mirror_session remove " + inv.mirror_session + "`, then " + add;
   return c;
 }
 
@@ -478,7 +509,8 @@ std::vector<check_item> check_bringup(const bringup_expectation& want, const bri
                                 ? "bring the virtual lab up with its switch (`rocelab lab up`) and pass --name NAME"
                                 : "pass --switch-ssh admin@SWITCH, or --config-db FILE (`sudo sonic-cfggen -d "
                                   "--print-data > config_db.json` on the switch)";
-    for (const char* item : {"switch_pfc", "dscp_map", "ecn", "mirror_session"}) {
+    for (const char* item : {"switch_pfc", "dscp_map", "ecn", "priority_group", "pfc_queue", "pfc_watchdog",
+                             "mirror_session"}) {
       check_item c = make(item, target);
       c.observed = why;
       c.fix = fix;
@@ -508,6 +540,9 @@ std::vector<check_item> check_bringup(const bringup_expectation& want, const bri
       c.observed = "the spec runs without ECN (switch.ecn.enabled false)";
       out.push_back(std::move(c));
     }
+    out.push_back(bringup_items::priority_group_item(want, sw, target, ports));
+    out.push_back(bringup_items::pfc_queue_item(want, sw, target, ports));
+    out.push_back(bringup_items::pfc_watchdog_item(want, sw, target, ports));
     out.push_back(mirror_item(inv, sw, "switch " + inv.switch_name, ports));
   }
   capture_facts cap = facts.capture;

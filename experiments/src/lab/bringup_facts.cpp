@@ -1,5 +1,7 @@
 #include "rocelab/experiments/lab/bringup_facts.hpp"
 
+#include "sonic_qos_facts.hpp"
+
 #include <arpa/inet.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
@@ -278,6 +280,7 @@ result<switch_facts> sonic_switch_facts(const nlohmann::json& config_db, const s
     for (const auto& [session, entry] : config_db["MIRROR_SESSION"].items()) f.mirror_sessions.push_back(session);
   for (const auto& port : ports)
     if (auto map = fabric::drivers::dscp_to_tc_map_name(config_db, port); !map.empty()) f.dscp_map_names[port] = map;
+  add_sonic_qos_facts(config_db, ports, f);
   return f;
 }
 

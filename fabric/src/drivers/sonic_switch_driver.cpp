@@ -163,9 +163,21 @@ result<json> to_config_db(const switch_settings& settings, const sonic_options& 
   return db;
 }
 
+bool apply_patch_flaps_ports(std::string_view table) {
+  // patch_sorter.py RequiredValueIdentifier: a change under these keys requires
+  // PORT|<port> admin_status down, which the sorter's RequiredValueMoveExtender arranges
+  // by taking the port down before and bringing it up after.
+  constexpr std::string_view tied_to_admin_status[] = {"BUFFER_PG",  "BUFFER_PORT_EGRESS_PROFILE_LIST",
+                                                       "BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_QUEUE",
+                                                       "PORT_QOS_MAP", "QUEUE"};
+  return std::find(std::begin(tied_to_admin_status), std::end(tied_to_admin_status), table) !=
+         std::end(tied_to_admin_status);
+}
+
 json make_apply_patch(const json& running, const json& desired) {
   json patch = json::array();
   for (const auto& table : tables_in_order(desired, false)) {
+    if (apply_patch_flaps_ports(table)) continue;
     const json& keys = desired[table];
     const bool table_exists = running.contains(table) && running[table].is_object();
     json new_table = json::object();
@@ -193,6 +205,81 @@ json make_apply_patch(const json& running, const json& desired) {
     if (!table_exists && !new_table.empty()) patch.push_back({{"op", "add"}, {"path", ptr(table)}, {"value", new_table}});
   }
   return patch;
+}
+
+namespace {
+
+// A word for the switch's login shell: ssh joins the remote command's words with spaces.
+// Only plain names and config_db keys of them reach here ('|' is the shell's pipe).
+std::string shell_quoted(const std::string& word) { return "'" + word + "'"; }
+
+std::vector<std::string> db_command(std::initializer_list<std::string> words) {
+  std::vector<std::string> c{"sonic-db-cli", "CONFIG_DB"};
+  c.insert(c.end(), words.begin(), words.end());
+  return c;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> make_db_writes(const json& running, const json& desired) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& table : tables_in_order(desired, false)) {
+    if (!apply_patch_flaps_ports(table)) continue;
+    const bool table_exists = running.contains(table) && running[table].is_object();
+    for (const auto& [key, entry] : desired[table].items()) {
+      const std::string redis_key = shell_quoted(table + "|" + key);
+      const bool key_exists = table_exists && running[table].contains(key);
+      if (entry.is_null()) {
+        if (key_exists) out.push_back(db_command({"DEL", redis_key}));
+        continue;
+      }
+      const json none = json::object();
+      const json& now = key_exists && running[table][key].is_object() ? running[table][key] : none;
+      for (const auto& [field, value] : entry.items()) {
+        if (now.contains(field) && now[field] == value) continue;
+        out.push_back(db_command({"HSET", redis_key, shell_quoted(field), shell_quoted(value.get<std::string>())}));
+      }
+    }
+  }
+  return out;
+}
+
+std::string sonic_version::branch_version() const {
+  std::string found;
+  for (std::size_t b = 0; b <= build_version.size();) {
+    const auto e = std::min(build_version.find('.', b), build_version.size());
+    const std::string part = build_version.substr(b, e - b);
+    if (part.size() == 8 && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      found = part;  // the last one, as rdma_config_update_validator keeps it
+    b = e + 1;
+  }
+  return found;
+}
+
+result<sonic_version> parse_sonic_version(std::string_view yml) {
+  std::map<std::string, std::string> fields;
+  for (std::size_t b = 0; b < yml.size();) {
+    const auto e = std::min(yml.find('\n', b), yml.size());
+    std::string_view line = yml.substr(b, e - b);
+    b = e + 1;
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos || line.starts_with(" ") || line.starts_with("#")) continue;
+    std::string value(line.substr(colon + 1));
+    value.erase(0, value.find_first_not_of(" \t"));
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\r' || value.back() == '\t')) value.pop_back();
+    if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') && value.back() == value.front())
+      value = value.substr(1, value.size() - 2);
+    fields[std::string(line.substr(0, colon))] = value;
+  }
+  sonic_version v;
+  v.build_version = fields["build_version"];
+  v.asic_type = fields["asic_type"];
+  if (v.build_version.empty() || v.asic_type.empty())
+    return status(error_code::malformed_input, "sonic_version.yml: no build_version or no asic_type");
+  const std::string release = fields["release"];
+  if (!release.empty() && release != "none") v.release = release;
+  else if (const std::string bv = v.branch_version(); !bv.empty()) v.release = bv.substr(0, 6);
+  return v;
 }
 
 namespace {
@@ -249,6 +336,11 @@ status check_names(const switch_settings& settings) {
   for (const auto& name : ports)
     if (!plain_name(name)) return {error_code::invalid_argument, "'" + name + "' is not a plain name"};
   return status::success();
+}
+
+std::string lower_ascii(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
 }
 
 bool has_digit(std::string_view s) {
@@ -319,6 +411,49 @@ status check_generated_profile(const pg_buffer_setting& b, const std::string& ke
   return status::success();
 }
 
+// Every WRED_PROFILE and BUFFER_PROFILE field `db` changes on `running` against the
+// config updater's rules of the switch's release (sonic_gcu_platforms.hpp), before
+// anything is sent: an unchanged field is not in the patch, so it needs no rule.
+status check_gcu_rules(const json& db, const json& running, const sonic_options& options) {
+  std::vector<std::pair<std::string, std::string>> changed;  // table, "key/field"
+  for (const char* table : {"WRED_PROFILE", "BUFFER_PROFILE"})
+    for (const auto& [key, entry] : table_of(db, table).items()) {
+      const json& now = table_of(running, table).contains(key) ? table_of(running, table)[key] : json::object();
+      for (const auto& [field, value] : entry.items())
+        if (!now.contains(field) || now[field] != value) changed.emplace_back(table, key + "/" + field);
+    }
+  if (changed.empty()) return status::success();
+  const auto refused = [](const std::string& why) {
+    return status(error_code::unsupported, why + "; set ECN and buffers with `config load` on the switch instead");
+  };
+  if (!options.version)
+    return refused("the switch's SONiC release is not known (/etc/sonic/sonic_version.yml), and config apply-patch's "
+                   "rules for WRED_PROFILE and BUFFER_PROFILE differ per release");
+  const sonic_version& v = *options.version;
+  if (!gcu_release_known(v.release))
+    return refused("SONiC release '" + (v.release.empty() ? v.build_version : v.release) +
+                   "': rocelab holds config apply-patch's WRED_PROFILE and BUFFER_PROFILE rules of releases 202305, "
+                   "202311, 202405 and 202411 only");
+  const json& meta = table_of(running, "DEVICE_METADATA");
+  const std::string hwsku = meta.contains("localhost") ? meta["localhost"].value("hwsku", "") : "";
+  const auto asic = gcu_rdma_asic(v.release, v.asic_type, hwsku);
+  if (!asic)
+    return refused("HWSKU '" + hwsku + "' (asic_type " + v.asic_type + ") is not a platform whose WRED_PROFILE and "
+                   "BUFFER_PROFILE config apply-patch of SONiC " + v.release +
+                   " may change (gcu_field_operation_validators.conf.json)");
+  for (const auto& [table, key_field] : changed) {
+    // The validator drops path elements with a digit, then lowercases: AZURE_LOSSLESS
+    // stays in the field name, pg_lossless_100000_5m_profile does not.
+    const auto slash = key_field.find('/');
+    const std::string key = key_field.substr(0, slash), field = key_field.substr(slash + 1);
+    const std::string cleaned = has_digit(key) ? field : lower_ascii(key) + "/" + field;
+    if (const std::string why = gcu_field_refusal(table, cleaned, *asic, v.branch_version()); !why.empty())
+      return refused("config apply-patch of SONiC " + v.release + " refuses " + table + "|" + key + " " + field +
+                     " on " + hwsku + " (" + *asic + "): " + why);
+  }
+  return status::success();
+}
+
 }  // namespace
 
 std::string buffer_model(const json& config_db) {
@@ -355,6 +490,36 @@ json generated_buffer_profiles(const std::vector<std::string>& null_pgs,
   return out;
 }
 
+namespace {
+
+// The sonic-db-cli writes that put a table's snapshotted fields back: a key that did not
+// exist is deleted, a field it did not have deleted, any other field set to its old value.
+void restore_in_place(const std::string& table, const json& now_table, const std::map<std::string, json>& snapshot,
+                      std::vector<std::vector<std::string>>& writes) {
+  for (const auto& [key, snap] : snapshot) {
+    const std::string redis_key = shell_quoted(table + "|" + key);
+    const json& previous = snap["previous"];
+    const bool key_now = now_table.contains(key);
+    if (previous.is_null()) {
+      if (key_now) writes.push_back(db_command({"DEL", redis_key}));
+      continue;
+    }
+    const json none = json::object();
+    const json& now = key_now ? now_table[key] : none;
+    for (const auto& f : snap["fields"]) {
+      const std::string field = f.get<std::string>();
+      const bool had = previous.contains(field), has = now.contains(field);
+      if (had && has && previous[field] == now[field]) continue;
+      if (had)
+        writes.push_back(db_command({"HSET", redis_key, shell_quoted(field), shell_quoted(previous[field].get<std::string>())}));
+      else if (has)
+        writes.push_back(db_command({"HDEL", redis_key, shell_quoted(field)}));
+    }
+  }
+}
+
+}  // namespace
+
 result<json> to_config_db_changes(const switch_settings& settings, const json& running, const sonic_options& options,
                                   const json& generated) {
   ROCELAB_RETURN_IF_ERROR(validate(settings).with_context("SONiC config"));
@@ -364,15 +529,6 @@ result<json> to_config_db_changes(const switch_settings& settings, const json& r
   std::map<std::string, std::string> owners;
   auto unsupported = [](const std::string& s) { return status(error_code::unsupported, s); };
 
-  const bool rdma_tables = !settings.ecn.empty() || !settings.buffers.empty();
-  if (rdma_tables && options.check_gcu_hwsku) {
-    const json& meta = table_of(running, "DEVICE_METADATA");
-    const std::string hwsku = meta.contains("localhost") ? meta["localhost"].value("hwsku", "") : "";
-    if (!gcu_rdma_asic(hwsku))
-      return unsupported("HWSKU '" + hwsku + "' is not in sonic-utilities' list of platforms whose WRED_PROFILE and "
-                         "BUFFER_PROFILE config apply-patch may change (gcu_field_operation_validators.conf.json); "
-                         "set ECN and buffers with `config load` on the switch instead");
-  }
   // ECN: the green thresholds of the lossless WRED profile, the one field set the config
   // updater lets change (a replace of AZURE_LOSSLESS green_min_threshold,
   // green_max_threshold, green_drop_probability); the queue is bound to it.
@@ -446,6 +602,7 @@ result<json> to_config_db_changes(const switch_settings& settings, const json& r
       ROCELAB_RETURN_IF_ERROR(
           set_shared(db, "DSCP_TO_TC_MAP", map, std::to_string(dscp), std::to_string(tc), who, owners));
   }
+  if (options.check_gcu_hwsku) ROCELAB_RETURN_IF_ERROR(check_gcu_rules(db, running, options));
   if (settings.mirror) {
     // MIRROR_SESSION has no field validator: the session is added and removed whole.
     auto whole = to_config_db(switch_settings{{}, {}, {}, settings.mirror, {}}, options);
@@ -511,7 +668,13 @@ status sonic_switch_driver::apply(const switch_settings& settings) {
   for (const auto& b : settings.buffers) buffer_ports.push_back(b.port);
   auto generated = read_generated_profiles(*running, buffer_ports);
   if (!generated.ok()) return generated.error().with_context(context);
-  auto desired = to_config_db_changes(settings, *running, options_, *generated);
+  sonic_options options = options_;
+  if (!options.version && options.check_gcu_hwsku && (!settings.ecn.empty() || !settings.buffers.empty())) {
+    auto version = read_version();
+    if (!version.ok()) return version.error().with_context(context);
+    options.version = *version;
+  }
+  auto desired = to_config_db_changes(settings, *running, options, *generated);
   if (!desired.ok()) return desired.error().with_context(context);
   // Snapshot every key about to change, once, before writing anything: its previous entry
   // (null: absent) and the fields written, which are all that restore() puts back.
@@ -531,7 +694,29 @@ status sonic_switch_driver::apply(const switch_settings& settings) {
           if (std::find(fields.begin(), fields.end(), field) == fields.end()) fields.push_back(field);
     }
   }
-  return apply_patch(make_apply_patch(*running, *desired), context);
+  // The patch first: the QUEUE bindings written after it name a profile already there.
+  ROCELAB_RETURN_IF_ERROR(apply_patch(make_apply_patch(*running, *desired), context));
+  return write_db(make_db_writes(*running, *desired), context);
+}
+
+status sonic_switch_driver::write_db(const std::vector<std::vector<std::string>>& commands, const std::string& context) {
+  if (commands.empty()) return status::success();
+  std::vector<std::string> command;
+  for (const auto& c : commands) {
+    if (!command.empty()) command.push_back("&&");
+    command.insert(command.end(), c.begin(), c.end());
+  }
+  auto out = remote(command);
+  if (!out.ok()) return out.error().with_context(context + " (config_db fields written in place, no port flap)");
+  return status::success();
+}
+
+result<sonic_version> sonic_switch_driver::read_version() {
+  auto out = remote({"cat", "/etc/sonic/sonic_version.yml"});
+  if (!out.ok()) return out.error().with_context("reading the SONiC version");
+  auto v = parse_sonic_version(*out);
+  if (!v.ok()) return v.error().with_context("SONiC " + options_.host);
+  return v;
 }
 
 status sonic_switch_driver::restore() {
@@ -540,12 +725,17 @@ status sonic_switch_driver::restore() {
   auto running = read_config_db();
   if (!running.ok()) return running.error().with_context(context);
   json patch = json::array();
+  std::vector<std::vector<std::string>> writes;  // tables apply-patch would flap ports for
   json tables = json::object();
   for (const auto& [table, keys] : snapshot_) tables[table] = true;
   // Referencing entries first (QUEUE before its WRED_PROFILE), so nothing dangles.
   for (const auto& table : tables_in_order(tables, true)) {
     const bool created = std::find(tables_created_.begin(), tables_created_.end(), table) != tables_created_.end();
     const bool exists_now = running->contains(table) && (*running)[table].is_object();
+    if (apply_patch_flaps_ports(table)) {
+      restore_in_place(table, exists_now ? (*running)[table] : json::object(), snapshot_.at(table), writes);
+      continue;
+    }
     if (created) {
       // The table did not exist: remove it whole unless someone else added keys since.
       bool only_ours = exists_now;
@@ -581,6 +771,8 @@ status sonic_switch_driver::restore() {
       }
     }
   }
+  // The in-place writes first: a QUEUE binding goes back before a profile it named goes.
+  ROCELAB_RETURN_IF_ERROR(write_db(writes, context));
   ROCELAB_RETURN_IF_ERROR(apply_patch(patch, context));
   snapshot_.clear();
   tables_created_.clear();
@@ -754,8 +946,8 @@ result<switch_settings> settings_from_config_db(const json& config_db, const std
     m.dst_ip = s.value("dst_ip", "");
     m.dscp = static_cast<std::uint8_t>(to_int(s, "dscp", 8));
     m.ttl = static_cast<std::uint8_t>(to_int(s, "ttl", 64));
-    out.mirror = m;
-    if (name == "rocelab") break;  // ours if present, else the first
+    if (!out.mirror || name == "rocelab") out.mirror = m;  // ours if present, else the first
+    if (name == "rocelab") break;
   }
   return out;
 }

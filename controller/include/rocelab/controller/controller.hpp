@@ -68,6 +68,12 @@ struct controller_options {
   std::string db_path = "rocelab.db";  // the run store
   std::string token;                   // read_token_file()
   std::optional<lab_inventory> inventory;
+  // A SONiC switch the lab backend reads before T0 to check the run's lossless class
+  // (experiments::switch_ready_for_run): its config_db over ssh (sonic_options.host), else
+  // a dump in a file, re-read at each run. Neither: a lab run on a SONiC inventory is
+  // refused, since nothing else checks the switch.
+  std::string switch_ssh;        // "admin@leaf1"
+  std::string switch_config_db;  // `sudo sonic-cfggen -d --print-data` output
   std::chrono::milliseconds heartbeat_interval{250};
   std::chrono::milliseconds agent_timeout{2000};
   std::chrono::milliseconds deadman{5000};       // what agents are told to use (at most)

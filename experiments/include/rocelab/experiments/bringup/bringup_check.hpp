@@ -10,7 +10,13 @@
 //   switch_pfc      PFC on the data priority at the hosts' switch ports (PORT_QOS_MAP)
 //   dscp_map        DSCP_TO_TC: data DSCP -> data priority, CNP DSCP -> CNP priority
 //   ecn             WRED/ECN marking on the lossless queue of the hosts' switch ports
-//   mirror_session  the inventory's mirror session, to its destination port
+//   priority_group  the data priority's TC lands in a lossless PG (TC_TO_PRIORITY_GROUP_MAP,
+//                   BUFFER_PG) that PFC pauses (PFC_PRIORITY_TO_PRIORITY_GROUP_MAP)
+//   pfc_queue       a PFC frame for the data priority pauses the queue its TC is sent on
+//                   (MAP_PFC_PRIORITY_TO_QUEUE against TC_TO_QUEUE_MAP)
+//   pfc_watchdog    no PFC watchdog that drops or forwards on the hosts' ports
+//   mirror_session  the inventory's mirror session, to its destination port, from every
+//                   host port, in the inventory's direction
 //   capture_mtu     the capture device takes the largest mirrored RoCE frame whole (its
 //                   netdev MTU, and the DPDK rx plan rocelab capture --dpdk makes for it)
 //   clock_source    what the host's timestamps come from (clocksource, the NIC's PHC)
@@ -55,6 +61,7 @@ struct bringup_inventory {
   std::vector<host> hosts;
   std::string mirror_session;
   std::string mirror_destination_port;
+  std::string mirror_direction = "both";  // rx | tx | both
   std::string capture_host;
   std::string capture_device;
   std::string virtual_lab;  // the virtual lab's name, for the fixes of soft parts; empty: "NAME"
@@ -84,6 +91,21 @@ struct host_facts {
 [[nodiscard]] std::string host_facts_json(const host_facts& f);
 [[nodiscard]] result<host_facts> host_facts_from_json(std::string_view text, const std::string& source_name);
 
+// One QoS map a SONiC port is bound to (PORT_QOS_MAP|<port> tc_to_pg_map, ...).
+struct switch_qos_map {
+  std::string name;                              // "AZURE"; empty: the port binds none
+  std::map<std::uint8_t, std::uint8_t> entries;  // of that map; key and value 0..7
+  friend bool operator==(const switch_qos_map&, const switch_qos_map&) = default;
+};
+
+// The PFC watchdog on one port (SONiC PFC_WD|<port>).
+struct switch_pfc_watchdog {
+  bool on = false;
+  std::string action;             // drop | forward | alert
+  std::uint32_t detection_ms = 0;
+  friend bool operator==(const switch_pfc_watchdog&, const switch_pfc_watchdog&) = default;
+};
+
 struct switch_facts {
   std::string name;
   std::string driver;       // sonic | soft
@@ -91,6 +113,23 @@ struct switch_facts {
   std::optional<fabric::drivers::switch_settings> settings;  // of the hosts' ports
   std::vector<std::string> mirror_sessions;  // every session the switch has (SONiC MIRROR_SESSION keys)
   std::map<std::string, std::string> dscp_map_names;  // port -> the DSCP_TO_TC_MAP it is bound to (SONiC)
+  // SONiC: port -> PORT_QOS_MAP binding ("tc_to_pg_map", "tc_to_queue_map",
+  // "pfc_to_queue_map", "pfc_to_pg_map") -> the map. A binding is absent when the
+  // config_db holds no table of its maps at all (not read), so it is never taken as empty.
+  std::map<std::string, std::map<std::string, switch_qos_map>> qos_maps;
+  // SONiC: port -> the PGs whose BUFFER_PG profile is lossless (has xoff, or NULL under the
+  // dynamic buffer model); a port absent: BUFFER_PG not read.
+  std::map<std::string, std::vector<std::uint8_t>> lossless_pgs;
+  // SONiC: port -> its PFC watchdog; nullopt: not known (no PFC_WD table, and
+  // DEVICE_METADATA default_pfcwd_status is not "disable"), and why in pfc_watchdog_note.
+  std::optional<std::map<std::string, switch_pfc_watchdog>> pfc_watchdog;
+  std::string pfc_watchdog_note;
+  // SONiC: every mirror session's settings, in config_db order.
+  std::vector<fabric::drivers::mirror_setting> mirror_settings;
+  // SONiC: port -> what makes it routed or a member (INTERFACE|<port>|<prefix>,
+  // VLAN_MEMBER|<vlan>|<port>, PORTCHANNEL_MEMBER|<lag>|<port>); a SPAN destination must
+  // have none.
+  std::map<std::string, std::vector<std::string>> port_memberships;
 };
 
 struct capture_facts {
@@ -119,9 +158,17 @@ struct check_item {
 };
 
 // The checklist, in item order: per host rdma_device, active_mtu, nic_pfc, clock_source;
-// then the switch's switch_pfc, dscp_map, ecn, mirror_session; then capture_mtu.
+// then the switch's switch_pfc, dscp_map, ecn, priority_group, pfc_queue, pfc_watchdog,
+// mirror_session; then capture_mtu.
 [[nodiscard]] std::vector<check_item> check_bringup(const bringup_expectation& want, const bringup_inventory& inv,
                                                     const lab_facts& facts);
+
+// What a lab run needs of the switch before T0: the items switch_pfc, dscp_map, ecn,
+// priority_group, pfc_queue and pfc_watchdog of check_bringup on `sw`. Success when each
+// passed or was skipped; else unavailable naming each other item, what was observed and
+// its fix (a MISSING fact is not ready either).
+[[nodiscard]] status switch_ready_for_run(const bringup_expectation& want, const bringup_inventory& inv,
+                                          const switch_facts& sw);
 
 // True when every item passed or was skipped (a missing fact is not a pass).
 [[nodiscard]] bool bringup_passed(const std::vector<check_item>& items) noexcept;

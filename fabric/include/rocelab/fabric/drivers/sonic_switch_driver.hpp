@@ -1,37 +1,57 @@
 #pragma once
 // The SONiC switch driver.
 //
-// apply() changes the running config_db over SSH with SONiC's Generic Config Updater,
-// `sudo config apply-patch /dev/stdin` (a JSON Patch, RFC 6902, validated against the YANG
-// models in sonic-buildimage src/sonic-yang-models and against sonic-utilities' field
-// operation validators, gcu_field_operation_validators.conf.json). Those validators allow
-// only a `replace` of WRED_PROFILE AZURE_LOSSLESS green_min_threshold, green_max_threshold
-// and green_drop_probability, and of BUFFER_PROFILE xoff and dynamic_th, on the HWSKUs
-// they list; so the driver changes the switch's own lossless entries instead of adding
-// profiles (to_config_db_changes):
+// apply() changes the running config_db over SSH, in two ways, chosen per table:
+//
+// * Most tables with SONiC's Generic Config Updater, `sudo config apply-patch /dev/stdin`
+//   (a JSON Patch, RFC 6902, validated against the YANG models in sonic-buildimage
+//   src/sonic-yang-models and against sonic-utilities' field operation validators,
+//   gcu_field_operation_validators.conf.json). Those validators allow only a `replace` of
+//   WRED_PROFILE AZURE_LOSSLESS green_min_threshold, green_max_threshold and
+//   green_drop_probability, and of BUFFER_PROFILE xoff and dynamic_th, and only on the
+//   ASICs their release lists, field by field (a platform entry "" refuses the field:
+//   td2 may not change xoff) and from a minimum build. The rules differ per release, so
+//   the driver reads the switch's /etc/sonic/sonic_version.yml (release, build_version,
+//   asic_type) and applies that release's rules (202305, 202311, 202405, 202411, recorded
+//   in tests/data/sonic-gcu); on another release it refuses the RDMA tables rather than
+//   guess. So the driver changes the switch's own lossless entries instead of adding
+//   profiles (to_config_db_changes).
+// * QUEUE and PORT_QOS_MAP (and every table the updater's patch sorter ties to
+//   `PORT|<port> admin_status`: BUFFER_PG, BUFFER_QUEUE, BUFFER_PORT_{IN,E}GRESS_PROFILE_LIST,
+//   patch_sorter.py RequiredValueIdentifier) never go through apply-patch: for those the
+//   sorter inserts moves taking each port admin down before the change and up after it,
+//   which kills every queue pair in flight (RETRY_EXC). Their fields are written one by
+//   one with `sonic-db-cli CONFIG_DB HSET '<TABLE>|<key>' <field> <value>`: orchagent
+//   applies both in place, with no port flap (sonic-swss orchagent/qosorch.cpp, 202305:
+//   handleQueueTable sets the queue's SAI_QUEUE_ATTR_WRED_PROFILE_ID,
+//   handlePortQosMapTable calls PortsOrch::setPortPfc; neither touches admin status), and
+//   put back with HSET or HDEL (DEL for a key the driver created). A field write never
+//   replaces a whole entry, so a QUEUE key keeps its `scheduler`.
+//
+// What the driver writes (to_config_db_changes):
 //   ECN     WRED_PROFILE|AZURE_LOSSLESS green_{min,max}_threshold (bytes),
-//           green_drop_probability (Pmax x 100), shared by every lossless queue;
-//           QUEUE|<port>|<q> wred_profile AZURE_LOSSLESS
-//   PFC     PORT_QOS_MAP|<port> pfc_enable ("3,4")
+//           green_drop_probability (Pmax x 100), shared by every lossless queue
+//           [apply-patch]; QUEUE|<port>|<q> wred_profile AZURE_LOSSLESS [HSET]
+//   PFC     PORT_QOS_MAP|<port> pfc_enable ("3,4") [HSET]
 //   buffers xoff and dynamic_th of the BUFFER_PROFILE that the PG's BUFFER_PG entry names
 //           (a single PG or SONiC's range key, Ethernet0|3-4; no BUFFER_PG key is written);
-//           size, xon and xon_offset must already be what is asked. Under SONiC's
-//           dynamic buffer model (DEVICE_METADATA|localhost buffer_model: dynamic) a
-//           BUFFER_PG whose profile is NULL has its lossless profile computed by buffermgrd
-//           from the port's speed and cable length (pg_lossless_<speed>_<cable>_profile)
-//           into APPL_DB BUFFER_PROFILE_TABLE, and rewritten by it: that profile is read
-//           from APPL_DB (BUFFER_PG_TABLE:<port>:<pgs> names it), a setting it already
-//           matches needs nothing, any other is refused (unsupported) naming the model,
-//           the generated profile and the field
+//           size, xon and xon_offset must already be what is asked [apply-patch]. Under
+//           SONiC's dynamic buffer model (DEVICE_METADATA|localhost buffer_model: dynamic)
+//           a BUFFER_PG whose profile is NULL has its lossless profile computed by
+//           buffermgrd from the port's speed and cable length
+//           (pg_lossless_<speed>_<cable>_profile) into APPL_DB BUFFER_PROFILE_TABLE, and
+//           rewritten by it: that profile is read from APPL_DB (BUFFER_PG_TABLE:<port>:<pgs>
+//           names it), a setting it already matches needs nothing, any other is refused
+//           (unsupported) naming the model, the generated profile and the field
 //   DSCP    entries of the DSCP_TO_TC_MAP that PORT_QOS_MAP|<port> (or |global) binds
-//           (dscp_to_tc_map), e.g. AZURE 26 -> 3 for the lossless class
-//   mirror  MIRROR_SESSION|<name>, added and removed whole
-// Anything else the validators refuse (ECN off, another size, an unlisted HWSKU) is an
-// `unsupported` error naming the rule before anything is sent. The running config_db is
-// read with `sudo sonic-cfggen -d --print-data`. Before the first write the driver keeps
-// the previous value of every field it changes (or that the key was absent), and
-// restore() replaces those fields back, removes the keys it added and never removes a key
-// that existed.
+//           (dscp_to_tc_map), e.g. AZURE 26 -> 3 for the lossless class [apply-patch]
+//   mirror  MIRROR_SESSION|<name>, added and removed whole [apply-patch]
+// Anything else the validators refuse (ECN off, another size, an ASIC or field the
+// switch's release does not allow) is an `unsupported` error naming the rule before
+// anything is sent. The running config_db is read with `sudo sonic-cfggen -d
+// --print-data`. Before the first write the driver keeps the previous value of every
+// field it changes (or that the key was absent), and restore() replaces those fields back,
+// removes the keys it added and never removes a key that existed.
 //
 // to_config_db() is the export form of the same settings, for `config load` on a switch
 // (which runs no field validators): profiles of their own, ROCELAB_<port>_Q<q> and
@@ -63,6 +83,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -71,6 +92,21 @@
 
 namespace rocelab::fabric::drivers {
 
+// What /etc/sonic/sonic_version.yml says of the switch's build (sonic-buildimage
+// files/build_templates/sonic_version.yml.j2).
+struct sonic_version {
+  std::string build_version;  // "20230531.17"
+  std::string asic_type;      // mellanox | broadcom | vs | cisco-8000 | ...
+  std::string release;        // "202305": the `release` field, else the first six digits of
+                              // build_version's 8-digit part; empty: not known (master)
+  // build_version's 8-digit part ("20230531"), which the updater compares against a
+  // field's minimum; empty when there is none (a master build).
+  [[nodiscard]] std::string branch_version() const;
+  friend bool operator==(const sonic_version&, const sonic_version&) = default;
+};
+// Errors: malformed_input when there is no build_version or no asic_type.
+[[nodiscard]] result<sonic_version> parse_sonic_version(std::string_view yml);
+
 struct sonic_options {
   std::string host;                       // ssh destination: "admin@10.0.0.1"
   std::vector<std::string> ssh_options;   // e.g. {"-i", "/etc/rocelab/switch_key", "-p", "22"}
@@ -78,9 +114,11 @@ struct sonic_options {
   std::vector<std::string> ports;         // the ports whose counters are read
   std::string lossless_pool = "ingress_lossless_pool";
   std::string dscp_to_tc_map = "AZURE";  // the map to_config_db's DSCP entries go to
-  // false: skip the HWSKU check (a cisco-8000 or marvell-teralynx switch, which the
-  // updater knows by its ASIC type).
+  // false: skip the config updater's rules (release, ASIC, field) for WRED_PROFILE and
+  // BUFFER_PROFILE; the switch's updater still judges the patch.
   bool check_gcu_hwsku = true;
+  // The switch's SONiC version; nullopt: apply() reads it (/etc/sonic/sonic_version.yml).
+  std::optional<sonic_version> version;
   std::chrono::milliseconds timeout{60000};
 };
 
@@ -117,10 +155,24 @@ struct sonic_options {
 [[nodiscard]] nlohmann::json generated_buffer_profiles(const std::vector<std::string>& null_pgs,
                                                        const std::map<std::string, std::map<std::string, std::string>>& appl_db);
 
+// Whether `config apply-patch` takes a port admin down and up around a change of `table`
+// (patch_sorter.py RequiredValueIdentifier: BUFFER_PG, BUFFER_PORT_EGRESS_PROFILE_LIST,
+// BUFFER_PORT_INGRESS_PROFILE_LIST, BUFFER_QUEUE, PORT_QOS_MAP, QUEUE).
+[[nodiscard]] bool apply_patch_flaps_ports(std::string_view table);
+
 // The JSON Patch that writes `desired` (as to_config_db_changes gives it) over `running`:
 // fields of existing keys replaced (added where absent) one by one, absent keys and tables
-// added whole, null keys removed.
+// added whole, null keys removed. Tables for which apply_patch_flaps_ports() holds are left
+// out: make_db_writes writes them.
 [[nodiscard]] nlohmann::json make_apply_patch(const nlohmann::json& running, const nlohmann::json& desired);
+
+// The remote commands that write `desired`'s entries of the tables apply-patch would flap
+// ports for, field by field: one `sonic-db-cli CONFIG_DB HSET '<TABLE>|<key>' <field>
+// <value>` per field that differs from `running` (the key single-quoted for the switch's
+// shell), `DEL '<TABLE>|<key>'` for a null key that exists. Every name must be plain
+// (check_names), so quoting never needs escapes.
+[[nodiscard]] std::vector<std::vector<std::string>> make_db_writes(const nlohmann::json& running,
+                                                                   const nlohmann::json& desired);
 
 // The settings of `ports` and the mirror session a config_db dump holds, as read_settings()
 // gives them: WRED of the queues that name a profile, PORT_QOS_MAP pfc_enable, the
@@ -173,6 +225,9 @@ class sonic_switch_driver final : public switch_driver {
   explicit sonic_switch_driver(sonic_options options) : options_(std::move(options)) {}
   [[nodiscard]] result<std::string> remote(const std::vector<std::string>& command, const std::string& input = {});
   [[nodiscard]] status apply_patch(const nlohmann::json& patch, const std::string& context);
+  // The commands of make_db_writes, in one SSH session, stopping at the first that fails.
+  [[nodiscard]] status write_db(const std::vector<std::vector<std::string>>& commands, const std::string& context);
+  [[nodiscard]] result<sonic_version> read_version();
   // HGETALL of every key in `db` (COUNTERS_DB, APPL_DB), in one SSH session; one map per
   // key, in order.
   [[nodiscard]] result<std::vector<std::map<std::string, std::string>>> hgetall(const std::vector<std::string>& keys,
