@@ -106,7 +106,10 @@ void read_trust(const sysfs_host_options& o, host_facts& f) {
     text = *o.trust_text;
   } else {
     const auto why = [](const result<fabric::drivers::process_output>& r) {
-      return !r ? r.error().message() : "exited " + std::to_string(r->exit_code) + ": " + r->err.substr(0, 200);
+      if (!r) return r.error().message();
+      std::string err = r->err.substr(0, 200);
+      while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+      return "exited " + std::to_string(r->exit_code) + ": " + err;
     };
     auto mlnx = fabric::drivers::run_process({"mlnx_qos", "-i", o.device}, "", std::chrono::seconds(5));
     if (mlnx && mlnx->exit_code == 0) {
