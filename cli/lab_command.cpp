@@ -43,6 +43,7 @@ struct facts_args {
   std::string ip;
   std::string sysfs_root = "/sys";
   std::string pfc_file;  // recorded `dcb pfc show` / `mlnx_qos` output instead of running dcb
+  std::string trust_file;  // recorded `mlnx_qos -i` / `dcb app show` output instead of running them
 };
 
 struct lab_args {
@@ -209,7 +210,7 @@ int run_check(const lab_args& a) {
       if (const std::string why = lab_missing(); !why.empty())
         f.unavailable = why;
       else
-        f = experiments::read_soft_host_facts(**state, h.name, cls->data_priority);
+        f = experiments::read_soft_host_facts(**state, h.name, *cls);
       f.device = h.nic_device;
     } else {
       f.unavailable = c.host_facts.empty() ? "no facts of " + h.name + " (no --host-facts)"
@@ -299,6 +300,15 @@ int run_facts(const lab_args& a) {
     o.pfc_text = std::move(*text);
     o.pfc_source = f.pfc_file;
   }
+  if (!f.trust_file.empty()) {
+    auto text = read_bounded_file(f.trust_file, max_state_file_bytes, "reading NIC trust state " + f.trust_file);
+    if (!text) {
+      std::cerr << "rocelab lab facts: " << text.error().message() << "\n";
+      return 2;
+    }
+    o.trust_text = std::move(*text);
+    o.trust_source = f.trust_file;
+  }
   std::cout << experiments::host_facts_json(experiments::read_sysfs_host_facts(o)) << "\n";
   return 0;
 }
@@ -349,6 +359,8 @@ std::function<int()> setup(CLI::App& app) {
       ->capture_default_str();
   facts->add_option("--pfc-file", a->facts.pfc_file,
                     "Recorded `dcb pfc show dev IF` or `mlnx_qos -i IF` output (default: run dcb)");
+  facts->add_option("--trust-file", a->facts.trust_file,
+                    "Recorded `mlnx_qos -i IF` or `dcb app show dev IF` output (default: run mlnx_qos, else dcb)");
   return [a, all, up, down, st, check, facts] {
     if (up->parsed()) return run_up(*a);
     if (down->parsed()) return run_down(*a);

@@ -106,11 +106,16 @@ TEST_F(lab_check, every_item_passes_on_a_fresh_virtual_lab_and_again_on_the_same
   const nlohmann::json first = check(&rc);
   EXPECT_EQ(rc, 0) << first.dump(1);
   EXPECT_TRUE(first.value("passed", false));
-  // 4 hosts x (rdma_device, active_mtu, nic_pfc, clock_source), 7 switch items, the capture.
-  ASSERT_EQ(first["items"].size(), 24u) << first.dump(1);
+  // 4 hosts x (rdma_device, active_mtu, nic_pfc, nic_trust, clock_source), 7 switch items,
+  // the capture.
+  ASSERT_EQ(first["items"].size(), 28u) << first.dump(1);
   for (const auto& i : first["items"]) EXPECT_EQ(i["verdict"], "PASS") << i.dump();
   EXPECT_EQ(item(first, "rdma_device")["observed"], "soft RoCEv2 NIC (user space), RoCE v2 GID ::ffff:198.18.0.1");
   EXPECT_EQ(item(first, "active_mtu")["observed"], "netdev MTU 4200, active MTU 4096");
+  EXPECT_EQ(item(first, "nic_trust")["observed"].get<std::string>().rfind("trust dscp, DSCP 26 -> priority 3 (soft NIC", 0), 0u)
+      << item(first, "nic_trust");
+  EXPECT_EQ(item(first, "clock_source")["observed"].get<std::string>().rfind("one kernel clock for every host", 0), 0u)
+      << item(first, "clock_source");
 
   const nlohmann::json second = check(&rc);
   EXPECT_EQ(rc, 0) << second.dump(1);
@@ -123,7 +128,7 @@ TEST_F(lab_check, every_item_passes_on_a_fresh_virtual_lab_and_again_on_the_same
       text.find("PASS    dscp_map       switch sw (p1, p2, p3, p4): DSCP 26 -> TC 3, DSCP 48 -> TC 6 on every port"),
       std::string::npos)
       << text;
-  EXPECT_NE(text.find("24 passed, 0 failed, 0 missing, 0 skipped"), std::string::npos) << text;
+  EXPECT_NE(text.find("28 passed, 0 failed, 0 missing, 0 skipped"), std::string::npos) << text;
 }
 
 TEST_F(lab_check, a_mis_set_virtual_lab_fails_its_items_and_the_printed_fix_repairs_one) {

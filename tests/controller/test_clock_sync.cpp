@@ -21,7 +21,7 @@ using test::temp_dir;
 using test::timer_plans;
 namespace clk = agents::clock;
 
-// Recorded pmc / adjtimex readings standing in for linuxptp and the kernel.
+// Recorded pmc / adjtimex / process-table readings standing in for linuxptp and the kernel.
 class recorded_pmc final : public clk::pmc_reader {
  public:
   explicit recorded_pmc(result<std::string> text) : text_(std::move(text)) {}
@@ -39,19 +39,31 @@ class recorded_timex final : public clk::timex_reader {
   clk::timex_reading r_;
 };
 
+class recorded_discipline final : public clk::discipline_reader {
+ public:
+  explicit recorded_discipline(bool phc2sys) : phc2sys_(phc2sys) {}
+  bool phc2sys_running() override { return phc2sys_; }
+  result<std::string> chronyc_tracking_text() override { return status(error_code::not_found, "chronyc: not installed"); }
+
+ private:
+  bool phc2sys_;
+};
+
 std::shared_ptr<clk::host_clock_monitor> ptp_host(std::int64_t master_offset_ns) {
   const std::string pmc = "sending: GET TIME_STATUS_NP\n\t90e2ba.fffe.20c7f8-0 seq 0 RESPONSE MANAGEMENT TIME_STATUS_NP\n"
                           "\t\tmaster_offset " + std::to_string(master_offset_ns) +
                           "\n\t\tgmPresent true\n\t\tgmIdentity 00a069.fffe.0b552d\n";
-  // phc2sys keeps the kernel clock marked synchronised.
+  // phc2sys runs and keeps the kernel clock marked synchronised.
   return std::make_shared<clk::host_clock_monitor>(std::make_unique<recorded_pmc>(pmc),
-                                                   std::make_unique<recorded_timex>(clk::timex_reading{0, 0x2001, 0, 0}));
+                                                   std::make_unique<recorded_timex>(clk::timex_reading{0, 0x2001, 0, 0}),
+                                                   std::make_unique<recorded_discipline>(true));
 }
 
 std::shared_ptr<clk::host_clock_monitor> unsynchronised_host() {
   return std::make_shared<clk::host_clock_monitor>(
       std::make_unique<recorded_pmc>(status(error_code::not_found, "pmc: not installed")),
-      std::make_unique<recorded_timex>(clk::timex_reading{clk::time_error_state, clk::sta_unsync_bit, 16'000'000, 16'000'000}));
+      std::make_unique<recorded_timex>(clk::timex_reading{clk::time_error_state, clk::sta_unsync_bit, 16'000'000, 16'000'000}),
+      std::make_unique<recorded_discipline>(false));
 }
 
 std::unique_ptr<controller> start_controller(const temp_dir& dir, std::shared_ptr<const clk::host_clock_monitor> host_clock) {

@@ -11,12 +11,14 @@
 
 #include "../support/temp_dir.hpp"
 #include "../support/text_file.hpp"
+#include "rocelab/agents/clock/clock_source.hpp"
 #include "rocelab/controller/inventory.hpp"
 #include "rocelab/experiments/lab/bringup_facts.hpp"
 
 // The bring-up checklist against recorded hardware data (tests/data/bringup/README.md):
-// the mlx5 sysfs tree of tests/data/mlx5-sysfs, `dcb pfc show` output, and SONiC
-// config_db dumps as `sonic-cfggen -d --print-data` prints them.
+// the mlx5 sysfs tree of tests/data/mlx5-sysfs, `dcb pfc show` output, SONiC config_db
+// dumps as `sonic-cfggen -d --print-data` prints them, `mlnx_qos` / `dcb app show` output
+// (tests/data/mlnx-qos) and pmc / chronyc output (tests/data/clock-sync).
 
 namespace rocelab::experiments {
 namespace {
@@ -25,8 +27,21 @@ namespace fs = std::filesystem;
 const fs::path data = fs::path(ROCELAB_SOURCE_DIR) / "tests/data";
 const fs::path recorded_sysfs = data / "mlx5-sysfs";
 
-bringup_inventory rack0() {
-  auto inv = controller::load_inventory_file((data / "bringup/inventory.yml").string());
+// The host clock as agents/clock reads it from recorded pmc and chronyc output.
+agents::clock::clock_source recorded_clock(const std::string& pmc_file, const std::string& chrony_file, bool phc2sys) {
+  namespace clk = agents::clock;
+  clk::clock_discipline d;
+  d.phc2sys_running = phc2sys;
+  if (!chrony_file.empty()) d.chrony = clk::parse_chronyc_tracking(testing::read_text(data / "clock-sync" / chrony_file));
+  // A kernel clock marked synchronised (TIME_OK, STA_PLL; maxerror 1.5 ms, esterror 40 us).
+  return clk::choose_clock_source(clk::parse_pmc_time_status(testing::read_text(data / "clock-sync" / pmc_file)),
+                                  clk::timex_reading{0, 0x0001, 1'500, 40}, d);
+}
+// ptp4l with a grandmaster, phc2sys disciplining the system clock.
+agents::clock::clock_source ptp_clock() { return recorded_clock("pmc-time-status-grandmaster.txt", "", true); }
+
+bringup_inventory inventory_from(const fs::path& file) {
+  auto inv = controller::load_inventory_file(file.string());
   EXPECT_TRUE(inv.ok()) << inv.error().message();
   bringup_inventory out;
   out.switch_name = inv->switch_name;
@@ -39,17 +54,29 @@ bringup_inventory rack0() {
   out.capture_device = inv->capture_device;
   return out;
 }
+bringup_inventory rack0() { return inventory_from(data / "bringup/inventory.yml"); }
 
-// The lab as recorded: gpu01 from the sysfs tree at `root` with PFC as `dcb_file` says,
-// the switch from `config_db`, the capture host's port from the same tree.
-lab_facts recorded_lab(const fs::path& root, const std::string& dcb_file, const std::string& config_db) {
-  lab_facts f;
+// gpu01 from the sysfs tree at `root`, PFC as `dcb_file` says, trust as `trust_file`
+// (tests/data/mlnx-qos) says, and a PTP clock.
+sysfs_host_options gpu01(const fs::path& root, const std::string& dcb_file,
+                         const std::string& trust_file = "mlnx-qos-trust-dscp.txt") {
   sysfs_host_options h;
   h.host = "gpu01";
   h.device = "enp1s0f0np0";
   h.ip = "198.18.0.1";
   h.sysfs_root = root.string();
   h.pfc_text = testing::read_text(data / "bringup" / dcb_file);
+  h.trust_text = testing::read_text(data / "mlnx-qos" / trust_file);
+  h.trust_source = trust_file.rfind("dcb", 0) == 0 ? "dcb app show" : "mlnx_qos -i";
+  h.clock = ptp_clock();
+  return h;
+}
+
+// The lab as recorded: gpu01 from the sysfs tree at `root` with PFC as `dcb_file` says,
+// the switch from `config_db`, the capture host's port from the same tree.
+lab_facts recorded_lab(const fs::path& root, const std::string& dcb_file, const std::string& config_db) {
+  lab_facts f;
+  const sysfs_host_options h = gpu01(root, dcb_file);
   f.hosts.push_back(read_sysfs_host_facts(h));
   const auto db = nlohmann::json::parse(testing::read_text(data / "bringup" / config_db));
   f.sw = sonic_switch_facts(db, "leaf1", {"Ethernet0"}).value();
@@ -94,11 +121,13 @@ TEST(bringup_check, a_correctly_set_lab_passes_every_item) {
       check_bringup({}, rack0(), recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json"));
   for (const auto& c : items)
     EXPECT_EQ(c.verdict, check_verdict::pass) << c.item << " " << c.target << ": " << c.observed << " / " << c.fix;
-  EXPECT_EQ(items.size(), 12u);
+  EXPECT_EQ(items.size(), 13u);
   EXPECT_TRUE(bringup_passed(items));
   EXPECT_EQ(item(items, "rdma_device").observed, "mlx5_0, RoCE v2 GID index 3 ::ffff:198.18.0.1");
   EXPECT_EQ(item(items, "active_mtu").observed, "netdev MTU 4200, active MTU 4096");
   EXPECT_NE(item(items, "clock_source").observed.find("PHC ptp0"), std::string::npos);
+  EXPECT_EQ(item(items, "clock_source").observed.rfind("ptp, bound 1.31 us", 0), 0u) << item(items, "clock_source").observed;
+  EXPECT_EQ(item(items, "nic_trust").observed, "trust dscp, DSCP 26 -> priority 3 (mlnx_qos -i)");
   EXPECT_NE(item(items, "mirror_session").observed.find("SPAN to Ethernet48"), std::string::npos);
   EXPECT_NE(item(items, "dscp_map").observed.find("DSCP 26 -> TC 3, DSCP 48 -> TC 6"), std::string::npos);
 }
@@ -130,7 +159,7 @@ TEST(bringup_check, a_mis_set_lab_fails_exactly_dscp_watchdog_mtu_and_pfc_with_t
   const std::string text = bringup_text(items);
   EXPECT_NE(text.find("FAIL    dscp_map"), std::string::npos) << text;
   EXPECT_NE(text.find("        fix: `echo"), std::string::npos) << text;
-  EXPECT_NE(text.find("8 passed, 4 failed, 0 missing, 0 skipped"), std::string::npos) << text;
+  EXPECT_NE(text.find("9 passed, 4 failed, 0 missing, 0 skipped"), std::string::npos) << text;
   const auto j = nlohmann::json::parse(bringup_json(items));
   EXPECT_FALSE(j["passed"].get<bool>());
   int failed = 0;
@@ -210,7 +239,7 @@ TEST(bringup_check, facts_that_cannot_be_had_are_missing_not_passed) {
   facts.capture.unavailable = "no facts of cap01";
   const auto items = check_bringup({}, rack0(), facts);
   EXPECT_TRUE(items_with(items, check_verdict::pass).empty());
-  EXPECT_EQ(items_with(items, check_verdict::missing).size(), 12u);
+  EXPECT_EQ(items_with(items, check_verdict::missing).size(), 13u);
   EXPECT_FALSE(bringup_passed(items));
   EXPECT_NE(item(items, "rdma_device")
                 .fix.find("rocelab lab facts --host gpu01 --device enp1s0f0np0 --ip 198.18.0.1 > gpu01.json"),
@@ -284,6 +313,166 @@ TEST(bringup_check, the_first_mirror_session_is_read_and_the_inventorys_is_check
   EXPECT_EQ(item(items, "mirror_session").observed, "MIRROR_SESSION|everflow0 SPAN to Ethernet48 from Ethernet0,Ethernet4, direction both");
 }
 
+// Issue 41, new 2: ConnectX trusts PCP by default; untagged RoCE then lands on priority 0
+// (no PFC) and is dropped. The PFC bits alone passed such a NIC.
+TEST(bringup_check, a_nic_trusting_pcp_fails_nic_trust_with_the_mlnx_qos_fix) {
+  lab_facts facts = recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json");
+  facts.hosts[0] = read_sysfs_host_facts(gpu01(recorded_sysfs, "dcb-pfc-prio3.txt", "mlnx-qos-trust-pcp.txt"));
+  auto items = check_bringup({}, rack0(), facts);
+  EXPECT_EQ(items_with(items, check_verdict::fail), (std::set<std::string>{"nic_trust"}));
+  EXPECT_EQ(item(items, "nic_pfc").verdict, check_verdict::pass);
+  const auto& trust = item(items, "nic_trust");
+  EXPECT_NE(trust.observed.find("trust pcp (mlnx_qos -i)"), std::string::npos) << trust.observed;
+  // The firmware's default map sends DSCP 26 to priority 3: trusting DSCP is the whole fix.
+  EXPECT_EQ(trust.fix.rfind("`mlnx_qos -i enp1s0f0np0 --trust dscp` on gpu01 (", 0), 0u) << trust.fix;
+  EXPECT_NE(trust.fix.find("`dcb app add dev enp1s0f0np0 dscp-prio 26:3`"), std::string::npos) << trust.fix;
+
+  // Data on priority 4: DSCP 26 must be mapped there too, in a second mlnx_qos call.
+  bringup_expectation want;
+  want.lossless.data_priority = 4;
+  items = check_bringup(want, rack0(), facts);
+  EXPECT_NE(item(items, "nic_trust").fix.find("--trust dscp` on gpu01 then `mlnx_qos -i enp1s0f0np0 --dscp2prio set,26,4`"),
+            std::string::npos)
+      << item(items, "nic_trust").fix;
+}
+
+TEST(bringup_check, a_dscp_map_that_sends_the_data_dscp_elsewhere_fails_nic_trust) {
+  struct row {
+    const char* trust_file;
+    std::uint8_t data_priority;
+    check_verdict verdict;
+    const char* observed;
+    const char* fix;
+  };
+  const std::vector<row> rows = {
+      {"mlnx-qos-trust-dscp.txt", 3, check_verdict::pass, "trust dscp, DSCP 26 -> priority 3 (mlnx_qos -i)", ""},
+      {"mlnx-qos-trust-dscp.txt", 4, check_verdict::fail, "trust dscp, DSCP 26 -> priority 3 (mlnx_qos -i)",
+       "`mlnx_qos -i enp1s0f0np0 --dscp2prio set,26,4` on gpu01"},
+      {"mlnx-qos-trust-dscp-26-lossy.txt", 3, check_verdict::fail, "trust dscp, DSCP 26 -> priority 0 (mlnx_qos -i)",
+       "`mlnx_qos -i enp1s0f0np0 --dscp2prio set,26,3` on gpu01"},
+      {"dcb-app-dscp.txt", 3, check_verdict::pass, "trust dscp, DSCP 26 -> priority 3 (dcb app show)", ""},
+      {"dcb-app-dscp.txt", 5, check_verdict::fail, "trust dscp, DSCP 26 -> priority 3 (dcb app show)",
+       "`dcb app replace dev enp1s0f0np0 dscp-prio 26:5`"},
+      {"dcb-app-empty.txt", 3, check_verdict::fail, "trust pcp (dcb app show)", "--trust dscp"},
+  };
+  for (const auto& r : rows) {
+    lab_facts facts = recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json");
+    facts.hosts[0] = read_sysfs_host_facts(gpu01(recorded_sysfs, "dcb-pfc-prio3.txt", r.trust_file));
+    bringup_expectation want;
+    want.lossless.data_priority = r.data_priority;
+    const auto items = check_bringup(want, rack0(), facts);
+    const auto& c = item(items, "nic_trust");
+    EXPECT_EQ(c.verdict, r.verdict) << r.trust_file << " priority " << int(r.data_priority) << ": " << c.observed;
+    EXPECT_EQ(c.observed.rfind(r.observed, 0), 0u) << r.trust_file << ": " << c.observed;
+    EXPECT_NE(c.fix.find(r.fix), std::string::npos) << r.trust_file << ": " << c.fix;
+  }
+}
+
+// Issue 41, new 7 and new 4: clock_source passed whenever the clocksource could be read.
+// It now judges the host clock's synchronisation: unsynchronised or looser than 100 us
+// fails (chrony from an NTP server while ptp4l runs is ntp at ~7.9 ms), ptp passes.
+TEST(bringup_check, clock_source_judges_the_host_clocks_synchronisation) {
+  struct row {
+    const char* name;
+    agents::clock::clock_source clock;
+    check_verdict verdict;
+    const char* observed;
+  };
+  const std::vector<row> rows = {
+      {"ptp4l and phc2sys", ptp_clock(), check_verdict::pass, "ptp, bound 1.31 us"},
+      {"ptp4l and chrony from its PHC0 refclock",
+       recorded_clock("pmc-time-status-grandmaster.txt", "chronyc-tracking-phc.txt", false), check_verdict::pass,
+       "ptp, bound 1.64 us"},
+      {"ptp4l and chrony from an NTP server",
+       recorded_clock("pmc-time-status-grandmaster.txt", "chronyc-tracking-ntp.txt", false), check_verdict::fail,
+       "ntp, bound 7927 us"},
+      {"nothing disciplines the clock", agents::clock::clock_source{}, check_verdict::fail, "not synchronised"},
+  };
+  for (const auto& r : rows) {
+    sysfs_host_options h = gpu01(recorded_sysfs, "dcb-pfc-prio3.txt");
+    h.clock = r.clock;
+    lab_facts facts = recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json");
+    facts.hosts[0] = read_sysfs_host_facts(h);
+    const auto items = check_bringup({}, rack0(), facts);
+    const auto& c = item(items, "clock_source");
+    EXPECT_EQ(c.verdict, r.verdict) << r.name << ": " << c.observed;
+    EXPECT_EQ(c.observed.rfind(r.observed, 0), 0u) << r.name << ": " << c.observed;
+    if (r.verdict == check_verdict::fail) {
+      EXPECT_NE(c.fix.find("`ptp4l -i enp1s0f0np0 -s` and `phc2sys -s enp1s0f0np0 -w`"), std::string::npos) << c.fix;
+      EXPECT_NE(c.fix.find("refclock PHC /dev/ptp0"), std::string::npos) << c.fix;
+    }
+  }
+}
+
+// A trust state or clock synchronisation that was not read is MISSING, never PASS, with
+// how to read it.
+TEST(bringup_check, trust_and_clock_sync_not_read_are_missing) {
+  lab_facts facts = recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json");
+  host_facts& f = facts.hosts[0];
+  f.nic_trust.reset();
+  f.dscp_to_priority.reset();
+  f.notes["nic_trust"] = "`mlnx_qos -i enp1s0f0np0`: mlnx_qos: not found; `dcb -N app show dev enp1s0f0np0`: exited 1";
+  f.clock_sync.reset();
+  f.clock_bound_ns.reset();
+  const auto items = check_bringup({}, rack0(), facts);
+  EXPECT_EQ(items_with(items, check_verdict::missing), (std::set<std::string>{"nic_trust", "clock_source"}));
+  EXPECT_EQ(item(items, "nic_trust").observed, f.notes["nic_trust"]);
+  EXPECT_NE(item(items, "nic_trust").fix.find("`mlnx_qos -i enp1s0f0np0` (MLNX_OFED) or `dcb app show dev enp1s0f0np0`"),
+            std::string::npos);
+  EXPECT_NE(item(items, "clock_source").fix.find("chronyc tracking"), std::string::npos);
+  EXPECT_NE(item(items, "clock_source").fix.find("rocelab lab facts --host gpu01"), std::string::npos);
+}
+
+// examples/bringup is a lab recorded before rocelab read trust or clock synchronisation:
+// its facts have neither, so `rocelab lab check` on it lists both items, MISSING.
+TEST(bringup_check, the_recorded_example_lab_lists_trust_and_clock_sync_as_missing) {
+  const fs::path example = fs::path(ROCELAB_SOURCE_DIR) / "examples/bringup";
+  lab_facts facts;
+  auto gpu = host_facts_from_json(testing::read_text(example / "facts/gpu01.json"), "gpu01.json");
+  ASSERT_TRUE(gpu.ok()) << gpu.error().message();
+  facts.hosts.push_back(*gpu);
+  auto cap = host_facts_from_json(testing::read_text(example / "facts/cap01.json"), "cap01.json");
+  ASSERT_TRUE(cap.ok()) << cap.error().message();
+  facts.capture = {cap->host, cap->device, cap->unavailable, cap->netdev_mtu};
+  facts.sw = sonic_switch_facts(nlohmann::json::parse(testing::read_text(example / "config_db-stock.json")), "leaf1",
+                                {"Ethernet0"})
+                 .value();
+  const auto items = check_bringup({}, inventory_from(example / "inventory.yml"), facts);
+  EXPECT_EQ(item(items, "nic_trust").verdict, check_verdict::missing) << item(items, "nic_trust").observed;
+  EXPECT_EQ(item(items, "clock_source").verdict, check_verdict::missing) << item(items, "clock_source").observed;
+  EXPECT_EQ(items_with(items, check_verdict::missing), (std::set<std::string>{"nic_trust", "clock_source"}));
+  EXPECT_EQ(items_with(items, check_verdict::fail), (std::set<std::string>{"active_mtu", "nic_pfc", "dscp_map"}));
+}
+
+TEST(bringup_check, trust_parses_from_mlnx_qos_and_dcb_app_output) {
+  const auto read = [](const char* name) { return parse_nic_trust(testing::read_text(data / "mlnx-qos" / name)); };
+  auto pcp = read("mlnx-qos-trust-pcp.txt");
+  ASSERT_TRUE(pcp.ok()) << pcp.error().message();
+  EXPECT_EQ(pcp->trust, "pcp");
+  auto dscp = read("mlnx-qos-trust-dscp.txt");
+  ASSERT_TRUE(dscp.ok()) << dscp.error().message();
+  EXPECT_EQ(dscp->trust, "dscp");
+  EXPECT_EQ(dscp->dscp_to_priority.size(), 64u);
+  for (unsigned d = 0; d < 64; ++d) EXPECT_EQ(dscp->dscp_to_priority.at(static_cast<std::uint8_t>(d)), d / 8) << d;
+  auto lossy = read("mlnx-qos-trust-dscp-26-lossy.txt");
+  ASSERT_TRUE(lossy.ok());
+  EXPECT_EQ(lossy->dscp_to_priority.at(26), 0);
+  EXPECT_EQ(lossy->dscp_to_priority.at(0), 0);  // the wrapped second row of priority 0
+  EXPECT_EQ(lossy->dscp_to_priority.size(), 64u);
+  for (const char* name : {"dcb-app-dscp.txt", "dcb-app-dscp-numeric.txt"}) {
+    auto app = read(name);
+    ASSERT_TRUE(app.ok()) << name << ": " << app.error().message();
+    EXPECT_EQ(app->trust, "dscp") << name;
+    EXPECT_EQ(app->dscp_to_priority, (std::map<std::uint8_t, std::uint8_t>{{26, 3}, {48, 6}})) << name;
+  }
+  auto empty = read("dcb-app-empty.txt");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->trust, "pcp");
+  EXPECT_FALSE(parse_nic_trust("Error: Device does not support DCB\n").ok());
+  EXPECT_FALSE(parse_nic_trust("Priority trust state: vlan\n").ok());
+  EXPECT_FALSE(parse_nic_trust("dscp-prio AF31:9\n").ok());
+}
+
 TEST(bringup_check, a_lossy_spec_skips_pfc_and_a_spec_without_ecn_skips_ecn) {
   bringup_expectation want;
   want.lossless.pfc = false;
@@ -341,13 +530,12 @@ TEST(bringup_check, pfc_state_parses_from_dcb_and_mlnx_qos_output) {
 }
 
 TEST(bringup_check, host_facts_round_trip_through_json_and_refuse_unknown_fields) {
-  sysfs_host_options h;
-  h.host = "gpu01";
-  h.device = "enp1s0f0np0";
-  h.ip = "198.18.0.1";
-  h.sysfs_root = recorded_sysfs.string();
-  h.pfc_text = testing::read_text(data / "bringup/dcb-pfc-prio3.txt");
+  sysfs_host_options h = gpu01(recorded_sysfs, "dcb-pfc-prio3.txt");
   const host_facts f = read_sysfs_host_facts(h);
+  EXPECT_EQ(f.nic_trust, "dscp");
+  EXPECT_EQ(f.dscp_to_priority->at(26), 3);
+  EXPECT_EQ(f.clock_sync, "ptp");
+  EXPECT_EQ(f.clock_bound_ns, 1310);
   EXPECT_EQ(f.netdev_mtu, 4200u);
   EXPECT_EQ(f.rdma_device, "mlx5_0");
   EXPECT_EQ(f.roce_v2_gid, "::ffff:198.18.0.1");
@@ -359,6 +547,11 @@ TEST(bringup_check, host_facts_round_trip_through_json_and_refuse_unknown_fields
   EXPECT_FALSE(host_facts_from_json(R"({"host":"a","device":"b","driver":"mlx5","mtu":1500})", "a.json").ok());
   EXPECT_FALSE(
       host_facts_from_json(R"({"host":"a","device":"b","driver":"mlx5","pfc_priorities":[9]})", "a.json").ok());
+  EXPECT_FALSE(host_facts_from_json(R"({"host":"a","device":"b","driver":"mlx5","nic_trust":"vlan"})", "a.json").ok());
+  EXPECT_FALSE(
+      host_facts_from_json(R"({"host":"a","device":"b","driver":"mlx5","dscp_to_priority":{"64":3}})", "a.json").ok());
+  EXPECT_FALSE(
+      host_facts_from_json(R"({"host":"a","device":"b","driver":"mlx5","clock_bound_ns":"1 us"})", "a.json").ok());
 
   // An address the GID table does not have: no GID, and the reason.
   h.ip = "198.18.0.9";

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "host_sync_items.hpp"
 #include "rocelab/captures/dpdk_rx_plan.hpp"
 #include "switch_qos_items.hpp"
 
@@ -152,27 +153,6 @@ check_item nic_pfc_item(const bringup_expectation& want, const host_facts& f, co
     mask += std::string(q ? "," : "") + (q == p || has(*f.pfc_priorities, q) ? "1" : "0");
   c.fix = "`dcb pfc set dev " + f.device + " prio-pfc " + std::to_string(p) + ":on` on " + f.host +
           " (MLNX_OFED: `mlnx_qos -i " + f.device + " --pfc " + mask + "`)";
-  return c;
-}
-
-check_item clock_item(const host_facts& f, const std::string& ip, const std::string& target) {
-  check_item c = make("clock_source", target);
-  c.expected = "a known clock (the kernel's clocksource; the NIC's PHC for hardware timestamps)";
-  if (!f.unavailable.empty() || !f.clocksource) {
-    c.observed = !f.unavailable.empty() ? f.unavailable : note_or(f, "clocksource", "clocksource unknown");
-    c.fix = !f.unavailable.empty()
-                ? facts_fix(f, ip)
-                : "`cat /sys/devices/system/clocksource/clocksource0/current_clocksource` on " + f.host;
-    return c;
-  }
-  c.verdict = check_verdict::pass;
-  c.observed = "clocksource " + *f.clocksource;
-  if (!f.phc)
-    c.observed += ", PHC unknown";
-  else if (f.phc->empty())
-    c.observed += ", no PHC on " + f.device + " (software timestamps)";
-  else
-    c.observed += ", PHC " + *f.phc + " on " + f.device + " (hardware timestamps)";
   return c;
 }
 
@@ -495,7 +475,8 @@ std::vector<check_item> check_bringup(const bringup_expectation& want, const bri
     out.push_back(rdma_item(f, h, target));
     out.push_back(mtu_item(want, f, h.nic_ip, h.switch_port, target));
     out.push_back(nic_pfc_item(want, f, h.nic_ip, target));
-    out.push_back(clock_item(f, h.nic_ip, target));
+    out.push_back(bringup_detail::nic_trust_item(want, f, facts_fix(f, h.nic_ip), target));
+    out.push_back(bringup_detail::clock_source_item(f, facts_fix(f, h.nic_ip), target));
   }
 
   std::vector<std::string> ports;
@@ -602,6 +583,16 @@ std::string host_facts_json(const host_facts& f) {
   if (!f.pfc_source.empty()) j["pfc_source"] = f.pfc_source;
   if (f.clocksource) j["clocksource"] = *f.clocksource;
   if (f.phc) j["phc"] = *f.phc;
+  if (f.nic_trust) j["nic_trust"] = *f.nic_trust;
+  if (f.dscp_to_priority) {
+    json m = json::object();
+    for (const auto& [d, p] : *f.dscp_to_priority) m[std::to_string(d)] = p;
+    j["dscp_to_priority"] = m;
+  }
+  if (!f.trust_source.empty()) j["trust_source"] = f.trust_source;
+  if (f.clock_sync) j["clock_sync"] = *f.clock_sync;
+  if (f.clock_bound_ns) j["clock_bound_ns"] = *f.clock_bound_ns;
+  if (!f.clock_sync_detail.empty()) j["clock_sync_detail"] = f.clock_sync_detail;
   if (!f.notes.empty()) j["notes"] = f.notes;
   return j.dump(2);
 }
@@ -611,10 +602,11 @@ result<host_facts> host_facts_from_json(std::string_view text, const std::string
   if (j.is_discarded() || !j.is_object())
     return status(error_code::malformed_input, source_name + ": not a JSON object");
   host_facts f;
-  static const std::array<const char*, 14> known = {"host",       "device",         "driver",      "unavailable",
-                                                    "netdev_mtu", "rdma_device",    "roce_v2_gid", "roce_v2_gid_index",
-                                                    "gid_note",   "pfc_priorities", "pfc_source",  "clocksource",
-                                                    "phc",        "notes"};
+  static const std::array<const char*, 20> known = {
+      "host",        "device",          "driver",           "unavailable",  "netdev_mtu",     "rdma_device",
+      "roce_v2_gid", "roce_v2_gid_index", "gid_note",       "pfc_priorities", "pfc_source",   "clocksource",
+      "phc",         "nic_trust",       "dscp_to_priority", "trust_source", "clock_sync",     "clock_bound_ns",
+      "clock_sync_detail", "notes"};
   for (const auto& [key, value] : j.items())
     if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) == known.end())
       return status(error_code::malformed_input, source_name + ": unknown field '" + key + "'");
@@ -672,6 +664,35 @@ result<host_facts> host_facts_from_json(std::string_view text, const std::string
   ROCELAB_RETURN_IF_ERROR(string_field("pfc_source", f.pfc_source, false));
   ROCELAB_RETURN_IF_ERROR(optional_text("clocksource", f.clocksource));
   ROCELAB_RETURN_IF_ERROR(optional_text("phc", f.phc));
+  ROCELAB_RETURN_IF_ERROR(optional_text("nic_trust", f.nic_trust));
+  if (f.nic_trust && *f.nic_trust != "dscp" && *f.nic_trust != "pcp")
+    return status(error_code::malformed_input, source_name + ": nic_trust: '" + *f.nic_trust + "' is neither dscp nor pcp");
+  if (const auto it = j.find("dscp_to_priority"); it != j.end()) {
+    if (!it->is_object()) return wrong("dscp_to_priority", "an object of DSCP 0..63 -> priority 0..7", *it);
+    std::map<std::uint8_t, std::uint8_t> m;
+    for (const auto& [key, value] : it->items()) {
+      std::size_t used = 0;
+      int d = -1;
+      try {
+        d = std::stoi(key, &used);
+      } catch (const std::exception&) {
+      }
+      if (used != key.size() || d < 0 || d > 63 || !value.is_number_integer() || value.get<std::int64_t>() < 0 ||
+          value.get<std::int64_t>() > 7)
+        return status(error_code::malformed_input, source_name + ": dscp_to_priority: '" + key + "': " + value.dump() +
+                                                       " is not DSCP 0..63 -> priority 0..7");
+      m[static_cast<std::uint8_t>(d)] = static_cast<std::uint8_t>(value.get<std::int64_t>());
+    }
+    f.dscp_to_priority = std::move(m);
+  }
+  ROCELAB_RETURN_IF_ERROR(string_field("trust_source", f.trust_source, false));
+  ROCELAB_RETURN_IF_ERROR(optional_text("clock_sync", f.clock_sync));
+  if (const auto it = j.find("clock_bound_ns"); it != j.end()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 0)
+      return wrong("clock_bound_ns", "a whole number of nanoseconds >= 0", *it);
+    f.clock_bound_ns = it->get<std::int64_t>();
+  }
+  ROCELAB_RETURN_IF_ERROR(string_field("clock_sync_detail", f.clock_sync_detail, false));
   if (const auto it = j.find("notes"); it != j.end()) {
     if (!it->is_object()) return wrong("notes", "an object of strings", *it);
     for (const auto& [key, value] : it->items()) {

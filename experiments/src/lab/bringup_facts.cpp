@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "rocelab/agents/clock/host_clock_reader.hpp"
 #include "rocelab/common/sysfs_line.hpp"
 #include "rocelab/common/unique_fd.hpp"
 #include "rocelab/fabric/drivers/process_runner.hpp"
@@ -99,6 +100,50 @@ void read_gid(const fs::path& root, const std::string& dev, const std::string& i
   f.gid_note = "the GID table of " + dev + " has no RoCE v2 entry of an IPv4 address on " + ifname;
 }
 
+// mlnx_qos (MLNX_OFED's mlnx-tools) where installed, iproute2's dcb otherwise: either
+// names the trust state (dcb through the APP table mlx5 keys it on).
+void read_trust(const sysfs_host_options& o, host_facts& f) {
+  std::string text, source = o.trust_source;
+  if (o.trust_text) {
+    text = *o.trust_text;
+  } else {
+    const auto why = [](const result<fabric::drivers::process_output>& r) {
+      if (!r) return r.error().message();
+      std::string err = r->err.substr(0, 200);
+      while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+      return "exited " + std::to_string(r->exit_code) + ": " + err;
+    };
+    auto mlnx = fabric::drivers::run_process({"mlnx_qos", "-i", o.device}, "", std::chrono::seconds(5));
+    if (mlnx && mlnx->exit_code == 0) {
+      text = mlnx->out;
+      source = "mlnx_qos -i";
+    } else {
+      auto dcb = fabric::drivers::run_process({"dcb", "-N", "app", "show", "dev", o.device}, "", std::chrono::seconds(5));
+      if (!dcb || dcb->exit_code != 0) {
+        f.notes["nic_trust"] = "`mlnx_qos -i " + o.device + "`: " + why(mlnx) + "; `dcb -N app show dev " + o.device +
+                               "`: " + why(dcb);
+        return;
+      }
+      text = dcb->out;
+      source = "dcb app show";
+    }
+  }
+  auto t = parse_nic_trust(text);
+  if (!t) {
+    f.notes["nic_trust"] = source + ": " + t.error().message();
+    return;
+  }
+  f.nic_trust = t->trust;
+  if (t->trust == "dscp") f.dscp_to_priority = t->dscp_to_priority;
+  f.trust_source = source;
+}
+
+void set_clock_sync(const agents::clock::clock_source& s, host_facts& f) {
+  f.clock_sync = agents::clock::to_string(s.kind);
+  if (s.synchronised()) f.clock_bound_ns = s.error_bound_ns;
+  f.clock_sync_detail = s.detail;
+}
+
 std::string ipv4_gid(const std::string& ip) {
   return "::ffff:" + ip;
 }
@@ -165,11 +210,14 @@ host_facts read_sysfs_host_facts(const sysfs_host_options& o) {
       f.notes["pfc_priorities"] = o.pfc_source + ": " + p.error().message();
     }
   }
+  read_trust(o, f);
+  set_clock_sync(o.clock ? *o.clock : agents::clock::read_host_clock(), f);
   return f;
 }
 
 host_facts read_soft_host_facts(const agents::lab::lab_state& lab, const std::string& host,
-                                std::uint8_t data_priority) {
+                                const fabric::lossless_class& lossless) {
+  const std::uint8_t data_priority = lossless.data_priority;
   host_facts f;
   f.host = host;
   f.driver = "soft";
@@ -227,6 +275,11 @@ host_facts read_soft_host_facts(const agents::lab::lab_state& lab, const std::st
   if (phc_index) f.phc = *phc_index >= 0 ? "ptp" + std::to_string(*phc_index) : std::string();
   f.pfc_priorities = std::vector<std::uint8_t>{data_priority};
   f.pfc_source = "soft NIC: PFC on the run's data priority, set per run (nic_config.pfc_enabled)";
+  f.nic_trust = "dscp";
+  f.dscp_to_priority = std::map<std::uint8_t, std::uint8_t>{{lossless.data_dscp, data_priority}};
+  f.trust_source = "soft NIC: the run's data DSCP on its data priority, set per run (nic_config)";
+  f.clock_sync = "same-kernel";
+  f.clock_sync_detail = "the virtual lab's hosts are network namespaces of this machine";
   read_clocksource("/sys", f);
   return f;
 }

@@ -3,20 +3,27 @@
 //
 // Sources, best first:
 //   ptp  linuxptp: ptp4l has a grandmaster (`pmc -u -b 0 'GET TIME_STATUS_NP'`: gmPresent
-//        true) and the system clock is disciplined from the NIC's clock (phc2sys clears the
-//        kernel's STA_UNSYNC). Bound: |master_offset| (the PHC against the grandmaster at
-//        its last sync) plus phc_to_system_allowance_ns for phc2sys, which pmc cannot see.
-//   ntp  chrony or ntpd (both discipline the kernel clock, so the kernel cannot tell which):
-//        ntp_adjtime(2) read-only says synchronised (STA_UNSYNC clear, not TIME_ERROR).
-//        Bound: maxerror (the kernel's maximum error, which the daemon sets and the kernel
-//        grows by 500 ppm between updates); esterror is kept as estimated_error_ns.
-//   none neither: rocelab estimates each agent's offset itself (protocol/clock_offset.hpp).
+//        true), the kernel clock is synchronised, and there is evidence that the system
+//        clock is disciplined from the NIC's clock (PHC), which pmc cannot see: a phc2sys
+//        process, or chronyd whose reference is a PHC refclock (`chronyc tracking`:
+//        "Reference ID : 50484330 (PHC0)"). The kernel's STA_UNSYNC alone is no evidence:
+//        chronyd clears it too (and rtcsync keeps it clear) when it follows an NTP server.
+//        Bound: |master_offset| (the PHC against the grandmaster at its last sync) plus
+//        phc_to_system_allowance_ns for phc2sys, or plus chrony's bound for a PHC refclock.
+//   ntp  chrony or ntpd: ntp_adjtime(2) read-only says synchronised (STA_UNSYNC clear, not
+//        TIME_ERROR). Bound: chrony's own (chronyc.adoc, tracking: |System time| + Root
+//        dispersion + Root delay / 2) when chronyd answers, else maxerror (the kernel's
+//        maximum error, which the daemon sets and the kernel grows by 500 ppm between
+//        updates); esterror is kept as estimated_error_ns.
+//   none neither, or chronyd following a PHC that ptp4l does not steer to a grandmaster
+//        (a free-running NIC clock): rocelab estimates each agent's offset itself
+//        (protocol/clock_offset.hpp).
 // The clock the bound applies to is CLOCK_REALTIME; rocelab maps CLOCK_MONOTONIC through
 // it (realtime - monotonic on each host), since CLOCK_MONOTONIC is slewed with it and only
 // differs by steps.
 //
-// Pure core: the parsers take the text pmc printed and the fields ntp_adjtime filled; the
-// readers that produce them are host_clock_reader.hpp.
+// Pure core: the parsers take the text pmc and chronyc printed and the fields ntp_adjtime
+// filled; the readers that produce them are host_clock_reader.hpp.
 
 #include <cstdint>
 #include <optional>
@@ -65,12 +72,46 @@ inline constexpr int time_error_state = 5;   // TIME_ERROR
 inline constexpr int sta_unsync_bit = 0x0040; // STA_UNSYNC
 inline constexpr std::int64_t phc_to_system_allowance_ns = 1'000;
 
+// What `chronyc -n tracking` prints (chrony's doc/chronyc.adoc, "tracking"), the fields
+// the source and its bound need.
+struct chrony_tracking {
+  std::uint32_t reference_id = 0;  // "Reference ID    : 50484330 (PHC0)": 0x50484330
+  std::string reference_name;      // in the parentheses: an address, a name, or a refclock's refid
+  int stratum = 0;
+  double system_time_offset_s = 0;  // |System time|: how far the system clock still is from chronyd's time
+  double root_delay_s = 0;
+  double root_dispersion_s = 0;
+  std::string leap_status;  // "Normal", "Insert second", "Delete second", "Not synchronised"
+
+  [[nodiscard]] bool synchronised() const noexcept { return leap_status != "Not synchronised"; }
+  // A local reference clock: chronyc names a refclock by its refid, the reference ID's
+  // four bytes as ASCII; a server is named by its address or host name.
+  [[nodiscard]] bool refclock() const;
+  // A refclock of chrony's PHC driver, whose refid is "PHC<n>" unless the refclock line
+  // sets another (chrony.conf.adoc, refclock: refid defaults to the driver's name and index).
+  [[nodiscard]] bool phc_refclock() const;
+  // chronyc.adoc: clock_error <= |system_time_offset| + root_dispersion + 0.5 * root_delay.
+  [[nodiscard]] std::int64_t error_bound_ns() const;
+};
+
+// Parses `chronyc tracking` output. Errors (malformed_input): a required line (Reference
+// ID, System time, Root delay, Root dispersion, Leap status) missing or not a number.
+[[nodiscard]] result<chrony_tracking> parse_chronyc_tracking(std::string_view chronyc_output);
+
+// What says who disciplines the system clock, beyond the kernel's flags.
+struct clock_discipline {
+  bool phc2sys_running = false;  // a phc2sys process on this host
+  // chronyc tracking, parsed; an error: chronyd not running, chronyc not installed, ...
+  result<chrony_tracking> chrony = status(error_code::not_found, "chronyc tracking not read");
+};
+
 // The kernel clock's state alone: ntp when synchronised, else none (detail says why).
 [[nodiscard]] clock_source clock_source_from_timex(const timex_reading& t);
 
-// The host's source from both readings: ptp when pmc answered with a grandmaster and the
-// kernel clock is synchronised, else what the kernel says. `pmc` is the parse of pmc's
-// answer or why there is none (not installed, ptp4l not running); it goes into detail.
-[[nodiscard]] clock_source choose_clock_source(const result<pmc_time_status>& pmc, const timex_reading& kernel);
+// The host's source from all readings (the rules at the top of this file). `pmc` is the
+// parse of pmc's answer or why there is none (not installed, ptp4l not running); it and
+// the discipline evidence go into detail.
+[[nodiscard]] clock_source choose_clock_source(const result<pmc_time_status>& pmc, const timex_reading& kernel,
+                                               const clock_discipline& discipline);
 
 }  // namespace rocelab::agents::clock

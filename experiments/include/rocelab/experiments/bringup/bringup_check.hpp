@@ -7,6 +7,9 @@
 //   active_mtu      the port's active MTU (the kernel's iboe_get_mtu: the largest RoCE MTU
 //                   at least 96 bytes below the netdev MTU) against the path MTU
 //   nic_pfc         PFC on the data priority at the NIC (dcb / mlnx_qos)
+//   nic_trust       the NIC classifies received frames by DSCP and maps the data DSCP to
+//                   the data priority (ConnectX trusts PCP by default: untagged RoCE then
+//                   lands on priority 0, which has no PFC, and is dropped, not paused)
 //   switch_pfc      PFC on the data priority at the hosts' switch ports (PORT_QOS_MAP)
 //   dscp_map        DSCP_TO_TC: data DSCP -> data priority, CNP DSCP -> CNP priority
 //   ecn             WRED/ECN marking on the lossless queue of the hosts' switch ports
@@ -19,7 +22,8 @@
 //                   host port, in the inventory's direction
 //   capture_mtu     the capture device takes the largest mirrored RoCE frame whole (its
 //                   netdev MTU, and the DPDK rx plan rocelab capture --dpdk makes for it)
-//   clock_source    what the host's timestamps come from (clocksource, the NIC's PHC)
+//   clock_source    the host clock's synchronisation (ptp / ntp, its error bound) against
+//                   the bound a run's start needs; the clocksource and the NIC's PHC
 // Verdicts: pass, fail (with a fix), missing (the fact could not be gathered: never a
 // pass), skip (the expectation does not ask for it, e.g. nic_pfc on a lossy spec).
 //
@@ -82,6 +86,14 @@ struct host_facts {
   std::string pfc_source;                  // "dcb pfc show", "soft NIC per run", ...
   std::optional<std::string> clocksource;  // the kernel's current_clocksource: "tsc"
   std::optional<std::string> phc;          // the NIC's PTP hardware clock ("ptp0"); "": none
+  std::optional<std::string> nic_trust;    // what the NIC classifies received frames by: "dscp" | "pcp"
+  std::optional<std::map<std::uint8_t, std::uint8_t>> dscp_to_priority;  // trust dscp: DSCP -> priority
+  std::string trust_source;                // "mlnx_qos -i", "dcb app show", "soft NIC ..."
+  // The host clock's synchronisation (agents/clock/clock_source.hpp): "ptp" | "ntp" |
+  // "none", or "same-kernel" for a virtual lab's hosts (namespaces of one machine).
+  std::optional<std::string> clock_sync;
+  std::optional<std::int64_t> clock_bound_ns;  // its error bound; with ptp and ntp
+  std::string clock_sync_detail;           // what was read (pmc, chronyc, ntp_adjtime)
   std::map<std::string, std::string> notes;  // per fact left unknown: why
   friend bool operator==(const host_facts&, const host_facts&) = default;
 };
@@ -157,9 +169,9 @@ struct check_item {
   std::string fix;     // on fail: the command or configuration to apply; on missing: how to find out
 };
 
-// The checklist, in item order: per host rdma_device, active_mtu, nic_pfc, clock_source;
-// then the switch's switch_pfc, dscp_map, ecn, priority_group, pfc_queue, pfc_watchdog,
-// mirror_session; then capture_mtu.
+// The checklist, in item order: per host rdma_device, active_mtu, nic_pfc, nic_trust,
+// clock_source; then the switch's switch_pfc, dscp_map, ecn, priority_group, pfc_queue,
+// pfc_watchdog, mirror_session; then capture_mtu.
 [[nodiscard]] std::vector<check_item> check_bringup(const bringup_expectation& want, const bringup_inventory& inv,
                                                     const lab_facts& facts);
 
@@ -190,5 +202,19 @@ struct check_item {
 // `mlnx_qos -i IF` output ("PFC configuration:\n\tpriority 0 1 2 ...\n\tenabled 0 0 0 1 ...").
 // Errors: malformed_input when neither form is there.
 [[nodiscard]] result<std::vector<std::uint8_t>> parse_pfc_priorities(std::string_view text);
+
+// The NIC's receive classification.
+struct nic_trust_state {
+  std::string trust;  // "dscp" | "pcp"
+  std::map<std::uint8_t, std::uint8_t> dscp_to_priority;  // trust dscp: the map's entries
+};
+
+// The trust state in `mlnx_qos -i IF` output (MLNX_OFED mlnx-tools: "Priority trust state:
+// dscp", then "dscp2prio mapping:" rows "\tprio:3 dscp:31,30,29,28,27,26,25,24,"), or in
+// `dcb app show dev IF` output (iproute2: "dscp-prio AF31:3 CS6:6", names from rt_dsfield
+// or numbers with -N). mlx5 trusts DSCP exactly while its APP table holds a DSCP entry
+// (mlx5e_dcbnl_ieee_setapp / _delapp), so dcb output without dscp-prio is trust pcp.
+// Errors: malformed_input naming what is neither.
+[[nodiscard]] result<nic_trust_state> parse_nic_trust(std::string_view text);
 
 }  // namespace rocelab::experiments
