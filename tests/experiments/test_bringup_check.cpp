@@ -269,6 +269,9 @@ TEST(bringup_check, a_data_priority_outside_sonics_lossless_pgs_fails_priority_g
     db["DSCP_TO_TC_MAP"]["AZURE"][std::to_string(d)] = std::to_string(tc);
   lab_facts facts = recorded_lab(recorded_sysfs, "dcb-pfc-prio3.txt", "config_db-lossless.json");
   facts.hosts[0].pfc_priorities = std::vector<std::uint8_t>{3, 5};
+  // The NIC maps the data DSCP to priority 5 as well: only the switch's PGs are wrong.
+  ASSERT_TRUE(facts.hosts[0].dscp_to_priority.has_value());
+  for (const auto& [d, tc] : fabric::switch_class_entries(want.lossless)) (*facts.hosts[0].dscp_to_priority)[d] = tc;
   facts.sw = sonic_switch_facts(db, "leaf1", {"Ethernet0"}).value();
   const auto items = check_bringup(want, rack0(), facts);
   EXPECT_EQ(items_with(items, check_verdict::fail), (std::set<std::string>{"priority_group"}));
@@ -425,7 +428,7 @@ TEST(bringup_check, trust_and_clock_sync_not_read_are_missing) {
 
 // examples/bringup is a lab recorded before rocelab read trust or clock synchronisation:
 // its facts have neither, so `rocelab lab check` on it lists both items, MISSING.
-TEST(bringup_check, the_recorded_example_lab_lists_trust_and_clock_sync_as_missing) {
+TEST(bringup_check, the_recorded_example_lab_lists_every_fact_it_lacks_as_missing) {
   const fs::path example = fs::path(ROCELAB_SOURCE_DIR) / "examples/bringup";
   lab_facts facts;
   auto gpu = host_facts_from_json(testing::read_text(example / "facts/gpu01.json"), "gpu01.json");
@@ -440,7 +443,9 @@ TEST(bringup_check, the_recorded_example_lab_lists_trust_and_clock_sync_as_missi
   const auto items = check_bringup({}, inventory_from(example / "inventory.yml"), facts);
   EXPECT_EQ(item(items, "nic_trust").verdict, check_verdict::missing) << item(items, "nic_trust").observed;
   EXPECT_EQ(item(items, "clock_source").verdict, check_verdict::missing) << item(items, "clock_source").observed;
-  EXPECT_EQ(items_with(items, check_verdict::missing), (std::set<std::string>{"nic_trust", "clock_source"}));
+  // The dump holds none of the QoS maps' tables nor PFC_WD either.
+  EXPECT_EQ(items_with(items, check_verdict::missing),
+            (std::set<std::string>{"nic_trust", "clock_source", "priority_group", "pfc_queue", "pfc_watchdog"}));
   EXPECT_EQ(items_with(items, check_verdict::fail), (std::set<std::string>{"active_mtu", "nic_pfc", "dscp_map"}));
 }
 
