@@ -1003,6 +1003,9 @@ TEST(sonic_switch_driver, db_writes_set_fields_one_by_one_and_never_replace_an_e
   const json patch = make_apply_patch(running, desired);
   ASSERT_EQ(patch.size(), 1u) << patch.dump();
   EXPECT_EQ(patch[0]["path"], "/WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold");
+  // A quote in a value stays inside its word on the switch's shell.
+  const json quoted = {{"QUEUE", {{"Ethernet0|3", {{"wred_profile", "it's"}}}}}};
+  EXPECT_EQ(make_db_writes(running, quoted).at(0).back(), R"('it'\''s')");
 }
 
 // ---- the config updater's rules per SONiC release (recorded in tests/data/sonic-gcu) ----

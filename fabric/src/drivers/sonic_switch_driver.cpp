@@ -209,9 +209,14 @@ json make_apply_patch(const json& running, const json& desired) {
 
 namespace {
 
-// A word for the switch's login shell: ssh joins the remote command's words with spaces.
-// Only plain names and config_db keys of them reach here ('|' is the shell's pipe).
-std::string shell_quoted(const std::string& word) { return "'" + word + "'"; }
+// A word for the switch's login shell: ssh joins the remote command's words with spaces,
+// so every word is single-quoted ('|' in a config_db key is the shell's pipe), a quote
+// inside it closed, escaped and reopened.
+std::string shell_quoted(const std::string& word) {
+  std::string out = "'";
+  for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
 
 std::vector<std::string> db_command(std::initializer_list<std::string> words) {
   std::vector<std::string> c{"sonic-db-cli", "CONFIG_DB"};
