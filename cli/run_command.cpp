@@ -184,15 +184,15 @@ int run_remote(const run_args& args) {
 }
 
 // The run as the embedded controller begins it in the store (controller/run_lifecycle.cpp):
-// the spec, the --set values as parameters, and a virtual run's capture file.
-store::new_run stored_run_of(const experiments::experiment_spec& spec, const std::vector<std::string>& sets,
-                             const experiments::virtual_backend_options& virtual_options) {
+// the spec as its backend ran it (`ran_yaml`), the --set values as parameters, and a
+// virtual run's capture file.
+store::new_run stored_run_of(const experiments::experiment_spec& spec, const std::string& ran_yaml,
+                             const std::vector<std::string>& sets, const std::string& capture_file) {
   store::new_run nr;
   nr.name = spec.name;
   nr.backend = spec.backend;
   nr.seed = spec.seed;
-  nr.spec_yaml = experiments::to_yaml(experiments::local_backends(virtual_options).as_run_here(spec));
-  const std::string& capture_file = virtual_options.capture_file;
+  nr.spec_yaml = ran_yaml;
   for (const auto& set : sets)
     if (const auto eq = set.find('='); eq != std::string::npos) nr.parameters[set.substr(0, eq)] = set.substr(eq + 1);
   if (spec.backend == "virtual" && !capture_file.empty()) {
@@ -459,11 +459,13 @@ std::function<int()> setup(CLI::App& app) {
         with_store_id(experiments::summary_json({run_id, spec->backend, spec->name}, aggregate, each), outcome->run,
                       outcome->status, outcome->error);
 
+    // The spec as its backend ran it, as the controller stored it (run_lifecycle.cpp).
+    const std::string ran_yaml =
+        experiments::to_yaml(experiments::local_backends(co.virtual_options).as_run_here(*spec));
     std::string header = "# Resolved spec of run " + run_id + " from " + args->spec;
     for (const std::string& set : args->sets) header += " --set " + set;
     if (auto st = experiments::write_run_directory(
-            dir, {header + "\n" + experiments::to_yaml(experiments::local_backends(co.virtual_options).as_run_here(*spec)),
-                  json, ran->seeds, all},
+            dir, {header + "\n" + ran_yaml, json, ran->seeds, all},
             output_policy(args->out, args->force));
         !st.ok()) {
       std::cerr << "rocelab run: " << st.message() << "\n";
@@ -473,7 +475,7 @@ std::function<int()> setup(CLI::App& app) {
     // records.db: the run as the store keeps it (the controller's begin, agents, appends
     // and ending, store/run_ending.hpp), for `rocelab runs import`.
     store::whole_run whole;
-    whole.run = stored_run_of(*spec, args->sets, co.virtual_options);
+    whole.run = stored_run_of(*spec, ran_yaml, args->sets, co.virtual_options.capture_file);
     const store::run_ending ending = store::ending_of(all);
     whole.status = ending.status;
     whole.error = ending.note;

@@ -6,13 +6,15 @@
 // nic_trust with the mlnx_qos fix).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "../support/temp_dir.hpp"
+#include "../support/text_file.hpp"
 
 namespace rocelab::cli {
 namespace {
@@ -28,22 +30,13 @@ struct ran {
 
 class lab_check_recorded : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("rlr-lab-check-recorded-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // stdout alone (a JSON document), stderr to a file of its own.
   ran rocelab(const std::string& args) {
     const fs::path out = dir_ / "out", err = dir_ / "err";
     const std::string cmd = "cd " + source_dir.string() + " && " + std::string(ROCELAB_BINARY_DIR) + "/rocelab " +
                             args + " >" + out.string() + " 2>" + err.string();
     const int rc = std::system(cmd.c_str());
-    std::ifstream in(out);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, text};
+    return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, rocelab::testing::read_text(out)};
   }
 
   static nlohmann::json item(const nlohmann::json& j, const std::string& name) {
@@ -52,7 +45,8 @@ class lab_check_recorded : public ::testing::Test {
     return nlohmann::json::object();
   }
 
-  fs::path dir_;
+  rocelab::testing::temp_dir tmp_{"rlr-lab-check-recorded"};
+  const fs::path& dir_ = tmp_.path();
 };
 
 TEST_F(lab_check_recorded, the_example_lab_lists_trust_clock_sync_pgs_queues_and_watchdog_as_missing) {

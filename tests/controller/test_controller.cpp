@@ -372,15 +372,9 @@ TEST(controller, verbs_jobs_say_they_are_unavailable) {
 namespace rocelab::controller {
 namespace {
 
-// backend lab on this machine, which has no RDMA NIC: the run sets the hosts' DCQCN knobs
-// through their agents (a recorded mlx5 tree here), starts a verbs job on each agent, and
-// fails with the agents' own words ("no RDMA device found"); the knobs are back as they
-// were, and the run is in the store as failed.
-TEST(controller, a_lab_run_without_an_rdma_device_says_so_and_restores_the_nics) {
-  temp_dir dir("labrun");
-  const auto knob = test::recorded_mlx5_sysfs(dir, "roce_rp/rpg_time_reset");
-  auto o = test::quick_controller_options(dir);
-  auto inv = load_inventory(R"(
+// Two ConnectX hosts on a SONiC leaf, as a small hardware lab's inventory names them.
+result<lab_inventory> two_mlx5_hosts_on_sonic() {
+  return load_inventory(R"(
 name: bench
 switch: {name: sw1, driver: sonic, ports: [Ethernet0, Ethernet4, Ethernet48]}
 hosts:
@@ -389,7 +383,29 @@ hosts:
 mirror: {session: everflow0, destination_port: Ethernet48}
 capture: {host: cap01, device: eth1}
 )",
-                            "bench.yml");
+                        "bench.yml");
+}
+
+// examples/incast-16to1.yaml on backend lab: one sender on two hosts, one DCQCN knob changed
+// (roce_rp/rpg_time_reset, 300 in the recorded tree) for the run to set and restore.
+result<experiments::experiment_spec> one_sender_lab_spec() {
+  auto spec = experiments::load_spec_file(std::string(ROCELAB_SOURCE_DIR) + "/examples/incast-16to1.yaml");
+  if (!spec) return spec;
+  for (const char* set : {"backend=lab", "topology.hosts=2", "workload.incast.senders=1",
+                          "nic.dcqcn.rpg_time_reset=123"})
+    if (auto st = experiments::apply_override(*spec, set); !st.ok()) return st.with_context(set);
+  return spec;
+}
+
+// backend lab on this machine, which has no RDMA NIC: the run sets the hosts' DCQCN knobs
+// through their agents (a recorded mlx5 tree here), starts a verbs job on each agent, and
+// fails with the agents' own words ("no RDMA device found"); the knobs are back as they
+// were, and the run is in the store as failed.
+TEST(controller, a_lab_run_without_an_rdma_device_says_so_and_restores_the_nics) {
+  temp_dir dir("labrun");
+  const auto knob = test::recorded_mlx5_sysfs(dir, "roce_rp/rpg_time_reset");
+  auto o = test::quick_controller_options(dir);
+  auto inv = two_mlx5_hosts_on_sonic();
   ASSERT_TRUE(inv.ok()) << inv.error().message();
   o.inventory = *inv;
   o.switch_config_db = std::string(ROCELAB_SOURCE_DIR) + "/tests/data/bringup/config_db-lossless.json";
@@ -405,11 +421,8 @@ capture: {host: cap01, device: eth1}
     if (std::find(a.transports.begin(), a.transports.end(), "verbs") != a.transports.end())
       GTEST_SKIP() << "this machine has an RDMA device; the lab run would really run";
 
-  auto spec = experiments::load_spec_file(std::string(ROCELAB_SOURCE_DIR) + "/examples/incast-16to1.yaml");
+  auto spec = one_sender_lab_spec();
   ASSERT_TRUE(spec.ok()) << spec.error().message();
-  for (const char* set : {"backend=lab", "topology.hosts=2", "workload.incast.senders=1",
-                          "nic.dcqcn.rpg_time_reset=123"})
-    ASSERT_TRUE(experiments::apply_override(*spec, set).ok()) << set;
   ASSERT_TRUE(validate_against(*spec, *inv).ok());
   auto out = (*c)->run_spec(*spec, {"incast-16to1.yaml", {}, {}, {}, {}, {}});
   ASSERT_TRUE(out.ok()) << out.error().message();
@@ -440,16 +453,7 @@ TEST(controller, a_lab_run_on_a_switch_without_the_lossless_class_is_refused_bef
     temp_dir dir("labrun");
     const auto knob = test::recorded_mlx5_sysfs(dir, "roce_rp/rpg_time_reset");
     auto o = test::quick_controller_options(dir);
-    auto inv = load_inventory(R"(
-name: bench
-switch: {name: sw1, driver: sonic, ports: [Ethernet0, Ethernet4, Ethernet48]}
-hosts:
-  - {name: gpu01, nic: {device: enp1s0f0np0, driver: mlx5, ip: 198.18.0.1}, switch_port: Ethernet0}
-  - {name: gpu02, nic: {device: enp1s0f0np0, driver: mlx5, ip: 198.18.0.2}, switch_port: Ethernet4}
-mirror: {session: everflow0, destination_port: Ethernet48}
-capture: {host: cap01, device: eth1}
-)",
-                              "bench.yml");
+    auto inv = two_mlx5_hosts_on_sonic();
     ASSERT_TRUE(inv.ok()) << inv.error().message();
     o.inventory = *inv;
     if (*k.config_db) o.switch_config_db = std::string(ROCELAB_SOURCE_DIR) + "/tests/data/bringup/" + k.config_db;
@@ -459,10 +463,8 @@ capture: {host: cap01, device: eth1}
     pool.add((*c)->address(), "gpu01", 0, test::test_token, 5000ms, (dir.path / "sys").string());
     pool.add((*c)->address(), "gpu02", 0, test::test_token, 5000ms, (dir.path / "sys").string());
     ASSERT_TRUE((*c)->wait_for_agents({"gpu01", "gpu02"}, 10s, 1));
-    auto spec = experiments::load_spec_file(std::string(ROCELAB_SOURCE_DIR) + "/examples/incast-16to1.yaml");
+    auto spec = one_sender_lab_spec();
     ASSERT_TRUE(spec.ok()) << spec.error().message();
-    for (const char* set : {"backend=lab", "topology.hosts=2", "workload.incast.senders=1", "nic.dcqcn.rpg_time_reset=123"})
-      ASSERT_TRUE(experiments::apply_override(*spec, set).ok()) << set;
     auto out = (*c)->run_spec(*spec, {"incast-16to1.yaml", {}, {}, {}, {}, {}});
     ASSERT_TRUE(out.ok()) << out.error().message();
     EXPECT_EQ(out->status, "failed");

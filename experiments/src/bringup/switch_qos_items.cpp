@@ -1,6 +1,7 @@
 #include "switch_qos_items.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace rocelab::experiments::bringup_items {
 namespace {
@@ -74,10 +75,22 @@ std::string patch_fix(const std::string& table, const std::string& map, int key,
 
 const char* dump_fix = "a config_db dump with every table (`sudo sonic-cfggen -d --print-data` on the switch)";
 
-check_item skipped(check_item c, const char* why) {
-  c.verdict = check_verdict::skip;
-  c.observed = why;
-  return c;
+// The verdict a lossless-class item has before any SONiC table is read: skipped when the
+// spec runs without PFC, a pass on the soft switch (what it does by construction,
+// `soft_observed`); none when the switch's tables decide.
+std::optional<check_item> settled_without_tables(check_item& c, const bringup_expectation& want,
+                                                 const switch_facts& sw, const char* soft_observed) {
+  if (!want.lossless.pfc) {
+    c.verdict = check_verdict::skip;
+    c.observed = "the spec runs without PFC (switch.pfc.enabled false)";
+    return std::move(c);
+  }
+  if (sw.driver == "soft") {
+    c.verdict = check_verdict::pass;
+    c.observed = soft_observed;
+    return std::move(c);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -87,12 +100,9 @@ check_item priority_group_item(const bringup_expectation& want, const switch_fac
   const int p = want.lossless.data_priority;
   check_item c = make("priority_group", target,
                       "TC " + std::to_string(p) + " in a lossless PG that PFC priority " + std::to_string(p) + " pauses");
-  if (!want.lossless.pfc) return skipped(std::move(c), "the spec runs without PFC (switch.pfc.enabled false)");
-  if (sw.driver == "soft") {
-    c.verdict = check_verdict::pass;
-    c.observed = "the soft switch keeps one lossless buffer per PFC priority (no TC or PG maps)";
-    return c;
-  }
+  if (auto settled = settled_without_tables(
+          c, want, sw, "the soft switch keeps one lossless buffer per PFC priority (no TC or PG maps)"))
+    return std::move(*settled);
   // Stock SONiC (qos_config.j2) sends TC 3 and 4 to PGs 3 and 4, every other TC to PG 0,
   // and gives only PGs 3 and 4 a lossless buffer: a data priority outside them runs lossy.
   const std::string spec_fix = "run the spec with nic.data_priority 3 or 4, SONiC's lossless classes";
@@ -155,12 +165,8 @@ check_item pfc_queue_item(const bringup_expectation& want, const switch_facts& s
   const int p = want.lossless.data_priority;
   check_item c = make("pfc_queue", target,
                       "PFC priority " + std::to_string(p) + " pauses the queue TC " + std::to_string(p) + " is sent on");
-  if (!want.lossless.pfc) return skipped(std::move(c), "the spec runs without PFC (switch.pfc.enabled false)");
-  if (sw.driver == "soft") {
-    c.verdict = check_verdict::pass;
-    c.observed = "the soft switch pauses the queue of the PFC frame's priority";
-    return c;
-  }
+  if (auto settled = settled_without_tables(c, want, sw, "the soft switch pauses the queue of the PFC frame's priority"))
+    return std::move(*settled);
   std::vector<port_line> lines;
   for (const auto& port : ports) {
     port_line l{port, port_state::unknown, {}, {}};
@@ -204,12 +210,7 @@ check_item pfc_queue_item(const bringup_expectation& want, const switch_facts& s
 check_item pfc_watchdog_item(const bringup_expectation& want, const switch_facts& sw, const std::string& target,
                              const std::vector<std::string>& ports) {
   check_item c = make("pfc_watchdog", target, "no PFC watchdog that drops or forwards the lossless queue");
-  if (!want.lossless.pfc) return skipped(std::move(c), "the spec runs without PFC (switch.pfc.enabled false)");
-  if (sw.driver == "soft") {
-    c.verdict = check_verdict::pass;
-    c.observed = "the soft switch has no PFC watchdog";
-    return c;
-  }
+  if (auto settled = settled_without_tables(c, want, sw, "the soft switch has no PFC watchdog")) return std::move(*settled);
   if (!sw.pfc_watchdog) {
     c.observed = sw.pfc_watchdog_note.empty() ? "PFC watchdog state not read" : sw.pfc_watchdog_note;
     c.fix = "`show pfcwd config` on the switch, or " + std::string(dump_fix);
