@@ -9,6 +9,7 @@
 // as JSON (run on a host of a real lab; `lab check --host-facts DIR` reads them).
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -291,24 +292,22 @@ int run_facts(const lab_args& a) {
   o.driver = f.driver;
   o.ip = f.ip;
   o.sysfs_root = f.sysfs_root;
-  if (!f.pfc_file.empty()) {
-    auto text = read_bounded_file(f.pfc_file, max_state_file_bytes, "reading PFC state " + f.pfc_file);
-    if (!text) {
-      std::cerr << "rocelab lab facts: " << text.error().message() << "\n";
-      return 2;
+  // A recorded tool output in place of running the tool: its text and where it came from.
+  const auto read_recorded = [](const std::string& file, const std::string& what, std::optional<std::string>& text,
+                                std::string& source) {
+    if (file.empty()) return true;
+    auto read = read_bounded_file(file, max_state_file_bytes, "reading " + what + " " + file);
+    if (!read) {
+      std::cerr << "rocelab lab facts: " << read.error().message() << "\n";
+      return false;
     }
-    o.pfc_text = std::move(*text);
-    o.pfc_source = f.pfc_file;
-  }
-  if (!f.trust_file.empty()) {
-    auto text = read_bounded_file(f.trust_file, max_state_file_bytes, "reading NIC trust state " + f.trust_file);
-    if (!text) {
-      std::cerr << "rocelab lab facts: " << text.error().message() << "\n";
-      return 2;
-    }
-    o.trust_text = std::move(*text);
-    o.trust_source = f.trust_file;
-  }
+    text = std::move(*read);
+    source = file;
+    return true;
+  };
+  if (!read_recorded(f.pfc_file, "PFC state", o.pfc_text, o.pfc_source) ||
+      !read_recorded(f.trust_file, "NIC trust state", o.trust_text, o.trust_source))
+    return 2;
   std::cout << experiments::host_facts_json(experiments::read_sysfs_host_facts(o)) << "\n";
   return 0;
 }
