@@ -27,6 +27,7 @@ struct calibrate_args {
   std::string lab = "cal";
   bool keep_lab = false;
   bool no_cnp_loop = false;
+  bool under_load = false;
   std::string log_dir;
   bool json = false;
   bool quiet = false;
@@ -48,6 +49,9 @@ std::function<int()> setup(CLI::App& app) {
   app.add_option("--lab", a->lab, "the lab to use or bring up")->capture_default_str();
   app.add_flag("--keep-lab", a->keep_lab, "leave a lab brought up for the calibration up afterwards");
   app.add_flag("--no-cnp-loop", a->no_cnp_loop, "skip the CNP loop (left not measured in the file)");
+  app.add_flag("--under-load", a->under_load,
+               "then run the spec's own workload and take the host and port delays from it (how the hosts answer "
+               "beside the others' traffic)");
   app.add_option("--log-dir", a->log_dir, "keep each soft NIC's log here");
   app.add_flag("--json", a->json, "print the calibration as JSON instead of the table");
   app.add_flag("--quiet", a->quiet, "no progress line on a terminal");
@@ -83,6 +87,7 @@ std::function<int()> setup(CLI::App& app) {
     o.lab_name = a->lab;
     o.keep_lab = a->keep_lab;
     o.cnp_loop = !a->no_cnp_loop;
+    o.under_load = a->under_load;
     o.log_dir = a->log_dir;
     o.on_step = [&progress](const std::string& what) { progress.update(what, true); };
     auto cal = experiments::calibrate_lab(*spec, o);

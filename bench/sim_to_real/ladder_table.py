@@ -2,7 +2,8 @@
 class, the lab's mean over its runs with the run-to-run 95% CI (Student t), the twin's
 mean over its seeds, their difference, and the verdict: within 15%, within the lab's CI
 (where that is wider), or apart. Where the rung has a calibrated twin's summaries too
-(<rung>.twin-cal.json), the table shows the twin before and after calibration."""
+(<rung>.twin-cal.json: calibrated idle; <rung>.twin-load.json: calibrated under the rung's
+own workload), the table shows the twin before and after each calibration."""
 import json
 import math
 import os
@@ -54,46 +55,49 @@ def verdict(lab_mean, ci, twin_mean):
     return rel, "apart"
 
 
+# The twins a ladder may have run, in the table's order: (file suffix, column title).
+SIDES = (("twin", "twin"), ("twin-cal", "calibrated twin (idle)"), ("twin-load", "calibrated twin (under load)"))
+
+
 def main():
     out, rungs = sys.argv[1], sys.argv[2:]
-    calibrated = any(os.path.exists(f"{out}/{r}.twin-cal.json") for r in rungs)
-    if calibrated:
-        print("| rung | metric | lab (mean +- 95% CI) | twin | twin - lab | verdict | calibrated twin | twin - lab | verdict |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    else:
-        print("| rung | metric | lab (mean +- 95% CI) | twin (mean) | twin - lab | verdict |")
-        print("| --- | --- | --- | --- | --- | --- |")
-    held = {"twin": 0, "calibrated": 0}
-    total = {"twin": 0, "calibrated": 0}
+    sides = [(suffix, title) for suffix, title in SIDES
+             if any(os.path.exists(f"{out}/{r}.{suffix}.json") for r in rungs)]
+    head = "| rung | metric | lab (mean +- 95% CI) |" + "".join(f" {t} | twin - lab | verdict |" for _, t in sides)
+    print(head)
+    print("|" + " --- |" * (3 + 3 * len(sides)))
+    held = {suffix: 0 for suffix, _ in sides}
+    total = {suffix: 0 for suffix, _ in sides}
     for rung in rungs:
         with open(f"{out}/{rung}.lab.json") as f:
             lab = per_run(json.load(f))
-        with open(f"{out}/{rung}.twin.json") as f:
-            twin = per_run(json.load(f))
-        cal = None
-        if os.path.exists(f"{out}/{rung}.twin-cal.json"):
-            with open(f"{out}/{rung}.twin-cal.json") as f:
-                cal = per_run(json.load(f))
+        tables = {}
+        for suffix, _ in sides:
+            path = f"{out}/{rung}.{suffix}.json"
+            if os.path.exists(path):
+                with open(path) as f:
+                    tables[suffix] = per_run(json.load(f))
         for name, (values, unit) in lab.items():
-            if name not in twin:
+            if name not in tables.get("twin", {}):
                 continue
             lm, ci = mean_ci(values)
             u = f" {unit}" if unit else ""
             cells = []
-            for side, table in (("twin", twin), ("calibrated", cal)):
+            for suffix, _ in sides:
+                table = tables.get(suffix)
                 if table is None or name not in table:
-                    if calibrated and side == "calibrated":
-                        cells.append("- | - | -")
+                    cells.append("- | - | -")
                     continue
                 tm, _ = mean_ci(table[name][0])
                 rel, v = verdict(lm, ci, tm)
-                total[side] += 1
-                held[side] += v != "apart"
+                total[suffix] += 1
+                held[suffix] += v != "apart"
                 cells.append(f"{tm:.4g}{u} | {rel * 100:+.0f}% | {v}")
             print(f"| {rung} | {name} | {lm:.4g} +- {ci:.2g}{u} | " + " | ".join(cells) + " |")
-    print(f"\ntwin: {held['twin']} of {total['twin']} rows within 15% or the lab's CI")
-    if total["calibrated"]:
-        print(f"calibrated twin: {held['calibrated']} of {total['calibrated']} rows within 15% or the lab's CI")
+    print()
+    for suffix, title in sides:
+        if total[suffix]:
+            print(f"{title}: {held[suffix]} of {total[suffix]} rows within 15% or the lab's CI")
 
 
 if __name__ == "__main__":

@@ -55,6 +55,27 @@ TEST(calibration_file, what_is_written_reads_back_the_same) {
   EXPECT_EQ(back->host("h9"), nullptr);
 }
 
+TEST(calibration_file, says_how_its_delays_were_taken_and_a_file_without_it_was_idle) {
+  auto c = sample();
+  EXPECT_EQ(c.load, calibration_load_idle);
+  c.load = calibration_load_workload;
+  auto back = parse_calibration(calibration_yaml(c), "cal.yaml");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->load, calibration_load_workload);
+
+  std::string text = calibration_yaml(sample());
+  const auto at = text.find("load: idle\n");
+  ASSERT_NE(at, std::string::npos) << text;
+  auto without = parse_calibration(text.substr(0, at) + text.substr(at + 11), "old.yaml");
+  ASSERT_TRUE(without.ok()) << without.error().message();
+  EXPECT_EQ(without->load, calibration_load_idle);
+
+  auto wrong = parse_calibration(text.substr(0, at) + "load: busy\n" + text.substr(at + 11), "bad.yaml");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().message().find("bad.yaml:"), std::string::npos) << wrong.error().message();
+  EXPECT_NE(wrong.error().message().find("load 'busy'"), std::string::npos) << wrong.error().message();
+}
+
 TEST(calibration_file, pools_the_ports_weighted_by_their_samples) {
   const auto pooled = sample().forwarding_pooled();
   EXPECT_EQ(pooled.samples, 400u);

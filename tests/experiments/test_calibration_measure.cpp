@@ -212,5 +212,94 @@ TEST(CalibrationRefusal, RunsOnTheVirtualLabAndSaysWhyNotElsewhere) {
   EXPECT_NE(lab.message().find("forwarding latency"), std::string::npos);
 }
 
+
+// Under load: the send processing of messages posted onto an idle QP only (the second on
+// a busy QP waited for the first, which is no processing) and the run's receive
+// processing, each from at least min_samples_under_load samples; what the loaded run did
+// not sample enough keeps the idle value, and forwarding stays idle.
+TEST(MeasureCalibration, UnderLoadTakesSendProcessingOnlyFromMessagesPostedOntoAnIdleQp) {
+  calibration c;
+  c.hosts = {{"h1", fabric::delay_quantiles::of(std::vector<std::int64_t>{1'000}),
+              fabric::delay_quantiles::of(std::vector<std::int64_t>{20'000}), 0.5},
+             {"h2", fabric::delay_quantiles::of(std::vector<std::int64_t>{2'000}),
+              fabric::delay_quantiles::of(std::vector<std::int64_t>{30'000}), 0.49}};
+  c.ports = {{0, fabric::delay_quantiles::of(std::vector<std::int64_t>{25'000})}};
+  c.cnp_loop = fabric::delay_quantiles::of(std::vector<std::int64_t>{300'000});
+  const calibration idle = c;
+
+  auto msg = [](std::uint32_t src, std::uint32_t dst, std::uint32_t qp, std::int64_t start, std::int64_t first_tx,
+                std::int64_t end) {
+    measured_message m;
+    m.src = src;
+    m.dst = dst;
+    m.qp = qp;
+    m.start_ns = start;
+    m.end_ns = end;
+    m.wire_reported = true;
+    m.wire = {first_tx, first_tx, 4'000, 4'000};
+    return m;
+  };
+  calibration_stamps loaded;
+  // h1 on QP 7 to h2: 20 messages each posted when the one before had ended, 300 us each,
+  // and between them 20 posted behind a busy QP, 5 ms each: not samples.
+  for (std::int64_t i = 0; i < 20; ++i) {
+    const std::int64_t t = i * 100'000'000;
+    loaded.messages.push_back(msg(0, 1, 7, t, t + 300'000, t + 40'000'000));
+    loaded.messages.push_back(msg(0, 1, 7, t + 1'000'000, t + 6'000'000, t + 50'000'000));
+  }
+  // h1 to another host on QP 8: one that never ends, then 30 behind it: not samples.
+  loaded.messages.push_back(msg(0, 2, 8, 0, 100'000, -1));
+  for (std::int64_t i = 1; i <= 30; ++i) loaded.messages.push_back(msg(0, 2, 8, i * 1'000'000, i * 1'000'000 + 9'000'000, -1));
+  // h2: 19 messages on an idle QP, one short of enough.
+  for (std::int64_t i = 0; i < 19; ++i) loaded.messages.push_back(msg(1, 0, 3, i * 10'000'000, i * 10'000'000 + 800'000, i * 10'000'000 + 1'000'000));
+  loaded.rx_processing.resize(2);
+  for (int i = 0; i < 20; ++i) loaded.rx_processing[0].record(900'000 + i * 10'000);
+  for (int i = 0; i < 19; ++i) loaded.rx_processing[1].record(700'000);
+  loaded.forwarding.resize(1);
+  for (int i = 0; i < 50; ++i) loaded.forwarding[0].record(3'000'000);
+
+  take_delays_under_load(c, loaded, 4096);
+  EXPECT_EQ(c.load, calibration_load_workload);
+  EXPECT_EQ(c.hosts[0].send_processing.samples, 21u) << "20 on QP 7 and the first on QP 8";
+  EXPECT_EQ(c.hosts[0].send_processing.ns.front(), 100'000);
+  EXPECT_EQ(c.hosts[0].send_processing.median(), 300'000);
+  EXPECT_EQ(c.hosts[0].send_processing.ns.back(), 300'000);
+  EXPECT_EQ(c.hosts[0].receive_processing, loaded.rx_processing[0].quantiles());
+  EXPECT_EQ(c.hosts[1].send_processing, idle.hosts[1].send_processing) << "19 samples: not enough, idle stays";
+  EXPECT_EQ(c.hosts[1].receive_processing, idle.hosts[1].receive_processing);
+  EXPECT_EQ(c.ports[0].forwarding, idle.ports[0].forwarding) << "the switch's forwarding stays idle";
+  EXPECT_DOUBLE_EQ(c.hosts[1].achieved_gbps, 0.49) << "no message long enough: the idle rate stays";
+  EXPECT_EQ(c.cnp_loop, idle.cnp_loop) << "the CNP loop stays the idle plan's";
+}
+
 }  // namespace
+// Under load the achieved rate is the median of the host's messages of 8 packets or more
+// that no CNP slowed, from 5 of them at least.
+TEST(MeasureCalibration, UnderLoadTheAchievedRateIsTheMedianOfLongMessagesNoCnpSlowed) {
+  calibration c;
+  c.hosts = {{"h1", {}, {}, 0.5}, {"h2", {}, {}, 0.5}};
+  calibration_stamps loaded;
+  auto msg = [](std::uint32_t src, std::int64_t span_ns, std::int64_t packets, std::uint64_t cnps) {
+    measured_message m;
+    m.src = src;
+    m.qp = static_cast<std::uint32_t>(span_ns);
+    m.wire_reported = true;
+    m.cnps = cnps;
+    m.wire = {0, span_ns, packets * 4'120, 4'120};
+    return m;
+  };
+  // h1: five 16-packet messages at 0.1, 0.2, 0.25, 0.3 and 0.4 Gb/s; two more cut by DCQCN
+  // (slower, not counted) and one of 4 packets (too short to say).
+  for (double g : {0.1, 0.2, 0.25, 0.3, 0.4})
+    loaded.messages.push_back(msg(0, std::llround(15 * 4'120 * 8 / g), 16, 0));
+  loaded.messages.push_back(msg(0, 10'000'000, 16, 3));
+  loaded.messages.push_back(msg(0, 20'000'000, 16, 1));
+  loaded.messages.push_back(msg(0, 10'000'000, 4, 0));
+  // h2: four long messages only, one short of enough.
+  for (int i = 0; i < 4; ++i) loaded.messages.push_back(msg(1, 5'000'000, 16, 0));
+  take_delays_under_load(c, loaded, 4096);
+  EXPECT_NEAR(c.hosts[0].achieved_gbps, 0.25, 1e-6);
+  EXPECT_DOUBLE_EQ(c.hosts[1].achieved_gbps, 0.5) << "four messages: the idle rate stays";
+}
+
 }  // namespace rocelab::experiments

@@ -166,4 +166,22 @@ TEST(virtual_accounting, the_summary_carries_degraded_runs_and_the_capture) {
 }
 
 }  // namespace
+// The NICs' CPU: their CPU time over the run's span and their CPUs; a NIC that did not
+// report makes it unknown, not low; at 80% busy or more the run says why it is degraded.
+TEST(VirtualAccounting, TheNicsCpuIsTheirCpuTimeOverTheSpanAndTheirCpusAndDegradesTheRunFrom80Percent) {
+  const std::vector<std::int64_t> cpu = {600'000'000, 150'000'000, 150'000'000};
+  EXPECT_DOUBLE_EQ(*nic_cpu_busy(cpu, 1'000'000'000, 1), 0.9);
+  EXPECT_DOUBLE_EQ(*nic_cpu_busy(cpu, 1'000'000'000, 2), 0.45);
+  EXPECT_FALSE(nic_cpu_busy(std::vector<std::int64_t>{600'000'000, -1}, 1'000'000'000, 1))
+      << "a NIC that did not report";
+  EXPECT_FALSE(nic_cpu_busy(cpu, 0, 1));
+  EXPECT_FALSE(nic_cpu_busy(cpu, 1'000'000'000, 0));
+  EXPECT_FALSE(nic_cpu_busy({}, 1'000'000'000, 1));
+
+  EXPECT_EQ(nic_cpu_degraded_reason(0.79, 1, 13), "");
+  const std::string why = nic_cpu_degraded_reason(0.93, 1, 13);
+  EXPECT_NE(why.find("the 13 soft NICs kept their CPU 93% busy"), std::string::npos) << why;
+  EXPECT_NE(nic_cpu_degraded_reason(0.8, 3, 13).find("their 3 CPUs 80% busy"), std::string::npos);
+}
+
 }  // namespace rocelab::experiments

@@ -114,6 +114,7 @@ std::string calibration_yaml(const calibration& c) {
   out << YAML::Key << "lab" << YAML::Value << c.lab;
   out << YAML::Key << "taken_at" << YAML::Value << YAML::DoubleQuoted << c.taken_at;
   out << YAML::Key << "spec" << YAML::Value << c.spec;
+  out << YAML::Key << "load" << YAML::Value << c.load;
   out << YAML::Key << "link_gbps" << YAML::Value << c.link_gbps;
   out << YAML::Key << "mtu_bytes" << YAML::Value << c.mtu_bytes;
   out << YAML::Key << "quantile_probabilities" << YAML::Value << YAML::Flow << YAML::BeginSeq;
@@ -173,6 +174,14 @@ result<calibration> parse_calibration(const std::string& text, const std::string
     auto spec = scalar<std::string>(source, root, "spec", "the file");
     if (!spec) return spec.error();
     c.spec = *spec;
+  }
+  if (root["load"]) {  // absent in files taken before it was recorded: those were idle
+    auto load = scalar<std::string>(source, root, "load", "the file");
+    if (!load) return load.error();
+    if (*load != calibration_load_idle && *load != calibration_load_workload)
+      return bad(source, root["load"],
+                 "load '" + *load + "': " + calibration_load_idle + " or " + calibration_load_workload);
+    c.load = *load;
   }
   auto gbps = scalar<double>(source, root, "link_gbps", "the file");
   if (!gbps) return gbps.error();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <tuple>
 #include <utility>
 
 namespace rocelab::experiments {
@@ -170,6 +171,44 @@ calibration measure_calibration(const calibration_plan& plan, const calibration_
   for (std::uint32_t p = 0; p < stamps.forwarding.size(); ++p) c.ports.push_back({p, stamps.forwarding[p].quantiles()});
   c.cnp_loop = fabric::delay_quantiles::of(stamps.cnp_loop_ns);
   return c;
+}
+
+void take_delays_under_load(calibration& c, const calibration_stamps& loaded, std::uint32_t mtu_bytes) {
+  std::map<std::uint32_t, std::vector<double>> rates;
+  for (const measured_message& m : loaded.messages)
+    if (m.wire_reported && m.cnps == 0 && m.wire.wire_bytes >= min_packets_for_rate_under_load * std::int64_t{mtu_bytes})
+      if (const double g = achieved_gbps(m.wire); g > 0) rates[m.src].push_back(g);
+  // Messages by QP in post order: one whose predecessor on the QP ended after its post
+  // waited behind it.
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<const measured_message*>> by_qp;
+  for (const measured_message& m : loaded.messages) by_qp[{m.src, m.dst, m.qp}].push_back(&m);
+  std::map<std::uint32_t, std::vector<std::int64_t>> send;
+  for (auto& [qp, list] : by_qp) {
+    std::stable_sort(list.begin(), list.end(), [](const auto* a, const auto* b) { return a->start_ns < b->start_ns; });
+    std::int64_t busy_until = -1;
+    bool busy_forever = false;
+    for (const measured_message* m : list) {
+      const bool qp_idle = !busy_forever && busy_until <= m->start_ns;
+      if (qp_idle && m->wire_reported) send[m->src].push_back(m->wire.first_tx_ns - m->start_ns);
+      if (m->end_ns < 0) busy_forever = true;
+      busy_until = std::max(busy_until, m->end_ns);
+    }
+  }
+  for (std::uint32_t h = 0; h < c.hosts.size(); ++h) {
+    host_calibration& hc = c.hosts[h];
+    if (auto it = send.find(h); it != send.end() && it->second.size() >= min_samples_under_load)
+      hc.send_processing = fabric::delay_quantiles::of(it->second);
+    if (h < loaded.rx_processing.size()) {
+      const auto q = loaded.rx_processing[h].quantiles();
+      if (q.samples >= min_samples_under_load) hc.receive_processing = q;
+    }
+    if (auto it = rates.find(h); it != rates.end() && it->second.size() >= min_messages_for_rate_under_load) {
+      auto& r = it->second;
+      std::nth_element(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(r.size() / 2), r.end());
+      hc.achieved_gbps = r[r.size() / 2];
+    }
+  }
+  c.load = calibration_load_workload;
 }
 
 }  // namespace rocelab::experiments

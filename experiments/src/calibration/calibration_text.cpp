@@ -37,6 +37,9 @@ std::string calibration_table(const calibration& c) {
   std::snprintf(line, sizeof line, "calibration of lab %s, spec %s, %.3g Gb/s, MTU %u, taken %s\n", c.lab.c_str(),
                 c.spec.c_str(), c.link_gbps, c.mtu_bytes, c.taken_at.c_str());
   out += line;
+  out += c.load == calibration_load_workload
+             ? "host delays and rates taken under the spec's own workload; base RTT, forwarding and CNP loop idle\n"
+             : "every delay taken idle, one message at a time\n";
   out += "delays: p50 / p99 in us (samples)\n\n";
   std::snprintf(line, sizeof line, "%-8s %-26s %-26s %s\n", "host", "send processing", "receive processing",
                 "achieved Gb/s");
@@ -79,7 +82,7 @@ std::string calibration_json(const calibration& c) {
   for (const auto& p : c.pairs) pairs.push_back({{"src", p.src}, {"dst", p.dst}, {"base_rtt", delay(p.base_rtt)}});
   for (const auto& p : c.ports) ports.push_back({{"port", p.port}, {"forwarding", delay(p.forwarding)}});
   const json out = {{"version", c.version}, {"lab", c.lab},       {"taken_at", c.taken_at},
-                    {"spec", c.spec},       {"link_gbps", c.link_gbps}, {"mtu_bytes", c.mtu_bytes},
+                    {"spec", c.spec},       {"load", c.load}, {"link_gbps", c.link_gbps}, {"mtu_bytes", c.mtu_bytes},
                     {"hosts", hosts},       {"pairs", pairs},     {"ports", ports},
                     {"cnp_loop", delay(c.cnp_loop)}};
   return out.dump(2);

@@ -50,6 +50,10 @@ status take_fleet_result(const nic::fleet_result& r, calibration_stamps& stamps)
   for (std::size_t i = 0; i < r.records.flows.size(); ++i) {
     const flow_record& f = r.records.flows[i];
     measured_message m;
+    m.src = f.src;
+    m.dst = f.dst;
+    m.qp = f.qp;
+    m.cnps = f.cnps;
     m.start_ns = f.start_ns;
     m.end_ns = f.completed() ? f.end_ns : -1;
     if (i < r.wire.size() && r.wire[i].reported) {
@@ -211,6 +215,19 @@ result<calibration> calibrate_lab(const experiment_spec& spec, const calibrate_o
     }
 
     calibration c = measure_calibration(plan, stamps);
+    if (o.under_load) {
+      calibration_stamps loaded;
+      loaded.hosts = stamps.hosts;
+      virtual_backend_options wo = vo;
+      wo.workload = nullptr;  // the spec's own
+      wo.on_fleet_result = [&](const nic::fleet_result& r) { taken = take_fleet_result(r, loaded); };
+      step(o, "under load: the spec's own workload (seed " + std::to_string(spec.seed) +
+                  "), its NICs' delays");
+      auto load_ran = run_virtual(spec, spec.seed, wo);
+      if (!load_ran) return load_ran.error().with_context("the run under the spec's workload");
+      ROCELAB_RETURN_IF_ERROR(taken.with_context("the run under the spec's workload"));
+      take_delays_under_load(c, loaded, spec.nic.mtu_bytes);
+    }
     c.lab = "virtual";
     c.taken_at = utc_now_iso8601();
     c.spec = spec.name;

@@ -583,8 +583,10 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
     // The switch on a CPU of its own, the NICs on the others once their start is out
     // (cpu_placement.hpp); the NIC processes inherit this process's CPUs as they start.
     std::optional<cpu_placement> placement;
-    if (const auto split = split_cpus(fo.start_cpus); split && state.switch_pid > 0)
-      placement.emplace(state.switch_pid, *split);
+    const auto split = split_cpus(fo.start_cpus);
+    if (split && state.switch_pid > 0) placement.emplace(state.switch_pid, *split);
+    // The CPUs the NICs run on once started: the split's, or all of this process's.
+    const std::size_t nic_cpus = placement && placement->placed() ? split->nic_cpus.size() : fo.start_cpus.size();
     auto fleet = nic::nic_fleet::start(hosts, fo);
     if (placement) placement->release_self();
     if (!fleet) return fleet.error().with_context("starting the soft NICs");
@@ -626,6 +628,15 @@ result<run_records> run_virtual(const experiment_spec& spec, std::uint64_t seed,
       out.degraded = degraded_reasons(run_counts, response_budget_ns);
     } else {
       out.degraded.push_back("the switch's counters of this run are unknown: " + own.error().message());
+    }
+    {
+      std::vector<std::int64_t> cpu_ns;
+      for (const auto& k : ran->nic_counters) cpu_ns.push_back(k.is_object() ? k.value("cpu_ns", std::int64_t{-1}) : -1);
+      std::int64_t last_end = 0;
+      for (const auto& f : out.flows) last_end = std::max(last_end, f.end_ns);
+      if (const auto busy = nic_cpu_busy(cpu_ns, last_end, nic_cpus))
+        if (auto why = nic_cpu_degraded_reason(*busy, nic_cpus, cpu_ns.size()); !why.empty())
+          out.degraded.push_back(std::move(why));
     }
     if (options.capture) {
       ::usleep(200'000);  // frames in flight to the capture veth

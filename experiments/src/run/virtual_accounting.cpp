@@ -1,6 +1,7 @@
 #include "rocelab/experiments/run/virtual_accounting.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -112,6 +113,25 @@ std::vector<std::string> degraded_reasons(const switch_counts& run, std::int64_t
                                    "fabric's behaviour)"));
   }
   return out;
+}
+
+std::optional<double> nic_cpu_busy(std::span<const std::int64_t> cpu_ns, std::int64_t span_ns, std::size_t nic_cpus) {
+  if (cpu_ns.empty() || span_ns <= 0 || nic_cpus == 0) return std::nullopt;
+  double total = 0;
+  for (std::int64_t c : cpu_ns) {
+    if (c < 0) return std::nullopt;
+    total += static_cast<double>(c);
+  }
+  return total / (static_cast<double>(span_ns) * static_cast<double>(nic_cpus));
+}
+
+std::string nic_cpu_degraded_reason(double busy, std::size_t nic_cpus, std::size_t nics) {
+  if (!(busy >= nic_cpu_busy_limit)) return {};
+  const long percent = std::lround(busy * 100);
+  return "the " + std::to_string(nics) + " soft NICs kept their " +
+         (nic_cpus == 1 ? std::string("CPU ") : std::to_string(nic_cpus) + " CPUs ") + std::to_string(percent) +
+         "% busy over the run: a NIC answered late whenever the others held the CPU, so short flows include the "
+         "hosts' wait for it (the host's capacity, not the fabric's behaviour)";
 }
 
 capture_accounting account_capture(std::uint64_t mirrored, std::uint64_t mirror_errors, std::uint64_t captured,

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +28,16 @@ namespace ss = fabric::soft_switch;
 using json = nlohmann::json;
 
 namespace {
+
+// This process's CPU time, user and system, in ns; -1 when the kernel will not say.
+std::int64_t process_cpu_ns() {
+  rusage ru{};
+  if (::getrusage(RUSAGE_SELF, &ru) != 0) return -1;
+  return (static_cast<std::int64_t>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1'000'000 + ru.ru_utime.tv_usec +
+          ru.ru_stime.tv_usec) *
+         1000;
+}
+
 
 constexpr const char* dcqcn_names[] = {
     "rate_to_set_on_first_cnp", "rpg_min_rate", "rpg_max_rate", "initial_alpha_value", "dce_tcp_g",
@@ -372,6 +383,7 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
     std::fprintf(stderr, "nic-run: no packet socket on lo; armed starts go without warming the transmit path\n");
   cpu_pin pin(cfg->start_cpu);
   write_line(out_fd, {{"ev", "ready"}, {"t_ns", ss::monotonic_ns()}});
+  const std::int64_t ready_cpu_ns = process_cpu_ns();  // the setup above is not the run's
 
   // Posts armed for a later instant (at_ns), in time order; a multimap keeps arrival
   // order among equal instants. Decoded on arrival. armed_boost_ns before its instant a
@@ -534,6 +546,10 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   counters["ev"] = "counters";
   counters["outstanding_messages"] = (*nic)->outstanding_messages();
   counters["port_kernel_drops"] = port->stats().kernel_drops;
+  // The NIC's own CPU time since it was ready: the soft NICs share the CPUs they run on,
+  // and how busy they kept them says how late a NIC may have answered.
+  if (const std::int64_t now_cpu = process_cpu_ns(); now_cpu >= 0 && ready_cpu_ns >= 0)
+    counters["cpu_ns"] = now_cpu - ready_cpu_ns;
   counters["port_tx_errors"] = port->stats().tx_errors;
   counters["rx_processing"] = ss::to_json(rx_processing);
   counters["armed_posts"] = armed_posts;

@@ -14,6 +14,10 @@
 //   - achieved line rate per host: one flow alone, bytes on the wire over its duration;
 //   - the CNP loop: a CE mark at the switch to the marked flow's CNP back at the switch
 //     (the receiver's notification point, from the capture).
+// The hosts' delays and rates are taken idle (one message at a time) or, with `load`
+// workload, under the spec's own workload: a soft lab's NICs share the CPUs they run on,
+// so what they take to answer grows with what the others send, and a calibration taken
+// idle does not see it (bench/README.md, "Calibrated under the run's own load").
 
 #include <cstdint>
 #include <string>
@@ -26,6 +30,8 @@
 namespace rocelab::experiments {
 
 inline constexpr int calibration_version = 1;
+inline constexpr const char* calibration_load_idle = "idle";
+inline constexpr const char* calibration_load_workload = "workload";
 
 struct host_calibration {
   std::string name;                       // the spec's host name ("h1")
@@ -49,6 +55,10 @@ struct calibration {
   std::string lab;        // "virtual" (the virtual lab) or the lab's name
   std::string taken_at;   // UTC, ISO 8601 ("2026-11-29T04:00:00Z")
   std::string spec;       // the spec it was taken with (name)
+  // How the hosts' delays and rates were taken: calibration_load_idle (the plan, one
+  // message at a time) or calibration_load_workload (a run of the spec's own workload,
+  // take_delays_under_load). The base RTTs, forwarding and the CNP loop are always idle.
+  std::string load = "idle";
   double link_gbps = 0;   // the link speed it was taken at
   std::uint32_t mtu_bytes = 0;
   std::vector<host_calibration> hosts;

@@ -88,6 +88,8 @@ struct measured_message {
   std::int64_t end_ns = -1;   // its last ACK; -1: never completed
   bool wire_reported = false;
   wire_span wire;
+  std::uint32_t src = 0, dst = 0, qp = 0;  // the QP it went on (numbered per host pair)
+  std::uint64_t cnps = 0;                   // CNPs its flow received (its rate was cut)
 };
 
 // A frame of the CNP loop's capture: a CE-marked RoCE data packet or a CNP, as the
@@ -121,5 +123,23 @@ struct calibration_stamps {
 // processing (first packet out - post), its receive processing and its line-rate flow's
 // achieved rate; per port its forwarding latency; the CNP loop.
 [[nodiscard]] calibration measure_calibration(const calibration_plan& plan, const calibration_stamps& stamps);
+
+// The calibration's host delays taken again from `loaded`, the stamps of a run of the
+// spec's own workload (its `load` becomes calibration_load_workload): per host the send
+// processing of the messages it posted onto an idle QP (a message posted behind another on
+// its QP waits for that one, which is the transport's doing, not processing) and its
+// receive processing. A delay with fewer than min_samples_under_load samples there keeps
+// its idle value. The switch's forwarding stays idle: the soft switch has a CPU of its own,
+// its queueing is the twin's to model, and under load the frames that find their port
+// idle and empty (the only ones forwarding latency is measured on) are the ones behind a
+// stall of its loop. The achieved rate is the median over the host's messages of at least
+// min_packets_for_rate_under_load packets that no CNP slowed (their NIC's pace, not
+// DCQCN's), from at least min_messages_for_rate_under_load of them: a soft NIC that wakes
+// late catches up one packet time, so beside the others' traffic it sends below its line
+// rate. Base RTTs and the CNP loop are kept.
+inline constexpr std::uint64_t min_samples_under_load = 20;
+inline constexpr std::int64_t min_packets_for_rate_under_load = 8;
+inline constexpr std::size_t min_messages_for_rate_under_load = 5;
+void take_delays_under_load(calibration& c, const calibration_stamps& loaded, std::uint32_t mtu_bytes);
 
 }  // namespace rocelab::experiments

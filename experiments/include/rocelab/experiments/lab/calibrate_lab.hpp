@@ -16,6 +16,10 @@
 //     16 KiB to 128 KiB and DCQCN on, a 2:1 incast, captured with libpcap on the switch's
 //     egress mirror (the kernel stamps each copy as the switch sends it; DPDK's af_packet
 //     PMD stamps a burst when it polls it), paired by cnp_loop_samples.
+//   - with options.under_load, a last run of the spec's own workload (its seed) on the
+//     same lab: the send and receive processing and the achieved rate are taken again from its stamps
+//     (take_delays_under_load), so the twin models the hosts as they answer beside the
+//     others' traffic rather than alone.
 // The lab named options.lab_name is used when it is up and fits the spec (hosts, link
 // rate); otherwise one is brought up and, unless keep_lab, taken down afterwards (also on
 // failure). A lab that is up and does not fit is refused, naming it.
@@ -45,6 +49,7 @@ struct calibrate_options {
   std::string log_dir;                  // NIC logs; empty: none
   bool cnp_loop = true;                 // false: the CNP loop is left not measured (samples 0)
   std::uint64_t incast_bytes = 1u << 20;  // each incast sender's message
+  bool under_load = false;                // host and port delays under the spec's workload
   // Told each step as it starts ("base RTT and line rate: 4 pairs x 200 pings, 3 flows").
   std::function<void(const std::string&)> on_step;
 };

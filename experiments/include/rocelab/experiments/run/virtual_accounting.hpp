@@ -17,6 +17,8 @@
 // Pure: JSON in, numbers and text out.
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,19 @@ struct switch_counts {
 // ring waits overran `response_budget_ns` (the budget the headroom was sized for), with
 // the frames, the longest wait and the port's drops. Empty: not degraded.
 [[nodiscard]] std::vector<std::string> degraded_reasons(const switch_counts& run, std::int64_t response_budget_ns);
+
+// The soft NICs' share of the CPUs they ran on (`nic_cpus`), from each NIC's CPU time
+// (`cpu_ns`, its counters line) over `span_ns` (T0 to the last flow's end); nullopt when
+// a NIC did not report or the span or CPUs are 0.
+[[nodiscard]] std::optional<double> nic_cpu_busy(std::span<const std::int64_t> cpu_ns, std::int64_t span_ns,
+                                                 std::size_t nic_cpus);
+
+// Why the NICs' results are not hardware's: they kept their CPUs at least
+// nic_cpu_busy_limit busy, so a NIC answered a frame or picked up a post only when the
+// others let it, and short flows took the hosts' queueing for the CPU besides the
+// fabric's (bench/README.md, "The soft NICs' CPU under the victims rung"). Empty below it.
+inline constexpr double nic_cpu_busy_limit = 0.8;
+[[nodiscard]] std::string nic_cpu_degraded_reason(double busy, std::size_t nic_cpus, std::size_t nics);
 
 struct capture_accounting {
   std::uint64_t expected = 0;  // copies the switch mirrored or tried to (mirrored + send errors)

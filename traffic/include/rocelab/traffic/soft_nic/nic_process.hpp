@@ -29,7 +29,8 @@
 //                    {"ev":"counters",...nic_counters...}  last, before exiting; with
 //                     "rx_processing": the receive processing of the messages it received
 //                     (last data frame in, by the kernel's stamp at the port's ring, to its
-//                     ACK handed to the port), a latency histogram (latency_histogram_json.hpp)
+//                     ACK handed to the port), a latency histogram (latency_histogram_json.hpp),
+//                     and "cpu_ns": the process's CPU time, user and system, since "ready"
 //                    {"ev":"error","error":"..."}         a failed post or command
 // Times are CLOCK_MONOTONIC nanoseconds (the same in every namespace of the machine).
 //
