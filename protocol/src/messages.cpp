@@ -21,9 +21,9 @@ namespace {
 constexpr std::size_t message_count = std::size(message_kinds);
 static_assert(std::variant_size_v<message> == message_count);
 
-// Two messages with one tag would decode as whichever comes first; two with one name would
-// be told apart nowhere in logs and errors; two with one struct could not be told apart by
-// type_of. (Duplicate enumerators do not compile at all.)
+// One tag, name or body struct per message: a shared tag decodes as whichever comes first,
+// a shared name confuses every log, a shared struct defeats type_of. (A repeated name or
+// tag already fails in the header, as a repeated enumerator or message_body.)
 consteval bool tags_and_names_are_distinct() {
   for (std::size_t i = 0; i < message_count; ++i)
     for (std::size_t j = i + 1; j < message_count; ++j)

@@ -43,7 +43,11 @@ json write_body(const trial_result& m) {
   json repeats = json::array();
   for (const auto& r : m.repeats)
     repeats.push_back({{"index", r.index}, {"seed", r.seed}, {"records", records_json(r.records)}});
-  return {{"trial", m.trial}, {"attempt", m.attempt}, {"error", m.error}, {"repeats", std::move(repeats)}, {"done", m.done}};
+  return {{"trial", m.trial},
+          {"attempt", m.attempt},
+          {"error", m.error},
+          {"repeats", std::move(repeats)},
+          {"done", m.done}};
 }
 void read_body(field_reader& r, trial_result& m) {
   r.get("trial", m.trial);
