@@ -66,7 +66,7 @@ struct gtest_types_of<std::variant<Bodies...>> {
   using type = ::testing::Types<Bodies...>;
 };
 
-// Names each typed case after its message's wire name: message_list/clock_reply.<case>.
+// Names each typed case after its message's wire name: protocol_message_list/clock_reply.<case>.
 struct wire_names {
   template <typename Body>
   static std::string GetName(int) {
@@ -75,28 +75,28 @@ struct wire_names {
 };
 
 template <typename Body>
-class message_list : public ::testing::Test {};
-TYPED_TEST_SUITE(message_list, gtest_types_of<message>::type, wire_names);
+class protocol_message_list : public ::testing::Test {};
+TYPED_TEST_SUITE(protocol_message_list, gtest_types_of<message>::type, wire_names);
 
-TYPED_TEST(message_list, body_is_the_struct_its_tag_names) {
+TYPED_TEST(protocol_message_list, body_is_the_struct_its_tag_names) {
   constexpr message_kind kind = message_kinds[list_position<TypeParam>];
   EXPECT_TRUE((std::is_same_v<message_body_t<kind.type>, TypeParam>)) << kind.name;
 }
 
-TYPED_TEST(message_list, type_of_gives_its_tag) {
+TYPED_TEST(protocol_message_list, type_of_gives_its_tag) {
   const message_kind kind = message_kinds[list_position<TypeParam>];
   EXPECT_EQ(type_of(message(TypeParam{})), kind.type) << kind.name;
   EXPECT_EQ(type_of(message(valid_sample<TypeParam>())), kind.type) << kind.name;
 }
 
-TYPED_TEST(message_list, name_round_trips_through_to_string_and_parse) {
+TYPED_TEST(protocol_message_list, name_round_trips_through_to_string_and_parse) {
   const message_kind kind = message_kinds[list_position<TypeParam>];
   EXPECT_EQ(std::string_view(to_string(kind.type)), std::string_view(kind.name));
   EXPECT_EQ(parse_message_type(kind.name), kind.type) << kind.name;
   EXPECT_EQ(parse_message_type(to_string(kind.type)), kind.type) << kind.name;
 }
 
-TYPED_TEST(message_list, frame_carries_its_tag_and_decodes_to_the_same_alternative) {
+TYPED_TEST(protocol_message_list, frame_carries_its_tag_and_decodes_to_the_same_alternative) {
   const message_kind kind = message_kinds[list_position<TypeParam>];
   const auto frame = encode(valid_sample<TypeParam>());
   ASSERT_TRUE(frame.ok()) << kind.name << ": " << frame.error().message();
@@ -122,7 +122,7 @@ TYPED_TEST(message_list, frame_carries_its_tag_and_decodes_to_the_same_alternati
   EXPECT_EQ(*again, *frame) << kind.name;
 }
 
-TYPED_TEST(message_list, body_under_another_tag_is_not_taken_for_it) {
+TYPED_TEST(protocol_message_list, body_under_another_tag_is_not_taken_for_it) {
   // A body decoded under its own tag gives its own struct, never a neighbour in the list
   // that happens to share the schema (nic_command and nic_event do).
   const message_kind kind = message_kinds[list_position<TypeParam>];
@@ -136,7 +136,7 @@ TYPED_TEST(message_list, body_under_another_tag_is_not_taken_for_it) {
   }
 }
 
-TEST(message_list, has_no_duplicate_tags_names_or_bodies) {
+TEST(protocol_message_list, has_no_duplicate_tags_names_or_bodies) {
   std::set<std::uint16_t> tags;
   std::set<std::string_view> names;
   for (const message_kind& k : message_kinds) {
@@ -167,7 +167,7 @@ constexpr wire_identity identities_in_use[] = {
     {"trial_result", 42},
 };
 
-TEST(message_list, names_and_tags_in_use_never_change) {
+TEST(protocol_message_list, names_and_tags_in_use_never_change) {
   for (const wire_identity& in_use : identities_in_use) {
     const auto type = parse_message_type(in_use.name);
     ASSERT_TRUE(type) << in_use.name << " left the list";
@@ -175,7 +175,7 @@ TEST(message_list, names_and_tags_in_use_never_change) {
   }
 }
 
-TEST(message_list, a_name_or_tag_not_in_it_is_no_message) {
+TEST(protocol_message_list, a_name_or_tag_not_in_it_is_no_message) {
   EXPECT_FALSE(parse_message_type(""));
   EXPECT_FALSE(parse_message_type("error_message")) << "the wire name is error, not the struct's name";
   EXPECT_FALSE(parse_message_type("Hello"));
