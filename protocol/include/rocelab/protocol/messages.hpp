@@ -27,6 +27,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -56,31 +57,48 @@ struct frame_header_wire {
 };
 static_assert(sizeof(frame_header_wire) == frame_header_bytes);
 
+// Every message, declared once: X(name, tag, body). `name` is the message_type
+// enumerator and the message's wire name (to_string, error texts, fuzz seed files); `tag`
+// is the header's type field; `body` is the struct below that the frame carries. The
+// enum, the `message` variant, the encoder's and decoder's dispatch, parse_header's check
+// of the type, to_string, parse_message_type and type_of all derive from this list.
+// A name or tag in use never changes: peers and recorded frames depend on both
+// (tests/protocol/test_message_list.cpp pins them). Adding a message is a line here, its
+// struct, its write_body/read_body (protocol/src/*_codecs.cpp; a missing one is a link
+// error naming it) and a new protocol_version.
+#define ROCELAB_PROTOCOL_MESSAGES(X)                                                                           \
+  X(hello, 1, hello)                         /* peer -> controller: who I am (first message after TLS) */     \
+  X(welcome, 2, welcome)                     /* controller -> peer: accepted, with the session's timing */    \
+  X(heartbeat, 3, heartbeat)                 /* both ways */                                                  \
+  X(clock_probe, 4, clock_probe)             /* controller -> agent: t1 */                                    \
+  X(clock_reply, 5, clock_reply)             /* agent -> controller: t1, t2, t3 */                            \
+  X(clock_exchange, 6, clock_exchange)       /* agent -> controller: one UDP clock exchange's timestamps */   \
+  X(apply_settings, 10, apply_settings)      /* controller -> agent: snapshot then set NIC settings */        \
+  X(settings_applied, 11, settings_applied)  /* agent -> controller */                                        \
+  X(start_job, 12, start_job)                /* controller -> agent: a job and the instant it starts */       \
+  X(job_report, 13, job_report)              /* agent -> controller: records (last frame has done) */         \
+  X(restore_settings, 14, restore_settings)  /* controller -> agent: undo what apply_settings changed */       \
+  X(settings_restored, 15, settings_restored) /* agent -> controller */                                       \
+  X(stop_job, 16, stop_job)                  /* controller -> agent: stop a job now (its report follows) */   \
+  X(nic_command, 17, nic_command)            /* controller -> agent: command lines for a soft job's NIC */    \
+  X(nic_event, 18, nic_event)                /* agent -> controller: event lines from a soft job's NIC */     \
+  X(submit_run, 20, submit_run)              /* client -> controller: a spec to run */                        \
+  X(run_finished, 21, run_finished)          /* controller -> client: the run's store id, status, summary */  \
+  X(error, 30, error_message)                /* either way: the request failed; the connection stays open */  \
+  X(register_worker, 40, register_worker)    /* worker -> controller: first message after TLS (not hello) */  \
+  X(trial_assignment, 41, trial_assignment)  /* controller -> worker: one trial to run */                      \
+  X(trial_result, 42, trial_result)          /* worker -> controller: the trial's runs (or why it failed) */
+
 enum class message_type : std::uint16_t {
-  hello = 1,             // peer -> controller: who I am (first message after TLS)
-  welcome = 2,           // controller -> peer: accepted, with the session's timing
-  heartbeat = 3,         // both ways
-  clock_probe = 4,       // controller -> agent: t1
-  clock_reply = 5,       // agent -> controller: t1, t2, t3
-  clock_exchange = 6,    // agent -> controller: one UDP clock exchange's four timestamps
-  apply_settings = 10,   // controller -> agent: snapshot then set NIC settings
-  settings_applied = 11, // agent -> controller
-  start_job = 12,        // controller -> agent: a job and the instant it starts
-  job_report = 13,       // agent -> controller: records (several frames; last has done)
-  restore_settings = 14, // controller -> agent: put back what apply_settings changed
-  settings_restored = 15,
-  stop_job = 16,         // controller -> agent: stop a job now (its report follows)
-  nic_command = 17,      // controller -> agent: command lines for a soft job's NIC
-  nic_event = 18,        // agent -> controller: event lines from a soft job's NIC
-  submit_run = 20,       // client -> controller: a spec to run
-  run_finished = 21,     // controller -> client: the run's store id, status and summary
-  error = 30,            // either way: the request failed; the connection stays open
-  register_worker = 40,  // worker -> controller: first message after TLS (instead of hello)
-  trial_assignment = 41, // controller -> worker: one trial to run
-  trial_result = 42,     // worker -> controller: the trial's runs (or why it failed)
+#define ROCELAB_PROTOCOL_MESSAGE_ENUMERATOR(name, tag, body) name = tag,
+  ROCELAB_PROTOCOL_MESSAGES(ROCELAB_PROTOCOL_MESSAGE_ENUMERATOR)
+#undef ROCELAB_PROTOCOL_MESSAGE_ENUMERATOR
 };
 
+// The message's wire name ("clock_reply"); "unknown" for a value not in the list.
 [[nodiscard]] const char* to_string(message_type t) noexcept;
+// The type whose wire name is `name`; nullopt for a name not in the list.
+[[nodiscard]] std::optional<message_type> parse_message_type(std::string_view name) noexcept;
 
 enum class peer_role : std::uint8_t { agent, client };
 
@@ -314,10 +332,38 @@ inline constexpr std::size_t max_records_per_piece = 2048;
 // Appends a piece to what came before of the same trial (the first piece is taken as is).
 void append_trial_piece(trial_result& into, trial_result piece);
 
-using message = std::variant<hello, welcome, heartbeat, clock_probe, clock_reply, apply_settings, settings_applied,
-                             start_job, job_report, restore_settings, settings_restored, stop_job, submit_run,
-                             run_finished, error_message, nic_command, nic_event, register_worker, trial_assignment,
-                             trial_result, clock_exchange>;
+// The list as data, in its order: each message's type and wire name.
+struct message_kind {
+  message_type type;
+  const char* name;
+};
+inline constexpr message_kind message_kinds[] = {
+#define ROCELAB_PROTOCOL_MESSAGE_KIND(name, tag, body) {message_type::name, #name},
+    ROCELAB_PROTOCOL_MESSAGES(ROCELAB_PROTOCOL_MESSAGE_KIND)
+#undef ROCELAB_PROTOCOL_MESSAGE_KIND
+};
+
+// The struct a frame of type T carries: message_body_t<message_type::error> is error_message.
+template <message_type T>
+struct message_body;
+#define ROCELAB_PROTOCOL_MESSAGE_BODY(name, tag, body) \
+  template <>                                          \
+  struct message_body<message_type::name> {            \
+    using type = body;                                 \
+  };
+ROCELAB_PROTOCOL_MESSAGES(ROCELAB_PROTOCOL_MESSAGE_BODY)
+#undef ROCELAB_PROTOCOL_MESSAGE_BODY
+template <message_type T>
+using message_body_t = typename message_body<T>::type;
+
+namespace detail {
+template <std::size_t... I>
+std::variant<message_body_t<message_kinds[I].type>...> variant_of_kinds(std::index_sequence<I...>);
+}  // namespace detail
+
+// One alternative per message, in the list's order: alternative i is the body of
+// message_kinds[i] (so a default-constructed message is a hello).
+using message = decltype(detail::variant_of_kinds(std::make_index_sequence<std::size(message_kinds)>{}));
 
 [[nodiscard]] message_type type_of(const message& m) noexcept;
 
