@@ -69,8 +69,8 @@ std::vector<const run_records*> pointers(const std::vector<records_ptr>& repeats
 // The run's key results (summary_metrics.hpp, as `rocelab runs show` names them, times
 // with " ns" after the name: "fct p99 ns", "paused ns"), from its flows and totals through
 // the summary `rocelab run` prints: metric name -> value, None for a count the run did not
-// measure. Only the run's record tables are read (not its
-// row or spec): the key results do not depend on the seed, so the summary carries none.
+// measure. Only the run's record tables are read, not its row or spec: the key results do
+// not depend on the seed, so the summary carries none.
 py::dict key_results(const store::run_store& s, std::int64_t id) {
   std::optional<result<run_records>> records;
   {
@@ -80,7 +80,8 @@ py::dict key_results(const store::run_store& s, std::int64_t id) {
   const run_records loaded = value_or_throw(std::move(*records), "store");
   py::dict d;
   for (const auto& m : experiments::key_metrics(experiments::summarize({&loaded}, {})))
-    d[py::str(m.duration_ns ? m.name + " ns" : m.name)] = m.measured ? py::object(py::float_(m.value)) : py::object(py::none());
+    d[py::str(m.duration_ns ? m.name + " ns" : m.name)] =
+        m.measured ? py::object(py::float_(m.value)) : py::object(py::none());
   return d;
 }
 

@@ -21,7 +21,6 @@ class store_handle {
 
   // The open store. Throws status_error (StoreError) once closed.
   [[nodiscard]] store::run_store& get();
-  [[nodiscard]] const store::run_store& get() const { return const_cast<store_handle*>(this)->get(); }
   void close() noexcept { store_.reset(); }
   [[nodiscard]] bool closed() const noexcept { return !store_.has_value(); }
   [[nodiscard]] const std::string& path() const noexcept { return path_; }

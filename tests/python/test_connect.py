@@ -77,7 +77,7 @@ def test_tuning_through_the_controller_runs_each_trial_there(controller, tmp_pat
     assert [t["index"] for t in seen] == [0, 1, 2, 3]
     assert all(t["evaluated"] for t in seen), [t["error"] for t in seen]
     # Every trial is a run in the controller's store, with the trial's thresholds.
-    runs = rocelab.open_store(db).runs()
+    runs = rocelab.open_store(db).runs(with_spec=True)
     assert len(runs) == 4 and (runs["status"] == "completed").all()
     ids = [t["run_id"] for t in seen]
     assert sorted(ids) == sorted(runs["id"].tolist())

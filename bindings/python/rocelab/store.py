@@ -59,8 +59,10 @@ class Store:
 
         Columns: id, name, backend, seed, status, error, started, ended (UTC timestamps;
         NaT while running), sweep; then with ``results`` the run's key results as
-        ``rocelab runs show`` names them ("fct p99", "slowdown p99", "pause frames",
-        "drops", ..., NaN where a run has none or did not measure it); then one column per
+        ``rocelab runs show`` names them, times in ns ("fct p99 ns", "slowdown p99",
+        "incast fct p99 ns", "pause frames", "paused ns", "CE marked", "drops", ...; NaN
+        where a run has none or did not measure it; each run's flows are read for them,
+        ``results=False`` leaves them out); then one column per
         parameter the run was stored with (spec paths such as "switch.ecn.kmin_bytes"; a
         numeric field's values as numbers in its unit, bytes, ns or Gb/s, a boolean's as
         True/False; NaN/None where a run has no such parameter); with ``with_spec`` last
@@ -136,7 +138,8 @@ class Store:
         return RunComparison(ids, settings, results)
 
     def __repr__(self):
-        return f"<rocelab.Store {self.path}{' (read-only)' if self.read_only else ''}>"
+        state = " (closed)" if self.closed else " (read-only)" if self.read_only else ""
+        return f"<rocelab.Store {self.path}{state}>"
 
 
 class RunComparison:

@@ -25,7 +25,8 @@ seeds (stored in the sweep, reused when it resumes); the best trial is re-run wi
 baselines on fresh seeds, and it is the answer only if it beats both beyond the paired 95%
 CI, else a baseline is (experiments/tuning/tuning_decision.hpp, docs/tuning.md)::
 
-    result.decision["text"]      # the answer in words, then the evidence per baseline
+    result.answer                # the answer in one sentence, as `rocelab tune` prints it first
+    result.decision["text"]      # that sentence, then the evidence per baseline
     result.baselines["pfc_only"]["objective"]
     result.best["baseline"]      # "pfc_only" or "vendor_default" when a baseline is the answer, else None
     result.best["ci"]            # 95% interval of the objective on the fresh seeds (Student t)
@@ -293,13 +294,11 @@ def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=No
             note += f"; {trial['workers']}"
         bar.update(trial["index"] + 1, note=note)
         if callback is not None:
-            t = TrialRecord(trial)
-            del t["metrics_json"]
+            t = TrialRecord(_with_metrics(trial))
             t.pop("workers", None)
             # The local store's run, or the run a controller stored for the trial.
             t["run_id"] = run_id if run_id is not None else (trial["run_id"] or None)
             t["applied"] = dict(applied_texts)
-            t["metrics"] = json.loads(trial["metrics_json"]) if trial["metrics_json"] else None
             callback(t)
         return run_id
 
