@@ -414,10 +414,7 @@ std::function<int()> setup(CLI::App& app) {
              (t.error.empty() ? "" : nlohmann::json(t.error).dump()) + "\n";
     }
     // What the exports hold: the answer of the rule, a baseline when no trial beat both.
-    const std::string answer_words =
-        answer->best_baseline.empty()
-            ? answer->best_label + ", the tuned configuration that beat both baselines on fresh seeds"
-            : "the baseline " + answer->best_label + " (no tuned configuration beat every baseline on fresh seeds)";
+    const std::string answer_words = experiments::answer_choice_words(*answer);
     const std::string header = "# The answer of sweep " + std::to_string(opened->id) + " (" + settings->name + "): " +
                                answer_words + "; objective " + nlohmann::json(answer->best_objective).dump() +
                                " on the search seeds\n# " + experiments::describe(settings->objective) + "\n";
@@ -533,8 +530,9 @@ std::function<int()> setup(CLI::App& app) {
                     answer->contender_fresh.name.c_str(),
                     experiments::describe_values(*settings, answer->contender_values).c_str(),
                     experiments::search_seed_count(*spec, *settings));
-      std::istringstream verdict(experiments::answer_text(*settings, *answer));
-      for (std::string line; std::getline(verdict, line);) std::printf("answer      %s\n", line.c_str());
+      std::printf("answer      %s\n", experiments::answer_sentence(*settings, *answer).c_str());
+      std::istringstream evidence(experiments::answer_evidence_text(*answer));
+      for (std::string line; std::getline(evidence, line);) std::printf("answer      %s\n", line.c_str());
       std::printf("report      %s/tuning.html\n", dir.c_str());
       if (refused.empty())
         std::printf("exports     %s/{best.yaml,config_db.json,mlx5_sysfs.txt,export.txt,trials.csv}\n", dir.c_str());

@@ -11,6 +11,7 @@
 #include "bindings.hpp"
 #include "errors.hpp"
 #include "interrupt_poll.hpp"
+#include "store_handle.hpp"
 
 #include "rocelab/experiments/compare/compare.hpp"
 #include "rocelab/store/run_store.hpp"
@@ -60,8 +61,7 @@ py::dict compare(const experiment_spec& spec, const std::string& compare_file, c
   apply(options, settings);
   if (status st = load_profiles(settings); !st.ok()) throw_spec_error(st, "profiles");
 
-  store::run_store* store = nullptr;
-  if (!store_object.is_none()) store = store_object.cast<store::run_store*>();
+  store::run_store* store = store_argument(store_object);
 
   interrupt_poll poll{std::chrono::milliseconds(poll_ms)};
   settings.cancel_requested = [&] { return poll(); };

@@ -1,13 +1,16 @@
 // The run store (store/run_store.hpp) from Python: where lab.run() keeps its runs and
 // where rocelab.open_store(path).runs() reads them back (read-only opens work while a
-// run is being written). Built without the store library, every call raises
-// UnavailableError.
+// run is being written). The Python object owns the connection until close()
+// (store_handle.hpp).
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
 #include "errors.hpp"
 #include "records.hpp"
+#include "store_handle.hpp"
 
+#include "rocelab/experiments/run/summary.hpp"
+#include "rocelab/experiments/run/summary_metrics.hpp"
 #include "rocelab/store/run_ending.hpp"
 #include "rocelab/store/run_store.hpp"
 
@@ -15,9 +18,20 @@ namespace py = pybind11;
 
 namespace rocelab::bindings {
 
+store::run_store& store_handle::get() {
+  if (!store_) throw_error(status(error_code::not_found, "run store " + path_ + " is closed"), "store");
+  return *store_;
+}
+
+store::run_store* store_argument(const py::object& store_object) {
+  if (store_object.is_none()) return nullptr;
+  return &store_object.cast<store_handle&>().get();
+}
+
 namespace {
 
-py::dict info_dict(const store::run_info& r) {
+// with_spec: the resolved spec's YAML, which a listing of many runs leaves out.
+py::dict info_dict(const store::run_info& r, bool with_spec = true) {
   py::dict d;
   d["id"] = r.id;
   d["name"] = r.name;
@@ -29,7 +43,7 @@ py::dict info_dict(const store::run_info& r) {
   d["ended_unix_ns"] = r.ended_unix_ns;
   d["sweep"] = r.sweep ? py::object(py::int_(*r.sweep)) : py::object(py::none());
   d["calibration"] = r.calibration ? py::object(py::int_(*r.calibration)) : py::object(py::none());
-  d["spec_yaml"] = r.spec_yaml;
+  if (with_spec) d["spec_yaml"] = r.spec_yaml;
   d["parameters"] = r.parameters;
   return d;
 }
@@ -52,6 +66,25 @@ std::vector<const run_records*> pointers(const std::vector<records_ptr>& repeats
   return out;
 }
 
+// The run's key results (summary_metrics.hpp, as `rocelab runs show` names them, times
+// with " ns" after the name: "fct p99 ns", "paused ns"), from its flows and totals through
+// the summary `rocelab run` prints: metric name -> value, None for a count the run did not
+// measure. Only the run's record tables are read, not its row or spec: the key results do
+// not depend on the seed, so the summary carries none.
+py::dict key_results(const store::run_store& s, std::int64_t id) {
+  std::optional<result<run_records>> records;
+  {
+    py::gil_scoped_release release;
+    records.emplace(s.load(id, store::load_parts::summary()));
+  }
+  const run_records loaded = value_or_throw(std::move(*records), "store");
+  py::dict d;
+  for (const auto& m : experiments::key_metrics(experiments::summarize({&loaded}, {})))
+    d[py::str(m.duration_ns ? m.name + " ns" : m.name)] =
+        m.measured ? py::object(py::float_(m.value)) : py::object(py::none());
+  return d;
+}
+
 store::run_status parse_status(const std::string& text) {
   auto s = store::parse_run_status(text);
   if (!s) throw_error(s.error(), "store");
@@ -65,19 +98,22 @@ void bind_store(py::module_& m) {
       "run_ending", [](const std::vector<records_ptr>& repeats) { return ending_dict(store::ending_of(pointers(repeats))); },
       py::arg("repeats"),
       "How a run of these repeats would be finished: {status: completed | partial, flows, completed, note}.");
-  py::class_<store::run_store>(m, "Store", "A run store (SQLite)")
+  py::class_<store_handle>(m, "Store", "A run store (SQLite), open until close()")
       .def(py::init([](const std::string& path, bool read_only) {
-             return value_or_throw(
+             return store_handle(value_or_throw(
                  store::run_store::open(path, read_only ? store::open_mode::read_only : store::open_mode::read_write),
-                 "store");
+                 "store"));
            }),
            py::arg("path"), py::arg("read_only") = false)
-      .def_property_readonly("path", &store::run_store::path)
+      .def_property_readonly("path", &store_handle::path)
+      .def_property_readonly("closed", &store_handle::closed)
+      .def("close", &store_handle::close, "Closes the database connection; every later use raises StoreError")
       .def(
           "begin_run",
-          [](store::run_store& s, const std::string& name, const std::string& backend, std::uint64_t seed,
+          [](store_handle& h, const std::string& name, const std::string& backend, std::uint64_t seed,
              const std::string& spec_yaml, const std::map<std::string, std::string>& parameters,
              std::optional<std::int64_t> sweep) {
+            auto& s = h.get();
             store::new_run r{name, backend, seed, spec_yaml, parameters, sweep};
             py::gil_scoped_release release;
             return value_or_throw(s.begin_run(r), "store");
@@ -86,14 +122,16 @@ void bind_store(py::module_& m) {
           py::arg("sweep") = std::nullopt)
       .def(
           "append",
-          [](store::run_store& s, std::int64_t run, const records_ptr& records) {
+          [](store_handle& h, std::int64_t run, const records_ptr& records) {
+            auto& s = h.get();
             py::gil_scoped_release release;
             ok_or_throw(s.append(run, *records), "store");
           },
           py::arg("run"), py::arg("records"))
       .def(
           "finish",
-          [](store::run_store& s, std::int64_t run, const std::string& final_status, const std::string& error) {
+          [](store_handle& h, std::int64_t run, const std::string& final_status, const std::string& error) {
+            auto& s = h.get();
             const auto st = parse_status(final_status);
             py::gil_scoped_release release;
             ok_or_throw(s.finish(run, st, error), "store");
@@ -101,7 +139,8 @@ void bind_store(py::module_& m) {
           py::arg("run"), py::arg("status"), py::arg("error") = "")
       .def(
           "finish_ran",
-          [](store::run_store& s, std::int64_t run, const std::vector<records_ptr>& repeats) {
+          [](store_handle& h, std::int64_t run, const std::vector<records_ptr>& repeats) {
+            auto& s = h.get();
             const auto all = pointers(repeats);
             result<store::run_ending> ending = status(error_code::internal, "not finished");
             {
@@ -113,20 +152,29 @@ void bind_store(py::module_& m) {
           py::arg("run"), py::arg("repeats"),
           "Finishes a run that ran to its end: completed, or partial when fewer flows completed than it has or a "
           "host was lost (store/run_ending.hpp). Returns {status, flows, completed, note}.")
-      .def("runs",
-           [](const store::run_store& s) {
-             auto runs = value_or_throw(s.runs(), "store");
-             py::list out;
-             for (const auto& r : runs) out.append(info_dict(r));
-             return out;
-           })
       .def(
-          "run", [](const store::run_store& s, std::int64_t id) { return info_dict(value_or_throw(s.run(id), "store")); },
+          "runs",
+          [](store_handle& h, bool with_spec) {
+            auto& s = h.get();
+            auto runs = value_or_throw(s.runs(), "store");
+            py::list out;
+            for (const auto& r : runs) out.append(info_dict(r, with_spec));
+            return out;
+          },
+          py::arg("with_spec") = false,
+          "Every run's row, oldest first; spec_yaml (the resolved spec) only with with_spec")
+      .def(
+          "key_results", [](store_handle& h, std::int64_t id) { return key_results(h.get(), id); }, py::arg("id"),
+          "The run's key results as `rocelab runs show` names them, times with \" ns\" (metric -> value, None when "
+          "not measured)")
+      .def(
+          "run", [](store_handle& h, std::int64_t id) { return info_dict(value_or_throw(h.get().run(id), "store")); },
           py::arg("id"))
       .def(
           "begin_sweep",
-          [](store::run_store& s, const std::string& name, const std::string& method, const std::string& spec_yaml,
+          [](store_handle& h, const std::string& name, const std::string& method, const std::string& spec_yaml,
              std::uint32_t budget) {
+            auto& s = h.get();
             store::sweep_info w;
             w.name = name;
             w.method = method;
@@ -136,7 +184,8 @@ void bind_store(py::module_& m) {
           },
           py::arg("name"), py::arg("method"), py::arg("spec_yaml"), py::arg("budget"))
       .def("sweeps",
-           [](const store::run_store& s) {
+           [](store_handle& h) {
+             auto& s = h.get();
              py::list out;
              for (const auto& w : value_or_throw(s.sweeps(), "store")) {
                py::dict d;
@@ -148,8 +197,9 @@ void bind_store(py::module_& m) {
            })
       .def(
           "add_trial",
-          [](store::run_store& s, std::int64_t sweep, std::uint32_t index, const std::map<std::string, double>& params,
+          [](store_handle& h, std::int64_t sweep, std::uint32_t index, const std::map<std::string, double>& params,
              double objective, bool feasible, std::optional<std::int64_t> run, const std::string& metrics_json) {
+            auto& s = h.get();
             store::trial_record t{sweep, index, params, objective, feasible, run, metrics_json};
             ok_or_throw(s.add_trial(t), "store");
           },
@@ -157,7 +207,8 @@ void bind_store(py::module_& m) {
           py::arg("run") = std::nullopt, py::arg("metrics_json") = "")
       .def(
           "trials",
-          [](const store::run_store& s, std::int64_t sweep) {
+          [](store_handle& h, std::int64_t sweep) {
+            auto& s = h.get();
             py::list out;
             for (const auto& t : value_or_throw(s.trials(sweep), "store")) {
               py::dict d;
@@ -172,7 +223,8 @@ void bind_store(py::module_& m) {
           py::arg("sweep"))
       .def(
           "load",
-          [](const store::run_store& s, std::int64_t id) {
+          [](store_handle& h, std::int64_t id) {
+            auto& s = h.get();
             std::optional<result<run_records>> r;
             {
               py::gil_scoped_release release;

@@ -10,6 +10,7 @@
 #include "bindings.hpp"
 #include "errors.hpp"
 #include "records.hpp"
+#include "store_handle.hpp"
 
 #ifdef ROCELAB_HAVE_CONTROLLER_CLIENT
 #include "rocelab/cli/sweep_executor.hpp"
@@ -259,12 +260,13 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
   // with its interval on fresh seeds, the front. The baselines run here on the spec's
   // backend; on a lab behind a controller they are not run (None).
   d["answer"] = py::none();
+  d["answer_sentence"] = py::none();
   if (!caught && controller_address.empty()) {
     answer_options o;
     o.fresh_seeds = fresh_seeds;
     o.parallelism = settings.parallelism;
     if (!store_object.is_none()) {
-      o.db = store_object.cast<store::run_store*>();
+      o.db = store_argument(store_object);
       o.sweep = sweep;
     }
     std::optional<result<tuning_answer>> answer;
@@ -274,6 +276,8 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
     }
     if (!answer->ok()) throw_error(answer->error());
     d["answer"] = answer_json_text(settings, **answer);
+    // The one sentence `rocelab tune` prints first under "answer".
+    d["answer_sentence"] = answer_sentence(settings, **answer);
   }
   return d;
 }
@@ -281,6 +285,12 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
 }  // namespace
 
 void bind_tune(py::module_& m) {
+  m.def(
+      "field_number",
+      [](const std::string& path, const std::string& text) { return value_or_throw(field_number(path, text), "spec"); },
+      py::arg("path"), py::arg("text"),
+      "A numeric spec field's value as that field understands it (bytes, ns, Gb/s, plain) from its text with "
+      "units (\"20KiB\", \"300us\"); SpecError for an unknown field or a text it rejects");
   m.def(
       "tuning_settings",
       [](const experiment_spec& spec, const std::string& yaml_text, const std::string& source, std::uint32_t budget,

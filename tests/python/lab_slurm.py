@@ -37,8 +37,8 @@ def test_tune_on_two_slurm_workers_names_job_and_node_and_matches_threads(slurm,
     assert trials["worker.slurm_job"].str.startswith(job + "_").all()
     assert trials["worker.node"].str.len().gt(0).all()
     runs = rocelab.open_store(db).runs()
-    trial_runs = runs[runs["parameters"].map(lambda p: "tuning.role" not in p)]
-    assert trial_runs["parameters"].map(lambda p: p.get("worker.slurm_job", "")).str.startswith(job + "_").all()
+    trial_runs = runs[runs["tuning.role"].isna()]
+    assert trial_runs["worker.slurm_job"].fillna("").str.startswith(job + "_").all()
     # Nothing of the job is left in the queue.
     queue = subprocess.run(["squeue", "-h", "-j", job], capture_output=True, text=True).stdout.strip()
     assert queue == ""

@@ -3,6 +3,7 @@ any cell error (each notebook asserts what its results must show)."""
 
 import os
 import pathlib
+import subprocess
 
 import nbformat
 import pytest
@@ -47,3 +48,24 @@ def test_notebook_runs_on_the_twin(path, tmp_path):
     assert set(runs["status"]) <= {"completed", "failed"}
     if path.stem != "size_switch_buffers":
         assert (runs["status"] == "completed").all()
+
+
+def test_the_documented_command_runs_a_notebook_from_the_repository_root(tmp_path):
+    # docs/python.md's command, run from a root laid out as the repository's (build/ beside
+    # examples/): the kernel starts in examples/notebooks/, so the path to the package it
+    # is given must hold there too. The notebook is a stand-in that only imports rocelab.
+    import rocelab
+    docs = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "python.md").read_text()
+    notebooks = docs[docs.index("## Notebooks"):]
+    command = next(line for line in notebooks.splitlines() if "nbconvert" in line and "--execute" in line)
+    root = tmp_path / "root"
+    (root / "examples" / "notebooks").mkdir(parents=True)
+    (root / "build").symlink_to(pathlib.Path(rocelab.__file__).resolve().parents[2])
+    target = command.split("--execute", 1)[1].split()[0]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import rocelab\nprint(rocelab.__file__)")])
+    nbformat.write(nb, root / target)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(["bash", "-c", command], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    executed = nbformat.read(next((root / "executed").glob("*.ipynb")), as_version=4)
+    assert "rocelab" in executed.cells[0].outputs[0]["text"]

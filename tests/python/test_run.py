@@ -2,6 +2,8 @@
 and the run store."""
 
 import json
+import os
+import pathlib
 import threading
 import time
 
@@ -103,7 +105,7 @@ def test_repeats_have_their_own_seeds_and_store_rows(lab, small_incast, db):
     assert runs["id"].tolist() == run.ids
     assert (runs["status"] == "completed").all()
     assert runs["seed"].tolist() == [10, 11, 12]
-    assert runs["parameters"].iloc[0]["workload.incast.start_jitter_ns"] == exp.get("workload.incast.start_jitter_ns")
+    assert runs["workload.incast.start_jitter_ns"].iloc[0] == 2000  # the field's unit: ns
     s = run.summary()
     assert s["flows"] == 12 and len(s["runs"]) == 3
 
@@ -123,8 +125,7 @@ def test_stored_run_loads_back_equal(lab, db):
     store = rocelab.open_store(db)
     row = store.runs(name="stored").iloc[0]
     assert row["status"] == "completed" and row["backend"] == "twin"
-    assert row["parameters"]["switch.ecn.kmin_bytes"] == exp.set("switch.ecn.kmin_bytes", "20KiB").get(
-        "switch.ecn.kmin_bytes")
+    assert row["switch.ecn.kmin_bytes"] == 20 * 1024
     back = store.load(int(row["id"]))
     assert back.status == "completed"
     cols = ["src", "dst", "qp", "bytes", "start_ns", "end_ns", "fct_ns", "ideal_fct_ns", "ce_marked", "cnps"]
@@ -179,14 +180,83 @@ def test_plots(lab):
     plt.close("all")
 
 
-def test_report_is_html_or_says_it_is_missing(lab, small_incast):
+def test_a_run_shows_as_its_report_and_displays_nothing_itself(lab, small_incast, monkeypatch):
     run = lab.run(small_incast)
-    if hasattr(rocelab._rocelab, "report_html"):
-        html = run.report(display=False)
-        assert "<svg" in html
-    else:
+    if not hasattr(rocelab._rocelab, "report_html"):
+        assert run._repr_html_() is None  # a notebook falls back to the plain repr
         with pytest.raises(rocelab.UnavailableError):
-            run.report(display=False)
+            run.report()
+        return
+    try:
+        import IPython.display
+    except ImportError:
+        IPython = None
+    if IPython is not None:
+        def no_display(*args, **kwargs):
+            raise AssertionError("Run.report() displayed something")
+        monkeypatch.setattr(IPython.display, "display", no_display)
+    html = run._repr_html_()
+    assert "<svg" in html and html is run.html  # the page is made once
+    shown = run.report()
+    assert getattr(shown, "data", shown) == html  # an IPython HTML object, or the text without IPython
+    # A run without records here (a controller's, without its store) has no report: the plain repr.
+    assert rocelab.Run([], [], "remote", "twin")._repr_html_() is None
+
+
+def open_files_of_this_process(path):
+    fds = pathlib.Path("/proc/self/fd")
+    return [fd for fd in fds.iterdir() if os.path.realpath(fd) == os.path.realpath(path)]
+
+
+def test_a_store_closes_at_the_end_of_its_with_block_and_refuses_use_after(lab, small_incast, db):
+    run = lab.run(small_incast)
+    lab.store.close()  # the lab's own connection
+    with rocelab.open_store(db) as store:
+        assert not store.closed and open_files_of_this_process(db)
+        assert store.load(run.ids[0]).status == "completed"
+    assert store.closed
+    assert not open_files_of_this_process(db)  # the SQLite connection is gone, not waiting for the GC
+    for use in (store.runs, lambda: store.load(run.ids[0]), lambda: store.info(run.ids[0]), store.latest):
+        with pytest.raises(rocelab.StoreError, match=f"run store {db} is closed"):
+            use()
+    store.close()  # a second close does nothing
+    # Run.load with a path opens the store for the call only.
+    assert rocelab.Run.load(db, run.ids[0]).ids == run.ids
+    assert not open_files_of_this_process(db)
+
+
+def test_runs_has_the_results_and_a_column_per_parameter_and_the_spec_on_request(lab, db):
+    exp = rocelab.load_spec(EXAMPLES / "incast-16to1.yaml")
+    run = lab.run(exp, overrides={"switch.ecn.kmin_bytes": "20KiB", "twin.stop_ns": "50ms"}, name="listed")
+    lab.run(exp, overrides={"switch.ecn.enabled": False}, name="listed")
+    with rocelab.open_store(db) as store:
+        runs = store.runs(name="listed")
+        assert "parameters" not in runs.columns and "spec_yaml" not in runs.columns
+        assert list(runs.columns[:9]) == ["id", "name", "backend", "seed", "status", "error", "started", "ended",
+                                          "sweep"]
+        row = runs.iloc[0]
+        # Parameters: one column each, in the field's unit, typed.
+        assert str(runs["switch.ecn.kmin_bytes"].dtype) == "Int64" and row["switch.ecn.kmin_bytes"] == 20 * 1024
+        assert row["twin.stop_ns"] == 50_000_000
+        assert runs["switch.ecn.enabled"].tolist() == [True, False]
+        assert runs["name"].tolist() == ["listed", "listed"]  # the run's own column, not a parameter's
+        # Results: the run's summary numbers, named as `rocelab runs show` names them.
+        s = run.summary()
+        assert row["flows"] == s["flows"] == 16 and row["completed"] == s["completed"]
+        assert row["fct p99 ns"] == s["fct_ns"]["p99"] and row["slowdown p99"] == pytest.approx(s["slowdown"]["p99"])
+        assert row["CE marked"] == s["ecn"]["ce_marked"] and row["pause frames"] == s["pfc"]["pause_frames"]
+        assert row["incast fct p99 ns"] == s["by_kind"]["incast"]["fct_ns"]["p99"]
+        # The same numbers as the CLI's listing.
+        done = run_cli("runs", "--db", str(db), "--json")
+        assert done.returncode == 0, done.stderr
+        cli = next(r for r in json.loads(done.stdout) if r["id"] == row["id"])["results"]
+        assert cli["all"]["fct_p99_ns"] == row["fct p99 ns"] and cli["ce_marked"] == row["CE marked"]
+        # The spec only on request; results can be left out.
+        assert "spec_yaml" not in store._store.runs()[0]
+        with_spec = store.runs(name="listed", with_spec=True)
+        assert list(with_spec.columns) == list(runs.columns) + ["spec_yaml"]
+        assert with_spec["spec_yaml"].iloc[0] == store.info(row["id"])["spec_yaml"]
+        assert "fct p99 ns" not in store.runs(results=False).columns
 
 
 def test_stored_runs_compare_side_by_side_as_runs_diff_does(lab, db, tmp_path):

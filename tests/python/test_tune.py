@@ -5,7 +5,7 @@ import math
 import pytest
 
 import rocelab
-from conftest import EXAMPLES
+from conftest import EXAMPLES, run_cli
 
 
 
@@ -19,7 +19,8 @@ def _check_the_rule(result):
         assert result.best["baseline"] is None and result.best["index"] == d["contender"]["trial"]
     else:
         assert result.best["baseline"] == d["answer"] and result.best["index"] is None
-    assert d["text"].splitlines()[0]
+    # The answer in one sentence: the verdict's first line, as `rocelab tune` prints it.
+    assert result.answer == d["text"].splitlines()[0] and "\n" not in result.answer
 
 
 def test_tune_from_the_spec_file_with_callback_and_store(lab, db, capsys):
@@ -46,7 +47,7 @@ def test_tune_from_the_spec_file_with_callback_and_store(lab, db, capsys):
     store = rocelab.open_store(db)
     runs = store.runs()
     assert (runs["sweep"] == result.sweep_id).all()
-    roles = runs["parameters"].map(lambda p: p.get("tuning.role"))
+    roles = runs["tuning.role"]
     assert (roles.isna()).sum() == n * 3  # a run per trial and common seed
     assert set(roles.dropna()) >= {"baseline pfc_only", "baseline vendor_default", "confirm pfc_only"}
     stored = store._store.trials(result.sweep_id)
@@ -67,6 +68,11 @@ def test_tune_answers_with_baselines_an_interval_and_the_pareto_front(lab):
     assert result.baselines["pfc_only"]["params"]["switch.ecn.enabled"] is False
     best = result.best
     _check_the_rule(result)
+    # The best as a dict all the way down: the summary parsed, no JSON text left.
+    assert "metrics_json" not in best and isinstance(best["summary"], dict)
+    if best["index"] is not None:
+        assert best["metrics"]["by_kind"]["incast"]["flows"] == 16 * 3
+    assert result.trials is result.trials  # made once
     ci = best["ci"]
     assert ci["n"] == 3 and ci["level"] == 0.95 and ci["low"] <= ci["mean"] <= ci["high"]
     assert len(best["fresh"]["objectives"]) == 3
@@ -77,8 +83,8 @@ def test_tune_answers_with_baselines_an_interval_and_the_pareto_front(lab):
     assert len(front) >= 1
     assert {"label", "trial", "paused_us"} <= set(front.columns)
     # No point of the front is dominated by any trial or baseline.
-    x = result.answer["pareto_axes"]["x"]
-    points = result.answer["pareto_points"]
+    x = result.answer_data["pareto_axes"]["x"]
+    points = result.answer_data["pareto_points"]
     for _, f in front.iterrows():
         assert not any(p[x] <= f[x] and p["paused_us"] <= f["paused_us"] and
                        (p[x] < f[x] or p["paused_us"] < f["paused_us"]) for p in points)
@@ -121,9 +127,9 @@ def test_tune_on_local_workers_names_where_each_trial_ran_and_resumes(lab, db):
     assert (trials["worker.attempts"] == "1").all()
     store = rocelab.open_store(db)
     runs = store.runs()
-    trial_runs = runs[runs["parameters"].map(lambda p: "tuning.role" not in p)]
+    trial_runs = runs[runs["tuning.role"].isna()]
     assert len(trial_runs) == 4 * 3  # a run per trial and common seed
-    assert trial_runs["parameters"].map(lambda p: p.get("worker.name")).notna().all()
+    assert trial_runs["worker.name"].notna().all()
     # The same sweep again, on the same store with new workers: it resumes, never repeats.
     second = lab.tune(EXAMPLES / "tune-incast.yaml", budget=6, method="random", progress=False, fresh_seeds=2,
                       executor="local", workers=2)
@@ -152,3 +158,15 @@ def test_tune_executor_arguments_are_checked(lab, monkeypatch, tmp_path):
     with pytest.raises(rocelab.RocelabError, match="sbatch"):
         lab.tune(EXAMPLES / "tune-incast.yaml", budget=2, executor="slurm", workers=2, progress=False,
                  work_dir=tmp_path / "w")
+
+
+def test_the_answer_is_the_sentence_the_cli_prints(lab, tmp_path):
+    args = dict(budget=3, method="random", fresh_seeds=2)
+    result = lab.tune(EXAMPLES / "tune-incast.yaml", progress=False, **args)
+    done = run_cli("tune", str(EXAMPLES / "tune-incast.yaml"), "--budget", "3", "--method", "random",
+                   "--fresh-seeds", "2", "--quiet", "--db", str(tmp_path / "cli.db"), "--export-dir",
+                   str(tmp_path / "exports"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    answer_lines = [line[len("answer      "):] for line in done.stdout.splitlines() if line.startswith("answer ")]
+    assert answer_lines and answer_lines[0] == result.answer
+    assert answer_lines == result.decision["text"].splitlines()

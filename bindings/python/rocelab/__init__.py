@@ -6,10 +6,15 @@ lab and real labs, with records as pandas DataFrames.
     run = lab.run(rocelab.Incast(senders=16, flow_bytes="64KiB"),
                   overrides={"switch.ecn.kmin_bytes": "20KiB"})
     run.flows.describe(); run.summary(); run.plot_fct_cdf()
-    rocelab.open_store("rocelab.db").runs()
+    with rocelab.open_store("rocelab.db") as store:
+        store.runs()        # a row per run: its results and a column per parameter
 
-The C++ core is the private extension ``rocelab._rocelab``; this package is the
-Pythonic layer around it (README, "Python").
+The C++ core is the private extension ``rocelab._rocelab`` (typed in _rocelab.pyi; the
+package ships py.typed); this package is the Pythonic layer around it (README, "Python").
+Its modules import one another without cycles (tests/python/test_package.py): errors,
+progress and _installation import nothing of the package; run builds on _html_report;
+store on run; tune on neither; lab on run, store, spec and tune; the result modules
+(buffers, compare, qualify) on spec, store and _installation, never on lab.
 """
 
 from . import _rocelab

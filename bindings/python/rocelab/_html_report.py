@@ -1,6 +1,6 @@
-"""What the results with an HTML page share (Comparison, BufferValidation): the call
-that makes them (progress lines, Ctrl-C), the page inline in a notebook, and saving it
-with its JSON."""
+"""What the results with an HTML page share (Comparison, BufferValidation, and a Run's
+report): the call that makes them (progress lines, Ctrl-C), the page inline in a
+notebook, and saving it with its JSON."""
 
 import json
 import os
@@ -33,6 +33,16 @@ def run_reported(call, label, progress, callback, interrupted):
     return json.loads(out["json"]), out["html"]
 
 
+def html_object(html):
+    """``html`` as a notebook shows it: an ``IPython.display.HTML`` (shown when it is a
+    cell's value) when IPython is there, else the text itself."""
+    try:
+        from IPython.display import HTML
+    except ImportError:
+        return html
+    return HTML(html)
+
+
 class HtmlReport:
     """Mixin: ``self.data`` (the JSON as a dict), ``self.html``, and ``_files`` naming the
     two files ``save`` writes (html name, json name)."""
@@ -45,11 +55,7 @@ class HtmlReport:
 
     def report(self):
         """The page: inline HTML in a notebook (IPython.display.HTML), else the text."""
-        try:
-            from IPython.display import HTML
-        except ImportError:
-            return self.html
-        return HTML(self.html)
+        return html_object(self.html)
 
     def save(self, directory):
         """Writes the page and its JSON into ``directory`` (created); returns it."""

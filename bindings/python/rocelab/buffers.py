@@ -21,7 +21,7 @@ import pandas as pd
 
 from . import _rocelab
 from ._html_report import HtmlReport, run_reported
-from .lab import source_dir
+from ._installation import source_dir
 from .spec import as_experiment
 
 __all__ = ["BufferValidation", "buffers"]

@@ -24,7 +24,7 @@ import pandas as pd
 
 from . import _rocelab
 from ._html_report import HtmlReport, run_reported
-from .lab import source_dir
+from ._installation import source_dir
 from .spec import as_experiment
 from .store import DEFAULT_DB, Store
 
@@ -118,9 +118,15 @@ def compare(spec, fabrics=None, overrides=None, compute_ms_per_step=None, small_
         options["profiles_dir"] = os.path.join(source_dir(), "examples", "fabric-profiles")
     options = {k: v for k, v in options.items() if v is not None}
 
-    run_store = Store(os.fspath(db), read_only=False)._store if store and db is not None else None
-    # Progress: one step per fabric and scenario line the comparison reports.
-    data, html = run_reported(lambda on_progress: _rocelab.compare(base, exp.path or "", options, run_store, on_progress),
-                              f"compare {base.name or 'spec'}", progress, callback,
-                              "comparison interrupted; the runs it finished are in the store")
+    run_store = Store(os.fspath(db), read_only=False) if store and db is not None else None
+    try:
+        # Progress: one step per fabric and scenario line the comparison reports.
+        data, html = run_reported(
+            lambda on_progress: _rocelab.compare(base, exp.path or "", options,
+                                                 run_store._store if run_store else None, on_progress),
+            f"compare {base.name or 'spec'}", progress, callback,
+            "comparison interrupted; the runs it finished are in the store")
+    finally:
+        if run_store is not None:
+            run_store.close()
     return Comparison(data, html)

@@ -13,40 +13,17 @@ that says ``backend: virtual`` runs on the twin when given to ``twin().run``.
 
 import os
 import subprocess
-import time
 
 from . import _rocelab
+from ._installation import rocelab_binary, source_dir
 from .errors import Interrupted, RocelabError, UnavailableError
 from .progress import ProgressBar
 from .run import Run
-from .spec import as_experiment
+from .spec import as_experiment, fields
 from .store import DEFAULT_DB, Store
+from .tune import tune
 
 __all__ = ["Lab", "twin", "virtual_lab", "VirtualLab", "connect", "rocelab_binary", "source_dir", "ControllerLab"]
-
-
-def rocelab_binary():
-    """The ``rocelab`` command this package was built with ($ROCELAB_BINARY overrides)."""
-    env = os.environ.get("ROCELAB_BINARY")
-    if env:
-        return env
-    try:
-        from . import _paths
-        return _paths.rocelab_binary
-    except ImportError:
-        return "rocelab"
-
-
-def source_dir():
-    """The rocelab source tree this package was built from ($ROCELAB_SOURCE_DIR overrides)."""
-    env = os.environ.get("ROCELAB_SOURCE_DIR")
-    if env:
-        return env
-    try:
-        from . import _paths
-        return _paths.source_dir
-    except ImportError:
-        return os.getcwd()
 
 
 class Lab:
@@ -93,7 +70,7 @@ class Lab:
             base.set("name", str(name), "python")
         spec_name = base.name or (os.path.splitext(os.path.basename(exp.path))[0] if exp.path else "")
         seed0, repeats = base.seed, base.repeats
-        parameters = {f["path"]: base.get(f["path"]) for f in _fields()}
+        parameters = {f["path"]: base.get(f["path"]) for f in fields()}
         records, seeds, ids = [], [], []
         bar = ProgressBar(repeats, label=spec_name or "run", enabled=progress)
         status = "completed"
@@ -141,16 +118,10 @@ class Lab:
 
     def tune(self, spec, **kwargs):
         """Tunes thresholds with this lab's backend: see :func:`rocelab.tune.tune`."""
-        from .tune import tune
         return tune(self, spec, **kwargs)
 
     def __repr__(self):
         return f"<rocelab.{type(self).__name__} backend={self.backend} db={self.db}>"
-
-
-def _fields():
-    from .spec import fields
-    return fields()
 
 
 def twin(db=DEFAULT_DB, overrides=None, store=True):
@@ -254,7 +225,8 @@ class ControllerLab(Lab):
         if done["status"] == "failed":
             raise RocelabError(f"run {done['run']} on {self.address} failed: {done['error']}")
         if self.db is not None and done["run"]:
-            run = Run.load(Store(self.db, read_only=True), done["run"])
+            with Store(self.db, read_only=True) as store:
+                run = store.load(done["run"])
             run._summary_json = done["summary_json"] or None
             return run
         return Run([], [], base.name, base.backend, base.to_yaml(), done["status"], [done["run"]] if done["run"] else [],
@@ -266,7 +238,6 @@ class ControllerLab(Lab):
         specs), N workers attach to the controller and it hands them the trials, N at a
         time (``connect(..., token_file=F)``: the workers read the token from F); see
         :func:`rocelab.tune.tune`."""
-        from .tune import tune
         return tune(self, spec, **kwargs)
 
     def __repr__(self):

@@ -20,7 +20,7 @@ import pandas as pd
 
 from . import _rocelab
 from ._html_report import HtmlReport, run_reported
-from .lab import rocelab_binary
+from ._installation import rocelab_binary
 from .spec import as_experiment
 
 __all__ = ["Qualification", "qualify"]

@@ -30,11 +30,14 @@ Frames and their dtypes:
 
 import functools
 import json
+import os
 
 import numpy as np
 import pandas as pd
 
 from . import _rocelab
+from ._html_report import html_object
+from .errors import RocelabError, UnavailableError
 
 __all__ = ["Run"]
 
@@ -101,13 +104,23 @@ class Run:
 
     @classmethod
     def load(cls, store, run_id):
-        """A stored run (one repeat) by id; ``store`` is a path or an open Store."""
-        from .store import open_store
-        s = open_store(store) if not hasattr(store, "_store") else store
-        info = s._store.run(int(run_id))
-        records = s._store.load(int(run_id))
+        """A stored run (one repeat) by id; ``store`` is a path (opened read-only for this
+        call) or an open :class:`rocelab.Store` (then the same as ``store.load(run_id)``)."""
+        if isinstance(store, (str, os.PathLike)):
+            handle = _rocelab.Store(os.fspath(store), True)
+            try:
+                return cls.from_store(handle, run_id)
+            finally:
+                handle.close()
+        return store.load(run_id)
+
+    @classmethod
+    def from_store(cls, handle, run_id):
+        """A stored run (one repeat) read through ``handle``, a ``rocelab._rocelab.Store``."""
+        info = handle.run(int(run_id))
+        records = handle.load(int(run_id))
         return cls([records], [info["seed"]], name=info["name"], backend=info["backend"],
-                   spec_yaml=info["spec_yaml"], status=info["status"], ids=[info["id"]], store_path=s.path)
+                   spec_yaml=info["spec_yaml"], status=info["status"], ids=[info["id"]], store_path=handle.path)
 
     def __repr__(self):
         ids = f", ids={self.ids}" if self.ids else ""
@@ -254,19 +267,26 @@ class Run:
 
     # --- report -----------------------------------------------------------------------
 
-    def report(self, display=True):
+    @functools.cached_property
+    def html(self):
         """The HTML report of the run's first repeat (experiments/report/report.hpp, the page
-        ``rocelab report`` writes), shown inline in a notebook when ``display``; returns
-        the HTML text."""
+        ``rocelab report`` writes), as text; made once."""
         if not hasattr(_rocelab, "report_html"):
-            from .errors import UnavailableError
             raise UnavailableError("this build of rocelab has no HTML report")
-        html = _rocelab.report_html(self.records[0], self.spec_yaml, self.seeds[0],
+        if not self.records:
+            raise RocelabError(f"run {self.name or '(unnamed)'} has no records here to report "
+                               "(a controller's run without its store: connect(..., db=))")
+        return _rocelab.report_html(self.records[0], self.spec_yaml, self.seeds[0],
                                     str(self.ids[0]) if self.ids else "", self.name, self.backend, self.status)
-        if display:
-            try:
-                from IPython.display import HTML, display as show
-                show(HTML(html))
-            except ImportError:
-                pass
-        return html
+
+    def report(self):
+        """The report (:attr:`html`) as a notebook shows it: an ``IPython.display.HTML``
+        when IPython is there, else the text. Returns it; displays nothing itself."""
+        return html_object(self.html)
+
+    def _repr_html_(self):
+        """A notebook shows a Run as its report; None (the plain repr) when there is none."""
+        try:
+            return self.html
+        except RocelabError:
+            return None

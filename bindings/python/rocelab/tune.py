@@ -25,7 +25,8 @@ seeds (stored in the sweep, reused when it resumes); the best trial is re-run wi
 baselines on fresh seeds, and it is the answer only if it beats both beyond the paired 95%
 CI, else a baseline is (experiments/tuning/tuning_decision.hpp, docs/tuning.md)::
 
-    result.decision["text"]      # the answer in words, then the evidence per baseline
+    result.answer                # the answer in one sentence, as `rocelab tune` prints it first
+    result.decision["text"]      # that sentence, then the evidence per baseline
     result.baselines["pfc_only"]["objective"]
     result.best["baseline"]      # "pfc_only" or "vendor_default" when a baseline is the answer, else None
     result.best["ci"]            # 95% interval of the objective on the fresh seeds (Student t)
@@ -34,12 +35,14 @@ CI, else a baseline is (experiments/tuning/tuning_decision.hpp, docs/tuning.md):
     result.plot_pareto()
 """
 
+import functools
 import json
 import math
 
 import pandas as pd
 
 from . import _rocelab
+from ._installation import rocelab_binary
 from .errors import Interrupted, RocelabError
 from .progress import ProgressBar
 
@@ -47,27 +50,39 @@ __all__ = ["TuningResult", "tune"]
 
 
 class TuningResult:
-    """A sweep's trials: ``trials`` (DataFrame), ``best`` (dict), ``best_overrides``."""
+    """A sweep's outcome.
 
-    def __init__(self, settings, trials, best, applied, sweep_id=None, answer=None):
+    - ``answer``: the answer in one sentence, the one ``rocelab tune`` prints first under
+      "answer" (experiments/tuning/tuning_baselines.hpp, answer_sentence); None when the
+      baselines did not run (a lab behind a controller, an interrupted sweep).
+    - ``best``: the answer as a dict (params, objective, ci, at_edge, baseline; the
+      trial's values and ``metrics``, its run summary, when a trial is the answer).
+    - ``trials``: one row per trial (DataFrame, made once); ``best_overrides``.
+    - ``decision``, ``baselines``, ``pareto``: the rule's outcome and its evidence;
+      ``answer_data`` all of it as ``rocelab tune --json`` reports it.
+    """
+
+    def __init__(self, settings, trials, best, applied, sweep_id=None, answer_data=None, answer=None,
+                 executor=None, placement=None):
         self.settings = settings
         self._trials = trials
         self._applied = applied
         self.sweep_id = sweep_id
         self.answer = answer
-        self.executor = None  # executor=: kind, workers, controller, slurm_job, slurm_tasks
-        self.placement = {}   # trial index -> where it ran (worker.slurm_job, worker.node, ...)
-        self.baselines = answer["baselines"] if answer else {}
+        self.answer_data = answer_data
+        self.executor = executor  # executor=: kind, workers, controller, slurm_job, slurm_tasks
+        self.placement = dict(placement or {})  # trial index -> where it ran (worker.slurm_job, worker.node, ...)
+        self.baselines = answer_data["baselines"] if answer_data else {}
         # The rule's outcome (docs/tuning.md, "The rule"): answer, contender, per-baseline
-        # verdicts with their paired CIs, and the sentence the CLI prints (decision["text"]).
-        self.decision = answer["decision"] if answer else None
-        self.best = best
-        if answer:
-            chosen = answer["best"]
+        # verdicts with their paired CIs, and the verdict's lines (decision["text"]).
+        self.decision = answer_data["decision"] if answer_data else None
+        self.best = _with_metrics(best)
+        if answer_data:
+            chosen = answer_data["best"]
             if chosen.get("trial") is not None and best is not None and best["index"] == chosen["trial"]:
-                self.best = {**best, **chosen}
+                self.best = {**self.best, **chosen}
             elif chosen.get("trial") is not None:
-                self.best = {**next(t for t in trials if t["index"] == chosen["trial"]), **chosen}
+                self.best = {**_with_metrics(next(t for t in trials if t["index"] == chosen["trial"])), **chosen}
             else:  # a baseline won
                 self.best = {**chosen, "index": None, "values": dict(chosen["params"])}
 
@@ -75,21 +90,21 @@ class TuningResult:
     def pareto(self):
         """The Pareto front of the trade-off (victim p99 slowdown or the objective's first
         flow metric, against paused_us) over trials and baselines, one row per point."""
-        if not self.answer:
+        if not self.answer_data:
             return pd.DataFrame()
-        x, y = self.answer["pareto_axes"]["x"], self.answer["pareto_axes"]["y"]
+        x, y = self.answer_data["pareto_axes"]["x"], self.answer_data["pareto_axes"]["y"]
         return pd.DataFrame([{"label": p["label"], "trial": p["trial"], "baseline": p["baseline"], x: p[x], y: p[y],
-                              **p["params"]} for p in self.answer["pareto"]])
+                              **p["params"]} for p in self.answer_data["pareto"]])
 
     def plot_pareto(self, ax=None):
         """Every trial and baseline on the trade-off's axes, the front highlighted. Returns the Axes."""
         import matplotlib.pyplot as plt
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 4))
-        if not self.answer:
+        if not self.answer_data:
             return ax
-        x, y = self.answer["pareto_axes"]["x"], self.answer["pareto_axes"]["y"]
-        pts = self.answer["pareto_points"]
+        x, y = self.answer_data["pareto_axes"]["x"], self.answer_data["pareto_axes"]["y"]
+        pts = self.answer_data["pareto_points"]
         ax.scatter([p[x] for p in pts], [p[y] for p in pts], s=12, c="tab:gray", label="trial or baseline")
         front = sorted((p[x], p[y]) for p in pts if p["on_front"])
         ax.plot([f[0] for f in front], [f[1] for f in front], "o-", color="tab:red", label="Pareto front")
@@ -102,8 +117,10 @@ class TuningResult:
         ax.grid(True, alpha=0.3)
         return ax
 
-    @property
+    @functools.cached_property
     def trials(self):
+        """One row per trial: index, the tuned paths' values, objective (NaN when not
+        evaluated), feasible, evaluated, violated, error, run_id and where it ran."""
         rows = []
         for t in self._trials:
             row = {"index": t["index"], **t["values"], "objective": t["objective"] if t["evaluated"] else math.nan,
@@ -148,6 +165,16 @@ class TuningResult:
             best = f"best {self.best['objective']:.4g} at trial {self.best['index']}"
         answer = f", answer {self.decision['answer']}" if self.decision else ""
         return f"<rocelab.TuningResult {self.settings['method']} {len(self._trials)} trials, {best}{answer}>"
+
+
+def _with_metrics(trial):
+    """A trial dict with its run summary parsed: ``metrics`` (a dict, or None when it has
+    none) in place of the JSON text ``metrics_json``."""
+    if trial is None:
+        return None
+    out = {k: v for k, v in trial.items() if k != "metrics_json"}
+    out["metrics"] = json.loads(trial["metrics_json"]) if trial.get("metrics_json") else None
+    return out
 
 
 def _text(v):
@@ -200,7 +227,6 @@ def _executor(executor, workers, slurm, listen, work_dir):
         raise ValueError(f"executor={executor!r}: expected 'local' or 'slurm'")
     if slurm and executor != "slurm":
         raise ValueError("slurm= options need executor='slurm'")
-    from .lab import rocelab_binary
     e = {"kind": executor, "workers": int(workers if workers is not None else 2),
          "slurm_opts": [f"{k}={v}" for k, v in (slurm or {}).items()], "rocelab_binary": rocelab_binary()}
     if e["workers"] < 1:
@@ -268,13 +294,11 @@ def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=No
             note += f"; {trial['workers']}"
         bar.update(trial["index"] + 1, note=note)
         if callback is not None:
-            t = TrialRecord(trial)
-            del t["metrics_json"]
+            t = TrialRecord(_with_metrics(trial))
             t.pop("workers", None)
             # The local store's run, or the run a controller stored for the trial.
             t["run_id"] = run_id if run_id is not None else (trial["run_id"] or None)
             t["applied"] = dict(applied_texts)
-            t["metrics"] = json.loads(trial["metrics_json"]) if trial["metrics_json"] else None
             callback(t)
         return run_id
 
@@ -295,10 +319,9 @@ def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=No
                             store=store, sweep=sweep_id or 0, fresh_seeds=fresh_seeds, executor=executor_args)
     finally:
         bar.close()
-    answer = json.loads(out["answer"]) if out.get("answer") else None
-    result = TuningResult(out["settings"], out["trials"], out["best"], applied, sweep_id, answer)
-    result.executor = out.get("executor")
-    result.placement = placements
+    answer_data = json.loads(out["answer"]) if out.get("answer") else None
+    result = TuningResult(out["settings"], out["trials"], out["best"], applied, sweep_id, answer_data,
+                          out["answer_sentence"], out.get("executor"), placements)
     failure = (result.executor or {}).get("failure")
     if failure and out["interrupted"] is None and len(out["trials"]) < out["settings"]["budget"]:
         raise RocelabError(f"the sweep's workers failed: {failure}; the {len(out['trials'])} trials that ran are "

@@ -450,33 +450,40 @@ std::string answer_json_text(const tuning_settings& settings, const tuning_answe
   return j.dump();
 }
 
-std::string answer_text(const tuning_settings& settings, const tuning_answer& a) {
+std::string answer_sentence(const tuning_settings& settings, const tuning_answer& a) {
   const tuning_decision& d = a.decision;
-  const std::size_t n = a.fresh_seeds.size();
   const std::string contender =
       a.contender_trial ? a.contender_fresh.name + " (" + describe_values(settings, a.contender_values) + ")" : "";
-  const std::string on_fresh = " on " + std::to_string(n) + " fresh seeds";
+  const std::string on_fresh = " on " + std::to_string(a.fresh_seeds.size()) + " fresh seeds";
   const std::string why_not = a.contender_trial ? "the best tuned configuration, " + contender +
                                                       ", does not beat every baseline" + on_fresh
                                                 : "no tuned configuration met the constraints";
-  std::string out;
-  if (d.answer == "tuned") {
-    out += "Run the tuned configuration " + contender + ": it beats PFC only and the vendor defaults" + on_fresh +
-           ".\n";
-  } else if (d.answer == pfc_only_baseline) {
-    out += "PFC alone suffices here: keep ECN and DCQCN off (pfc_only); " + why_not + ".\n";
-  } else {
-    std::string defaults;
-    for (const auto& [path, value] : a.best_params) {
-      if (path == "switch.ecn.enabled" || path == "nic.dcqcn.enabled") continue;
-      auto number = field_number(path, value);
-      const std::string shown = number && !integer_field(path) ? fmt(*number) : value;
-      defaults += (defaults.empty() ? "" : " ") + path.substr(path.rfind('.') + 1) + "=" + shown;
-    }
-    out += "Keep the vendor defaults (" + defaults + "): " +
-           (d.vendor_vs_pfc ? std::string("they beat PFC only") : std::string("PFC only violates the constraints")) +
-           ", and " + why_not + ".\n";
+  if (d.answer == "tuned")
+    return "Run the tuned configuration " + contender + ": it beats PFC only and the vendor defaults" + on_fresh + ".";
+  if (d.answer == pfc_only_baseline)
+    return "PFC alone suffices here: keep ECN and DCQCN off (pfc_only); " + why_not + ".";
+  std::string defaults;
+  for (const auto& [path, value] : a.best_params) {
+    if (path == "switch.ecn.enabled" || path == "nic.dcqcn.enabled") continue;
+    auto number = field_number(path, value);
+    const std::string shown = number && !integer_field(path) ? fmt(*number) : value;
+    defaults += (defaults.empty() ? "" : " ") + path.substr(path.rfind('.') + 1) + "=" + shown;
   }
+  return "Keep the vendor defaults (" + defaults + "): " +
+         (d.vendor_vs_pfc ? std::string("they beat PFC only") : std::string("PFC only violates the constraints")) +
+         ", and " + why_not + ".";
+}
+
+std::string answer_choice_words(const tuning_answer& a) {
+  return a.best_baseline.empty()
+             ? a.best_label + ", the tuned configuration that beat both baselines on fresh seeds"
+             : "the baseline " + a.best_label + " (no tuned configuration beat every baseline on fresh seeds)";
+}
+
+std::string answer_evidence_text(const tuning_answer& a) {
+  const tuning_decision& d = a.decision;
+  const std::string on_fresh = " on " + std::to_string(a.fresh_seeds.size()) + " fresh seeds";
+  std::string out;
   const auto range = [](const confidence_interval& ci) {
     return fmt(ci.mean) + ", 95% CI " + fmt(ci.low) + " .. " + fmt(ci.high);
   };
@@ -514,6 +521,10 @@ std::string answer_text(const tuning_settings& settings, const tuning_answer& a)
     out += " -- the optimum may lie beyond it.\n";
   }
   return out;
+}
+
+std::string answer_text(const tuning_settings& settings, const tuning_answer& a) {
+  return answer_sentence(settings, a) + "\n" + answer_evidence_text(a);
 }
 
 }  // namespace rocelab::experiments

@@ -118,9 +118,23 @@ struct answer_options {
 // (an object whose members the caller merges into its output).
 [[nodiscard]] std::string answer_json_text(const tuning_settings& settings, const tuning_answer& answer);
 
-// The verdict for people, the outcome first: which configuration to run, then against
-// each baseline the paired difference with its CI and the gain per traffic class, edges,
-// widened ranges and physical bounds.
+// The outcome in one sentence, without a line break: which configuration to run and why
+// ("Run the tuned configuration trial 3 (kmin_bytes=6065 ...): it beats PFC only and the
+// vendor defaults on 5 fresh seeds."). The first line of answer_text; `rocelab tune` prints
+// it and the Python TuningResult.answer holds it, both from here.
+[[nodiscard]] std::string answer_sentence(const tuning_settings& settings, const tuning_answer& answer);
+
+// What the exports of a tuning hold, as words that follow "are" or "The answer ...: ":
+// "trial 3, the tuned configuration that beat both baselines on fresh seeds" or "the
+// baseline pfc_only (no tuned configuration beat every baseline on fresh seeds)".
+[[nodiscard]] std::string answer_choice_words(const tuning_answer& answer);
+
+// The evidence behind answer_sentence, one line each (each ending in a line break): against
+// each baseline the paired difference with its CI and the gain per traffic class, the
+// objective's intervals, widened ranges, physical bounds and edges.
+[[nodiscard]] std::string answer_evidence_text(const tuning_answer& answer);
+
+// The verdict for people: answer_sentence on its own line, then answer_evidence_text.
 [[nodiscard]] std::string answer_text(const tuning_settings& settings, const tuning_answer& answer);
 
 }  // namespace rocelab::experiments
