@@ -49,6 +49,7 @@
 #include "rocelab/experiments/lab/calibrate_lab.hpp"
 #include "rocelab/experiments/calibration/calibration.hpp"
 #include "rocelab/experiments/lab/local_backends.hpp"
+#include "rocelab/experiments/lab/sonic_export.hpp"
 #include "rocelab/experiments/run/backend_traits.hpp"
 #include "rocelab/experiments/tuning/exports.hpp"
 #include "rocelab/experiments/tuning/sweep.hpp"
