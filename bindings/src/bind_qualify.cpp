@@ -14,6 +14,7 @@
 #include "rocelab/experiments/qualify/qualify.hpp"
 #include "rocelab/experiments/lab/qualify_lab.hpp"
 #include "rocelab/experiments/qualify/qualify_model.hpp"
+#include "rocelab/experiments/run/backend_traits.hpp"
 #include "rocelab/fabric/twin/frames.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
 
@@ -40,7 +41,8 @@ py::dict qualify(const experiment_spec& spec, std::uint32_t samples, std::uint32
   std::optional<result<qualify_result>> ran;
   {
     py::gil_scoped_release release;
-    if (spec.backend == "twin") {
+    const backend_kind kind = backend_traits_of(spec.backend).kind;
+    if (kind == backend_kind::twin) {
       auto twin = to_twin_config(spec, spec.seed);
       auto cfg = twin.ok() ? fabric::twin::switch_config_of(*twin) : result<fabric::switch_config>(twin.error());
       if (!cfg.ok()) {
@@ -49,7 +51,7 @@ py::dict qualify(const experiment_spec& spec, std::uint32_t samples, std::uint32
         model_switch_under_test target;
         ran.emplace(qualify_switch(target, *cfg, plan));
       }
-    } else if (spec.backend == "virtual") {
+    } else if (kind == backend_kind::virtual_lab) {
       ran.emplace(qualify_virtual_lab(spec, plan, lab_name, rocelab_binary));
     } else {
       ran.emplace(status(error_code::unsupported, "qualify: backend '" + spec.backend +

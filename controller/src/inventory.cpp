@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "rocelab/common/bounded_file.hpp"
+#include "rocelab/experiments/run/backend_traits.hpp"
 
 namespace rocelab::controller {
 namespace {
@@ -115,7 +116,9 @@ result<lab_inventory> load_inventory_file(const std::string& path) {
 status validate_against(const experiments::experiment_spec& spec, const lab_inventory& inv) {
   const std::string where = "inventory " + inv.name + ": ";
   const auto fail = [&](const std::string& what) { return status(error_code::invalid_argument, where + what); };
-  if (spec.backend == "twin") return fail("backend twin runs in the controller; it needs no lab");
+  const experiments::backend_traits backend = experiments::backend_traits_of(spec.backend);
+  if (backend.runs_in_controller)
+    return fail("backend " + spec.backend + " runs in the controller; it needs no lab");
   if (spec.topology.type != "single_switch")
     return fail("topology.type " + spec.topology.type + ": the lab has one switch (" + inv.switch_name + ")");
   if (spec.topology.hosts > inv.hosts.size())
@@ -129,9 +132,9 @@ status validate_against(const experiments::experiment_spec& spec, const lab_inve
       return fail("host " + h.name + ": switch port " + h.switch_port + " is not a port of " + inv.switch_name);
     if (!used.insert(h.switch_port).second)
       return fail("host " + h.name + ": switch port " + h.switch_port + " is used by another host");
-    if (spec.backend == "lab" && h.nic_ip.empty())
-      return fail("host " + h.name + ": backend lab needs the RoCE address of its NIC (nic: {ip: ...}) to pick "
-                  "its RoCE v2 GID");
+    if (backend.needs_lab && h.nic_ip.empty())
+      return fail("host " + h.name + ": backend " + spec.backend +
+                  " needs the RoCE address of its NIC (nic: {ip: ...}) to pick its RoCE v2 GID");
   }
   if (inv.mirror_session.empty()) return fail("no mirror session (mirror: session, destination_port)");
   if (!ports.contains(inv.mirror_destination_port))

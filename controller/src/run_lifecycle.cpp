@@ -14,6 +14,7 @@
 #include "lab_backend.hpp"
 #include "rocelab/controller/stored_outcome.hpp"
 #include "rocelab/experiments/calibration/calibration_store.hpp"
+#include "rocelab/experiments/run/backend_traits.hpp"
 #include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/experiments/lab/virtual_backend.hpp"
@@ -215,9 +216,11 @@ result<experiments::experiment_result> controller::run_on_worker(const experimen
 
 result<run_outcome> controller::run_spec(const experiments::experiment_spec& spec, const run_request& request) {
   ROCELAB_RETURN_IF_ERROR(experiments::validate(spec));
-  if (spec.backend == "lab") {
+  const experiments::backend_traits backend = experiments::backend_traits_of(spec.backend);
+  if (backend.needs_lab) {
     if (!impl_->options_.inventory)
-      return status(error_code::invalid_argument, "backend lab: the controller has no lab inventory (--inventory)");
+      return status(error_code::invalid_argument,
+                    "backend " + spec.backend + ": the controller has no lab inventory (--inventory)");
     ROCELAB_RETURN_IF_ERROR(validate_against(spec, *impl_->options_.inventory));
   }
   store::new_run nr;
@@ -229,7 +232,7 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
     if (const auto eq = set.find('='); eq != std::string::npos) nr.parameters[set.substr(0, eq)] = set.substr(eq + 1);
   if (!request.submission.empty()) nr.parameters[submission_parameter] = request.submission;
   // Where the virtual lab keeps the run's capture, for its report to link.
-  if (const auto& file = impl_->options_.virtual_options.capture_file; spec.backend == "virtual" && !file.empty()) {
+  if (const auto& file = impl_->options_.virtual_options.capture_file; backend.takes_capture_file && !file.empty()) {
     std::error_code ec;
     const auto absolute = std::filesystem::absolute(file, ec);
     nr.parameters["capture_file"] = ec ? file : absolute.string();
@@ -282,7 +285,7 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
   }
   // twin runs in this process; virtual runs its NICs on the agents of the lab's hosts.
   auto virtual_options = impl_->options_.virtual_options;
-  if (spec.backend == "virtual")
+  if (backend.kind == experiments::backend_kind::virtual_lab)
     // The agents end their NICs by themselves if the run outlives its limit by far (the
     // fleet stops them first, at the limit).
     virtual_options.nic_links = [this, run = out.run, timeout = 2 * experiments::virtual_run_limit(spec) +
@@ -306,9 +309,10 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
         },
         [this](const std::string& line) { impl_->log(line); }, impl_->options_.switch_ssh,
         impl_->options_.switch_config_db});
-    if (auto st = backends.add("lab", std::make_shared<lab_backend>(*lab, out.run)); !st.ok()) return fail(st);
+    const std::string lab_name(experiments::backend_name(experiments::backend_kind::lab));
+    if (auto st = backends.add(lab_name, std::make_shared<lab_backend>(*lab, out.run)); !st.ok()) return fail(st);
   }
-  auto ran = spec.backend == "twin" && impl_->any_worker_alive()
+  auto ran = backend.runs_in_controller && impl_->any_worker_alive()
                  ? run_on_worker(spec, out.run, req.cancel_requested)
                  : backends.run(spec, {req.on_repeat, req.cancel_requested, req.on_progress});
   if (!ran) {

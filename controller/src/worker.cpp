@@ -18,6 +18,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "rocelab/experiments/run/backend.hpp"
+#include "rocelab/experiments/run/backend_traits.hpp"
 #include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/protocol/connection.hpp"
 #include "rocelab/protocol/security.hpp"
@@ -216,7 +217,7 @@ trial_result run_assigned_trial(const trial_assignment& a, const std::function<b
   status bad = spec ? status::success() : spec.error();
   if (bad.ok()) bad = experiments::refuse_file_references(*spec);
   if (bad.ok()) bad = experiments::validate(*spec);
-  if (bad.ok() && spec->backend != "twin")
+  if (bad.ok() && !experiments::backend_traits_of(spec->backend).runs_in_controller)
     bad = status(error_code::unsupported, "workers run the twin; the trial's spec names backend " + spec->backend);
   if (!bad.ok()) {
     r.error = bad.message();

@@ -1,6 +1,8 @@
 """The layering check itself: it passes on the tree, and it fails, naming the include, on
-the edges the architecture forbids (agents -> controller, the experiments core -> agents)
-while the experiments' lab adapter may include the agents."""
+the edges the architecture forbids (agents -> controller, the experiments core -> agents,
+a core -> the fabric adapters: the soft switch and the switch drivers) while the
+experiments' lab adapter may include them, and on a table that folds an adapter back
+into its core."""
 
 import pathlib
 import shutil
@@ -20,6 +22,9 @@ def make_tree(tmp_path, files):
         "protocol/include/rocelab/protocol/messages.hpp": "",
         "agents/include/rocelab/agents/lab/virtual_lab.hpp": "",
         "experiments/include/rocelab/experiments/run/runner.hpp": "",
+        "fabric/include/rocelab/fabric/drivers/switch_driver.hpp": "",
+        "fabric/include/rocelab/fabric/drivers/sonic_switch_driver.hpp": "",
+        "fabric/soft_switch/include/rocelab/fabric/soft_switch/soft_switch.hpp": "",
     }
     for path, text in {**headers, **files}.items():
         p = tmp_path / path
@@ -58,3 +63,36 @@ def test_an_include_no_folder_has_is_reported(tmp_path):
     tree = make_tree(tmp_path, {"store/src/x.cpp": '#include "rocelab/store/missing.hpp"\n'})
     assert check_layering.check(tree) == [
         "store/src/x.cpp:1: includes rocelab/store/missing.hpp, which no include/ directory has"]
+
+
+def test_the_fabric_adapters_are_for_adapters_but_the_driver_interface_is_the_core_s(tmp_path):
+    sonic = '#include "rocelab/fabric/drivers/sonic_switch_driver.hpp"\n'
+    soft_switch = '#include "rocelab/fabric/soft_switch/soft_switch.hpp"\n'
+    interface = '#include "rocelab/fabric/drivers/switch_driver.hpp"\n'
+    tree = make_tree(tmp_path, {
+        "experiments/src/tuning/exports.cpp": interface + sonic,
+        "experiments/src/lab/sonic_export.cpp": sonic,
+        "fabric/src/switch_model.cpp": soft_switch,
+        "fabric/src/drivers/soft_switch_driver.cpp": soft_switch + interface,
+        "traffic/src/soft_nic/nic_process.cpp": soft_switch,
+        "traffic/src/workload.cpp": soft_switch,
+    })
+    assert check_layering.check(tree) == [
+        "experiments/src/tuning/exports.cpp:2: experiments -> fabric_drivers "
+        "(rocelab/fabric/drivers/sonic_switch_driver.hpp) is not an allowed edge",
+        "fabric/src/switch_model.cpp:1: fabric -> fabric_soft_switch "
+        "(rocelab/fabric/soft_switch/soft_switch.hpp) is not an allowed edge",
+        "traffic/src/workload.cpp:1: traffic -> fabric_soft_switch "
+        "(rocelab/fabric/soft_switch/soft_switch.hpp) is not an allowed edge",
+    ]
+
+
+def test_a_table_that_folds_an_adapter_into_its_core_is_refused(tmp_path):
+    tree = make_tree(tmp_path, {})
+    doc = tree / "docs" / "architecture.md"
+    text = doc.read_text()
+    assert "| `fabric_drivers` | `fabric/src/drivers/`, " in text
+    doc.write_text(text.replace("| `fabric_drivers` | `fabric/src/drivers/`, ", "| `fabric_drivers` | "))
+    problems = check_layering.check(tree)
+    assert "docs/architecture.md: adapter fabric/src/drivers/ is not a component of its own (its files belong to fabric)" \
+        in problems

@@ -1,5 +1,5 @@
 // `rocelab` runs analyze itself and hands every other command line to rocelab-full beside
-// it (cli/dispatch/main.cpp): analyze starts without the hardware libraries, every other
+// it (cli/src/dispatch/main.cpp): analyze starts without the hardware libraries, every other
 // command behaves as before, and a missing rocelab-full is an error that says so.
 #include <gtest/gtest.h>
 #include <sys/wait.h>

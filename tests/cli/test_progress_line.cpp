@@ -1,7 +1,7 @@
 // The CLI's status line: drawn in place on a terminal, silent in a pipe and with --quiet.
 // stderr is pointed at a pseudo-terminal or a pipe for each case and restored after.
-#include "../../cli/progress_line.hpp"
-#include "../../cli/run_progress_text.hpp"
+#include "../../cli/src/progress_line.hpp"
+#include "../../cli/src/run_progress_text.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

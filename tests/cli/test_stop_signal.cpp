@@ -1,6 +1,6 @@
 // The stop_signal guard: the first SIGINT or SIGTERM sets the flag a command polls; a
 // second one ends the process at once with status 130, whatever the command is doing.
-#include "../../cli/stop_signal.hpp"
+#include "../../cli/src/stop_signal.hpp"
 
 #include <gtest/gtest.h>
 

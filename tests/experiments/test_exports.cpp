@@ -6,6 +6,8 @@
 
 #include <filesystem>
 
+#include "rocelab/experiments/lab/sonic_export.hpp"
+
 namespace rocelab::experiments {
 namespace {
 

@@ -7,22 +7,29 @@
 #include <tuple>
 #include <utility>
 
+#include "rocelab/experiments/run/backend_traits.hpp"
+
 namespace rocelab::experiments {
 
 status calibration_refusal(const experiment_spec& spec) {
-  if (spec.backend == "virtual") return status::success();
-  if (spec.backend == "twin")
-    return status(error_code::invalid_argument,
-                  "backend twin: a twin is what a calibration is for, not what it measures; calibrate the lab the "
-                  "twin stands beside (backend virtual here) and give the twin the file (twin.calibration: FILE)");
-  if (spec.backend == "lab")
-    return status(error_code::unsupported,
-                  "backend lab: calibrating a hardware lab needs agents on it that report what the soft NICs and the "
-                  "soft switch stamp themselves, and a verbs job reports none of it: each message's first and last "
-                  "packet on the wire (post to first packet out), the NIC's receive stamp of a message's last packet "
-                  "to its ACK out, and the switch's per-port forwarding latency (a hardware switch exposes no such "
-                  "histogram; it takes a tapped or PTP-stamped capture on both sides of it). Calibrate the virtual "
-                  "copy of this lab with --set backend=virtual");
+  switch (backend_traits_of(spec.backend).kind) {
+    case backend_kind::virtual_lab:
+      return status::success();
+    case backend_kind::twin:
+      return status(error_code::invalid_argument,
+                    "backend twin: a twin is what a calibration is for, not what it measures; calibrate the lab the "
+                    "twin stands beside (backend virtual here) and give the twin the file (twin.calibration: FILE)");
+    case backend_kind::lab:
+      return status(error_code::unsupported,
+                    "backend lab: calibrating a hardware lab needs agents on it that report what the soft NICs and the "
+                    "soft switch stamp themselves, and a verbs job reports none of it: each message's first and last "
+                    "packet on the wire (post to first packet out), the NIC's receive stamp of a message's last packet "
+                    "to its ACK out, and the switch's per-port forwarding latency (a hardware switch exposes no such "
+                    "histogram; it takes a tapped or PTP-stamped capture on both sides of it). Calibrate the virtual "
+                    "copy of this lab with --set backend=virtual");
+    case backend_kind::unknown:
+      break;
+  }
   return status(error_code::invalid_argument, "backend '" + spec.backend + "': calibrate runs on backend virtual");
 }
 

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "rocelab/experiments/run/backend_traits.hpp"
+
 namespace rocelab::experiments {
 namespace {
 
@@ -33,7 +35,8 @@ experiment_spec virtual_backend::as_run_here(const experiment_spec& spec) const 
 }
 
 status add_virtual_backend(backend_registry& registry, virtual_backend_options options) {
-  return registry.add("virtual", std::make_shared<virtual_backend>(std::move(options)));
+  return registry.add(std::string(backend_name(backend_kind::virtual_lab)),
+                      std::make_shared<virtual_backend>(std::move(options)));
 }
 
 backend_registry local_backends(virtual_backend_options options) {

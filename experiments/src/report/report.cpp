@@ -20,6 +20,7 @@
 #include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/experiments/report/svg.hpp"
+#include "rocelab/experiments/run/backend_traits.hpp"
 #include "rocelab/fabric/twin/routing.hpp"
 #include "report/report_sections.hpp"
 #include "report/report_table.hpp"
@@ -160,8 +161,7 @@ run_analysis analyze_run_with_spec(run_records records, report_header header, st
       options.attribution.mtu_bytes = spec->nic.mtu_bytes;
       options.attribution.sender_gbps = spec->topology.link_gbps;
       options.correlation.default_port_gbps = spec->topology.link_gbps;
-      const bool twin = (records.backend.empty() ? header.backend : records.backend) == "twin";
-      if (twin) {
+      if (backend_traits_of(records.backend.empty() ? header.backend : records.backend).simulated) {
         auto config = to_twin_config(*spec, seed);
         if (config) {
           topology = config->topology;

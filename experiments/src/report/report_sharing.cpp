@@ -8,6 +8,7 @@
 #include "report/report_table.hpp"
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/report/svg.hpp"
+#include "rocelab/experiments/run/backend_traits.hpp"
 #include "rocelab/experiments/run/flow_timeline.hpp"
 
 namespace rocelab::experiments::report_detail {
@@ -81,7 +82,7 @@ std::string sharing_section(const run_analysis& a) {
       }
   std::string text = "Each flow's rate at the receiver's switch port over time: payload bytes of its data packets "
                      "(retransmissions included) per interval, from " +
-                     std::string(a.records.backend == "twin"
+                     std::string(backend_traits_of(a.records.backend).simulated
                                      ? "the twin's last switch"
                                      : "the capture of the switch's egress copies (stamps fitted to the port's rate)") +
                      (measured_cut || predicted_cut ? "; the first " + std::to_string(max_flow_lines) + " flows"

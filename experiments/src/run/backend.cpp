@@ -1,4 +1,5 @@
 #include "rocelab/experiments/run/backend.hpp"
+#include "rocelab/experiments/run/backend_traits.hpp"
 
 #include "rocelab/experiments/run/twin_backend.hpp"
 
@@ -40,7 +41,7 @@ result<experiment_result> backend_registry::run(const experiment_spec& spec, con
 backend_registry core_backends() {
   backend_registry r;
   // A fresh registry has no names yet, so adding the twin cannot fail.
-  (void)r.add("twin", std::make_shared<twin_backend>());
+  (void)r.add(std::string(backend_name(backend_kind::twin)), std::make_shared<twin_backend>());
   return r;
 }
 

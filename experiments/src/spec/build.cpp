@@ -6,6 +6,7 @@
 
 #include "rocelab/common/units.hpp"
 #include "rocelab/experiments/calibration/twin_timing.hpp"
+#include "rocelab/experiments/run/backend_traits.hpp"
 #include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/experiments/spec/spec_limits.hpp"
 #include "rocelab/fabric/headroom.hpp"
@@ -148,7 +149,7 @@ status validate(const experiment_spec& spec) {
   if (spec.scaling.hardware_gbps > 0) {
     // Lab scaling dilates a software fabric; a hardware lab runs at its own speed and
     // would take the dilated times as its own.
-    if (spec.backend == "lab")
+    if (backend_traits_of(spec.backend).needs_lab)
       return fail(spec, "scaling.hardware_gbps",
                   "is for the virtual lab and the twin; a hardware lab runs at its links' own speed (remove it)");
     if (spec.scaling.hardware_gbps < t.link_gbps)

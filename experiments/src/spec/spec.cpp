@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "rocelab/common/units.hpp"
+#include "rocelab/experiments/run/backend_traits.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
 
 namespace rocelab::experiments {
@@ -271,7 +272,7 @@ std::vector<field_info> build_table() {
   std::vector<field_info> t;
   // --- run ---
   t.push_back(text_field("name", [](auto& s) -> auto& { return s.name; }, "a label for reports"));
-  t.push_back(choice_field("backend", [](auto& s) -> auto& { return s.backend; }, {"twin", "virtual", "lab"},
+  t.push_back(choice_field("backend", [](auto& s) -> auto& { return s.backend; }, known_backend_names(),
                            "twin: the packet-level model in virtual time"));
   t.push_back(integer_field<std::uint64_t>("seed", [](auto& s) -> auto& { return s.seed; }, 0, big,
                                            "seeds workloads and ECN marking; repeat i uses seed + i"));

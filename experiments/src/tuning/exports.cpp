@@ -5,7 +5,6 @@
 #include <cstdio>
 
 #include "rocelab/experiments/spec/build.hpp"
-#include "rocelab/fabric/drivers/sonic_switch_driver.hpp"
 #include "rocelab/fabric/headroom.hpp"
 #include "rocelab/fabric/twin/frames.hpp"
 
@@ -69,7 +68,8 @@ std::vector<std::string> export_ports(const experiment_spec& spec, const export_
   return ports;
 }
 
-result<std::string> sonic_config_db_json(const experiment_spec& spec, const export_options& options) {
+result<fabric::drivers::switch_settings> export_switch_settings(const experiment_spec& spec,
+                                                               const export_options& options) {
   fabric::drivers::switch_settings settings;
   const std::vector<std::string> ports = export_ports(spec, options);
   // The headroom the lossless PG needs on these links (what the twin sizes per link).
@@ -102,13 +102,10 @@ result<std::string> sonic_config_db_json(const experiment_spec& spec, const expo
   // The lossless class: the data and CNP DSCPs onto their priorities (SONiC's default
   // DSCP_TO_TC_MAP sends DSCP 26 to lossy TC 1).
   auto cls = lossless_class_of(spec);
-  if (!cls) return cls.error().with_context("exporting SONiC config_db");
+  if (!cls) return cls.error().with_context("exporting the switch settings");
   for (const std::string& port : ports) settings.dscp_maps.push_back({port, fabric::switch_class_entries(*cls)});
-  ROCELAB_RETURN_IF_ERROR(fabric::drivers::validate(settings).with_context("exporting SONiC config_db"));
-  fabric::drivers::sonic_options sonic;
-  auto json = fabric::drivers::to_config_db(settings, sonic);
-  if (!json) return json.error().with_context("exporting SONiC config_db");
-  return json->dump(2) + "\n";
+  ROCELAB_RETURN_IF_ERROR(fabric::drivers::validate(settings).with_context("exporting the switch settings"));
+  return settings;
 }
 
 std::vector<std::pair<std::string, std::string>> mlx5_knob_values(const experiment_spec& spec) {
@@ -174,7 +171,7 @@ status check_hardware_export(const experiment_spec& spec) {
       why.push_back(knob + " " + value + " is outside the mlx5 firmware's range " + std::to_string(r->first) + ".." +
                     std::to_string(r->second) + " at " + gbps_text(g) + " Gb/s");
   }
-  if (auto st = sonic_config_db_json(spec, {}); !st.ok()) why.push_back(st.error().message());
+  if (auto st = export_switch_settings(spec, {}); !st.ok()) why.push_back(st.error().message());
   if (why.empty()) return status::success();
   std::string msg = "not a hardware configuration: ";
   for (std::size_t i = 0; i < why.size(); ++i) msg += (i ? "; " : "") + why[i];

@@ -1,9 +1,9 @@
 #pragma once
 // A tuned configuration, exported for the real fabric:
-// - the switch side as SONiC config_db JSON (WRED_PROFILE/QUEUE for ECN, PORT_QOS_MAP for
-//   PFC, BUFFER_PROFILE/BUFFER_PG for the lossless PG), produced by the SONiC driver's
-//   emitter (fabric/drivers/sonic_switch_driver.hpp: to_config_db), so what is exported is
-//   exactly what `rocelab` would apply over SSH;
+// - the switch side as the switch drivers' settings (ECN, PFC, the lossless PG's buffers,
+//   the DSCP map: fabric/drivers/switch_driver.hpp), which the lab adapter writes as SONiC
+//   config_db JSON with the SONiC driver's emitter (lab/sonic_export.hpp), so what is
+//   exported is exactly what `rocelab` would apply over SSH;
 // - the NIC side as mlx5 sysfs settings: one "path value" line per DCQCN knob under
 //   /sys/class/net/IF/ecn/roce_rp|roce_np (the knob names of the mlx5 driver,
 //   agents/nic/mlx5_driver.hpp), plus enable/<priority> for the data priority. No shell
@@ -27,6 +27,7 @@
 
 #include "rocelab/common/result.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
+#include "rocelab/fabric/drivers/switch_driver.hpp"
 
 namespace rocelab::experiments {
 
@@ -39,9 +40,12 @@ struct export_options {
 // The switch ports the export covers (the option's, or SONiC's default names).
 [[nodiscard]] std::vector<std::string> export_ports(const experiment_spec& spec, const export_options& options);
 
-// config_db JSON ({"WRED_PROFILE": {...}, "QUEUE": {...}, ...}), pretty-printed.
-// Errors: the spec's values out of the driver's ranges.
-[[nodiscard]] result<std::string> sonic_config_db_json(const experiment_spec& spec, const export_options& options);
+// The switch settings of the export on export_ports: per port ECN on the spec's queues,
+// PFC on its priorities, the lossless PGs' buffers (xoff and size the headroom the links
+// need) and the lossless class's DSCP entries. Errors: the spec's values out of the
+// drivers' ranges (fabric::drivers::validate).
+[[nodiscard]] result<fabric::drivers::switch_settings> export_switch_settings(const experiment_spec& spec,
+                                                                             const export_options& options);
 
 // mlx5 sysfs "path value" lines (newline-terminated), knobs in the driver's order:
 // roce_rp then roce_np, then enable/<data priority> on both (1 when DCQCN is on, else 0).

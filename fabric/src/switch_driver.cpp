@@ -1,3 +1,7 @@
+// The switch driver interface's settings and counters (drivers/switch_driver.hpp): the
+// fabric core's, pure, so the experiments core reads and checks settings without the
+// drivers. The drivers themselves (soft, SONiC) are the adapter rocelab::fabric_drivers
+// (fabric/src/drivers/).
 #include "rocelab/fabric/drivers/switch_driver.hpp"
 
 #include <algorithm>

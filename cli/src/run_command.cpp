@@ -39,6 +39,7 @@
 #include "rocelab/controller/client.hpp"
 #include "rocelab/controller/controller.hpp"
 #include "rocelab/experiments/run/run_directory.hpp"
+#include "rocelab/experiments/run/backend_traits.hpp"
 #include "rocelab/experiments/run/runner.hpp"
 #include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/experiments/spec/hpcc_ns3.hpp"
@@ -195,7 +196,7 @@ store::new_run stored_run_of(const experiments::experiment_spec& spec, const std
   nr.spec_yaml = ran_yaml;
   for (const auto& set : sets)
     if (const auto eq = set.find('='); eq != std::string::npos) nr.parameters[set.substr(0, eq)] = set.substr(eq + 1);
-  if (spec.backend == "virtual" && !capture_file.empty()) {
+  if (experiments::backend_traits_of(spec.backend).takes_capture_file && !capture_file.empty()) {
     std::error_code ec;
     const auto absolute = std::filesystem::absolute(capture_file, ec);
     nr.parameters["capture_file"] = ec ? capture_file : absolute.string();
@@ -246,7 +247,8 @@ void print_text(const std::string& run_id, const experiments::experiment_spec& s
   if (!s.start_offsets_ns.empty())
     std::printf("start skew  %s between the %zu senders' first messages (measured by %s)\n", t(s.start_skew_ns).c_str(),
                 s.start_offsets_ns.size(), s.start_source.c_str());
-  if (spec.backend == "twin") std::printf("simulated   %s\n", t(s.simulated_ns).c_str());
+  if (experiments::backend_traits_of(spec.backend).simulated)
+    std::printf("simulated   %s\n", t(s.simulated_ns).c_str());
   std::printf("records     %s\n", dir.c_str());
 }
 
@@ -391,7 +393,7 @@ std::function<int()> setup(CLI::App& app) {
     // that relays their posts and completions runs above the NICs (nic_fleet.hpp).
     co.launcher = std::make_shared<in_process_agents>(traffic::soft_nic::lab_relay_rt_priority);
     const std::string dir = args->out.empty() ? "runs/" + run_id : args->out;
-    if (spec->backend == "virtual" && !args->no_capture_file) {
+    if (experiments::backend_traits_of(spec->backend).takes_capture_file && !args->no_capture_file) {
       // The capture is written there while the run goes; the rest of the directory after it.
       std::error_code ec;
       std::filesystem::create_directories(dir, ec);

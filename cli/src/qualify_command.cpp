@@ -19,6 +19,7 @@
 #include "rocelab/experiments/lab/local_backends.hpp"
 #include "rocelab/experiments/lab/qualify_lab.hpp"
 #include "rocelab/experiments/qualify/qualify_model.hpp"
+#include "rocelab/experiments/run/backend_traits.hpp"
 #include "rocelab/experiments/run/runner.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/fabric/twin/frames.hpp"
@@ -94,7 +95,8 @@ std::function<int()> setup(CLI::App& app) {
     };
 
     result<experiments::qualify_result> result = status(error_code::unsupported, "");
-    if (spec->backend == "twin") {
+    const experiments::backend_traits backend = experiments::backend_traits_of(spec->backend);
+    if (backend.kind == experiments::backend_kind::twin) {
       auto twin = experiments::to_twin_config(*spec, spec->seed);
       if (!twin.ok()) {
         std::cerr << "rocelab qualify: " << twin.error().message() << "\n";
@@ -107,7 +109,7 @@ std::function<int()> setup(CLI::App& app) {
       }
       experiments::model_switch_under_test target;
       result = experiments::qualify_switch(target, *cfg, plan);
-    } else if (spec->backend == "virtual") {
+    } else if (backend.kind == experiments::backend_kind::virtual_lab) {
       result = experiments::qualify_virtual_lab(*spec, plan);
     } else {
       std::cerr << "rocelab qualify: backend '" << spec->backend
@@ -122,7 +124,7 @@ std::function<int()> setup(CLI::App& app) {
       return result.error().code() == error_code::invalid_argument ? 2 : 1;
     }
     if (a->nic_check) {
-      if (spec->backend != "virtual") {
+      if (backend.kind != experiments::backend_kind::virtual_lab) {
         std::cerr << "rocelab qualify: note: --nic-check needs a capture; the twin has none (use backend virtual)\n";
       } else {
         experiments::virtual_backend_options vo;

@@ -49,6 +49,8 @@
 #include "rocelab/experiments/lab/calibrate_lab.hpp"
 #include "rocelab/experiments/calibration/calibration.hpp"
 #include "rocelab/experiments/lab/local_backends.hpp"
+#include "rocelab/experiments/lab/sonic_export.hpp"
+#include "rocelab/experiments/run/backend_traits.hpp"
 #include "rocelab/experiments/tuning/exports.hpp"
 #include "rocelab/experiments/tuning/sweep.hpp"
 #include "rocelab/experiments/tuning/tuning_answer.hpp"
@@ -237,7 +239,7 @@ std::function<int()> setup(CLI::App& app) {
     for (const std::string& set : args->sets)
       if (auto st = experiments::apply_override(*spec, set); !st.ok()) return fail(st.message(), 2);
     if (auto st = experiments::validate(*spec); !st.ok()) return fail(st.message(), 2);
-    if (spec->backend != "twin")
+    if (!experiments::backend_traits_of(spec->backend).simulated)
       return fail("sweeps run on the twin (backend: twin); the virtual lab re-checks the best with --verify", 2);
     auto settings = experiments::load_tuning_file(args->spec, *spec);
     if (!settings) return fail(settings.error().message(), 2);
