@@ -11,9 +11,10 @@ round. Comment lines are skipped. Tests, benchmarks and other folders outside th
     /usr/bin/python3 check_backend_names.py ROOT    exit 0, or 1 listing each comparison
 """
 
-import pathlib
 import re
 import sys
+
+from source_tree import run, source_files
 
 REGISTRY = (
     "experiments/include/rocelab/experiments/run/backend_traits.hpp",
@@ -21,17 +22,14 @@ REGISTRY = (
     "experiments/src/run/backend.cpp",
 )
 SOURCE_SUFFIXES = {".cpp", ".hpp", ".h", ".cc"}
-NOT_CHECKED = ("tests/", "bench/", "build", "docs/", "examples/", "scripts/")
 BACKEND_THEN_LITERAL = re.compile(r'\bbackend[\w.()>-]*\s*[!=]=\s*"')
 LITERAL_THEN_BACKEND = re.compile(r'"\s*[!=]=\s*[\w.()>-]*\bbackend\b')
 
 
 def check(root):
-    root = pathlib.Path(root)
     problems = []
-    for f in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in SOURCE_SUFFIXES):
-        rel = f.relative_to(root).as_posix()
-        if rel.startswith(NOT_CHECKED) or rel in REGISTRY:
+    for rel, f in source_files(root, SOURCE_SUFFIXES):
+        if rel in REGISTRY:
             continue
         for number, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
             if line.lstrip().startswith("//"):
@@ -43,16 +41,7 @@ def check(root):
 
 
 def main(argv):
-    if len(argv) != 2:
-        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
-        return 2
-    problems = check(argv[1])
-    for p in problems:
-        print(p)
-    if problems:
-        print(f"backend names: {len(problems)} comparison(s) outside the registry", file=sys.stderr)
-        return 1
-    return 0
+    return run(argv, __doc__, check, lambda n: f"backend names: {n} comparison(s) outside the registry")
 
 
 if __name__ == "__main__":

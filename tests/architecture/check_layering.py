@@ -21,9 +21,10 @@ import pathlib
 import re
 import sys
 
+from source_tree import NOT_CHECKED, run, source_files
+
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(rocelab/[^"]+)"', re.M)
 SOURCE_SUFFIXES = {".cpp", ".hpp", ".h", ".cc", ".in"}
-NOT_IN_GRAPH = ("tests/", "bench/", "build", "docs/", "examples/", "scripts/")
 # Adapter folder -> the core component of the folder it sits in.
 ADAPTERS = {
     "fabric/soft_switch/": "fabric",
@@ -84,13 +85,9 @@ def check(root):
     root = pathlib.Path(root)
     components = read_table(root / "docs" / "architecture.md")
     include_dirs = sorted(p for p in root.glob("**/include") if p.is_dir() and not
-                          str(p.relative_to(root)).startswith(NOT_IN_GRAPH))
+                          str(p.relative_to(root)).startswith(NOT_CHECKED))
     problems = adapter_problems(components)
-    files = [p for p in root.rglob("*") if p.is_file() and p.suffix in SOURCE_SUFFIXES]
-    for f in sorted(files):
-        rel = str(f.relative_to(root))
-        if rel.startswith(NOT_IN_GRAPH):
-            continue
+    for rel, f in source_files(root, SOURCE_SUFFIXES):
         mine = owner(rel, components)
         for number, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
             m = INCLUDE.match(line)
@@ -113,16 +110,7 @@ def check(root):
 
 
 def main(argv):
-    if len(argv) != 2:
-        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
-        return 2
-    problems = check(argv[1])
-    for p in problems:
-        print(p)
-    if problems:
-        print(f"layering: {len(problems)} include(s) against docs/architecture.md", file=sys.stderr)
-        return 1
-    return 0
+    return run(argv, __doc__, check, lambda n: f"layering: {n} include(s) against docs/architecture.md")
 
 
 if __name__ == "__main__":
