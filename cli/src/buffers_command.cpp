@@ -156,21 +156,8 @@ std::function<int()> setup(CLI::App& app) {
       progress.update(workers ? line + "  [" + workers->progress() + "]" : line, true);
     });
     progress.finish();
-    if (workers) {
-      const std::string failed = workers->failure();
-      const bool interrupted = stop->requested();
-      for (const auto& line : workers->finish(!result.ok()))
-        if (!a->json) std::cerr << "rocelab buffers: Slurm task " << line << "\n";
-      workers.reset();
-      if (!failed.empty()) {
-        std::cerr << "rocelab buffers: the workers failed: " << failed << "\n";
-        return 1;
-      }
-      if (interrupted) {
-        std::cerr << "rocelab buffers: interrupted\n";
-        return stop_signal::exit_status;
-      }
-    }
+    if (auto ended = end_executor(workers, !result.ok(), "rocelab buffers", stop, a->json, "interrupted"))
+      return *ended;
     if (!result.ok()) {
       std::cerr << "rocelab buffers: " << result.error().message() << "\n";
       return result.error().code() == error_code::invalid_argument ? 2 : 1;

@@ -195,21 +195,9 @@ std::function<int()> setup(CLI::App& app) {
       progress.update(workers ? line + "  [" + workers->progress() + "]" : line, true);
     });
     progress.finish();
-    if (workers) {
-      const std::string failed = workers->failure();
-      const bool interrupted = stop->requested();
-      for (const auto& line : workers->finish(!result.ok()))
-        if (!a->json) std::cerr << "rocelab compare: Slurm task " << line << "\n";
-      workers.reset();
-      if (!failed.empty()) {
-        std::cerr << "rocelab compare: the workers failed: " << failed << "\n";
-        return 1;
-      }
-      if (interrupted) {
-        std::cerr << "rocelab compare: interrupted; the runs already made are stored\n";
-        return stop_signal::exit_status;
-      }
-    }
+    if (auto ended = end_executor(workers, !result.ok(), "rocelab compare", stop, a->json,
+                                  "interrupted; the runs already made are stored"))
+      return *ended;
     if (!result.ok()) {
       std::cerr << "rocelab compare: " << result.error().message() << "\n";
       return result.error().code() == error_code::invalid_argument ? 2 : 1;

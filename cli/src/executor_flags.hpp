@@ -94,4 +94,29 @@ inline std::unique_ptr<sweep_executor> start_executor(const executor_flags& f, c
   return std::move(*started);
 }
 
+// Ends the workers start_executor started (`run_failed`: the command's result failed, so
+// they are told to stop rather than finish), each Slurm task's last state on stderr unless
+// `quiet`, and resets `workers`; nothing without workers. The exit status when the workers failed (1, saying why) or
+// `stop` was requested (stop_signal::exit_status, saying `interrupted`); none otherwise.
+[[nodiscard]] inline std::optional<int> end_executor(std::unique_ptr<sweep_executor>& workers, bool run_failed,
+                                                     const std::string& command,
+                                                     const std::optional<stop_signal>& stop, bool quiet,
+                                                     const std::string& interrupted) {
+  if (!workers) return std::nullopt;
+  const std::string failed = workers->failure();
+  const bool stopped = stop && stop->requested();
+  for (const auto& line : workers->finish(run_failed))
+    if (!quiet) std::cerr << command << ": Slurm task " << line << "\n";
+  workers.reset();
+  if (!failed.empty()) {
+    std::cerr << command << ": the workers failed: " << failed << "\n";
+    return 1;
+  }
+  if (stopped) {
+    std::cerr << command << ": " << interrupted << "\n";
+    return stop_signal::exit_status;
+  }
+  return std::nullopt;
+}
+
 }  // namespace rocelab::cli
