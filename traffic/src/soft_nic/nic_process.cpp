@@ -38,7 +38,6 @@ std::int64_t process_cpu_ns() {
          1000;
 }
 
-
 constexpr const char* dcqcn_names[] = {
     "rate_to_set_on_first_cnp", "rpg_min_rate", "rpg_max_rate", "initial_alpha_value", "dce_tcp_g",
     "dce_tcp_rtt", "rate_reduce_monitor_period", "rpg_time_reset", "rpg_byte_reset", "rpg_threshold",
