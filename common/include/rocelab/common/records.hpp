@@ -52,6 +52,9 @@ struct flow_record {
   // means "not measured" (never "none"); analysis, reports and objectives say so.
   bool retransmits_measured = true;
   bool cnps_measured = true;
+  // The run's repeat this record belongs to (0-based; a stored run of `repeats: 3` holds
+  // 0, 1 and 2). Backends yield one repeat's records with 0; the run layer sets it.
+  std::uint32_t repeat = 0;
 
   [[nodiscard]] bool completed() const noexcept { return end_ns >= 0; }
   [[nodiscard]] double slowdown() const noexcept {
@@ -80,6 +83,7 @@ struct pause_interval {
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
   pause_source source = pause_source::model;
+  std::uint32_t repeat = 0;  // the run's repeat (0-based), as on flow_record
 };
 
 // A named counter's value at t_ns (NIC hw_counters, ethtool pause counters, switch queue
@@ -90,6 +94,7 @@ struct counter_sample {
   std::string name;
   std::int64_t t_ns = 0;
   std::uint64_t value = 0;
+  std::uint32_t repeat = 0;  // the run's repeat (0-based), as on flow_record
 };
 
 struct queue_sample {
@@ -98,6 +103,7 @@ struct queue_sample {
   std::uint8_t queue = 0;
   std::int64_t t_ns = 0;
   std::uint64_t bytes = 0;
+  std::uint32_t repeat = 0;  // the run's repeat (0-based), as on flow_record
 };
 
 // One congestion event at a point in time, where per-flow counts are not enough (marks and
@@ -125,6 +131,7 @@ struct congestion_event {
   std::uint32_t dst = 0;
   std::uint32_t qp = 0;
   pause_source source = pause_source::model;  // capture, counter or model, as for pauses
+  std::uint32_t repeat = 0;  // the run's repeat (0-based), as on flow_record
 };
 
 // nccl-tests definitions: algbw = bytes / time; busbw = algbw x 2 (ranks - 1) / ranks for
@@ -136,6 +143,7 @@ struct allreduce_result {
   std::int64_t time_ns = 0;
   double algbw_gbps = 0;
   double busbw_gbps = 0;
+  std::uint32_t repeat = 0;  // the run's repeat (0-based), as on flow_record
 };
 
 // Totals a backend counts that are not per flow.
@@ -195,5 +203,16 @@ struct run_records {
   std::string start_clock;
   std::int64_t start_clock_uncertainty_ns = 0;
 };
+
+// Marks every record of one repeat's records as repeat `repeat` (the run layer does, before
+// the store keeps them).
+inline void set_repeat(run_records& records, std::uint32_t repeat) noexcept {
+  for (auto& r : records.flows) r.repeat = repeat;
+  for (auto& r : records.pauses) r.repeat = repeat;
+  for (auto& r : records.counters) r.repeat = repeat;
+  for (auto& r : records.queues) r.repeat = repeat;
+  for (auto& r : records.allreduce) r.repeat = repeat;
+  for (auto& r : records.events) r.repeat = repeat;
+}
 
 }  // namespace rocelab
