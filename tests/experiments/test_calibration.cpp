@@ -76,6 +76,22 @@ TEST(calibration_file, says_how_its_delays_were_taken_and_a_file_without_it_was_
   EXPECT_NE(wrong.error().message().find("load 'busy'"), std::string::npos) << wrong.error().message();
 }
 
+// The pacing lateness is kept per host when it was measured; a host without it (and a
+// file from before it) reads as not measured.
+TEST(calibration_file, keeps_a_hosts_pacing_lateness_and_reads_a_file_without_it) {
+  auto c = sample();
+  c.hosts[1].pacing_lateness = ramp(1'000, 40'000, 500);
+  const auto text = calibration_yaml(c);
+  EXPECT_EQ(text.find("pacing_lateness_ns"), text.rfind("pacing_lateness_ns")) << "h1 measured none:\n" << text;
+  auto back = parse_calibration(text, "cal.yaml");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->hosts[1].pacing_lateness, c.hosts[1].pacing_lateness);
+  EXPECT_TRUE(back->hosts[0].pacing_lateness.empty());
+  auto old = parse_calibration(calibration_yaml(sample()), "old.yaml");
+  ASSERT_TRUE(old.ok()) << old.error().message();
+  EXPECT_TRUE(old->hosts[1].pacing_lateness.empty());
+}
+
 TEST(calibration_file, pools_the_ports_weighted_by_their_samples) {
   const auto pooled = sample().forwarding_pooled();
   EXPECT_EQ(pooled.samples, 400u);

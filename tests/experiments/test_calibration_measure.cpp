@@ -258,7 +258,7 @@ TEST(MeasureCalibration, UnderLoadTakesSendProcessingOnlyFromMessagesPostedOntoA
   loaded.forwarding.resize(1);
   for (int i = 0; i < 50; ++i) loaded.forwarding[0].record(3'000'000);
 
-  take_delays_under_load(c, loaded, 4096);
+  take_delays_under_load(c, loaded);
   EXPECT_EQ(c.load, calibration_load_workload);
   EXPECT_EQ(c.hosts[0].send_processing.samples, 21u) << "20 on QP 7 and the first on QP 8";
   EXPECT_EQ(c.hosts[0].send_processing.ns.front(), 100'000);
@@ -273,33 +273,22 @@ TEST(MeasureCalibration, UnderLoadTakesSendProcessingOnlyFromMessagesPostedOntoA
 }
 
 }  // namespace
-// Under load the achieved rate is the median of the host's messages of 8 packets or more
-// that no CNP slowed, from 5 of them at least.
-TEST(MeasureCalibration, UnderLoadTheAchievedRateIsTheMedianOfLongMessagesNoCnpSlowed) {
+// Under load the pacing lateness is the loaded run's, from 20 packets at least; the
+// achieved rate stays the idle one (the lateness is what costs the loaded NIC its rate).
+TEST(MeasureCalibration, UnderLoadTakesThePacingLatenessAndKeepsTheIdleRate) {
   calibration c;
-  c.hosts = {{"h1", {}, {}, 0.5}, {"h2", {}, {}, 0.5}};
+  c.hosts = {{"h1", {}, {}, 0.5}, {"h2", {}, {}, 0.49}};
+  c.hosts[1].pacing_lateness = fabric::delay_quantiles::of(std::vector<std::int64_t>{5'000});
   calibration_stamps loaded;
-  auto msg = [](std::uint32_t src, std::int64_t span_ns, std::int64_t packets, std::uint64_t cnps) {
-    measured_message m;
-    m.src = src;
-    m.qp = static_cast<std::uint32_t>(span_ns);
-    m.wire_reported = true;
-    m.cnps = cnps;
-    m.wire = {0, span_ns, packets * 4'120, 4'120};
-    return m;
-  };
-  // h1: five 16-packet messages at 0.1, 0.2, 0.25, 0.3 and 0.4 Gb/s; two more cut by DCQCN
-  // (slower, not counted) and one of 4 packets (too short to say).
-  for (double g : {0.1, 0.2, 0.25, 0.3, 0.4})
-    loaded.messages.push_back(msg(0, std::llround(15 * 4'120 * 8 / g), 16, 0));
-  loaded.messages.push_back(msg(0, 10'000'000, 16, 3));
-  loaded.messages.push_back(msg(0, 20'000'000, 16, 1));
-  loaded.messages.push_back(msg(0, 10'000'000, 4, 0));
-  // h2: four long messages only, one short of enough.
-  for (int i = 0; i < 4; ++i) loaded.messages.push_back(msg(1, 5'000'000, 16, 0));
-  take_delays_under_load(c, loaded, 4096);
-  EXPECT_NEAR(c.hosts[0].achieved_gbps, 0.25, 1e-6);
-  EXPECT_DOUBLE_EQ(c.hosts[1].achieved_gbps, 0.5) << "four messages: the idle rate stays";
+  loaded.tx_lateness.resize(2);
+  for (int i = 0; i < 20; ++i) loaded.tx_lateness[0].record(100'000 + i * 20'000);
+  for (int i = 0; i < 19; ++i) loaded.tx_lateness[1].record(400'000);
+  take_delays_under_load(c, loaded);
+  EXPECT_EQ(c.hosts[0].pacing_lateness, loaded.tx_lateness[0].quantiles());
+  EXPECT_EQ(c.hosts[0].pacing_lateness.samples, 20u);
+  EXPECT_EQ(c.hosts[1].pacing_lateness.median(), 5'000) << "19 samples: not enough, idle stays";
+  EXPECT_DOUBLE_EQ(c.hosts[0].achieved_gbps, 0.5);
+  EXPECT_DOUBLE_EQ(c.hosts[1].achieved_gbps, 0.49);
 }
 
 }  // namespace rocelab::experiments

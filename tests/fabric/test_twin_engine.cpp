@@ -440,6 +440,40 @@ TEST(TwinLabTiming, AchievedRateCapsALongFlow) {
   EXPECT_NEAR(static_cast<double>(fast.fct_ns), static_cast<double>(fast.ideal_fct_ns), 3.0);
 }
 
+// A calibrated NIC's pacing wake-ups (host_timing::pacing_lateness), paced as the soft NIC
+// paces: late by less than a frame time, every frame is due a frame time after the one
+// before, so only the last one's lateness shows; late by five frame times, each wake-up
+// sends a frame and the one it catches up with, two frames per lateness plus a frame time.
+TEST(TwinLabTiming, PacingLatenessBelowAFrameTimeIsJitterAboveItSendsPairs) {
+  // 4 MiB at 1024 B MTU, 100 Gb/s: 4096 frames of 1086 B, 1106 B on the wire, 88.48 ns.
+  const double frame_ns = (1086 + wire_overhead_of(quiet_single_switch())) * 8 / 100.0;
+  struct row {
+    const char* name;
+    std::int64_t lateness_ns;
+    double fct_over_ideal;  // expected
+    double tolerance;
+  };
+  for (const row& r : {row{"a half frame late", 44, 0, 0}, row{"five frames late", 442, (442 + frame_ns) / (2 * frame_ns), 0.01}}) {
+    twin_config cfg = quiet_single_switch();
+    cfg.lab.hosts.resize(cfg.topology.hosts);
+    cfg.lab.hosts[1].pacing_lateness = delay_quantiles::constant(r.lateness_ns);
+    fixed_messages load({message{1, 0, 4 << 20, 0, workload_kind::other, -1, 0},
+                         message{2, 3, 4 << 20, 0, workload_kind::other, -1, 0}});
+    auto got = run_twin(cfg, load);
+    ASSERT_TRUE(got.ok()) << got.error().message();
+    const flow_record& late = got->flows.at(0);
+    if (r.fct_over_ideal == 0) {
+      EXPECT_NEAR(static_cast<double>(late.fct_ns), static_cast<double>(late.ideal_fct_ns + r.lateness_ns), 3.0) << r.name;
+    } else {
+      EXPECT_NEAR(static_cast<double>(late.fct_ns) / static_cast<double>(late.ideal_fct_ns), r.fct_over_ideal,
+                  r.tolerance * r.fct_over_ideal)
+          << r.name;
+    }
+    const flow_record& other = got->flows.at(1);
+    EXPECT_NEAR(static_cast<double>(other.fct_ns), static_cast<double>(other.ideal_fct_ns), 3.0) << "h3 draws nothing";
+  }
+}
+
 // Wide forwarding draws (0 to 5 us per frame, 88 ns apart on the wire): a frame that
 // overtook an earlier one of its flow would reach the responder out of order, draw a NAK
 // and a go-back-N resend.
@@ -557,6 +591,11 @@ TEST(TwinLabTiming, ValidateNamesTheFaultyField) {
          c.lab.hosts.resize(4);
          c.lab.hosts[1].receive_processing = delay_quantiles::constant(100);
          c.lab.hosts[1].receive_processing.ns[0] = 200;
+       }},
+      {"lab.hosts[2].pacing_lateness",
+       [](twin_config& c) {
+         c.lab.hosts.resize(4);
+         c.lab.hosts[2].pacing_lateness = delay_quantiles::constant(-1);
        }},
       {"lab.hosts[3].achieved_gbps",
        [](twin_config& c) {

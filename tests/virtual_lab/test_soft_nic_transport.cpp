@@ -457,6 +457,44 @@ TEST(SoftNicTransport, ArmedMessageIsPacedFromItsInstant) {
   }
 }
 
+// The pacing lateness the twin draws (host_timing::pacing_lateness) is measured per
+// wake-up: the first data packet of a poll that was not yet due at the poll before, late
+// by now - due. A message's first packet is its send processing, and the packet a late
+// wake-up catches up with goes in the same poll: neither is counted.
+TEST(SoftNicTransport, TxLatenessCountsEachWakeUpForADuePacketOnce) {
+  const std::int64_t gap = wire_bytes(1024 + 70) * 8'000'000'000 / no_dcqcn().line_rate_bps;
+  pair_fixture f(no_dcqcn());
+  ASSERT_TRUE(f.a->post(0x11, verb::rdma_write, 8 * 1024, 0, 0).ok());
+  auto poll = [&](std::int64_t t) {
+    f.clk.run_until(t);
+    return f.a->poll_transmit(t);
+  };
+  // Polls from t, and again when it answers a later time (the port's and the QP's pacing
+  // round a packet time differently, by 1 ns), until a frame went; the next due time.
+  auto send_at = [&](std::int64_t t) {
+    const std::size_t before = f.a_to_b.in_flight.size();
+    std::int64_t next = poll(t);
+    for (int i = 0; i < 3 && f.a_to_b.in_flight.size() == before; ++i) next = poll(next);
+    return next;
+  };
+  const std::int64_t due2 = send_at(0);  // packet 1: the message's first, not counted
+  EXPECT_EQ(f.a_to_b.in_flight.size(), 1u);
+  const std::int64_t due3 = send_at(due2 + gap / 4);  // packet 2: a quarter of a packet time late
+  EXPECT_EQ(f.a_to_b.in_flight.size(), 2u);
+  const std::int64_t due5 = send_at(due3 + 3 * gap);  // packet 3 three packet times late, packet 4 behind it
+  EXPECT_EQ(f.a_to_b.in_flight.size(), 4u);
+  EXPECT_GT(due5, due3 + 3 * gap);
+  EXPECT_GT(send_at(due5), due5) << "packet 5 on time";
+  EXPECT_EQ(f.a_to_b.in_flight.size(), 5u);
+  const fabric::latency_histogram& h = f.a->tx_lateness();
+  EXPECT_EQ(h.count(), 3u);
+  EXPECT_EQ(h.min_ns(), 0);
+  EXPECT_NEAR(static_cast<double>(h.max_ns()), static_cast<double>(3 * gap), 2.0);
+  poll(due5 + 1);
+  EXPECT_EQ(f.a_to_b.in_flight.size(), 5u) << "nothing due: a poll sends nothing and counts nothing";
+  EXPECT_EQ(h.count(), 3u);
+}
+
 // post_armed takes only an idle QP (the caller posts at the instant otherwise) and fails
 // like post on a bad QP or size.
 TEST(SoftNicTransport, ArmedPostRefusesABusyQpAndBadArguments) {

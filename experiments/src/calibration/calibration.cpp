@@ -126,6 +126,7 @@ std::string calibration_yaml(const calibration& c) {
     out << YAML::Key << "achieved_gbps" << YAML::Value << h.achieved_gbps;
     emit_delay(out, "send_processing_ns", h.send_processing);
     emit_delay(out, "receive_processing_ns", h.receive_processing);
+    if (h.pacing_lateness.samples > 0) emit_delay(out, "pacing_lateness_ns", h.pacing_lateness);
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
@@ -223,6 +224,11 @@ result<calibration> parse_calibration(const std::string& text, const std::string
     auto receive = read_delay(source, node, "receive_processing_ns", where);
     if (!receive) return receive.error();
     h.receive_processing = *receive;
+    if (node["pacing_lateness_ns"]) {
+      auto lateness = read_delay(source, node, "pacing_lateness_ns", where);
+      if (!lateness) return lateness.error();
+      h.pacing_lateness = *lateness;
+    }
     c.hosts.push_back(std::move(h));
   }
   auto pairs = list_of(source, root, "pairs");

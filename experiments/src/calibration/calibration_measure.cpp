@@ -170,6 +170,7 @@ calibration measure_calibration(const calibration_plan& plan, const calibration_
     hc.name = name(h);
     hc.send_processing = fabric::delay_quantiles::of(send[h]);
     if (h < stamps.rx_processing.size()) hc.receive_processing = stamps.rx_processing[h].quantiles();
+    if (h < stamps.tx_lateness.size()) hc.pacing_lateness = stamps.tx_lateness[h].quantiles();
     hc.achieved_gbps = achieved[h];
     c.hosts.push_back(std::move(hc));
   }
@@ -180,11 +181,7 @@ calibration measure_calibration(const calibration_plan& plan, const calibration_
   return c;
 }
 
-void take_delays_under_load(calibration& c, const calibration_stamps& loaded, std::uint32_t mtu_bytes) {
-  std::map<std::uint32_t, std::vector<double>> rates;
-  for (const measured_message& m : loaded.messages)
-    if (m.wire_reported && m.cnps == 0 && m.wire.wire_bytes >= min_packets_for_rate_under_load * std::int64_t{mtu_bytes})
-      if (const double g = achieved_gbps(m.wire); g > 0) rates[m.src].push_back(g);
+void take_delays_under_load(calibration& c, const calibration_stamps& loaded) {
   // Messages by QP in post order: one whose predecessor on the QP ended after its post
   // waited behind it.
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<const measured_message*>> by_qp;
@@ -205,15 +202,13 @@ void take_delays_under_load(calibration& c, const calibration_stamps& loaded, st
     host_calibration& hc = c.hosts[h];
     if (auto it = send.find(h); it != send.end() && it->second.size() >= min_samples_under_load)
       hc.send_processing = fabric::delay_quantiles::of(it->second);
-    if (h < loaded.rx_processing.size()) {
-      const auto q = loaded.rx_processing[h].quantiles();
-      if (q.samples >= min_samples_under_load) hc.receive_processing = q;
-    }
-    if (auto it = rates.find(h); it != rates.end() && it->second.size() >= min_messages_for_rate_under_load) {
-      auto& r = it->second;
-      std::nth_element(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(r.size() / 2), r.end());
-      hc.achieved_gbps = r[r.size() / 2];
-    }
+    auto take = [&](const std::vector<fabric::latency_histogram>& measured, fabric::delay_quantiles& into) {
+      if (h >= measured.size()) return;
+      const auto q = measured[h].quantiles();
+      if (q.samples >= min_samples_under_load) into = q;
+    };
+    take(loaded.rx_processing, hc.receive_processing);
+    take(loaded.tx_lateness, hc.pacing_lateness);
   }
   c.load = calibration_load_workload;
 }

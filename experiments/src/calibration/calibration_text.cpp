@@ -38,11 +38,11 @@ std::string calibration_table(const calibration& c) {
                 c.spec.c_str(), c.link_gbps, c.mtu_bytes, c.taken_at.c_str());
   out += line;
   out += c.load == calibration_load_workload
-             ? "host delays and rates taken under the spec's own workload; base RTT, forwarding and CNP loop idle\n"
+             ? "host delays taken under the spec's own workload; rates, base RTT, forwarding and CNP loop idle\n"
              : "every delay taken idle, one message at a time\n";
   out += "delays: p50 / p99 in us (samples)\n\n";
-  std::snprintf(line, sizeof line, "%-8s %-26s %-26s %s\n", "host", "send processing", "receive processing",
-                "achieved Gb/s");
+  std::snprintf(line, sizeof line, "%-8s %-26s %-26s %-26s %s\n", "host", "send processing", "receive processing",
+                "pacing lateness", "achieved Gb/s");
   out += line;
   for (const auto& h : c.hosts) {
     const std::string rate = h.achieved_gbps > 0 ? [&] {
@@ -50,8 +50,8 @@ std::string calibration_table(const calibration& c) {
       std::snprintf(b, sizeof b, "%.4f", h.achieved_gbps);
       return std::string(b);
     }() : std::string("not measured");
-    std::snprintf(line, sizeof line, "%-8s %-26s %-26s %s\n", h.name.c_str(), cell(h.send_processing).c_str(),
-                  cell(h.receive_processing).c_str(), rate.c_str());
+    std::snprintf(line, sizeof line, "%-8s %-26s %-26s %-26s %s\n", h.name.c_str(), cell(h.send_processing).c_str(),
+                  cell(h.receive_processing).c_str(), cell(h.pacing_lateness).c_str(), rate.c_str());
     out += line;
   }
   out += "\n";
@@ -78,6 +78,7 @@ std::string calibration_json(const calibration& c) {
     hosts.push_back({{"name", h.name},
                      {"send_processing", delay(h.send_processing)},
                      {"receive_processing", delay(h.receive_processing)},
+                     {"pacing_lateness", delay(h.pacing_lateness)},
                      {"achieved_gbps", h.achieved_gbps > 0 ? json(h.achieved_gbps) : json(nullptr)}});
   for (const auto& p : c.pairs) pairs.push_back({{"src", p.src}, {"dst", p.dst}, {"base_rtt", delay(p.base_rtt)}});
   for (const auto& p : c.ports) ports.push_back({{"port", p.port}, {"forwarding", delay(p.forwarding)}});

@@ -37,6 +37,7 @@ result<fabric::twin::lab_timing> lab_timing_of(const calibration& c, const fabri
     t.send_processing = hc->send_processing;
     t.receive_processing = hc->receive_processing;
     t.achieved_gbps = hc->achieved_gbps;
+    t.pacing_lateness = hc->pacing_lateness;
   }
   lab.forwarding = c.forwarding_pooled();
   if (topology.type == fabric::twin::topology_config::kind::single_switch) {

@@ -63,15 +63,20 @@ status take_fleet_result(const nic::fleet_result& r, calibration_stamps& stamps)
     }
     stamps.messages.push_back(m);
   }
-  stamps.rx_processing.assign(r.nic_counters.size(), {});
-  for (std::size_t h = 0; h < r.nic_counters.size(); ++h) {
-    const json& c = r.nic_counters[h];
-    if (!c.is_object() || !c.contains("rx_processing")) continue;
-    auto hist = fabric::soft_switch::latency_histogram_from_json(c["rx_processing"]);
-    if (!hist) return hist.error().with_context("the NIC of host " + std::to_string(h + 1) + ": rx_processing");
-    stamps.rx_processing[h] = *hist;
-  }
-  return status::success();
+  // Each NIC's histograms from its counters line (traffic/soft_nic nic_process).
+  auto histograms = [&](const char* key, std::vector<fabric::latency_histogram>& out) -> status {
+    out.assign(r.nic_counters.size(), {});
+    for (std::size_t h = 0; h < r.nic_counters.size(); ++h) {
+      const json& c = r.nic_counters[h];
+      if (!c.is_object() || !c.contains(key)) continue;
+      auto hist = fabric::soft_switch::latency_histogram_from_json(c[key]);
+      if (!hist) return hist.error().with_context("the NIC of host " + std::to_string(h + 1) + ": " + key);
+      out[h] = *hist;
+    }
+    return status::success();
+  };
+  ROCELAB_RETURN_IF_ERROR(histograms("rx_processing", stamps.rx_processing));
+  return histograms("tx_lateness", stamps.tx_lateness);
 }
 
 // Each of the first `ports` switch ports' forwarding latency since the counters were reset.
@@ -226,7 +231,7 @@ result<calibration> calibrate_lab(const experiment_spec& spec, const calibrate_o
       auto load_ran = run_virtual(spec, spec.seed, wo);
       if (!load_ran) return load_ran.error().with_context("the run under the spec's workload");
       ROCELAB_RETURN_IF_ERROR(taken.with_context("the run under the spec's workload"));
-      take_delays_under_load(c, loaded, spec.nic.mtu_bytes);
+      take_delays_under_load(c, loaded);
     }
     c.lab = "virtual";
     c.taken_at = utc_now_iso8601();

@@ -214,6 +214,19 @@ struct delay_stream {
   }
 };
 
+// A calibrated NIC's pacing wake-ups (host_timing::pacing_lateness), kept as the lab's
+// soft NIC keeps its pacing: the port's next due instant, and the data frame held for a
+// late wake-up.
+struct lab_pacing {
+  delay_stream lateness;
+  std::int64_t due_ps = 0;          // the port's next due instant
+  std::int64_t held_until_ps = -1;  // the NIC's next data frame waits until then; -1: none
+  // The start of the last data frame that had a wake-up of its own: a frame due by then
+  // goes in the same wake-up (the catch-up), with no draw.
+  std::int64_t wake_ps = -1;
+  bool catching_up = false;  // the frame being sent is such a frame
+};
+
 // A flow's responses (ACK, NAK, CNP) in the responder's receive processing, oldest
 // first, and when the newest of them is released to the NIC: a response is released no
 // earlier than the one before it, so the responses of a QP never reorder.
@@ -383,6 +396,14 @@ class engine final : public twin_context {
   // the earliest a NIC may start its next frame after one of `frame_bytes` started at
   // `start_ps` and holds the link for `wire_ps`.
   void lab_build();
+  // Pacing lateness (lab_pacing.cpp): whether the data frame just picked from `fl` (due
+  // on its QP at qp_due_ps, 0 when not rate limited) waits for a late wake-up (then
+  // wake_ps covers it); after a data frame starts, the port's and the QP's next due
+  // instants as the soft NIC keeps them.
+  [[nodiscard]] bool lab_pacing_holds(std::uint32_t h, const flow_state& fl, std::int64_t now_ps,
+                                      std::int64_t qp_due_ps, std::int64_t& wake_ps);
+  void lab_paced_sent(std::uint32_t h, flow_state& fl, std::int64_t qp_due_ps, std::int64_t start_ps,
+                      std::int64_t port_gap_ps);
   [[nodiscard]] std::int64_t lab_start_ns(std::uint32_t src, std::int64_t start_ns);
   void lab_respond(std::uint32_t flow, const packet& p);
   void on_response(std::uint32_t flow);
@@ -450,6 +471,7 @@ class engine final : public twin_context {
   std::vector<delay_stream> forward_delay_;       // per channel out of a switch port; empty: none
   std::vector<std::int64_t> achieved_bps_;        // per host; 0: the link rate; empty: none
   std::vector<pending_responses> responses_;      // per flow while any host's receive processing is drawn
+  std::vector<lab_pacing> pacing_;                // per host; empty: no host's pacing lateness is drawn
 
   event_queue q_{0};  // the smallest wheel until build() sizes it to the fabric
   std::int64_t now_ = 0;

@@ -122,6 +122,8 @@ void engine::nic_try(std::uint32_t h) {
   std::uint32_t sent_flow = 0;
   std::int64_t wake_ps = never_ns;
   bool pause_blocked = false;
+  std::int64_t qp_due_ps = 0;  // the picked data frame's due instant on its QP; 0: not rate limited
+  const std::uint32_t rr_before = hn.rr;
   if (!hn.control.empty()) {
     const std::int16_t cp = cfg_.nic.control_pause_priority;
     if ((allowed >> (cp >= 0 ? static_cast<unsigned>(cp) : hn.control.front().priority)) & 1u) {
@@ -178,6 +180,7 @@ void engine::nic_try(std::uint32_t h) {
             wake_ps = std::min(wake_ps, next);
             continue;
           }
+          qp_due_ps = next;
         }
       }
       hn.rr = idx + 1;
@@ -191,6 +194,11 @@ void engine::nic_try(std::uint32_t h) {
       p.ecn = cfg_.nic.dcqcn_enabled ? ecn_codepoint::ect0 : ecn_codepoint::not_ect;
       have = true;
       break;
+    }
+    // A calibrated NIC's late pacing wake-up holds every data frame (lab_pacing.cpp).
+    if (have && !pacing_.empty() && lab_pacing_holds(h, flows_[sent_flow], now_ps, qp_due_ps, wake_ps)) [[unlikely]] {
+      hn.rr = rr_before;
+      have = false;
     }
   }
   if (!have) {
@@ -231,6 +239,7 @@ void engine::nic_try(std::uint32_t h) {
     fl.snd_max = std::max(fl.snd_max, fl.snd_nxt);
     fl.last_tx_ps = start_ps;
     fl.last_bits = (p.size_bytes + static_cast<std::uint32_t>(overhead_)) * 8;
+    if (!pacing_.empty()) [[unlikely]] lab_paced_sent(h, fl, qp_due_ps, start_ps, hn.busy_until_ps - start_ps);
     if (compat_ && fl.rp) {
       // RdmaHw::UpdateNextAvail: Seconds(m_rate.CalculateTxTime(size)), an ns3::Time of
       // whole ns (truncated), at the QP's DataRate (whole bit/s).

@@ -9,7 +9,9 @@ namespace twin {
 
 bool lab_timing::empty() const noexcept {
   for (const host_timing& h : hosts)
-    if (!h.send_processing.empty() || !h.receive_processing.empty() || h.achieved_gbps > 0) return false;
+    if (!h.send_processing.empty() || !h.receive_processing.empty() || h.achieved_gbps > 0 ||
+        !h.pacing_lateness.empty())
+      return false;
   for (const delay_quantiles& q : forwarding_by_port)
     if (!q.empty()) return false;
   return forwarding.empty();
@@ -24,6 +26,7 @@ namespace {
 constexpr std::uint64_t send_stream = 0x5e4d'0000'0000ull;
 constexpr std::uint64_t receive_stream = 0x2ec7'0000'0000ull;
 constexpr std::uint64_t forward_stream = 0xf0d0'0000'0000ull;
+constexpr std::uint64_t pacing_stream = 0x9ace'0000'0000ull;
 }  // namespace
 
 status validate_lab(const twin_config& c) {
@@ -39,6 +42,7 @@ status validate_lab(const twin_config& c) {
     const std::string at = "lab.hosts[" + std::to_string(h) + "]";
     ROCELAB_RETURN_IF_ERROR(check(lab.hosts[h].send_processing, at + ".send_processing"));
     ROCELAB_RETURN_IF_ERROR(check(lab.hosts[h].receive_processing, at + ".receive_processing"));
+    ROCELAB_RETURN_IF_ERROR(check(lab.hosts[h].pacing_lateness, at + ".pacing_lateness"));
     if (!(lab.hosts[h].achieved_gbps >= 0) || !std::isfinite(lab.hosts[h].achieved_gbps))
       return bad(at + ".achieved_gbps must be >= 0");
   }
@@ -72,6 +76,18 @@ void engine::lab_build() {
       if (ht.achieved_gbps > 0 && rate_of(ht.achieved_gbps) < hosts_[h].rate_bps) achieved_bps_[h] = rate_of(ht.achieved_gbps);
     }
     if (!any_receive) receive_delay_.clear();
+    // The pacing model replaces the twin's own DCQCN spacing bookkeeping, so it is kept
+    // off where it does not apply: UEC flows pace by their own transport, and the HPCC
+    // ns-3 comparison reproduces ns-3's pacing exactly.
+    if (!uec_ && !compat_) {
+      pacing_.resize(n);
+      bool any_pacing = false;
+      for (std::uint32_t h = 0; h < n; ++h) {
+        pacing_[h].lateness = delay_stream{&lab.hosts[h].pacing_lateness, mix64(cfg_.seed ^ (pacing_stream + h)), 0};
+        any_pacing = any_pacing || pacing_[h].lateness.active();
+      }
+      if (!any_pacing) pacing_.clear();
+    }
     if (std::all_of(achieved_bps_.begin(), achieved_bps_.end(), [](std::int64_t r) { return r == 0; })) achieved_bps_.clear();
   }
   bool any_forward = !lab.forwarding.empty();

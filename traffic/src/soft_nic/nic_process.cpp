@@ -551,6 +551,7 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
     counters["cpu_ns"] = now_cpu - ready_cpu_ns;
   counters["port_tx_errors"] = port->stats().tx_errors;
   counters["rx_processing"] = ss::to_json(rx_processing);
+  counters["tx_lateness"] = ss::to_json((*nic)->tx_lateness());
   counters["armed_posts"] = armed_posts;
   counters["armed_arrived_late"] = armed_arrived_late;
   counters["armed_late_max_ns"] = armed_late_max_ns;

@@ -499,7 +499,8 @@ void rc_nic::send_data_packet(queue_pair& q, std::int64_t now_ns) {
       m->last_wire_bytes = wire_bytes(frame.size());
     }
   }
-  if (first && m->first_tx_ns < 0) m->first_tx_ns = now_ns;
+  const bool message_start = first && m->first_tx_ns < 0;  // its send processing, not pacing
+  if (message_start) m->first_tx_ns = now_ns;
   ++counters_.tx_data_packets;
   ++counters_.tx_frames;
   counters_.tx_bytes += n;
@@ -510,6 +511,9 @@ void rc_nic::send_data_packet(queue_pair& q, std::int64_t now_ns) {
   // comes late may catch up by at most one packet time (a real NIC's rate limiter keeps a
   // burst of about one MTU), so a slow loop does not lose rate.
   const auto wb = wire_bytes(n);
+  const std::int64_t due_ns = std::max(q.due_ns(), port_next_ns_);
+  if (!poll_sent_data_ && due_ns > previous_poll_ns_ && !message_start) tx_lateness_.record(now_ns - due_ns);
+  poll_sent_data_ = true;
   const auto qp_gap = static_cast<std::int64_t>(std::ceil(static_cast<double>(wb) * 8e9 / q.rate()));
   const auto port_gap = wb * 8'000'000'000 / cfg_.line_rate_bps;
   q.paced_from_ns = std::max(q.due_ns(), now_ns - qp_gap);
@@ -550,6 +554,14 @@ std::size_t rc_nic::build_data_frame(const queue_pair& q, const message_state& m
 
 std::int64_t rc_nic::poll_transmit(std::int64_t now_ns, std::size_t budget) {
   std::size_t sent = 0;
+  // send_data_packet judges lateness against the poll before this one; a packet due at or
+  // before it waited for something else (PFC, the window, the catch-up's own frame).
+  struct previous_poll {
+    std::int64_t& at;
+    std::int64_t now;
+    ~previous_poll() { at = now; }
+  } remember{previous_poll_ns_, now_ns};
+  poll_sent_data_ = false;
   while (!control_queue_.empty() && sent < budget) {
     auto& c = control_queue_.front();
     if (cfg_.pfc_enabled && pause_.paused(c.priority, now_ns)) break;

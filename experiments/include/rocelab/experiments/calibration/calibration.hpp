@@ -38,6 +38,10 @@ struct host_calibration {
   fabric::delay_quantiles send_processing;
   fabric::delay_quantiles receive_processing;
   double achieved_gbps = 0;               // 0: not measured
+  // How late its pacing wake-ups came against each data packet's due instant
+  // (fabric::twin::host_timing::pacing_lateness); samples 0: not measured. Optional in
+  // the file (pacing_lateness_ns): one written before it reads as not measured.
+  fabric::delay_quantiles pacing_lateness{};
 };
 
 struct pair_calibration {

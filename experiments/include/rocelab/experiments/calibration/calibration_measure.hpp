@@ -114,6 +114,7 @@ struct calibration_stamps {
   std::vector<std::string> hosts;                          // names, by host index
   std::vector<measured_message> messages;                  // per plan message
   std::vector<fabric::latency_histogram> rx_processing;    // per host; empty: not measured
+  std::vector<fabric::latency_histogram> tx_lateness;      // per host (pacing); empty: not measured
   std::vector<fabric::latency_histogram> forwarding;       // per switch port
   std::vector<std::int64_t> cnp_loop_ns;
 };
@@ -127,19 +128,19 @@ struct calibration_stamps {
 // The calibration's host delays taken again from `loaded`, the stamps of a run of the
 // spec's own workload (its `load` becomes calibration_load_workload): per host the send
 // processing of the messages it posted onto an idle QP (a message posted behind another on
-// its QP waits for that one, which is the transport's doing, not processing) and its
-// receive processing. A delay with fewer than min_samples_under_load samples there keeps
-// its idle value. The switch's forwarding stays idle: the soft switch has a CPU of its own,
-// its queueing is the twin's to model, and under load the frames that find their port
-// idle and empty (the only ones forwarding latency is measured on) are the ones behind a
-// stall of its loop. The achieved rate is the median over the host's messages of at least
-// min_packets_for_rate_under_load packets that no CNP slowed (their NIC's pace, not
-// DCQCN's), from at least min_messages_for_rate_under_load of them: a soft NIC that wakes
-// late catches up one packet time, so beside the others' traffic it sends below its line
-// rate. Base RTTs and the CNP loop are kept.
+// its QP waits for that one, which is the transport's doing, not processing), its
+// receive processing and its pacing lateness (how late its wake-ups for due packets came
+// while the other NICs held the CPU). A delay with fewer than min_samples_under_load
+// samples there keeps its idle value. The achieved rate stays the idle one: what a
+// loaded soft NIC loses of its line rate comes from those late wake-ups (it sends a
+// pair of frames per wake-up once late by a frame time), which the twin draws per
+// packet; a rate measured per message and applied as a cap on the whole NIC for the
+// whole run overstated the loss for the NICs that ran while the others were idle. The
+// switch's forwarding stays idle: the soft switch has a CPU of its own, its queueing is
+// the twin's to model, and under load the frames that find their port idle and empty
+// (the only ones forwarding latency is measured on) are the ones behind a stall of its
+// loop. Base RTTs and the CNP loop are kept.
 inline constexpr std::uint64_t min_samples_under_load = 20;
-inline constexpr std::int64_t min_packets_for_rate_under_load = 8;
-inline constexpr std::size_t min_messages_for_rate_under_load = 5;
-void take_delays_under_load(calibration& c, const calibration_stamps& loaded, std::uint32_t mtu_bytes);
+void take_delays_under_load(calibration& c, const calibration_stamps& loaded);
 
 }  // namespace rocelab::experiments

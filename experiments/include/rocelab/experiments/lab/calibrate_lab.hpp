@@ -17,9 +17,9 @@
 //     egress mirror (the kernel stamps each copy as the switch sends it; DPDK's af_packet
 //     PMD stamps a burst when it polls it), paired by cnp_loop_samples.
 //   - with options.under_load, a last run of the spec's own workload (its seed) on the
-//     same lab: the send and receive processing and the achieved rate are taken again from its stamps
-//     (take_delays_under_load), so the twin models the hosts as they answer beside the
-//     others' traffic rather than alone.
+//     same lab: the send and receive processing and the pacing lateness are taken again
+//     from its stamps (take_delays_under_load), so the twin models the hosts as they
+//     answer beside the others' traffic rather than alone.
 // The lab named options.lab_name is used when it is up and fits the spec (hosts, link
 // rate); otherwise one is brought up and, unless keep_lab, taken down afterwards (also on
 // failure). A lab that is up and does not fit is refused, naming it.

@@ -77,6 +77,15 @@ struct host_timing {
   // preamble and inter-frame gap, as `rocelab calibrate` measures it and as the links
   // serialize): applies when > 0 and below the link rate. DCQCN's rate limits below it.
   double achieved_gbps = 0;
+  // How late the NIC's pacing wake-ups come, as the lab's soft NIC measures it
+  // (traffic/soft_nic rc_nic::tx_lateness). A data frame that was not yet due when the
+  // NIC last sent (it needs a wake-up of its own) leaves at its due instant plus a draw;
+  // the next due instant counts from the due instant, not from the late send, except
+  // that a send later than one frame time catches up by one frame only (the soft NIC's
+  // pacing rule). So lateness below a frame time is jitter, and above it costs rate: the
+  // NIC sends pairs of frames a wake-up apart. A message's first frame draws
+  // send_processing instead. Not applied to UEC flows or in hpcc_ns3_compat.
+  delay_quantiles pacing_lateness;
 };
 
 // The lab's timing the twin models (twin_config::lab); empty: ideal hosts and a switch

@@ -31,6 +31,7 @@
 #include "rocelab/common/result.hpp"
 #include "rocelab/fabric/clock.hpp"
 #include "rocelab/fabric/dcqcn.hpp"
+#include "rocelab/fabric/latency_histogram.hpp"
 #include "rocelab/fabric/link_flow_control.hpp"
 
 namespace rocelab::traffic::soft_nic {
@@ -171,6 +172,15 @@ class rc_nic {
   [[nodiscard]] double rate_bps(std::uint32_t local_qpn) const;
   // The DCQCN reaction points' counters summed over the QPs (zeros when DCQCN is off).
   [[nodiscard]] fabric::reaction_point_counters dcqcn_counters() const;
+  // How late data packets left against their due time (the later of the port's and the
+  // QP's pacing instant): the first data packet of each poll_transmit, when it was not
+  // yet due at the poll before. The NIC had to wake for it, and this is how late the
+  // wake-up came (a timer slept past, or the CPU held by another NIC). Packets after it
+  // in the same poll (the one-packet catch-up, other QPs due by then), packets held by
+  // PFC or a window, and a message's first packet (its send processing) are not
+  // counted. The twin draws the same lateness for the same packets (fabric/twin:
+  // host_timing::pacing_lateness).
+  [[nodiscard]] const fabric::latency_histogram& tx_lateness() const { return tx_lateness_; }
 
   struct queue_pair;  // private to the implementation
 
@@ -200,6 +210,9 @@ class rc_nic {
   std::vector<std::unique_ptr<queue_pair>> qps_;
   std::size_t rr_next_ = 0;           // round robin among QPs
   std::int64_t port_next_ns_ = 0;     // line-rate pacing of the port
+  std::int64_t previous_poll_ns_ = fabric::never_ns;  // the poll_transmit before this one
+  bool poll_sent_data_ = false;                       // this poll_transmit sent a data packet
+  fabric::latency_histogram tx_lateness_;
   std::int64_t paused_since_ns_ = -1;
   std::uint64_t next_message_id_ = 1;
   nic_counters counters_;
