@@ -1,6 +1,6 @@
 // The NIC channel (nic_channel.hpp): every command and event survives its line, each tag
-// names its message and back, the lines are the ones the NIC and the fleet wrote before
-// the channel was typed, and a malformed line is refused naming the line and the problem.
+// names its message and back, the lines are the exact bytes the NIC's peers read, and a
+// malformed line is refused naming the line and the problem.
 #include "rocelab/traffic/soft_nic/nic_channel.hpp"
 
 #include <gtest/gtest.h>
@@ -110,9 +110,8 @@ TEST(nic_channel, each_tag_names_its_message_and_back) {
   EXPECT_EQ(type_of(decode_event_line(R"({"ev":"ready","t_ns":1})").value()), nic_event_type::ready);
 }
 
-// The lines the NIC process and the fleet wrote as JSON before the channel was typed
-// (nlohmann::json objects: keys in sorted order); the NIC's peers read these bytes.
-TEST(nic_channel, lines_are_the_ones_written_before_the_channel_was_typed) {
+// Compact JSON, keys in sorted order: the bytes the verbs job writes and recorded lines hold.
+TEST(nic_channel, lines_are_compact_json_with_keys_in_sorted_order) {
   EXPECT_EQ(encode_line(nic_command{post_command{258, verb::rdma_write, 4096, 5, 0}}),
             R"({"bytes":4096,"op":"post","qpn":258,"ref":5,"verb":"write"})");
   EXPECT_EQ(encode_line(nic_command{post_command{258, verb::rdma_write, 4096, 5, 77}}),

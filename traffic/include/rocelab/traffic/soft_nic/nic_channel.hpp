@@ -8,8 +8,9 @@
 // message's schema below. Every field listed is required unless marked optional, has the
 // listed JSON type and range, and no other field is allowed, except in `counters`, whose
 // fields are whatever counters the NIC keeps (a hardware NIC's job reports its port's).
-// The encoder writes what the NIC and the fleet wrote before the channel was typed, byte
-// for byte (nlohmann::json objects, keys in sorted order).
+// A line is a compact nlohmann::json dump, keys in sorted order; the verbs job
+// (agents/src/agent/verbs_worker.cpp) and recorded lines speak the same bytes
+// (tests/traffic/test_nic_channel.cpp pins them).
 //
 // Errors name the line and what is wrong: "NIC event line {"ev":"sent","ref":"x"}: field
 // ref: expected an integer".
