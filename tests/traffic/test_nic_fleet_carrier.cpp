@@ -33,6 +33,8 @@ class played_nics final : public nic_links {
     // A soft NIC's first data packet leaves after its release: host h's at release + h
     // times this ("first_tx_ns"; a hardware NIC's job does not report it).
     std::int64_t first_tx_step_ns = 0;
+    // This host's "sent" lines carry a ref that is no number (a NIC speaking another schema).
+    std::uint32_t garbled_host = UINT32_MAX;
   };
   played_nics(std::size_t hosts, std::shared_ptr<shared> s) : lost_(hosts), s_(std::move(s)) {
     for (std::uint32_t h = 0; h < hosts; ++h) {
@@ -65,6 +67,7 @@ class played_nics final : public nic_links {
                 {"retransmits", s_->hardware ? json(nullptr) : json(0)},
                 {"cnps", s_->hardware ? json(nullptr) : json(1)}};
       if (!s_->hardware) sent["first_tx_ns"] = now + s_->first_tx_step_ns * host;
+      if (host == s_->garbled_host) sent["ref"] = "first";
       events_.emplace_back(host, sent.dump());
     }
     return true;
@@ -214,6 +217,22 @@ TEST(NicFleetCarrier, AHostLostMidRunLeavesItsFlowsUnfinishedAndTheOthersComplet
   EXPECT_TRUE(ran->nic_counters[2].is_null()) << "no final counters from a lost NIC";
   EXPECT_EQ(ran->records.totals.cnps, 15u);
   EXPECT_FALSE(ran->records.totals.cnps_measured) << "the lost NIC's CNPs are unknown, so is the total";
+}
+
+// A line the channel cannot read (nic_channel.hpp) ends the run with an error naming the
+// NIC and the line, instead of a flow completed from made-up fields.
+TEST(NicFleetCarrier, AnEventLineTheChannelCannotReadFailsTheRunNamingTheNicAndTheLine) {
+  fleet_run f;
+  f.nics->garbled_host = 2;
+  auto fleet = nic_fleet::start(four_hosts(), f.options());
+  ASSERT_TRUE(fleet.ok()) << fleet.error().message();
+  auto load = incast_three_to_one(1);
+  auto ran = (*fleet)->run(*load, std::chrono::seconds(60));
+  ASSERT_FALSE(ran.ok());
+  const std::string msg = ran.error().message();
+  EXPECT_NE(msg.find("NIC of h2"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(R"(NIC event line {"bytes":65536)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("field ref: expected an integer"), std::string::npos) << msg;
 }
 
 // A hardware NIC counts retransmits and CNPs per port, not per QP: its flows say "not

@@ -5,8 +5,10 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <variant>
 
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
+#include "rocelab/traffic/soft_nic/nic_channel.hpp"
 #include "rocelab/traffic/soft_nic/nic_process.hpp"
 
 namespace rocelab::traffic::soft_nic {
@@ -147,9 +149,8 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
     const auto& m = messages[id];
     if (touches_lost(id)) return;  // counted in lost_unacked when its host was lost
     awaiting_delivery[{m.src, m.dst}].push_back(id);
-    json j = {{"op", "post"}, {"qpn", send_qpn(m.dst)}, {"verb", "write"}, {"bytes", m.bytes}, {"ref", id}};
-    if (at_ns > 0) j["at_ns"] = at_ns;
-    if (!links->send(m.src, j.dump())) mark_lost(m.src, "its NIC stopped taking commands");
+    const post_command post{send_qpn(m.dst), verb::rdma_write, m.bytes, id, at_ns};
+    if (!links->send(m.src, encode_line(post))) mark_lost(m.src, "its NIC stopped taking commands");
   }
 
   // A NIC gone mid-run: the run goes on without it (partial), its messages unfinished.
@@ -172,64 +173,62 @@ class nic_fleet::impl final : public fabric::twin::twin_context {
 
   [[nodiscard]] bool all_done() const { return pending.empty() && acknowledged + lost_unacked == messages.size(); }
 
+  // A line a NIC's carrier handed on. One the channel cannot read fails the run: the
+  // NIC and the fleet no longer agree on what was said.
   void on_line(std::uint32_t host, const std::string& line) {
-    const json e = json::parse(line, nullptr, false);
-    if (e.is_object()) handle(host, e);
+    auto e = decode_event_line(line);
+    if (!e) {
+      if (failure.ok()) failure = e.error().with_context("NIC of " + lab_hosts[host].name);
+      return;
+    }
+    std::visit([&](const auto& event) { handle(host, event); }, *e);
   }
 
-  void handle(std::uint32_t host, const json& e) {
-    const std::string ev = e.value("ev", "");
-    if (ev == "ready") {
-      nics[host].ready = true;
-    } else if (ev == "counters") {
-      nics[host].counters = e;
-    } else if (ev == "error") {
-      failure = status(error_code::internal, "NIC of " + lab_hosts[host].name + ": " + e.value("error", "?"));
-    } else if (ev == "sent") {
-      const auto id = e.value("ref", std::uint64_t{0});
-      if (id >= out.records.flows.size()) return;
-      flow_record& r = out.records.flows[id];
-      if (r.completed() || acked[id]) return;
-      acked[id] = 1;
-      if (touches_lost(id)) --lost_unacked;
-      r.start_ns = e.value("start_ns", std::int64_t{0}) - t0;
-      r.end_ns = e.value("end_ns", std::int64_t{0}) - t0;
-      if (const auto f = e.find("first_tx_ns"); f != e.end() && f->is_number_integer() && f->get<std::int64_t>() > 0)
-        first_tx_ns[id] = f->get<std::int64_t>() - t0;
-      if (const auto l = e.find("last_tx_ns"); first_tx_ns[id] != no_first_tx && l != e.end() && l->is_number_integer() &&
-                                                 l->get<std::int64_t>() > 0) {
-        message_wire& w = out.wire[id];
-        w.reported = true;
-        w.first_tx_ns = first_tx_ns[id];
-        w.last_tx_ns = l->get<std::int64_t>() - t0;
-        w.wire_bytes = e.value("wire_bytes", std::int64_t{0});
-        w.last_wire_bytes = e.value("last_wire_bytes", std::int64_t{0});
-      }
-      r.fct_ns = r.end_ns - r.start_ns;
-      // null or absent: the NIC does not count them per flow (a hardware NIC): not measured.
-      const auto count = [&](const char* key, std::uint64_t& value, bool& measured) {
-        const auto it = e.find(key);
-        measured = it != e.end() && it->is_number_unsigned();
-        value = measured ? it->get<std::uint64_t>() : 0;
-      };
-      count("retransmits", r.retransmits, r.retransmits_measured);
-      count("cnps", r.cnps, r.cnps_measured);
-      ++acknowledged;
-      callback_now = r.end_ns;
-      const flow_record copy = r;  // the callback may post and grow the vector
-      load->on_message_complete(id, messages[id], copy, *this);
-      callback_now = -1;
-      dispatch_burst();
-    } else if (ev == "recv") {
-      const auto src = e.value("peer", 0u);
-      delivery d{src, host, e.value("bytes", std::uint64_t{0}), e.value("ce", std::uint64_t{0}),
-                 e.value("end_ns", std::int64_t{0}) - t0};
-      out.deliveries.push_back(d);
-      auto& q = awaiting_delivery[{src, host}];
-      if (!q.empty()) {
-        out.records.flows[q.front()].ce_marked = d.ce_marked;
-        q.pop_front();
-      }
+  void handle(std::uint32_t host, const ready_event&) { nics[host].ready = true; }
+  void handle(std::uint32_t host, const counters_event& e) { nics[host].counters = e.counters; }
+  void handle(std::uint32_t host, const error_event& e) {
+    failure = status(error_code::internal, "NIC of " + lab_hosts[host].name + ": " + e.error);
+  }
+
+  void handle(std::uint32_t, const sent_event& e) {
+    const std::uint64_t id = e.ref;
+    if (id >= out.records.flows.size()) return;
+    flow_record& r = out.records.flows[id];
+    if (r.completed() || acked[id]) return;
+    acked[id] = 1;
+    if (touches_lost(id)) --lost_unacked;
+    r.start_ns = e.start_ns - t0;
+    r.end_ns = e.end_ns - t0;
+    if (e.first_tx_ns && *e.first_tx_ns > 0) first_tx_ns[id] = *e.first_tx_ns - t0;
+    if (first_tx_ns[id] != no_first_tx && e.last_tx_ns && *e.last_tx_ns > 0) {
+      message_wire& w = out.wire[id];
+      w.reported = true;
+      w.first_tx_ns = first_tx_ns[id];
+      w.last_tx_ns = *e.last_tx_ns - t0;
+      w.wire_bytes = e.wire_bytes.value_or(0);
+      w.last_wire_bytes = e.last_wire_bytes.value_or(0);
+    }
+    r.fct_ns = r.end_ns - r.start_ns;
+    // Not counted per message (a hardware NIC): not measured.
+    r.retransmits_measured = e.retransmits.has_value();
+    r.retransmits = e.retransmits.value_or(0);
+    r.cnps_measured = e.cnps.has_value();
+    r.cnps = e.cnps.value_or(0);
+    ++acknowledged;
+    callback_now = r.end_ns;
+    const flow_record copy = r;  // the callback may post and grow the vector
+    load->on_message_complete(id, messages[id], copy, *this);
+    callback_now = -1;
+    dispatch_burst();
+  }
+
+  void handle(std::uint32_t host, const recv_event& e) {
+    delivery d{e.peer, host, e.bytes, e.ce_marked, e.end_ns - t0};
+    out.deliveries.push_back(d);
+    auto& q = awaiting_delivery[{e.peer, host}];
+    if (!q.empty()) {
+      out.records.flows[q.front()].ce_marked = d.ce_marked;
+      q.pop_front();
     }
   }
 

@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
+#include "rocelab/traffic/soft_nic/nic_channel.hpp"
 #include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 #include "rocelab/common/spawn.hpp"
 
@@ -146,7 +147,8 @@ class process_links final : public nic_links {
 
   void stop(const nic_line_fn& on_line) override {
     for (auto& c : children)
-      if (!c.closed && c.proc.to_child.valid()) (void)write_line(c.proc.to_child.get(), "{\"op\":\"stop\"}\n");
+      if (!c.closed && c.proc.to_child.valid())
+        (void)write_line(c.proc.to_child.get(), encode_line(nic_command{stop_command{}}) + "\n");
     const std::int64_t deadline = ss::monotonic_ns() + 3'000'000'000;
     auto all_closed = [&] {
       for (const auto& c : children)

@@ -2,9 +2,11 @@
 // The soft NIC as a process (`rocelab nic-run`, one per host namespace): rc_nic on an
 // AF_PACKET port (fabric/soft_switch's packet_port: TPACKET_V2 ring + sendto) driven by a
 // single-threaded event loop on the realtime_clock (CLOCK_MONOTONIC, the lab's one
-// timeline), talking to the run orchestrator in JSON lines.
+// timeline; src/soft_nic/nic_loop.hpp), talking to the run orchestrator in JSON lines.
 //
-// Protocol (newline-delimited JSON, version 1):
+// Protocol (newline-delimited JSON, version 1): the config line, then the typed channel
+// of nic_channel.hpp (its messages, their fields and codec are declared there, once, for
+// the NIC and the fleet alike). What each message means to the NIC:
 //   in, first line:  the nic_process_config (to_json below): interface, NIC config, QPs.
 //   in, then:        {"op":"post","qpn":Q,"verb":"write"|"send","bytes":B,"ref":R[,"at_ns":T]}
 //                    with at_ns, the NIC holds the post until CLOCK_MONOTONIC T (armed
@@ -31,7 +33,8 @@
 //                     (last data frame in, by the kernel's stamp at the port's ring, to its
 //                     ACK handed to the port), a latency histogram (latency_histogram_json.hpp),
 //                     and "cpu_ns": the process's CPU time, user and system, since "ready"
-//                    {"ev":"error","error":"..."}         a failed post or command
+//                    {"ev":"error","error":"..."}         a failed post, or a command line
+//                     the channel cannot read (the error names the line and what is wrong)
 // Times are CLOCK_MONOTONIC nanoseconds (the same in every namespace of the machine).
 //
 // Connection setup is out of band, as perftest does it: the orchestrator assigns QPNs and
