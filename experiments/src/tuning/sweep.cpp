@@ -6,7 +6,7 @@
 
 #include "rocelab/experiments/calibration/calibration_store.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
-#include "rocelab/store/run_ending.hpp"
+#include "rocelab/experiments/run/run_session.hpp"
 
 namespace rocelab::experiments {
 
@@ -170,16 +170,17 @@ std::function<status(trial&, trial_payload&)> store_trials(store::run_store& db,
       run.parameters = payload.applied;
       run.parameters.insert(payload.placement.begin(), payload.placement.end());
       run.sweep = sweep;
-      auto id = db.begin_run(run);
-      if (!id) return id.error().with_context(context);
-      t.run_id = *id;
-      ROCELAB_RETURN_IF_ERROR(record_calibration(db, *id, spec).with_context(context));
-      for (const run_records& r : payload.repeats) ROCELAB_RETURN_IF_ERROR(db.append(*id, r).with_context(context));
+      auto session = run_session::begin(db, run);
+      if (!session) return session.error().with_context(context);
+      t.run_id = session->id();
+      ROCELAB_RETURN_IF_ERROR(record_calibration(db, session->id(), spec).with_context(context));
+      for (std::uint32_t i = 0; i < payload.repeats.size(); ++i)
+        ROCELAB_RETURN_IF_ERROR(session->append_repeat(i, payload.repeats[i]).with_context(context));
       if (t.evaluated) {
-        if (auto ending = store::finish_ran(db, *id, payload.repeats); !ending)
+        if (auto ending = session->finish_ran(payload.repeats); !ending)
           return std::move(ending).error().with_context(context);
       } else {
-        ROCELAB_RETURN_IF_ERROR(db.finish(*id, store::run_status::failed, t.error).with_context(context));
+        ROCELAB_RETURN_IF_ERROR(session->finish_failed(t.error).with_context(context));
       }
     }
     store::trial_record record = to_record(t, sweep, settings);

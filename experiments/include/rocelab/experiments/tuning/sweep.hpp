@@ -43,8 +43,9 @@ struct opened_sweep {
 [[nodiscard]] result<opened_sweep> open_sweep(store::run_store& db, const experiment_spec& spec,
                                               const tuning_settings& settings, std::optional<std::int64_t> resume);
 
-// The on_trial hook that stores each trial: run (records appended per repeat, finished
-// completed or failed) then trial row. Sets trial::run_id.
+// The on_trial hook that stores each trial: its run through a run session (one run, each
+// repeat's records as that repeat, finished completed, partial or failed) then its trial
+// row. Sets trial::run_id.
 [[nodiscard]] std::function<status(trial&, trial_payload&)> store_trials(store::run_store& db, std::int64_t sweep,
                                                                           const experiment_spec& spec,
                                                                           const tuning_settings& settings);
