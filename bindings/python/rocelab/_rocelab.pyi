@@ -59,13 +59,16 @@ def summary_json(repeats: list[Records], seeds: list[int], run_id: str = ..., ba
 def report_html(records: Records, spec_yaml: str, seed: int, run_id: str = ..., name: str = ..., backend: str = ...,
                 status: str = ...) -> str: ...
 def tuning_settings(spec: Spec, tuning_yaml: str, source: str = ..., budget: int = ..., method: str = ...,
-                    parallelism: int = ..., name: str = ...) -> dict[str, Any]: ...
+                    parallelism: int = ..., name: str = ..., default_name: str = ...) -> dict[str, Any]: ...
 def tune(spec: Spec, tuning_yaml: str, source: str = ..., budget: int = ..., method: str = ..., parallelism: int = ...,
-         name: str = ..., on_trial: Optional[Callable[..., Optional[int]]] = ...,
-         history: list[dict[str, Any]] = ..., controller: str = ..., token: str = ...,
-         connect_timeout_ms: int = ..., store: Optional[Store] = ..., sweep: int = ...,
-         fresh_seeds: int = ..., executor: Optional[dict[str, Any]] = ...) -> dict[str, Any]:
-    """{settings, trials, best, interrupted, executor, answer, answer_sentence}: answer is
+         name: str = ..., default_name: str = ...,
+         on_trial: Optional[Callable[[dict[str, Any], dict[str, str]], None]] = ...,
+         controller: str = ..., token: str = ..., connect_timeout_ms: int = ..., store: Optional[Store] = ...,
+         resume: bool | int = ..., fresh_seeds: int = ...,
+         executor: Optional[dict[str, Any]] = ...) -> dict[str, Any]:
+    """{settings, trials, best, interrupted, executor, answer, answer_sentence, sweep,
+    resumed_trials}: with store, the sweep rocelab tune keeps (opened or resumed by the
+    same identity, each trial stored before on_trial(trial, applied) sees it); answer is
     the JSON text of the baselines, the best among trials and baselines (ci, at_edge) and
     the Pareto front, answer_sentence the one sentence `rocelab tune` prints first under
     "answer"; both None on a controller's lab or when interrupted. executor: {kind: local |

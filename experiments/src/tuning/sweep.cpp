@@ -89,7 +89,9 @@ result<trial> from_record(const store::trial_record& r, const tuning_settings& s
 }
 
 result<opened_sweep> open_sweep(store::run_store& db, const experiment_spec& spec, const tuning_settings& settings,
-                                std::optional<std::int64_t> resume) {
+                                std::optional<std::int64_t> resume, bool start_new) {
+  if (resume && start_new)
+    return status(error_code::invalid_argument, "sweep " + std::to_string(*resume) + ": resume it or start a new one");
   const std::string identity = sweep_identity(spec, settings);
   auto sweeps = db.sweeps();
   if (!sweeps) return sweeps.error().with_context("listing sweeps");
@@ -102,7 +104,7 @@ result<opened_sweep> open_sweep(store::run_store& db, const experiment_spec& spe
       return status(error_code::invalid_argument,
                     "sweep " + std::to_string(*resume) + " was run with another spec or search (" + found->method +
                         ", name " + found->name + "); resume it with the same spec, --set values and method");
-  } else {
+  } else if (!start_new) {
     for (const auto& sw : *sweeps)
       if (sw.name == settings.name && sw.method == to_string(settings.method) && sw.spec_yaml == identity &&
           (!found || sw.id > found->id))

@@ -19,8 +19,8 @@ result<tuning_settings> resolve_settings(tuning_settings s, const sweep_request&
 }
 
 result<sweep_session> sweep_session::open(store::run_store& db, experiment_spec spec, tuning_settings settings,
-                                          std::optional<std::int64_t> resume) {
-  auto opened = open_sweep(db, spec, settings, resume);
+                                          std::optional<std::int64_t> resume, bool start_new) {
+  auto opened = open_sweep(db, spec, settings, resume, start_new);
   if (!opened) return opened.error();
   return sweep_session(db, std::move(spec), std::move(settings), std::move(*opened));
 }

@@ -57,9 +57,11 @@ class sweep_session {
  public:
   // open_sweep (sweep.hpp): `resume` names a sweep to continue (same identity, else
   // invalid_argument); without it the newest unfinished sweep of this identity and name is
-  // resumed, else a new one begins. The sweep is claimed for this session's lifetime.
+  // resumed, else a new one begins; `start_new` begins a new one whatever is stored. The
+  // sweep is claimed for this session's lifetime.
   [[nodiscard]] static result<sweep_session> open(store::run_store& db, experiment_spec spec,
-                                                  tuning_settings settings, std::optional<std::int64_t> resume);
+                                                  tuning_settings settings, std::optional<std::int64_t> resume,
+                                                  bool start_new = false);
 
   [[nodiscard]] std::int64_t id() const noexcept { return opened_.id; }
   [[nodiscard]] bool resumed() const noexcept { return opened_.resumed; }
