@@ -49,14 +49,12 @@
 #include "rocelab/experiments/lab/calibrate_lab.hpp"
 #include "rocelab/experiments/calibration/calibration.hpp"
 #include "rocelab/experiments/lab/local_backends.hpp"
-#include "rocelab/experiments/lab/sonic_export.hpp"
+#include "rocelab/experiments/lab/sweep_exports.hpp"
 #include "rocelab/experiments/run/backend_traits.hpp"
-#include "rocelab/experiments/tuning/exports.hpp"
 #include "rocelab/experiments/tuning/sweep_session.hpp"
 #include "rocelab/experiments/tuning/tuning_answer.hpp"
 #include "rocelab/experiments/tuning/tuning_baselines.hpp"
 #include "rocelab/experiments/tuning/tuning_edges.hpp"
-#include "rocelab/experiments/tuning/tuning_report.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
 #include "rocelab/experiments/tuning/tuning_verify.hpp"
@@ -66,11 +64,6 @@ namespace {
 
 std::atomic<bool> tune_stop{false};
 void on_tune_signal(int) { tune_stop.store(true); }
-
-// Every file a sweep exports, for the check before it starts.
-const std::vector<std::string> tune_export_files{"best.yaml",      "trials.csv", "tuning.html",   "config_db.json",
-                                                 "mlx5_sysfs.txt", "export.txt", "hardware.yaml", "sim_to_real.txt",
-                                                 "calibration.yaml"};
 
 struct tune_args {
   std::string spec;
@@ -233,7 +226,7 @@ std::function<int()> setup(CLI::App& app) {
       return fail(o.error().message(), 2);
     // A directory the user named that holds exports already is refused before the sweep.
     if (!args->export_dir.empty() && !args->force)
-      if (auto st = check_outputs_absent(args->export_dir, tune_export_files); !st.ok()) return fail(st.message(), 2);
+      if (auto st = check_outputs_absent(args->export_dir, experiments::sweep_export_names()); !st.ok()) return fail(st.message(), 2);
     auto spec = experiments::load_spec_file(args->spec);
     if (!spec) return fail(spec.error().message(), 2);
     for (const std::string& set : args->sets)
@@ -385,88 +378,27 @@ std::function<int()> setup(CLI::App& app) {
         if (t.index == *answer->best_trial) best = &t;
     if (best && best->run_id) out["best"]["run"] = best->run_id;
 
-    // The winner's spec: the trial's values, or the baseline's fields.
-    result<experiments::experiment_spec> best_spec = status(error_code::not_found, "no best");
-    if (best) {
-      best_spec = experiments::apply_trial(*spec, *settings, best->values);
-    } else {
-      for (const auto& c : experiments::baseline_configs(*settings))
-        if (c.name == answer->best_baseline) best_spec = experiments::apply_baseline(*spec, c);
-    }
-    if (!best_spec) return fail(best_spec.error().message(), 1);
     const std::string dir = args->export_dir.empty() ? "runs/tune-" + std::to_string(opened->id()) : args->export_dir;
+    experiments::sweep_export_request er;
+    er.dir = dir;
+    er.switch_ports = args->ports;
+    er.nic_interface = args->nic_if;
+    er.export_for_gbps = args->export_for_gbps;
+    auto exports = experiments::sweep_export_files(opened->id(), *spec, *settings, *trials, *answer, er);
+    if (!exports) return fail(exports.error().message(), 1);
+    out["exports"] = nlohmann::json::parse(exports->json_text);
+    const std::string& refused = exports->refused;
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return fail("creating " + dir + ": " + ec.message(), 1);
-    std::string csv = "index";
-    for (const auto& p : settings->parameters) csv += "," + p.path;
-    csv += ",objective,feasible,run,error\n";
-    for (const experiments::trial& t : *trials) {
-      csv += std::to_string(t.index);
-      for (double v : experiments::applied_values(*settings, t.values)) csv += "," + nlohmann::json(v).dump();
-      csv += "," + (t.evaluated ? nlohmann::json(t.objective).dump() : std::string()) + "," +
-             (t.evaluated && t.feasible ? "1" : "0") + "," + (t.run_id ? std::to_string(t.run_id) : "") + "," +
-             (t.error.empty() ? "" : nlohmann::json(t.error).dump()) + "\n";
-    }
-    // What the exports hold: the answer of the rule, a baseline when no trial beat both.
-    const std::string answer_words = experiments::answer_choice_words(*answer);
-    const std::string header = "# The answer of sweep " + std::to_string(opened->id()) + " (" + settings->name + "): " +
-                               answer_words + "; objective " + nlohmann::json(answer->best_objective).dump() +
-                               " on the search seeds\n# " + experiments::describe(settings->objective) + "\n";
-    std::vector<std::pair<std::string, std::string>> files{
-        {"best.yaml", header + experiments::to_yaml(*best_spec)},
-        {"trials.csv", csv},
-        {"tuning.html", experiments::tuning_report_html(settings->name + " (sweep " + std::to_string(opened->id()) + ")",
-                                                        *settings, *answer)}};
-    out["exports"] = {{"dir", dir}, {"spec", dir + "/best.yaml"}, {"trials_csv", dir + "/trials.csv"},
-                      {"report", dir + "/tuning.html"}};
-
-    // Hardware exports: only a configuration in hardware units (exports.hpp).
-    result<experiments::experiment_spec> hw_spec =
-        args->export_for_gbps > 0 ? experiments::hardware_equivalent(*best_spec, args->export_for_gbps)
-                                  : result<experiments::experiment_spec>(*best_spec);
-    if (hw_spec && args->export_for_gbps <= 0)
-      if (auto st = experiments::check_hardware_export(*hw_spec); !st.ok()) hw_spec = st;
-    std::string refused;
-    if (hw_spec) {
-      experiments::export_options eo;
-      eo.switch_ports = args->ports;
-      eo.nic_interface = args->nic_if;
-      auto config_db = experiments::sonic_config_db_json(*hw_spec, eo);
-      if (!config_db) return fail(config_db.error().message(), 1);
-      const std::string target = experiments::export_target_text(*hw_spec);
-      files.emplace_back("config_db.json", *config_db);
-      files.emplace_back("mlx5_sysfs.txt", experiments::mlx5_sysfs_settings(*hw_spec, eo));
-      files.emplace_back("export.txt", "The exports of sweep " + std::to_string(opened->id()) + " are " + answer_words +
-                                           ", " + target + ".\n" +
-                                           (args->export_for_gbps > 0
-                                                ? "Derived from the answer's spec for this link speed (hardware.yaml): "
-                                                  "tune on the twin at this speed to confirm.\n"
-                                                : std::string()));
-      if (args->export_for_gbps > 0)
-        files.emplace_back("hardware.yaml", "# " + answer->best_label + " of sweep " + std::to_string(opened->id()) +
-                                                " in hardware units " + target + "\n" +
-                                                experiments::to_yaml(*hw_spec));
-      out["exports"]["sonic_config_db"] = dir + "/config_db.json";
-      out["exports"]["mlx5_sysfs"] = dir + "/mlx5_sysfs.txt";
-      out["exports"]["target"] = {{"link_gbps", hw_spec->topology.link_gbps},
-                                  {"nic", "NVIDIA ConnectX-4 or later (mlx5)"},
-                                  {"switch", "SONiC"},
-                                  {"text", target},
-                                  {"derived", args->export_for_gbps > 0}};
-      if (args->export_for_gbps > 0) out["exports"]["hardware_spec"] = dir + "/hardware.yaml";
-    } else {
-      refused = hw_spec.error().message();
-      out["exports"]["refused"] = refused;
-      // No hardware file of an earlier tuning may stay beside this one's.
-      for (const char* stale : {"config_db.json", "mlx5_sysfs.txt", "export.txt", "hardware.yaml"})
-        std::filesystem::remove(dir + "/" + stale, ec);
+    // No hardware file of an earlier tuning may stay beside this one's.
+    for (const std::string& stale : exports->stale) std::filesystem::remove(dir + "/" + stale, ec);
+    if (!refused.empty())
       std::cerr << "rocelab tune: no SONiC or mlx5 export: " << refused
                 << (args->export_for_gbps > 0 ? std::string()
                                               : ". Give --export-for <Gb/s> (e.g. 100) to derive the hardware values")
                 << "\n";
-    }
-    for (const auto& [name, text] : files)
+    for (const auto& [name, text] : exports->files)
       if (auto st = write_text(dir + "/" + name, text, output_policy(args->export_dir, args->force)); !st.ok())
         return fail(st.message(), 1);
 
