@@ -17,6 +17,7 @@
 #include "rocelab/controller/client.hpp"
 #endif
 #include "rocelab/experiments/lab/local_backends.hpp"
+#include "rocelab/experiments/lab/sweep_exports.hpp"
 #include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/experiments/tuning/tuning.hpp"
 #include "rocelab/experiments/tuning/tuning_baselines.hpp"
@@ -184,7 +185,8 @@ py::dict finish_executor(executor_handle& ex, const py::dict& e, bool interrupte
 py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const std::string& source,
               const sweep_request& request_in, const py::object& on_trial, const std::string& controller_address,
               const std::string& controller_token, std::int64_t connect_timeout_ms, const py::object& store_object,
-              const py::object& resume, std::uint32_t fresh_seeds, const py::object& executor_object) {
+              const py::object& resume, std::uint32_t fresh_seeds, const py::object& executor_object,
+              const sweep_export_request& exports, bool force) {
   const py::dict executor = executor_object.is_none() ? py::dict() : executor_object.cast<py::dict>();
   if (!executor.empty() && !controller_address.empty())
     throw_error(status(error_code::invalid_argument,
@@ -261,6 +263,7 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
   // backend; on a lab behind a controller they are not run (None).
   d["answer"] = py::none();
   d["answer_sentence"] = py::none();
+  d["exports"] = py::none();
   if (!caught && controller_address.empty()) {
     answer_options o;
     o.fresh_seeds = fresh_seeds;
@@ -273,6 +276,13 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
     }
     if (!answer->ok()) throw_error(answer->error());
     d["answer"] = answer_json_text(settings, **answer);
+    // The files `rocelab tune` exports, when export_dir= names where (sweep_exports.hpp).
+    if (!exports.dir.empty()) {
+      auto files = sweep_export_files(session ? session->id() : 0, spec, settings, (*done)->trials, **answer, exports);
+      if (!files.ok()) throw_error(files.error());
+      ok_or_throw(write_sweep_exports(*files, exports.dir, force ? existing_output::replace : existing_output::refuse));
+      d["exports"] = files->json_text;
+    }
     // The one sentence `rocelab tune` prints first under "answer".
     d["answer_sentence"] = answer_sentence(settings, **answer);
   }
@@ -305,20 +315,26 @@ void bind_tune(py::module_& m) {
          const std::string& method, std::uint32_t parallelism, const std::string& name,
          const std::string& default_name, const py::object& on_trial, const std::string& controller,
          const std::string& token, std::int64_t connect_timeout_ms, const py::object& store_object,
-         const py::object& resume, std::uint32_t fresh_seeds, const py::object& executor) {
+         const py::object& resume, std::uint32_t fresh_seeds, const py::object& executor,
+         const std::string& export_dir, double export_for_gbps, const std::vector<std::string>& ports,
+         const std::string& nic_if, bool force) {
         return tune(spec, yaml_text, source, {budget, method, parallelism, name, default_name}, on_trial, controller,
-                    token, connect_timeout_ms, store_object, resume, fresh_seeds, executor);
+                    token, connect_timeout_ms, store_object, resume, fresh_seeds, executor,
+                    {export_dir, ports, nic_if, export_for_gbps}, force);
       },
       py::arg("spec"), py::arg("tuning_yaml"), py::arg("source") = "<python>", py::arg("budget") = 0,
       py::arg("method") = "", py::arg("parallelism") = 0, py::arg("name") = "", py::arg("default_name") = "",
       py::arg("on_trial") = py::none(), py::arg("controller") = "", py::arg("token") = "",
       py::arg("connect_timeout_ms") = 5000, py::arg("store") = py::none(), py::arg("resume") = true,
-      py::arg("fresh_seeds") = 5, py::arg("executor") = py::none(),
+      py::arg("fresh_seeds") = 5, py::arg("executor") = py::none(), py::arg("export_dir") = "",
+      py::arg("export_for_gbps") = 0.0, py::arg("ports") = std::vector<std::string>{}, py::arg("nic_if") = "IF",
+      py::arg("force") = false,
         "Runs a tuning sweep (the `tuning:` section in tuning_yaml) over `spec`, here on its backend or, with "
         "controller=ADDR, each trial on the lab behind that controller, or with executor={kind, workers, ...} on "
         "workers (local processes or a Slurm job array). With store=, the sweep is kept as `rocelab tune` keeps it: "
       "resume=True continues the newest unfinished sweep of the same spec and search, False starts a new one, an "
-      "int continues that sweep");
+      "int continues that sweep. export_dir= writes the files `rocelab tune --export-dir` writes (force=: replace "
+      "them)");
 }
 
 }  // namespace rocelab::bindings

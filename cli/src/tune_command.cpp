@@ -388,19 +388,14 @@ std::function<int()> setup(CLI::App& app) {
     if (!exports) return fail(exports.error().message(), 1);
     out["exports"] = nlohmann::json::parse(exports->json_text);
     const std::string& refused = exports->refused;
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return fail("creating " + dir + ": " + ec.message(), 1);
-    // No hardware file of an earlier tuning may stay beside this one's.
-    for (const std::string& stale : exports->stale) std::filesystem::remove(dir + "/" + stale, ec);
     if (!refused.empty())
       std::cerr << "rocelab tune: no SONiC or mlx5 export: " << refused
                 << (args->export_for_gbps > 0 ? std::string()
                                               : ". Give --export-for <Gb/s> (e.g. 100) to derive the hardware values")
                 << "\n";
-    for (const auto& [name, text] : exports->files)
-      if (auto st = write_text(dir + "/" + name, text, output_policy(args->export_dir, args->force)); !st.ok())
-        return fail(st.message(), 1);
+    if (auto st = experiments::write_sweep_exports(*exports, dir, output_policy(args->export_dir, args->force));
+        !st.ok())
+      return fail(st.message(), 1);
 
     // Sim-to-real: the baselines and the best configurations again on the virtual lab,
     // each beside the twin replaying what the lab ran.

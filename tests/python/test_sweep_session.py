@@ -43,9 +43,9 @@ def _spec(tmp_path, kmin_max="200KB", file="spec.yaml"):
     return path
 
 
-def _cli_tune(spec, db, tmp_path, budget):
+def _cli_tune(spec, db, tmp_path, budget, *more):
     done = run_cli("tune", str(spec), "--db", db, "--budget", str(budget), "--fresh-seeds", "2", "--json", "--quiet",
-                   "--export-dir", str(tmp_path / "exports"), "--force", cwd=tmp_path)
+                   "--export-dir", str(tmp_path / "exports"), "--force", *more, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -111,3 +111,15 @@ def test_a_three_repeat_rocelab_run_loads_back_with_repeats_0_1_and_2(db, tmp_pa
     with rocelab.open_store(db) as store:
         assert store.runs()["id"].tolist() == [run_id]
         assert sorted(store.load(run_id).flows["repeat"].unique()) == [0, 1, 2]
+
+
+def test_lab_tune_writes_the_exports_rocelab_tune_writes(lab, db, tmp_path):
+    spec = _spec(tmp_path)
+    result = lab.tune(spec, budget=3, progress=False, fresh_seeds=2, export_dir=tmp_path / "py")
+    # The same sweep answered again by the CLI: nothing left to run, the same files.
+    cli = _cli_tune(spec, db, tmp_path, len(result.trials), "--resume", str(result.sweep_id))
+    assert cli["sweep"] == result.sweep_id and cli["resumed_trials"] == len(result.trials)
+    assert set(result.exports) == set(cli["exports"])
+    for name in ("best.yaml", "trials.csv", "tuning.html"):
+        assert (tmp_path / "py" / name).exists() and (tmp_path / "exports" / name).exists()
+    assert (tmp_path / "py" / "trials.csv").read_text() == (tmp_path / "exports" / "trials.csv").read_text()

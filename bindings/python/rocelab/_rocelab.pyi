@@ -65,10 +65,12 @@ def tune(spec: Spec, tuning_yaml: str, source: str = ..., budget: int = ..., met
          on_trial: Optional[Callable[[dict[str, Any], dict[str, str]], None]] = ...,
          controller: str = ..., token: str = ..., connect_timeout_ms: int = ..., store: Optional[Store] = ...,
          resume: bool | int = ..., fresh_seeds: int = ...,
-         executor: Optional[dict[str, Any]] = ...) -> dict[str, Any]:
+         executor: Optional[dict[str, Any]] = ..., export_dir: str = ..., export_for_gbps: float = ...,
+         ports: list[str] = ..., nic_if: str = ..., force: bool = ...) -> dict[str, Any]:
     """{settings, trials, best, interrupted, executor, answer, answer_sentence, sweep,
-    resumed_trials}: with store, the sweep rocelab tune keeps (opened or resumed by the
-    same identity, each trial stored before on_trial(trial, applied) sees it); answer is
+    resumed_trials, exports}: with store, the sweep rocelab tune keeps (opened or resumed by
+    the same identity, each trial stored before on_trial(trial, applied) sees it); exports
+    the JSON text naming the files written to export_dir (None without one); answer is
     the JSON text of the baselines, the best among trials and baselines (ci, at_edge) and
     the Pareto front, answer_sentence the one sentence `rocelab tune` prints first under
     "answer"; both None on a controller's lab or when interrupted. executor: {kind: local |

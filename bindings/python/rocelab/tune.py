@@ -64,6 +64,9 @@ class TuningResult:
     - ``trials``: one row per trial (DataFrame, made once); ``best_overrides``.
     - ``decision``, ``baselines``, ``pareto``: the rule's outcome and its evidence;
       ``answer_data`` all of it as ``rocelab tune --json`` reports it.
+    - ``exports``: with ``export_dir=``, the files written there as ``rocelab tune --json``
+      names them (best.yaml, trials.csv, tuning.html, and the SONiC and mlx5 settings for a
+      hardware configuration, or why there are none); else None.
     """
 
     def __init__(self, settings, trials, best, applied, sweep_id=None, answer_data=None, answer=None,
@@ -75,6 +78,7 @@ class TuningResult:
         self.answer = answer
         self.answer_data = answer_data
         self.executor = executor  # executor=: kind, workers, controller, slurm_job, slurm_tasks
+        self.exports = None
         self.placement = dict(placement or {})  # trial index -> where it ran (worker.slurm_job, worker.node, ...)
         self.baselines = answer_data["baselines"] if answer_data else {}
         # The rule's outcome (docs/tuning.md, "The rule"): answer, contender, per-baseline
@@ -244,7 +248,8 @@ def _executor(executor, workers, slurm, listen, work_dir):
 
 def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=None, method=None, parallelism=None,
          name=None, seed=None, require_complete=None, callback=None, progress=True, overrides=None, resume=True,
-         fresh_seeds=5, executor=None, workers=None, slurm=None, listen=None, work_dir=None):
+         fresh_seeds=5, executor=None, workers=None, slurm=None, listen=None, work_dir=None, export_dir=None,
+         export_for_gbps=None, force=False):
     executor_args = _executor(executor, workers, slurm, listen, work_dir)
     exp = lab._prepare(spec, overrides)
     base = exp.build()
@@ -298,13 +303,16 @@ def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=No
         remote = dict(controller=lab.address, token=lab._token, connect_timeout_ms=int(lab.connect_timeout_s * 1000))
     try:
         out = _rocelab.tune(base, text, on_trial=on_trial, **args, **remote, store=store, resume=resume,
-                            fresh_seeds=fresh_seeds, executor=executor_args)
+                            fresh_seeds=fresh_seeds, executor=executor_args,
+                            export_dir=os.fspath(export_dir) if export_dir is not None else "",
+                            export_for_gbps=export_for_gbps or 0.0, force=force)
     finally:
         bar.close()
     sweep_id = out["sweep"]
     answer_data = json.loads(out["answer"]) if out.get("answer") else None
     result = TuningResult(out["settings"], out["trials"], out["best"], applied, sweep_id, answer_data,
                           out["answer_sentence"], out.get("executor"), placements)
+    result.exports = json.loads(out["exports"]) if out.get("exports") else None
     failure = (result.executor or {}).get("failure")
     if failure and out["interrupted"] is None and len(out["trials"]) < out["settings"]["budget"]:
         raise RocelabError(f"the sweep's workers failed: {failure}; the {len(out['trials'])} trials that ran are "

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 #include "rocelab/experiments/lab/sonic_export.hpp"
 #include "rocelab/experiments/tuning/exports.hpp"
 #include "rocelab/experiments/tuning/tuning_answer.hpp"
@@ -103,6 +105,16 @@ result<sweep_exports> sweep_export_files(std::int64_t sweep, const experiment_sp
   }
   out.json_text = j.dump();
   return out;
+}
+
+status write_sweep_exports(const sweep_exports& exports, const std::string& dir, existing_output existing) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return status(error_code::io_error, "creating " + dir + ": " + ec.message());
+  for (const std::string& stale : exports.stale) std::filesystem::remove(dir + "/" + stale, ec);
+  for (const auto& [name, text] : exports.files)
+    ROCELAB_RETURN_IF_ERROR(write_output_file(dir + "/" + name, text, existing));
+  return status::success();
 }
 
 }  // namespace rocelab::experiments

@@ -5,13 +5,14 @@
 // hardware configuration (or `export_for_gbps` derives one, hardware.yaml) the SONiC
 // config_db JSON, the mlx5 sysfs settings and export.txt naming the target. In the lab
 // adapter because the config_db comes from the SONiC driver's emitter (sonic_export.hpp).
-// Pure: the texts, not the files; the caller writes them with its own overwrite policy.
+// sweep_export_files is pure (the texts); write_sweep_exports writes them.
 
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "rocelab/common/output_file.hpp"
 #include "rocelab/common/result.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/experiments/tuning/tuning.hpp"
@@ -44,5 +45,11 @@ struct sweep_exports {
                                                        const tuning_settings& settings,
                                                        const std::vector<trial>& trials, const tuning_answer& answer,
                                                        const sweep_export_request& request);
+
+// Creates `dir`, removes the stale hardware files there, writes every file through
+// output_file (`existing`: refuse an output that is there already, or replace it).
+// Errors: the directory or a file cannot be made, naming it.
+[[nodiscard]] status write_sweep_exports(const sweep_exports& exports, const std::string& dir,
+                                         existing_output existing);
 
 }  // namespace rocelab::experiments
