@@ -344,6 +344,9 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
     store::append_options batches;
     batches.cancel_requested = request.cancel_requested;
     bool store_cancelled = false;
+    // Every repeat says its index even when the store stops before it: the caller keeps
+    // the records (a run directory's records.db, for `rocelab runs import`).
+    for (std::uint32_t i = 0; i < ran->repeats.size(); ++i) set_repeat(ran->repeats[i], i);
     for (std::uint32_t i = 0; i < ran->repeats.size(); ++i) {
       if (store_cancelled) break;
       if (auto st = stored.session->append_repeat(i, ran->repeats[i], batches); !st.ok()) {
