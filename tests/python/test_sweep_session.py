@@ -116,8 +116,9 @@ def test_a_three_repeat_rocelab_run_loads_back_with_repeats_0_1_and_2(db, tmp_pa
 def test_lab_tune_writes_the_exports_rocelab_tune_writes(lab, db, tmp_path):
     spec = _spec(tmp_path)
     result = lab.tune(spec, budget=3, progress=False, fresh_seeds=2, export_dir=tmp_path / "py")
-    # The same sweep answered again by the CLI: nothing left to run, the same files.
-    cli = _cli_tune(spec, db, tmp_path, len(result.trials), "--resume", str(result.sweep_id))
+    # The same sweep answered again by the CLI with the same budget: nothing left to run
+    # (a widening is decided as it was), the same files.
+    cli = _cli_tune(spec, db, tmp_path, 3, "--resume", str(result.sweep_id))
     assert cli["sweep"] == result.sweep_id and cli["resumed_trials"] == len(result.trials)
     assert set(result.exports) == set(cli["exports"])
     for name in ("best.yaml", "trials.csv", "tuning.html"):
