@@ -54,7 +54,8 @@ def test_tune_from_the_spec_file_with_callback_and_store(lab, db, capsys):
     assert sorted(t["index"] for t in stored) == list(range(n))
     # The winner as overrides re-runs to the same objective's ingredients.
     if result.best["index"] is not None:
-        again = lab.run(EXAMPLES / "tune-incast.yaml", overrides=result.best_overrides)
+        # The trial's run holds its 3 common seeds as repeats: the same 3 repeats again.
+        again = lab.run(EXAMPLES / "tune-incast.yaml", overrides={**result.best_overrides, "repeats": 3})
         best_run = store.load(int(trials.loc[trials["index"] == result.best["index"], "run_id"].iloc[0]))
         assert again.summary()["slowdown"] == best_run.summary()["slowdown"]
 
