@@ -53,7 +53,12 @@ class Records:
 def synthetic_flows(n: int, seed: int = ...) -> Records: ...
 def run_experiment(spec: Spec, on_repeat: Optional[Callable[[int, int], None]] = ..., lab_name: str = ...,
                    rocelab_binary: str = ..., keep_lab: bool = ..., capture: bool = ..., log_dir: str = ...,
-                   poll_ms: int = ...) -> dict[str, Any]: ...
+                   poll_ms: int = ..., store: Optional[Store] = ..., name: str = ...,
+                   parameters: dict[str, str] = ...) -> dict[str, Any]:
+    """{seeds, repeats, interrupted, error, run_id, status}: with store, the run is stored
+    through the run session `rocelab run` uses (one run, each repeat's records as that
+    repeat); run_id and status are its id and ending, else None."""
+    ...
 def summary_json(repeats: list[Records], seeds: list[int], run_id: str = ..., backend: str = ...,
                  name: str = ...) -> str: ...
 def report_html(records: Records, spec_yaml: str, seed: int, run_id: str = ..., name: str = ..., backend: str = ...,
