@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <chrono>
+#include <limits>
 #include <yaml-cpp/yaml.h>
 
 #include "rocelab/experiments/calibration/calibration_store.hpp"
@@ -10,12 +11,25 @@
 
 namespace rocelab::experiments {
 
+namespace {
+
+// The initial points the section asks for (its own, else the default for its dimension),
+// not initial_points(s), which a budget below them clips: the budget is not the identity,
+// so a sweep begun with a small budget continues with a larger one.
+std::uint32_t asked_initial_points(const tuning_settings& s) {
+  tuning_settings unclipped = s;
+  unclipped.budget = std::numeric_limits<std::uint32_t>::max();
+  return initial_points(unclipped);
+}
+
+}  // namespace
+
 std::string sweep_identity(const experiment_spec& spec, const tuning_settings& s) {
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "tuning" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "method" << YAML::Value << to_string(s.method);
   out << YAML::Key << "seed" << YAML::Value << s.seed;
-  out << YAML::Key << "initial_points" << YAML::Value << initial_points(s);
+  out << YAML::Key << "initial_points" << YAML::Value << asked_initial_points(s);
   out << YAML::Key << "seeds" << YAML::Value << s.seeds;
   out << YAML::Key << "parameters" << YAML::Value << YAML::BeginSeq;
   for (const tuning_parameter& p : s.parameters) {
