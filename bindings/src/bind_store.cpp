@@ -1,7 +1,9 @@
 // The run store (store/run_store.hpp) from Python: where lab.run() keeps its runs and
 // where rocelab.open_store(path).runs() reads them back (read-only opens work while a
 // run is being written). The Python object owns the connection until close()
-// (store_handle.hpp).
+// (store_handle.hpp). Python reads runs and sweeps here; it writes them only through the
+// run and sweep sessions every front end uses (bind_run.cpp's run_experiment(store=),
+// bind_tune.cpp's tune(store=)), so a run is stored one way.
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
@@ -85,12 +87,6 @@ py::dict key_results(const store::run_store& s, std::int64_t id) {
   return d;
 }
 
-store::run_status parse_status(const std::string& text) {
-  auto s = store::parse_run_status(text);
-  if (!s) throw_error(s.error(), "store");
-  return *s;
-}
-
 }  // namespace
 
 void bind_store(py::module_& m) {
@@ -109,50 +105,6 @@ void bind_store(py::module_& m) {
       .def_property_readonly("closed", &store_handle::closed)
       .def("close", &store_handle::close, "Closes the database connection; every later use raises StoreError")
       .def(
-          "begin_run",
-          [](store_handle& h, const std::string& name, const std::string& backend, std::uint64_t seed,
-             const std::string& spec_yaml, const std::map<std::string, std::string>& parameters,
-             std::optional<std::int64_t> sweep) {
-            auto& s = h.get();
-            store::new_run r{name, backend, seed, spec_yaml, parameters, sweep};
-            py::gil_scoped_release release;
-            return value_or_throw(s.begin_run(r), "store");
-          },
-          py::arg("name"), py::arg("backend"), py::arg("seed"), py::arg("spec_yaml"), py::arg("parameters"),
-          py::arg("sweep") = std::nullopt)
-      .def(
-          "append",
-          [](store_handle& h, std::int64_t run, const records_ptr& records) {
-            auto& s = h.get();
-            py::gil_scoped_release release;
-            ok_or_throw(s.append(run, *records), "store");
-          },
-          py::arg("run"), py::arg("records"))
-      .def(
-          "finish",
-          [](store_handle& h, std::int64_t run, const std::string& final_status, const std::string& error) {
-            auto& s = h.get();
-            const auto st = parse_status(final_status);
-            py::gil_scoped_release release;
-            ok_or_throw(s.finish(run, st, error), "store");
-          },
-          py::arg("run"), py::arg("status"), py::arg("error") = "")
-      .def(
-          "finish_ran",
-          [](store_handle& h, std::int64_t run, const std::vector<records_ptr>& repeats) {
-            auto& s = h.get();
-            const auto all = pointers(repeats);
-            result<store::run_ending> ending = status(error_code::internal, "not finished");
-            {
-              py::gil_scoped_release release;
-              ending = store::finish_ran(s, run, all);
-            }
-            return ending_dict(value_or_throw(std::move(ending), "store"));
-          },
-          py::arg("run"), py::arg("repeats"),
-          "Finishes a run that ran to its end: completed, or partial when fewer flows completed than it has or a "
-          "host was lost (store/run_ending.hpp). Returns {status, flows, completed, note}.")
-      .def(
           "runs",
           [](store_handle& h, bool with_spec) {
             auto& s = h.get();
@@ -170,19 +122,6 @@ void bind_store(py::module_& m) {
       .def(
           "run", [](store_handle& h, std::int64_t id) { return info_dict(value_or_throw(h.get().run(id), "store")); },
           py::arg("id"))
-      .def(
-          "begin_sweep",
-          [](store_handle& h, const std::string& name, const std::string& method, const std::string& spec_yaml,
-             std::uint32_t budget) {
-            auto& s = h.get();
-            store::sweep_info w;
-            w.name = name;
-            w.method = method;
-            w.spec_yaml = spec_yaml;
-            w.budget = budget;
-            return value_or_throw(s.begin_sweep(w), "store");
-          },
-          py::arg("name"), py::arg("method"), py::arg("spec_yaml"), py::arg("budget"))
       .def("sweeps",
            [](store_handle& h) {
              auto& s = h.get();
@@ -195,16 +134,6 @@ void bind_store(py::module_& m) {
              }
              return out;
            })
-      .def(
-          "add_trial",
-          [](store_handle& h, std::int64_t sweep, std::uint32_t index, const std::map<std::string, double>& params,
-             double objective, bool feasible, std::optional<std::int64_t> run, const std::string& metrics_json) {
-            auto& s = h.get();
-            store::trial_record t{sweep, index, params, objective, feasible, run, metrics_json};
-            ok_or_throw(s.add_trial(t), "store");
-          },
-          py::arg("sweep"), py::arg("index"), py::arg("params"), py::arg("objective"), py::arg("feasible"),
-          py::arg("run") = std::nullopt, py::arg("metrics_json") = "")
       .def(
           "trials",
           [](store_handle& h, std::int64_t sweep) {

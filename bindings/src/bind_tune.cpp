@@ -17,11 +17,13 @@
 #include "rocelab/controller/client.hpp"
 #endif
 #include "rocelab/experiments/lab/local_backends.hpp"
+#include "rocelab/experiments/lab/sweep_exports.hpp"
 #include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/experiments/tuning/tuning.hpp"
 #include "rocelab/experiments/tuning/tuning_baselines.hpp"
 #include "rocelab/experiments/tuning/tuning_edges.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
+#include "rocelab/experiments/tuning/sweep_session.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
 #include "rocelab/store/run_store.hpp"
 
@@ -67,21 +69,26 @@ py::dict settings_dict(const tuning_settings& s) {
   return d;
 }
 
+// The settings as `rocelab tune` resolves them (sweep_session.hpp, resolve_settings).
 tuning_settings settings_from(const experiment_spec& spec, const std::string& yaml_text, const std::string& source,
-                              std::uint32_t budget, const std::string& method, std::uint32_t parallelism,
-                              const std::string& name) {
-  auto s = load_tuning(yaml_text, source, spec);
+                              const sweep_request& request) {
+  auto loaded = load_tuning(yaml_text, source, spec);
+  if (!loaded) throw_spec_error(loaded.error());
+  auto s = resolve_settings(std::move(*loaded), request);
   if (!s) throw_spec_error(s.error());
-  if (budget > 0) s->budget = budget;
-  if (parallelism > 0) s->parallelism = parallelism;
-  if (!name.empty()) s->name = name;
-  if (!method.empty()) {
-    auto m = parse_tuning_method(method);
-    if (!m) throw_spec_error(m.error(), "tuning.method");
-    s->method = *m;
-  }
-  if (auto st = validate(*s); !st.ok()) throw_spec_error(st);
   return std::move(*s);
+}
+
+// resume=: True (or None) resumes the newest unfinished sweep of the same identity, False
+// starts a new one, an int continues that sweep.
+struct resume_choice {
+  std::optional<std::int64_t> sweep;
+  bool start_new = false;
+};
+resume_choice resume_from(const py::object& resume) {
+  if (resume.is_none()) return {};
+  if (py::isinstance<py::bool_>(resume)) return {std::nullopt, !resume.cast<bool>()};
+  return {resume.cast<std::int64_t>(), false};
 }
 
 // Trials on a lab behind a controller: each trial's spec is submitted as `rocelab run
@@ -172,32 +179,28 @@ py::dict finish_executor(executor_handle& ex, const py::dict& e, bool interrupte
   return d;
 }
 
-// on_trial(trial: dict, repeats: [Records], seeds, spec_yaml, applied) -> run id (int) or None.
+// on_trial(trial: dict, applied: {path: text}) after each trial, once the sweep session
+// stored it (trial["run_id"] is its run). With `store`, the sweep is the one `rocelab tune`
+// keeps: opened or resumed by the same identity (sweep_session.hpp).
 py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const std::string& source,
-              std::uint32_t budget, const std::string& method, std::uint32_t parallelism, const std::string& name,
-              const py::object& on_trial, const py::list& history_in, const std::string& controller_address,
+              const sweep_request& request_in, const py::object& on_trial, const std::string& controller_address,
               const std::string& controller_token, std::int64_t connect_timeout_ms, const py::object& store_object,
-              std::int64_t sweep, std::uint32_t fresh_seeds, const py::object& executor_object) {
-  tuning_settings settings = settings_from(spec, yaml_text, source, budget, method, parallelism, name);
-  if (!controller_address.empty()) settings.parallelism = 1;
+              const py::object& resume, std::uint32_t fresh_seeds, const py::object& executor_object,
+              const sweep_export_request& exports, bool force) {
   const py::dict executor = executor_object.is_none() ? py::dict() : executor_object.cast<py::dict>();
   if (!executor.empty() && !controller_address.empty())
     throw_error(status(error_code::invalid_argument,
                        "executor= runs a sweep's trials on workers of the twin; a lab behind a controller runs them "
                        "itself (tune on rocelab.twin())"));
+  sweep_request request = request_in;
   // With workers, as many trials in flight as workers (as `rocelab tune --executor`).
-  if (!executor.empty() && executor.contains("workers")) settings.parallelism = executor["workers"].cast<std::uint32_t>();
-  std::vector<trial> history;
-  for (const auto& h : history_in) {
-    const py::dict d = h.cast<py::dict>();
-    trial t;
-    t.index = d["index"].cast<std::uint32_t>();
-    for (const auto& p : settings.parameters) t.values.push_back(d["values"][py::str(p.path)].cast<double>());
-    t.evaluated = d["evaluated"].cast<bool>();
-    t.objective = d["objective"].cast<double>();
-    t.feasible = d["feasible"].cast<bool>();
-    t.metrics_json = d.contains("metrics_json") ? d["metrics_json"].cast<std::string>() : std::string();
-    history.push_back(std::move(t));
+  if (!executor.empty() && executor.contains("workers")) request.parallelism = executor["workers"].cast<std::uint32_t>();
+  tuning_settings settings = settings_from(spec, yaml_text, source, request);
+  if (!controller_address.empty()) settings.parallelism = 1;
+  std::optional<sweep_session> session;
+  if (store::run_store* db = store_argument(store_object)) {
+    const resume_choice choice = resume_from(resume);
+    session.emplace(value_or_throw(sweep_session::open(*db, spec, settings, choice.sweep, choice.start_new), "store"));
   }
   std::atomic<bool> stop{false};
   py::object caught;
@@ -209,9 +212,6 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
     py::gil_scoped_acquire gil;
     try {
       if (!on_trial.is_none()) {
-        py::list repeats;
-        for (auto& r : payload.repeats) repeats.append(std::make_shared<run_records>(std::move(r)));
-        payload.repeats.clear();
         py::dict td = trial_dict(settings, t);
         // Where the trial ran (worker.slurm_job, worker.node, ...): stored beside its
         // parameters, as `rocelab tune --executor` stores them.
@@ -219,8 +219,7 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
 #ifdef ROCELAB_HAVE_CONTROLLER_CLIENT
         td["workers"] = workers ? workers->progress() : std::string();
 #endif
-        py::object run_id = on_trial(td, repeats, payload.seeds, payload.spec_yaml, payload.applied);
-        if (!run_id.is_none()) t.run_id = run_id.cast<std::int64_t>();
+        on_trial(td, payload.applied);
       }
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     } catch (py::error_already_set& e) {
@@ -240,7 +239,8 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
                  ? spec_evaluator(spec, s, local_backends())
                  : spec_evaluator(spec, s, controller_runner(controller_address, controller_token, connect_timeout_ms));
     };
-    done.emplace(run_sweep_with_edges(spec, settings, make_evaluator, std::move(history), hooks));
+    done.emplace(session ? session->run(make_evaluator, hooks)
+                         : run_sweep_with_edges(spec, settings, make_evaluator, {}, hooks));
   }
   py::object executor_out = py::none();
   if (!executor.empty())
@@ -256,26 +256,33 @@ py::dict tune(const experiment_spec& spec, const std::string& yaml_text, const s
   d["best"] = best ? py::object(trial_dict(settings, *best)) : py::object(py::none());
   d["interrupted"] = caught ? caught : py::object(py::none());
   d["executor"] = executor_out;
+  d["sweep"] = session ? py::object(py::int_(session->id())) : py::object(py::none());
+  d["resumed_trials"] = session ? session->stored_trials().size() : 0;
   // The answer (tuning_baselines.hpp): baselines, the best among trials and baselines
   // with its interval on fresh seeds, the front. The baselines run here on the spec's
   // backend; on a lab behind a controller they are not run (None).
   d["answer"] = py::none();
   d["answer_sentence"] = py::none();
+  d["exports"] = py::none();
   if (!caught && controller_address.empty()) {
     answer_options o;
     o.fresh_seeds = fresh_seeds;
     o.parallelism = settings.parallelism;
-    if (!store_object.is_none()) {
-      o.db = store_argument(store_object);
-      o.sweep = sweep;
-    }
     std::optional<result<tuning_answer>> answer;
     {
       py::gil_scoped_release release;
-      answer.emplace(answer_tuning(spec, settings, (*done)->trials, o, local_config_runner(local_backends())));
+      answer.emplace(session ? session->answer(**done, o, local_config_runner(local_backends()))
+                             : answer_tuning(spec, settings, (*done)->trials, o, local_config_runner(local_backends())));
     }
     if (!answer->ok()) throw_error(answer->error());
     d["answer"] = answer_json_text(settings, **answer);
+    // The files `rocelab tune` exports, when export_dir= names where (sweep_exports.hpp).
+    if (!exports.dir.empty()) {
+      auto files = sweep_export_files(session ? session->id() : 0, spec, settings, (*done)->trials, **answer, exports);
+      if (!files.ok()) throw_error(files.error());
+      ok_or_throw(write_sweep_exports(*files, exports.dir, force ? existing_output::replace : existing_output::refuse));
+      d["exports"] = files->json_text;
+    }
     // The one sentence `rocelab tune` prints first under "answer".
     d["answer_sentence"] = answer_sentence(settings, **answer);
   }
@@ -294,20 +301,40 @@ void bind_tune(py::module_& m) {
   m.def(
       "tuning_settings",
       [](const experiment_spec& spec, const std::string& yaml_text, const std::string& source, std::uint32_t budget,
-         const std::string& method, std::uint32_t parallelism, const std::string& name) {
-        return settings_dict(settings_from(spec, yaml_text, source, budget, method, parallelism, name));
+         const std::string& method, std::uint32_t parallelism, const std::string& name,
+         const std::string& default_name) {
+        return settings_dict(
+            settings_from(spec, yaml_text, source, {budget, method, parallelism, name, default_name}));
       },
       py::arg("spec"), py::arg("tuning_yaml"), py::arg("source") = "<python>", py::arg("budget") = 0,
-      py::arg("method") = "", py::arg("parallelism") = 0, py::arg("name") = "",
+      py::arg("method") = "", py::arg("parallelism") = 0, py::arg("name") = "", py::arg("default_name") = "",
       "The sweep settings a tuning section resolves to (validated), as a dict");
-  m.def("tune", &tune, py::arg("spec"), py::arg("tuning_yaml"), py::arg("source") = "<python>",
-        py::arg("budget") = 0, py::arg("method") = "", py::arg("parallelism") = 0, py::arg("name") = "",
-        py::arg("on_trial") = py::none(), py::arg("history") = py::list(), py::arg("controller") = "",
-        py::arg("token") = "", py::arg("connect_timeout_ms") = 5000, py::arg("store") = py::none(),
-        py::arg("sweep") = 0, py::arg("fresh_seeds") = 5, py::arg("executor") = py::none(),
+  m.def(
+      "tune",
+      [](const experiment_spec& spec, const std::string& yaml_text, const std::string& source, std::uint32_t budget,
+         const std::string& method, std::uint32_t parallelism, const std::string& name,
+         const std::string& default_name, const py::object& on_trial, const std::string& controller,
+         const std::string& token, std::int64_t connect_timeout_ms, const py::object& store_object,
+         const py::object& resume, std::uint32_t fresh_seeds, const py::object& executor,
+         const std::string& export_dir, double export_for_gbps, const std::vector<std::string>& ports,
+         const std::string& nic_if, bool force) {
+        return tune(spec, yaml_text, source, {budget, method, parallelism, name, default_name}, on_trial, controller,
+                    token, connect_timeout_ms, store_object, resume, fresh_seeds, executor,
+                    {export_dir, ports, nic_if, export_for_gbps}, force);
+      },
+      py::arg("spec"), py::arg("tuning_yaml"), py::arg("source") = "<python>", py::arg("budget") = 0,
+      py::arg("method") = "", py::arg("parallelism") = 0, py::arg("name") = "", py::arg("default_name") = "",
+      py::arg("on_trial") = py::none(), py::arg("controller") = "", py::arg("token") = "",
+      py::arg("connect_timeout_ms") = 5000, py::arg("store") = py::none(), py::arg("resume") = true,
+      py::arg("fresh_seeds") = 5, py::arg("executor") = py::none(), py::arg("export_dir") = "",
+      py::arg("export_for_gbps") = 0.0, py::arg("ports") = std::vector<std::string>{}, py::arg("nic_if") = "IF",
+      py::arg("force") = false,
         "Runs a tuning sweep (the `tuning:` section in tuning_yaml) over `spec`, here on its backend or, with "
         "controller=ADDR, each trial on the lab behind that controller, or with executor={kind, workers, ...} on "
-        "workers (local processes or a Slurm job array)");
+        "workers (local processes or a Slurm job array). With store=, the sweep is kept as `rocelab tune` keeps it: "
+      "resume=True continues the newest unfinished sweep of the same spec and search, False starts a new one, an "
+      "int continues that sweep. export_dir= writes the files `rocelab tune --export-dir` writes (force=: replace "
+      "them)");
 }
 
 }  // namespace rocelab::bindings

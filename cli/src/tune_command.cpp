@@ -49,14 +49,12 @@
 #include "rocelab/experiments/lab/calibrate_lab.hpp"
 #include "rocelab/experiments/calibration/calibration.hpp"
 #include "rocelab/experiments/lab/local_backends.hpp"
-#include "rocelab/experiments/lab/sonic_export.hpp"
+#include "rocelab/experiments/lab/sweep_exports.hpp"
 #include "rocelab/experiments/run/backend_traits.hpp"
-#include "rocelab/experiments/tuning/exports.hpp"
-#include "rocelab/experiments/tuning/sweep.hpp"
+#include "rocelab/experiments/tuning/sweep_session.hpp"
 #include "rocelab/experiments/tuning/tuning_answer.hpp"
 #include "rocelab/experiments/tuning/tuning_baselines.hpp"
 #include "rocelab/experiments/tuning/tuning_edges.hpp"
-#include "rocelab/experiments/tuning/tuning_report.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
 #include "rocelab/experiments/tuning/tuning_verify.hpp"
@@ -66,11 +64,6 @@ namespace {
 
 std::atomic<bool> tune_stop{false};
 void on_tune_signal(int) { tune_stop.store(true); }
-
-// Every file a sweep exports, for the check before it starts.
-const std::vector<std::string> tune_export_files{"best.yaml",      "trials.csv", "tuning.html",   "config_db.json",
-                                                 "mlx5_sysfs.txt", "export.txt", "hardware.yaml", "sim_to_real.txt",
-                                                 "calibration.yaml"};
 
 struct tune_args {
   std::string spec;
@@ -233,7 +226,7 @@ std::function<int()> setup(CLI::App& app) {
       return fail(o.error().message(), 2);
     // A directory the user named that holds exports already is refused before the sweep.
     if (!args->export_dir.empty() && !args->force)
-      if (auto st = check_outputs_absent(args->export_dir, tune_export_files); !st.ok()) return fail(st.message(), 2);
+      if (auto st = check_outputs_absent(args->export_dir, experiments::sweep_export_names()); !st.ok()) return fail(st.message(), 2);
     auto spec = experiments::load_spec_file(args->spec);
     if (!spec) return fail(spec.error().message(), 2);
     for (const std::string& set : args->sets)
@@ -241,31 +234,28 @@ std::function<int()> setup(CLI::App& app) {
     if (auto st = experiments::validate(*spec); !st.ok()) return fail(st.message(), 2);
     if (!experiments::backend_traits_of(spec->backend).simulated)
       return fail("sweeps run on the twin (backend: twin); the virtual lab re-checks the best with --verify", 2);
-    auto settings = experiments::load_tuning_file(args->spec, *spec);
+    auto loaded = experiments::load_tuning_file(args->spec, *spec);
+    if (!loaded) return fail(loaded.error().message(), 2);
+    experiments::sweep_request request;
+    request.budget = args->budget;
+    request.parallelism = executor ? args->exec.workers : args->jobs;
+    request.name = args->name;
+    request.method = args->method;
+    request.default_name = std::filesystem::path(args->spec).stem().string();
+    auto settings = experiments::resolve_settings(std::move(*loaded), request);
     if (!settings) return fail(settings.error().message(), 2);
-    if (args->budget) settings->budget = args->budget;
-    if (args->jobs) settings->parallelism = args->jobs;
-    if (executor) settings->parallelism = args->exec.workers;
-    if (!args->name.empty()) settings->name = args->name;
-    if (settings->name.empty()) settings->name = std::filesystem::path(args->spec).stem().string();
-    if (!args->method.empty()) {
-      auto m = experiments::parse_tuning_method(args->method);
-      if (!m) return fail(m.error().message(), 2);
-      settings->method = *m;
-    }
-    if (auto st = experiments::validate(*settings); !st.ok()) return fail(st.message(), 2);
 
     auto db = store::run_store::open(args->db);
     if (!db) return fail(db.error().message(), 1);
-    auto opened = experiments::open_sweep(*db, *spec, *settings,
-                                          args->resume ? std::optional<std::int64_t>(args->resume) : std::nullopt);
+    auto opened = experiments::sweep_session::open(
+        *db, *spec, *settings, args->resume ? std::optional<std::int64_t>(args->resume) : std::nullopt);
     if (!opened) return fail(opened.error().message(), opened.error().code() == error_code::invalid_argument ? 2 : 1);
     const std::uint32_t total = experiments::planned_trials(*settings);
-    if (opened->resumed)
-      std::cerr << "rocelab tune: resuming sweep " << opened->id << " (" << settings->name << ") at trial "
-                << opened->trials.size() << " of " << total << "\n";
+    if (opened->resumed())
+      std::cerr << "rocelab tune: resuming sweep " << opened->id() << " (" << settings->name << ") at trial "
+                << opened->stored_trials().size() << " of " << total << "\n";
     else
-      std::cerr << "rocelab tune: sweep " << opened->id << " (" << settings->name << "), "
+      std::cerr << "rocelab tune: sweep " << opened->id() << " (" << settings->name << "), "
                 << experiments::to_string(settings->method) << ", " << total << " trials, "
                 << settings->parallelism << " at a time, into " << args->db << "\n";
     std::cerr << "rocelab tune: minimizing " << experiments::describe(settings->objective) << "\n";
@@ -289,15 +279,14 @@ std::function<int()> setup(CLI::App& app) {
       workers = std::move(*started);
     }
     std::map<std::uint32_t, std::map<std::string, std::string>> placements;  // trial index -> where it ran
-    const std::size_t resumed_trials = opened->trials.size();
-    std::vector<experiments::trial> done = opened->trials;
+    const std::size_t resumed_trials = opened->stored_trials().size();
+    std::vector<experiments::trial> done = opened->stored_trials();
     progress_bar bar(total, *settings, args->quiet);
-    auto store_hook = experiments::store_trials(*db, opened->id, *spec, *settings);
     experiments::sweep_hooks hooks;
     hooks.stop = &tune_stop;
     if (workers) bar.workers = [&workers] { return workers->progress(); };
+    // After the session stored the trial.
     hooks.on_trial = [&](experiments::trial& t, experiments::trial_payload& p) -> status {
-      ROCELAB_RETURN_IF_ERROR(store_hook(t, p));
       if (!p.placement.empty()) placements[t.index] = p.placement;
       done.push_back(t);
       bar.update(done, t);
@@ -308,7 +297,7 @@ std::function<int()> setup(CLI::App& app) {
       return workers ? experiments::spec_evaluator(*spec, s, workers->runner())
                      : experiments::spec_evaluator(*spec, s, experiments::local_backends());
     };
-    auto swept = experiments::run_sweep_with_edges(*spec, *settings, make_evaluator, opened->trials, hooks);
+    auto swept = opened->run(make_evaluator, hooks);
     bar.finish();
     std::string workers_failed;
     nlohmann::json executor_json;
@@ -335,14 +324,14 @@ std::function<int()> setup(CLI::App& app) {
     const bool interrupted = swept->interrupted;
     if (interrupted && !workers_failed.empty() && !tune_stop.load())
       return fail("the sweep's workers failed: " + workers_failed + "; what ran is stored, resume with: rocelab tune " +
-                      args->spec + " --resume " + std::to_string(opened->id) + " --db " + args->db,
+                      args->spec + " --resume " + std::to_string(opened->id()) + " --db " + args->db,
                   1);
     if (interrupted)
       std::cerr << "rocelab tune: interrupted after " << trials->size() << " trials; resume with: rocelab tune "
-                << args->spec << " --resume " << opened->id << " --db " << args->db << "\n";
+                << args->spec << " --resume " << opened->id() << " --db " << args->db << "\n";
 
     nlohmann::json out;
-    out["sweep"] = opened->id;
+    out["sweep"] = opened->id();
     out["name"] = settings->name;
     out["method"] = experiments::to_string(settings->method);
     out["budget"] = swept->planned;
@@ -374,11 +363,8 @@ std::function<int()> setup(CLI::App& app) {
     experiments::answer_options ao;
     ao.fresh_seeds = args->fresh_seeds;
     ao.parallelism = settings->parallelism;
-    ao.db = &*db;
-    ao.sweep = opened->id;
     ao.log = [](const std::string& line) { std::cerr << "rocelab tune: " << line << "\n"; };
-    auto answer = experiments::answer_tuning(*spec, *settings, *trials, ao,
-                                             experiments::local_config_runner(experiments::local_backends()));
+    auto answer = opened->answer(*swept, ao, experiments::local_config_runner(experiments::local_backends()));
     if (!answer) {
       out["best"] = nullptr;
       if (args->json) std::cout << out.dump(2) << "\n";
@@ -392,90 +378,24 @@ std::function<int()> setup(CLI::App& app) {
         if (t.index == *answer->best_trial) best = &t;
     if (best && best->run_id) out["best"]["run"] = best->run_id;
 
-    // The winner's spec: the trial's values, or the baseline's fields.
-    result<experiments::experiment_spec> best_spec = status(error_code::not_found, "no best");
-    if (best) {
-      best_spec = experiments::apply_trial(*spec, *settings, best->values);
-    } else {
-      for (const auto& c : experiments::baseline_configs(*settings))
-        if (c.name == answer->best_baseline) best_spec = experiments::apply_baseline(*spec, c);
-    }
-    if (!best_spec) return fail(best_spec.error().message(), 1);
-    const std::string dir = args->export_dir.empty() ? "runs/tune-" + std::to_string(opened->id) : args->export_dir;
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return fail("creating " + dir + ": " + ec.message(), 1);
-    std::string csv = "index";
-    for (const auto& p : settings->parameters) csv += "," + p.path;
-    csv += ",objective,feasible,run,error\n";
-    for (const experiments::trial& t : *trials) {
-      csv += std::to_string(t.index);
-      for (double v : experiments::applied_values(*settings, t.values)) csv += "," + nlohmann::json(v).dump();
-      csv += "," + (t.evaluated ? nlohmann::json(t.objective).dump() : std::string()) + "," +
-             (t.evaluated && t.feasible ? "1" : "0") + "," + (t.run_id ? std::to_string(t.run_id) : "") + "," +
-             (t.error.empty() ? "" : nlohmann::json(t.error).dump()) + "\n";
-    }
-    // What the exports hold: the answer of the rule, a baseline when no trial beat both.
-    const std::string answer_words = experiments::answer_choice_words(*answer);
-    const std::string header = "# The answer of sweep " + std::to_string(opened->id) + " (" + settings->name + "): " +
-                               answer_words + "; objective " + nlohmann::json(answer->best_objective).dump() +
-                               " on the search seeds\n# " + experiments::describe(settings->objective) + "\n";
-    std::vector<std::pair<std::string, std::string>> files{
-        {"best.yaml", header + experiments::to_yaml(*best_spec)},
-        {"trials.csv", csv},
-        {"tuning.html", experiments::tuning_report_html(settings->name + " (sweep " + std::to_string(opened->id) + ")",
-                                                        *settings, *answer)}};
-    out["exports"] = {{"dir", dir}, {"spec", dir + "/best.yaml"}, {"trials_csv", dir + "/trials.csv"},
-                      {"report", dir + "/tuning.html"}};
-
-    // Hardware exports: only a configuration in hardware units (exports.hpp).
-    result<experiments::experiment_spec> hw_spec =
-        args->export_for_gbps > 0 ? experiments::hardware_equivalent(*best_spec, args->export_for_gbps)
-                                  : result<experiments::experiment_spec>(*best_spec);
-    if (hw_spec && args->export_for_gbps <= 0)
-      if (auto st = experiments::check_hardware_export(*hw_spec); !st.ok()) hw_spec = st;
-    std::string refused;
-    if (hw_spec) {
-      experiments::export_options eo;
-      eo.switch_ports = args->ports;
-      eo.nic_interface = args->nic_if;
-      auto config_db = experiments::sonic_config_db_json(*hw_spec, eo);
-      if (!config_db) return fail(config_db.error().message(), 1);
-      const std::string target = experiments::export_target_text(*hw_spec);
-      files.emplace_back("config_db.json", *config_db);
-      files.emplace_back("mlx5_sysfs.txt", experiments::mlx5_sysfs_settings(*hw_spec, eo));
-      files.emplace_back("export.txt", "The exports of sweep " + std::to_string(opened->id) + " are " + answer_words +
-                                           ", " + target + ".\n" +
-                                           (args->export_for_gbps > 0
-                                                ? "Derived from the answer's spec for this link speed (hardware.yaml): "
-                                                  "tune on the twin at this speed to confirm.\n"
-                                                : std::string()));
-      if (args->export_for_gbps > 0)
-        files.emplace_back("hardware.yaml", "# " + answer->best_label + " of sweep " + std::to_string(opened->id) +
-                                                " in hardware units " + target + "\n" +
-                                                experiments::to_yaml(*hw_spec));
-      out["exports"]["sonic_config_db"] = dir + "/config_db.json";
-      out["exports"]["mlx5_sysfs"] = dir + "/mlx5_sysfs.txt";
-      out["exports"]["target"] = {{"link_gbps", hw_spec->topology.link_gbps},
-                                  {"nic", "NVIDIA ConnectX-4 or later (mlx5)"},
-                                  {"switch", "SONiC"},
-                                  {"text", target},
-                                  {"derived", args->export_for_gbps > 0}};
-      if (args->export_for_gbps > 0) out["exports"]["hardware_spec"] = dir + "/hardware.yaml";
-    } else {
-      refused = hw_spec.error().message();
-      out["exports"]["refused"] = refused;
-      // No hardware file of an earlier tuning may stay beside this one's.
-      for (const char* stale : {"config_db.json", "mlx5_sysfs.txt", "export.txt", "hardware.yaml"})
-        std::filesystem::remove(dir + "/" + stale, ec);
+    const std::string dir = args->export_dir.empty() ? "runs/tune-" + std::to_string(opened->id()) : args->export_dir;
+    experiments::sweep_export_request er;
+    er.dir = dir;
+    er.switch_ports = args->ports;
+    er.nic_interface = args->nic_if;
+    er.export_for_gbps = args->export_for_gbps;
+    auto exports = experiments::sweep_export_files(opened->id(), *spec, *settings, *trials, *answer, er);
+    if (!exports) return fail(exports.error().message(), 1);
+    out["exports"] = nlohmann::json::parse(exports->json_text);
+    const std::string& refused = exports->refused;
+    if (!refused.empty())
       std::cerr << "rocelab tune: no SONiC or mlx5 export: " << refused
                 << (args->export_for_gbps > 0 ? std::string()
                                               : ". Give --export-for <Gb/s> (e.g. 100) to derive the hardware values")
                 << "\n";
-    }
-    for (const auto& [name, text] : files)
-      if (auto st = write_text(dir + "/" + name, text, output_policy(args->export_dir, args->force)); !st.ok())
-        return fail(st.message(), 1);
+    if (auto st = experiments::write_sweep_exports(*exports, dir, output_policy(args->export_dir, args->force));
+        !st.ok())
+      return fail(st.message(), 1);
 
     // Sim-to-real: the baselines and the best configurations again on the virtual lab,
     // each beside the twin replaying what the lab ran.
@@ -506,7 +426,7 @@ std::function<int()> setup(CLI::App& app) {
         out["calibration"] = {{"id", nullptr}, {"label", "none: " + calibrated->label}};
       }
       auto rows = experiments::verify_configs(
-          *spec, configs, "virtual", experiments::local_backends(vo), &*db, opened->id,
+          *spec, configs, "virtual", experiments::local_backends(vo), &*db, opened->id(),
           [](const std::string& line) { std::cerr << "rocelab tune: " << line << "\n"; }, options);
       if (!rows) return fail(rows.error().message(), 1);
       verified = std::move(*rows);
@@ -521,7 +441,7 @@ std::function<int()> setup(CLI::App& app) {
     if (args->json) {
       std::cout << out.dump(2) << "\n";
     } else {
-      std::printf("sweep       %lld (%s, %s), %zu trials\n", static_cast<long long>(opened->id), settings->name.c_str(),
+      std::printf("sweep       %lld (%s, %s), %zu trials\n", static_cast<long long>(opened->id()), settings->name.c_str(),
                   experiments::to_string(settings->method), trials->size());
       std::printf("objective   %s\n", experiments::describe(settings->objective).c_str());
       for (const auto& b : answer->baselines)

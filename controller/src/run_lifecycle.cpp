@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <set>
 
@@ -18,7 +19,7 @@
 #include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/experiments/lab/virtual_backend.hpp"
-#include "rocelab/store/run_ending.hpp"
+#include "rocelab/experiments/run/run_session.hpp"
 
 namespace rocelab::controller {
 
@@ -243,11 +244,22 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
     return impl_->stopping_.load() || (theirs && theirs());
   };
   run_outcome out;
+  // The run's session (experiments/run/run_session.hpp), used and ended under the store's
+  // lock; one left unfinished by an exception is ended (failed) under it too.
+  struct locked_session {
+    std::mutex& store_mutex;
+    std::optional<experiments::run_session> session;
+    ~locked_session() {
+      std::lock_guard lock(store_mutex);
+      session.reset();
+    }
+  } stored{impl_->store_mutex_, std::nullopt};
   {
     std::lock_guard lock(impl_->store_mutex_);
-    auto id = impl_->store_->begin_run(nr);
-    if (!id) return id.error().with_context("storing the run");
-    out.run = *id;
+    auto begun = experiments::run_session::begin(*impl_->store_, nr);
+    if (!begun) return begun.error().with_context("storing the run");
+    stored.session.emplace(std::move(*begun));
+    out.run = stored.session->id();
   }
   // The run's agents are those registered at its start; one that leaves before the run
   // ends is stored lost for this run (the registry forgets it, so later runs do not list it).
@@ -273,7 +285,7 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
   } departed{*this, out.run, out.agents};
   const auto fail = [&](const status& st) -> result<run_outcome> {
     std::lock_guard lock(impl_->store_mutex_);
-    (void)impl_->store_->finish(out.run, store::run_status::failed, st.message());
+    (void)stored.session->finish_failed(st.message());
     out.status = "failed";
     out.error = st.message();
     return out;
@@ -318,7 +330,7 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
   if (!ran) {
     if (ran.error().code() == error_code::invalid_argument) {
       std::lock_guard lock(impl_->store_mutex_);
-      (void)impl_->store_->finish(out.run, store::run_status::failed, ran.error().message());
+      (void)stored.session->finish_failed(ran.error().message());
       return ran.error();
     }
     return fail(ran.error());
@@ -326,26 +338,29 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
   const bool interrupted = req.cancel_requested();
   {
     std::lock_guard lock(impl_->store_mutex_);
-    // In bounded batches that stop at a cancel: storing millions of queue samples must not
-    // outlast a Ctrl-C. A cancelled store keeps the batches it committed; the run is then
-    // interrupted.
+    // Repeat i's records (what every agent reported for it) stored as repeat i, in bounded batches that stop at a cancel: storing
+    // millions of queue samples must not outlast a Ctrl-C. A cancelled store keeps the
+    // batches it committed; the run is then interrupted.
     store::append_options batches;
     batches.cancel_requested = request.cancel_requested;
     bool store_cancelled = false;
-    for (const auto& r : ran->repeats) {
+    // Every repeat says its index even when the store stops before it: the caller keeps
+    // the records (a run directory's records.db, for `rocelab runs import`).
+    for (std::uint32_t i = 0; i < ran->repeats.size(); ++i) set_repeat(ran->repeats[i], i);
+    for (std::uint32_t i = 0; i < ran->repeats.size(); ++i) {
       if (store_cancelled) break;
-      if (auto st = impl_->store_->append(out.run, r, batches); !st.ok()) {
+      if (auto st = stored.session->append_repeat(i, ran->repeats[i], batches); !st.ok()) {
         if (st.code() == error_code::cancelled) {
           store_cancelled = true;
           continue;
         }
         // The run's records are not lost with the store: the caller gets them with the
         // store's error (run_outcome::store_error).
-        const status stored = st.with_context("storing records of run " + std::to_string(out.run));
-        (void)impl_->store_->finish(out.run, store::run_status::failed, stored.message());
+        const status store_error = st.with_context("storing records of run " + std::to_string(out.run));
+        (void)stored.session->finish_failed(store_error.message());
         out.status = "failed";
-        out.error = stored.message();
-        out.store_error = stored.message();
+        out.error = store_error.message();
+        out.store_error = store_error.message();
         out.result = std::move(*ran);
         return out;
       }
@@ -354,12 +369,12 @@ result<run_outcome> controller::run_spec(const experiments::experiment_spec& spe
       out.status = "interrupted";
       out.error = "cancelled by its requester (Ctrl-C, or the submitting client closed its connection) or by the "
                   "controller stopping; the records so far are kept";
-      if (auto st = impl_->store_->finish(out.run, store::run_status::interrupted, out.error); !st.ok()) return st;
+      if (auto st = stored.session->finish_interrupted(out.error); !st.ok()) return st;
     } else {
       // Completed, or partial when flows did not complete or a host was lost; a degraded
       // run (virtual lab: a switch that overran its reaction budget) keeps its reasons as
       // the store's note.
-      auto ending = store::finish_ran(*impl_->store_, out.run, ran->repeats);
+      auto ending = stored.session->finish_ran(ran->repeats);
       if (!ending) {
         out.status = "failed";
         out.error = ending.error().message();

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -238,6 +239,21 @@ TEST_F(runs_command, a_run_its_store_cannot_keep_is_kept_in_its_directory_and_im
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->status, store::run_status::failed);
   EXPECT_NE(info->error.find("database or disk is full"), std::string::npos) << info->error;
+}
+
+// Needs the store's repeat column (schema v4) for the load; the run itself is one run.
+TEST_F(runs_command, a_three_repeat_run_is_one_stored_run_whose_flows_carry_repeats_0_1_and_2) {
+  ASSERT_EQ(rocelab("run spec.yaml --db three.db --set repeats=3 --out three"), 0) << out();
+  auto db = store::run_store::open((dir_ / "three.db").string(), store::open_mode::read_only);
+  ASSERT_TRUE(db.ok()) << db.error().message();
+  auto runs = db->runs();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  auto loaded = db->load(runs->front().id);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message();
+  std::set<std::uint32_t> repeats;
+  for (const auto& f : loaded->flows) repeats.insert(f.repeat);
+  EXPECT_EQ(repeats, (std::set<std::uint32_t>{0, 1, 2}));
 }
 
 }  // namespace

@@ -48,13 +48,14 @@ def test_tune_from_the_spec_file_with_callback_and_store(lab, db, capsys):
     runs = store.runs()
     assert (runs["sweep"] == result.sweep_id).all()
     roles = runs["tuning.role"]
-    assert (roles.isna()).sum() == n * 3  # a run per trial and common seed
+    assert (roles.isna()).sum() == n  # one run per trial, a repeat per common seed
     assert set(roles.dropna()) >= {"baseline pfc_only", "baseline vendor_default", "confirm pfc_only"}
     stored = store._store.trials(result.sweep_id)
     assert sorted(t["index"] for t in stored) == list(range(n))
     # The winner as overrides re-runs to the same objective's ingredients.
     if result.best["index"] is not None:
-        again = lab.run(EXAMPLES / "tune-incast.yaml", overrides=result.best_overrides)
+        # The trial's run holds its 3 common seeds as repeats: the same 3 repeats again.
+        again = lab.run(EXAMPLES / "tune-incast.yaml", overrides={**result.best_overrides, "repeats": 3})
         best_run = store.load(int(trials.loc[trials["index"] == result.best["index"], "run_id"].iloc[0]))
         assert again.summary()["slowdown"] == best_run.summary()["slowdown"]
 
@@ -128,7 +129,7 @@ def test_tune_on_local_workers_names_where_each_trial_ran_and_resumes(lab, db):
     store = rocelab.open_store(db)
     runs = store.runs()
     trial_runs = runs[runs["tuning.role"].isna()]
-    assert len(trial_runs) == 4 * 3  # a run per trial and common seed
+    assert len(trial_runs) == 4  # one run per trial, a repeat per common seed
     assert trial_runs["worker.name"].notna().all()
     # The same sweep again, on the same store with new workers: it resumes, never repeats.
     second = lab.tune(EXAMPLES / "tune-incast.yaml", budget=6, method="random", progress=False, fresh_seeds=2,

@@ -5,9 +5,10 @@
   NICs) up for a ``with`` block and down afterwards; needs root.
 - :func:`connect` talks to a running controller (real labs).
 
-``lab.run(spec, overrides=...)`` runs each repeat, stores it in the run store (the CLI's
-``rocelab.db`` unless ``db=`` says otherwise) as running -> completed / interrupted /
-failed, and returns a :class:`rocelab.Run`. The lab decides the backend: a spec file
+``lab.run(spec, overrides=...)`` runs the spec's repeats and stores them in the run store
+(the CLI's ``rocelab.db`` unless ``db=`` says otherwise) as one run, as ``rocelab run``
+does: running -> completed / partial / interrupted / failed, each record carrying its
+repeat; it returns a :class:`rocelab.Run`. The lab decides the backend: a spec file
 that says ``backend: virtual`` runs on the twin when given to ``twin().run``.
 """
 
@@ -71,48 +72,31 @@ class Lab:
         spec_name = base.name or (os.path.splitext(os.path.basename(exp.path))[0] if exp.path else "")
         seed0, repeats = base.seed, base.repeats
         parameters = {f["path"]: base.get(f["path"]) for f in fields()}
-        records, seeds, ids = [], [], []
         bar = ProgressBar(repeats, label=spec_name or "run", enabled=progress)
-        status = "completed"
-        for i in range(repeats):
-            one = base.copy()
-            one.set("seed", str(seed0 + i), "python repeat")
-            one.set("repeats", "1", "python repeat")
-            run_id = None
-            if self.store_runs:
-                run_id = self.store._store.begin_run(spec_name, self.backend, seed0 + i, one.to_yaml(), parameters)
-                ids.append(run_id)
-            try:
-                out = _rocelab.run_experiment(one, **self._run_options())
-            except BaseException as e:
-                if run_id is not None:
-                    self.store._store.finish(run_id, "failed", str(e))
-                raise
-            got = out["repeats"]
-            if run_id is not None:
-                for r in got:
-                    self.store._store.append(run_id, r)
-            records.extend(got)
-            seeds.extend(out["seeds"])
-            if out["interrupted"] is not None:
-                status = "interrupted"
-                if run_id is not None:
-                    self.store._store.finish(run_id, "interrupted", "interrupted from Python: "
-                                             + type(out["interrupted"]).__name__)
-                bar.close()
-                run = Run(records, seeds, spec_name, self.backend, base.to_yaml(), status, ids,
-                          self.db if self.store_runs else None)
-                caught = out["interrupted"]
-                if isinstance(caught, KeyboardInterrupt):
-                    raise Interrupted(f"run interrupted during repeat {i + 1}/{repeats}; stored as interrupted",
-                                      run) from caught
-                raise caught
-            # Completed or partial, decided from the records (store/run_ending.hpp).
-            ending = self.store._store.finish_ran(run_id, got) if run_id is not None else _rocelab.run_ending(got)
-            if ending["status"] == "partial":
-                status = "partial"
-            bar.update(i + 1, note=f"seed {seed0 + i}")
-        bar.close()
+
+        def on_repeat(i, seed):
+            bar.update(i, note=f"seed {seed}")
+
+        # Stored by the run session `rocelab run` uses (experiments/run/run_session.hpp): one
+        # run, each repeat's records as that repeat, its ending decided from the records.
+        store = self.store._store if self.store_runs else None
+        try:
+            out = _rocelab.run_experiment(base, on_repeat=on_repeat, store=store, name=spec_name,
+                                          parameters=parameters, **self._run_options())
+        finally:
+            bar.close()
+        records, seeds = out["repeats"], out["seeds"]
+        ids = [out["run_id"]] if out["run_id"] is not None else []
+        if out["interrupted"] is not None:
+            run = Run(records, seeds, spec_name, self.backend, base.to_yaml(), "interrupted", ids,
+                      self.db if self.store_runs else None)
+            caught = out["interrupted"]
+            if isinstance(caught, KeyboardInterrupt):
+                raise Interrupted(f"run interrupted after {len(records)} of {repeats} repeats (seeds from {seed0}); "
+                                  "stored as interrupted", run) from caught
+            raise caught
+        # Completed or partial, decided from the records (store/run_ending.hpp).
+        status = out["status"] or _rocelab.run_ending(records)["status"]
         return Run(records, seeds, spec_name, self.backend, base.to_yaml(), status, ids,
                    self.db if self.store_runs else None)
 

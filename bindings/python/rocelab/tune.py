@@ -4,11 +4,14 @@
 Bayesian optimisation with a Gaussian process, or grid / random search) on the twin,
 trials in parallel threads with the GIL released; on a lab from :func:`rocelab.connect`,
 each trial runs on the lab behind the controller, one at a time, and is stored there. After every trial, on the calling
-thread: the trial's runs and the trial are written to the run store (as ``rocelab tune``
-does), the progress bar shows the best feasible objective so far, and ``callback(trial)``
-is called. A sweep of the same name and spec resumes from its stored trials. Ctrl-C
-stops after the trials in flight; :class:`rocelab.Interrupted` carries the partial
-:class:`TuningResult` (run the same call again to resume).
+thread: the trial's run (one run, a repeat per search seed) and the trial are written to
+the run store by the sweep session ``rocelab tune`` uses (experiments/tuning/sweep_session.hpp),
+the progress bar shows the best feasible objective so far, and ``callback(trial)`` is
+called. The sweep is the CLI's: a sweep of the same name, spec and search (parameter
+ranges, objective, method, seed) resumes from its stored trials, whether ``rocelab tune`` or
+``lab.tune`` began it; ``resume=False`` starts a new one, ``resume=<sweep id>`` continues
+that one. Ctrl-C stops after the trials in flight; :class:`rocelab.Interrupted` carries the
+partial :class:`TuningResult` (run the same call again to resume).
 
 What to search comes from the spec file's ``tuning:`` section or from the arguments::
 
@@ -38,6 +41,7 @@ CI, else a baseline is (experiments/tuning/tuning_decision.hpp, docs/tuning.md):
 import functools
 import json
 import math
+import os
 
 import pandas as pd
 
@@ -60,6 +64,9 @@ class TuningResult:
     - ``trials``: one row per trial (DataFrame, made once); ``best_overrides``.
     - ``decision``, ``baselines``, ``pareto``: the rule's outcome and its evidence;
       ``answer_data`` all of it as ``rocelab tune --json`` reports it.
+    - ``exports``: with ``export_dir=``, the files written there as ``rocelab tune --json``
+      names them (best.yaml, trials.csv, tuning.html, and the SONiC and mlx5 settings for a
+      hardware configuration, or why there are none); else None.
     """
 
     def __init__(self, settings, trials, best, applied, sweep_id=None, answer_data=None, answer=None,
@@ -71,6 +78,7 @@ class TuningResult:
         self.answer = answer
         self.answer_data = answer_data
         self.executor = executor  # executor=: kind, workers, controller, slurm_job, slurm_tasks
+        self.exports = None
         self.placement = dict(placement or {})  # trial index -> where it ran (worker.slurm_job, worker.node, ...)
         self.baselines = answer_data["baselines"] if answer_data else {}
         # The rule's outcome (docs/tuning.md, "The rule"): answer, contender, per-baseline
@@ -240,53 +248,33 @@ def _executor(executor, workers, slurm, listen, work_dir):
 
 def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=None, method=None, parallelism=None,
          name=None, seed=None, require_complete=None, callback=None, progress=True, overrides=None, resume=True,
-         fresh_seeds=5, executor=None, workers=None, slurm=None, listen=None, work_dir=None):
+         fresh_seeds=5, executor=None, workers=None, slurm=None, listen=None, work_dir=None, export_dir=None,
+         export_for_gbps=None, force=False):
     executor_args = _executor(executor, workers, slurm, listen, work_dir)
     exp = lab._prepare(spec, overrides)
     base = exp.build()
     text, source = _tuning_yaml(exp, parameters, objective, constraints, seed, require_complete)
+    # The sweep's settings and name as `rocelab tune` resolves them (a spec file's stem names
+    # a sweep whose section and spec do not), so both keep and resume the same sweep.
+    default_name = os.path.splitext(os.path.basename(exp.path))[0] if exp.path else ""
     args = dict(source=source, budget=budget or 0, method=method or "",
-                parallelism=(executor_args["workers"] if executor_args else parallelism) or 0, name=name or "")
+                parallelism=(executor_args["workers"] if executor_args else parallelism) or 0, name=name or "",
+                default_name=default_name)
     settings = _rocelab.tuning_settings(base, text, **args)
-    spec_yaml = base.to_yaml()
 
+    # The sweep is opened or resumed, and each trial stored, by the C++ sweep session
+    # (experiments/tuning/sweep_session.hpp), before on_trial sees the trial.
     store = lab.store._store if lab.store_runs else None
-    sweep_id, history = None, []
-    if store is not None:
-        if resume:
-            for w in store.sweeps():
-                if w["name"] == settings["name"] and w["spec_yaml"] == spec_yaml and w["method"] == settings["method"]:
-                    sweep_id = w["id"]
-            if sweep_id is not None:
-                for t in store.trials(sweep_id):
-                    history.append({"index": t["index"], "values": t["params"], "evaluated": True,
-                                    "objective": t["objective"], "feasible": t["feasible"],
-                                    "metrics_json": t["metrics_json"]})
-        if sweep_id is None:
-            sweep_id = store.begin_sweep(settings["name"], settings["method"], spec_yaml, settings["budget"])
-
     applied = {}
     placements = {}  # trial index -> where it ran (worker.slurm_job, worker.node, ...)
-    best = [min((h["objective"] for h in history if h["feasible"]), default=None)]
+    best = [None]
     bar = ProgressBar(settings["budget"], label=f"tune {settings['name']}", enabled=progress)
-    bar.update(len(history))
-    parameters_of = {p: base.get(p) for p in settings["parameters"]}
 
-    def on_trial(trial, repeats, seeds, trial_yaml, applied_texts):
+    def on_trial(trial, applied_texts):
         applied[trial["index"]] = dict(applied_texts)
-        run_id = None
         placement = dict(trial.get("placement") or {})
         if placement:
             placements[trial["index"]] = placement
-        if store is not None and trial["evaluated"]:
-            params = {**parameters_of, **applied_texts, **placement}
-            for records, s in zip(repeats, seeds):
-                rid = store.begin_run(base.name or settings["name"], lab.backend, s, trial_yaml, params, sweep_id)
-                store.append(rid, records)
-                store.finish_ran(rid, [records])
-                run_id = run_id or rid
-            store.add_trial(sweep_id, trial["index"], trial["values"], trial["objective"], trial["feasible"], run_id,
-                            trial["metrics_json"])
         if trial["evaluated"] and trial["feasible"] and (best[0] is None or trial["objective"] < best[0]):
             best[0] = trial["objective"]
         note = f"best {best[0]:.4g}" if best[0] is not None else "no feasible trial yet"
@@ -297,10 +285,9 @@ def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=No
             t = TrialRecord(_with_metrics(trial))
             t.pop("workers", None)
             # The local store's run, or the run a controller stored for the trial.
-            t["run_id"] = run_id if run_id is not None else (trial["run_id"] or None)
+            t["run_id"] = trial["run_id"] or None
             t["applied"] = dict(applied_texts)
             callback(t)
-        return run_id
 
     # A lab behind a controller runs each trial there (one at a time, or on the workers an
     # executor attached to it); the controller stores the runs, and each trial's run_id is
@@ -315,13 +302,17 @@ def tune(lab, spec, parameters=None, objective=None, constraints=None, budget=No
     elif getattr(lab, "address", None):
         remote = dict(controller=lab.address, token=lab._token, connect_timeout_ms=int(lab.connect_timeout_s * 1000))
     try:
-        out = _rocelab.tune(base, text, on_trial=on_trial, history=history, **args, **remote,
-                            store=store, sweep=sweep_id or 0, fresh_seeds=fresh_seeds, executor=executor_args)
+        out = _rocelab.tune(base, text, on_trial=on_trial, **args, **remote, store=store, resume=resume,
+                            fresh_seeds=fresh_seeds, executor=executor_args,
+                            export_dir=os.fspath(export_dir) if export_dir is not None else "",
+                            export_for_gbps=export_for_gbps or 0.0, force=force)
     finally:
         bar.close()
+    sweep_id = out["sweep"]
     answer_data = json.loads(out["answer"]) if out.get("answer") else None
     result = TuningResult(out["settings"], out["trials"], out["best"], applied, sweep_id, answer_data,
                           out["answer_sentence"], out.get("executor"), placements)
+    result.exports = json.loads(out["exports"]) if out.get("exports") else None
     failure = (result.executor or {}).get("failure")
     if failure and out["interrupted"] is None and len(out["trials"]) < out["settings"]["budget"]:
         raise RocelabError(f"the sweep's workers failed: {failure}; the {len(out['trials'])} trials that ran are "

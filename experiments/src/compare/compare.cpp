@@ -22,7 +22,7 @@
 #include "rocelab/experiments/run/summary.hpp"
 #include "rocelab/experiments/tuning/tuning.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
-#include "rocelab/store/run_ending.hpp"
+#include "rocelab/experiments/run/run_session.hpp"
 #include "rocelab/store/run_store.hpp"
 
 namespace rocelab::experiments {
@@ -164,12 +164,12 @@ result<scenario_run> run_scenario(const experiment_spec& spec, const fabric_plan
       nr.parameters["fabric.link"] = fabric::to_string(cfg->fabric.link);
       nr.parameters["fabric.routing"] = fabric::to_string(cfg->fabric.routing);
       nr.parameters["fabric.congestion"] = fabric::to_string(cfg->fabric.congestion);
-      auto id = store->begin_run(nr);
-      if (!id.ok()) return std::move(id).error().with_context("storing " + nr.name);
-      ROCELAB_RETURN_IF_ERROR(store->append(*id, *rec).with_context("storing " + nr.name));
-      if (auto ending = store::finish_ran(*store, *id, std::vector<const run_records*>{&*rec}); !ending)
+      auto session = run_session::begin(*store, nr);
+      if (!session.ok()) return std::move(session).error().with_context("storing " + nr.name);
+      ROCELAB_RETURN_IF_ERROR(session->append_repeat(0, *rec).with_context("storing " + nr.name));
+      if (auto ending = session->finish_ran(std::vector<const run_records*>{&*rec}); !ending)
         return std::move(ending).error().with_context("storing " + nr.name);
-      run_ids.push_back(*id);
+      run_ids.push_back(session->id());
     }
     out.config = *cfg;
     out.rate_bps = cfg->topology.link_gbps * 1e9;

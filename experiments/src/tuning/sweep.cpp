@@ -2,20 +2,34 @@
 
 #include <nlohmann/json.hpp>
 #include <chrono>
+#include <limits>
 #include <yaml-cpp/yaml.h>
 
 #include "rocelab/experiments/calibration/calibration_store.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
-#include "rocelab/store/run_ending.hpp"
+#include "rocelab/experiments/run/run_session.hpp"
 
 namespace rocelab::experiments {
+
+namespace {
+
+// The initial points the section asks for (its own, else the default for its dimension),
+// not initial_points(s), which a budget below them clips: the budget is not the identity,
+// so a sweep begun with a small budget continues with a larger one.
+std::uint32_t asked_initial_points(const tuning_settings& s) {
+  tuning_settings unclipped = s;
+  unclipped.budget = std::numeric_limits<std::uint32_t>::max();
+  return initial_points(unclipped);
+}
+
+}  // namespace
 
 std::string sweep_identity(const experiment_spec& spec, const tuning_settings& s) {
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "tuning" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "method" << YAML::Value << to_string(s.method);
   out << YAML::Key << "seed" << YAML::Value << s.seed;
-  out << YAML::Key << "initial_points" << YAML::Value << initial_points(s);
+  out << YAML::Key << "initial_points" << YAML::Value << asked_initial_points(s);
   out << YAML::Key << "seeds" << YAML::Value << s.seeds;
   out << YAML::Key << "parameters" << YAML::Value << YAML::BeginSeq;
   for (const tuning_parameter& p : s.parameters) {
@@ -89,7 +103,9 @@ result<trial> from_record(const store::trial_record& r, const tuning_settings& s
 }
 
 result<opened_sweep> open_sweep(store::run_store& db, const experiment_spec& spec, const tuning_settings& settings,
-                                std::optional<std::int64_t> resume) {
+                                std::optional<std::int64_t> resume, bool start_new) {
+  if (resume && start_new)
+    return status(error_code::invalid_argument, "sweep " + std::to_string(*resume) + ": resume it or start a new one");
   const std::string identity = sweep_identity(spec, settings);
   auto sweeps = db.sweeps();
   if (!sweeps) return sweeps.error().with_context("listing sweeps");
@@ -102,7 +118,7 @@ result<opened_sweep> open_sweep(store::run_store& db, const experiment_spec& spe
       return status(error_code::invalid_argument,
                     "sweep " + std::to_string(*resume) + " was run with another spec or search (" + found->method +
                         ", name " + found->name + "); resume it with the same spec, --set values and method");
-  } else {
+  } else if (!start_new) {
     for (const auto& sw : *sweeps)
       if (sw.name == settings.name && sw.method == to_string(settings.method) && sw.spec_yaml == identity &&
           (!found || sw.id > found->id))
@@ -170,16 +186,17 @@ std::function<status(trial&, trial_payload&)> store_trials(store::run_store& db,
       run.parameters = payload.applied;
       run.parameters.insert(payload.placement.begin(), payload.placement.end());
       run.sweep = sweep;
-      auto id = db.begin_run(run);
-      if (!id) return id.error().with_context(context);
-      t.run_id = *id;
-      ROCELAB_RETURN_IF_ERROR(record_calibration(db, *id, spec).with_context(context));
-      for (const run_records& r : payload.repeats) ROCELAB_RETURN_IF_ERROR(db.append(*id, r).with_context(context));
+      auto session = run_session::begin(db, run);
+      if (!session) return session.error().with_context(context);
+      t.run_id = session->id();
+      ROCELAB_RETURN_IF_ERROR(record_calibration(db, session->id(), spec).with_context(context));
+      for (std::uint32_t i = 0; i < payload.repeats.size(); ++i)
+        ROCELAB_RETURN_IF_ERROR(session->append_repeat(i, payload.repeats[i]).with_context(context));
       if (t.evaluated) {
-        if (auto ending = store::finish_ran(db, *id, payload.repeats); !ending)
+        if (auto ending = session->finish_ran(payload.repeats); !ending)
           return std::move(ending).error().with_context(context);
       } else {
-        ROCELAB_RETURN_IF_ERROR(db.finish(*id, store::run_status::failed, t.error).with_context(context));
+        ROCELAB_RETURN_IF_ERROR(session->finish_failed(t.error).with_context(context));
       }
     }
     store::trial_record record = to_record(t, sweep, settings);

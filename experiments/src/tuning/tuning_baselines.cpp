@@ -10,7 +10,7 @@
 #include "rocelab/experiments/tuning/objective.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/experiments/tuning/tuning_edges.hpp"
-#include "rocelab/store/run_ending.hpp"
+#include "rocelab/experiments/run/run_session.hpp"
 #include "tuning/ci_json.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
 
@@ -108,13 +108,13 @@ status evaluate_jobs(std::vector<config_job>& jobs, const objective_spec& object
     nr.parameters = job.eval.params;
     nr.parameters[role_key] = job.role;
     nr.sweep = o.sweep;
-    auto id = o.db->begin_run(nr);
-    if (!id) return id.error().with_context(context);
-    ROCELAB_RETURN_IF_ERROR(record_calibration(*o.db, *id, seeded).with_context(context));
-    ROCELAB_RETURN_IF_ERROR(o.db->append(*id, job.records[k]).with_context(context));
-    auto ended = store::finish_ran(*o.db, *id, std::vector<const run_records*>{&job.records[k]});
+    auto session = run_session::begin(*o.db, nr);
+    if (!session) return session.error().with_context(context);
+    ROCELAB_RETURN_IF_ERROR(record_calibration(*o.db, session->id(), seeded).with_context(context));
+    ROCELAB_RETURN_IF_ERROR(session->append_repeat(0, job.records[k]).with_context(context));
+    auto ended = session->finish_ran(std::vector<const run_records*>{&job.records[k]});
     if (!ended) return ended.error().with_context(context);
-    job.eval.run_ids[k] = *id;
+    job.eval.run_ids[k] = session->id();
   }
   for (config_job& job : jobs) {
     job.eval.summaries.clear();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "rocelab/experiments/calibration/calibration_store.hpp"
 #include "rocelab/experiments/run/flow_timeline.hpp"
@@ -12,7 +13,7 @@
 #include "tuning/ci_json.hpp"
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
-#include "rocelab/store/run_ending.hpp"
+#include "rocelab/experiments/run/run_session.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -142,13 +143,15 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
           std::to_string(measured_spec.repeats) + " runs");
     std::int64_t run_id = 0;
     store::new_run nr{measured_spec.name, backend, measured_spec.seed, to_yaml(measured_spec), {}, sweep};
+    std::optional<run_session> session;
     if (db) {
       nr.parameters = config.params;
       nr.parameters["sim_to_real.label"] = row.label;
       if (!config.baseline.empty()) nr.parameters["tuning.baseline"] = config.baseline;
-      auto id = db->begin_run(nr);
-      if (!id) return id.error().with_context("storing the " + backend + " run of " + row.label);
-      run_id = *id;
+      auto begun = run_session::begin(*db, nr);
+      if (!begun) return begun.error().with_context("storing the " + backend + " run of " + row.label);
+      session.emplace(std::move(*begun));
+      run_id = session->id();
       ROCELAB_RETURN_IF_ERROR(record_calibration(*db, run_id, measured_spec)
                                   .with_context("storing the " + backend + " run of " + row.label));
     }
@@ -174,7 +177,8 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
                     std::to_string(row.measured.all.flows) + ", twin: " + std::to_string(row.predicted.all.completed) +
                     " of " + std::to_string(row.predicted.all.flows) + "): nothing to compare";
       if (db) {
-        for (const auto& r : measured->repeats) ROCELAB_RETURN_IF_ERROR(db->append(run_id, r));
+        for (std::uint32_t i = 0; i < measured->repeats.size(); ++i)
+          ROCELAB_RETURN_IF_ERROR(session->append_repeat(i, measured->repeats[i]));
         // The prediction travels with the measured run, for its report's sim-to-real table.
         ROCELAB_RETURN_IF_ERROR(db->set_parameter(
             run_id, "sim_to_real.predicted", summary_json({"predicted", "twin", measured_spec.name}, row.predicted, {})));
@@ -184,7 +188,7 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
         if (!replayed->empty())
           ROCELAB_RETURN_IF_ERROR(db->set_parameter(run_id, "sim_to_real.predicted_flow_timeline",
                                                     flow_timeline_json(replayed->front().counters)));
-        if (auto ending = store::finish_ran(*db, run_id, measured->repeats); !ending) return std::move(ending).error();
+        if (auto ending = session->finish_ran(measured->repeats); !ending) return std::move(ending).error();
       }
     } else {
       row.error = measured.error().message();
@@ -197,7 +201,7 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
       } else if (log) {
         log(row.label + " failed on the " + backend + " backend: " + row.error);
       }
-      if (db) ROCELAB_RETURN_IF_ERROR(db->finish(run_id, store::run_status::failed, row.error));
+      if (session) ROCELAB_RETURN_IF_ERROR(session->finish_failed(row.error));
     }
     row.run_id = run_id;
     rows.push_back(std::move(row));

@@ -39,12 +39,15 @@ struct opened_sweep {
 // is an error naming what differs). Without it: the newest sweep with the same name and
 // identity whose trials are fewer than the budget, else a new sweep. The sweep is claimed
 // (store/sweep_claim.hpp) before its trials are read: a sweep another process is running
-// is refused (unavailable, naming that process's pid and host).
+// is refused (unavailable, naming that process's pid and host). `start_new`: a new sweep
+// whatever is stored (lab.tune(resume=False)); it cannot be given with `resume`.
 [[nodiscard]] result<opened_sweep> open_sweep(store::run_store& db, const experiment_spec& spec,
-                                              const tuning_settings& settings, std::optional<std::int64_t> resume);
+                                              const tuning_settings& settings, std::optional<std::int64_t> resume,
+                                              bool start_new = false);
 
-// The on_trial hook that stores each trial: run (records appended per repeat, finished
-// completed or failed) then trial row. Sets trial::run_id.
+// The on_trial hook that stores each trial: its run through a run session (one run, each
+// repeat's records as that repeat, finished completed, partial or failed) then its trial
+// row. Sets trial::run_id.
 [[nodiscard]] std::function<status(trial&, trial_payload&)> store_trials(store::run_store& db, std::int64_t sweep,
                                                                           const experiment_spec& spec,
                                                                           const tuning_settings& settings);
