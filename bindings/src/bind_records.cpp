@@ -31,11 +31,12 @@ double slowdown_or_nan(const flow_record& f) {
   return f.completed() && f.ideal_fct_ns > 0 ? f.slowdown() : std::numeric_limits<double>::quiet_NaN();
 }
 
-// Columns computed from the records, where Python has always had them.
+// Columns computed from the records, where Python has always had them (several after one
+// field: in this order).
 constexpr std::array<derived_column<flow_record>, 2> flow_derived{{
     {"slowdown", "ideal_fct_ns", [](const std::vector<flow_record>& f) { return column<double>(f, slowdown_or_nan); },
      [](const flow_record& f) -> py::object { return py::float_(slowdown_or_nan(f)); }},
-    {"completed", "slowdown",
+    {"completed", "ideal_fct_ns",
      [](const std::vector<flow_record>& f) { return column<bool>(f, [](const flow_record& x) { return x.completed(); }); },
      [](const flow_record& f) -> py::object { return py::bool_(f.completed()); }},
 }};
