@@ -5,36 +5,27 @@
 #include "run_store_impl.hpp"
 
 #include <algorithm>
+#include <string_view>
+#include <type_traits>
+
+#include "record_sql.hpp"
 
 namespace rocelab::store {
 
 namespace {
 
 result<insert_statements> prepare_inserts(sqlite3* db) {
-  auto flow = sql::statement::prepare(
-      db, "INSERT INTO flows (run, src, dst, qp, priority, kind, bytes, start_ns, end_ns, fct_ns, ideal_fct_ns, "
-          "retransmits, ce_marked, cnps, tag, retransmits_measured, cnps_measured) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-          "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
-  if (!flow.ok()) return flow.error();
-  auto pause = sql::statement::prepare(
-      db, "INSERT INTO pauses (run, device, port, priority, start_ns, end_ns, source) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-  if (!pause.ok()) return pause.error();
-  auto event = sql::statement::prepare(
-      db, "INSERT INTO events (run, kind, device, port, priority, t_ns, src, dst, qp, source) "
-          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
-  if (!event.ok()) return event.error();
-  auto counter = sql::statement::prepare(
-      db, "INSERT INTO counters (run, device, port, name, t_ns, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  if (!counter.ok()) return counter.error();
-  auto queue = sql::statement::prepare(
-      db, "INSERT INTO queue_samples (run, device, port, queue, t_ns, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  if (!queue.ok()) return queue.error();
-  auto allreduce = sql::statement::prepare(
-      db, "INSERT INTO allreduce (run, algorithm, ranks, bytes, time_ns, algbw_gbps, busbw_gbps) "
-          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-  if (!allreduce.ok()) return allreduce.error();
-  return insert_statements{std::move(*flow), std::move(*pause), std::move(*event),
-                           std::move(*counter), std::move(*queue), std::move(*allreduce)};
+  insert_statements out;
+  status failed = status::success();
+  record_sql::for_each_table([&](const auto& table, std::size_t) {
+    if (!failed.ok()) return;
+    using record = typename std::remove_cvref_t<decltype(table)>::record_type;
+    auto insert = sql::statement::prepare(db, record_sql::insert<record>(table.name));
+    if (!insert.ok()) failed = insert.error();
+    else out.push_back(std::move(*insert));
+  });
+  if (!failed.ok()) return failed;
+  return out;
 }
 
 // Maps the names of one append() onto the run's name table (hosts or devices), adding
@@ -72,16 +63,17 @@ result<std::vector<std::uint32_t>> map_names(sqlite3* db, const char* table, std
   return mapping;
 }
 
-// Translates a record's local index through `mapping`; an empty mapping means the caller
-// already uses the run's indexes.
-result<std::uint32_t> translate(const std::vector<std::uint32_t>& mapping, std::uint32_t local, const char* what,
-                                std::size_t record) {
-  if (mapping.empty()) return local;
+// Translates a record's local host or device index through `mapping`; an empty mapping
+// means the caller already uses the run's indexes.
+result<std::int64_t> translate(const std::vector<std::uint32_t>& mapping, std::uint32_t local, std::string_view table,
+                               std::string_view field, std::size_t record) {
+  if (mapping.empty()) return std::int64_t{local};
   if (local >= mapping.size())
-    return status(error_code::invalid_argument, std::string(what) + " index " + std::to_string(local) + " of record " +
-                                                    std::to_string(record) + " is beyond the " +
-                                                    std::to_string(mapping.size()) + " names given");
-  return mapping[local];
+    return status(error_code::invalid_argument, std::string(table) + " " + std::string(field) + " index " +
+                                                    std::to_string(local) + " of record " + std::to_string(record) +
+                                                    " is beyond the " + std::to_string(mapping.size()) +
+                                                    " names given");
+  return std::int64_t{mapping[local]};
 }
 
 }  // namespace
@@ -126,68 +118,29 @@ status run_store::impl::append_in_transaction(std::int64_t run, const run_record
     if (!prepared.ok()) return prepared.error();
     inserts.emplace(std::move(*prepared));
   }
-  auto& ins = *inserts;
-
-  for (std::size_t i = 0; i < records.flows.size(); ++i) {
-    if (stopping()) break;
-    const auto& f = records.flows[i];
-    auto src = translate(*hosts, f.src, "flow src host", i);
-    if (!src.ok()) return src.error();
-    auto dst = translate(*hosts, f.dst, "flow dst host", i);
-    if (!dst.ok()) return dst.error();
-    ins.flow.bind(1, run).bind(2, *src).bind(3, *dst).bind(4, f.qp).bind(5, int{f.priority})
-        .bind(6, static_cast<int>(f.kind)).bind(7, f.bytes).bind(8, f.start_ns).bind(9, f.end_ns)
-        .bind(10, f.fct_ns).bind(11, f.ideal_fct_ns).bind(12, f.retransmits).bind(13, f.ce_marked)
-        .bind(14, f.cnps).bind(15, f.tag).bind(16, int{f.retransmits_measured}).bind(17, int{f.cnps_measured});
-    ROCELAB_RETURN_IF_ERROR(ins.flow.run());
-  }
-  for (std::size_t i = 0; i < records.pauses.size(); ++i) {
-    if (stopping()) break;
-    const auto& p = records.pauses[i];
-    auto device = translate(*devices, p.device, "pause device", i);
-    if (!device.ok()) return device.error();
-    ins.pause.bind(1, run).bind(2, *device).bind(3, p.port).bind(4, int{p.priority}).bind(5, p.start_ns)
-        .bind(6, p.end_ns).bind(7, static_cast<int>(p.source));
-    ROCELAB_RETURN_IF_ERROR(ins.pause.run());
-  }
-  for (std::size_t i = 0; i < records.events.size(); ++i) {
-    if (stopping()) break;
-    const auto& e = records.events[i];
-    auto device = translate(*devices, e.device, "event device", i);
-    if (!device.ok()) return device.error();
-    auto src = translate(*hosts, e.src, "event src host", i);
-    if (!src.ok()) return src.error();
-    auto dst = translate(*hosts, e.dst, "event dst host", i);
-    if (!dst.ok()) return dst.error();
-    ins.event.bind(1, run).bind(2, static_cast<int>(e.kind)).bind(3, *device).bind(4, e.port)
-        .bind(5, int{e.priority}).bind(6, e.t_ns).bind(7, *src).bind(8, *dst).bind(9, e.qp)
-        .bind(10, static_cast<int>(e.source));
-    ROCELAB_RETURN_IF_ERROR(ins.event.run());
-  }
-  for (std::size_t i = 0; i < records.counters.size(); ++i) {
-    if (stopping()) break;
-    const auto& c = records.counters[i];
-    auto device = translate(*devices, c.device, "counter device", i);
-    if (!device.ok()) return device.error();
-    auto name = counter_id(c.name);
-    if (!name.ok()) return name.error();
-    ins.counter.bind(1, run).bind(2, *device).bind(3, c.port).bind(4, *name).bind(5, c.t_ns).bind(6, c.value);
-    ROCELAB_RETURN_IF_ERROR(ins.counter.run());
-  }
-  for (std::size_t i = 0; i < records.queues.size(); ++i) {
-    if (stopping()) break;
-    const auto& q = records.queues[i];
-    auto device = translate(*devices, q.device, "queue sample device", i);
-    if (!device.ok()) return device.error();
-    ins.queue.bind(1, run).bind(2, *device).bind(3, q.port).bind(4, int{q.queue}).bind(5, q.t_ns).bind(6, q.bytes);
-    ROCELAB_RETURN_IF_ERROR(ins.queue.run());
-  }
-  for (const auto& a : records.allreduce) {
-    if (stopping()) break;
-    ins.allreduce.bind(1, run).bind(2, a.algorithm).bind(3, a.ranks).bind(4, a.bytes).bind(5, a.time_ns)
-        .bind(6, a.algbw_gbps).bind(7, a.busbw_gbps);
-    ROCELAB_RETURN_IF_ERROR(ins.allreduce.run());
-  }
+  status failed = status::success();
+  record_sql::for_each_table([&](const auto& table, std::size_t position) {
+    const auto& rows = records.*table.rows;
+    sql::statement& insert = (*inserts)[position];
+    for (std::size_t i = 0; i < rows.size() && failed.ok(); ++i) {
+      if (stopping()) return;
+      // The stored number of a host or device index (the run's) or of a counter name.
+      const auto resolve = [&]([[maybe_unused]] const auto& f, const auto& value) -> result<std::int64_t> {
+        using member = std::remove_cvref_t<decltype(value)>;
+        if constexpr (std::is_same_v<member, std::string>) {
+          return counter_id(value);
+        } else if constexpr (std::is_same_v<member, std::uint32_t>) {
+          return translate(f.role == field_role::host_index ? *hosts : *devices, value, table.name, f.name, i);
+        } else {
+          return status(error_code::internal, std::string(table.name) + " " + std::string(f.name) +
+                                                  ": a name or index field is a std::string or std::uint32_t");
+        }
+      };
+      failed = record_sql::bind(insert, run, rows[i], resolve);
+      if (failed.ok()) failed = insert.run();
+    }
+  });
+  ROCELAB_RETURN_IF_ERROR(failed);
 
   if (cancelled != nullptr) *cancelled = stop;
   // Totals add up over appends (each agent reports its own share); simulated time is the

@@ -3,6 +3,10 @@
 
 #include "run_store_impl.hpp"
 
+#include <type_traits>
+
+#include "record_sql.hpp"
+
 namespace rocelab::store {
 
 namespace {
@@ -102,111 +106,15 @@ result<run_records> run_store::load(std::int64_t run, const load_parts& parts) c
   st = for_each_row(h, "SELECT name FROM devices WHERE run = ?1 ORDER BY idx", run,
                     [&](sql::statement& s) { out.devices.push_back(s.column_text(0)); });
   if (!st.ok()) return st.with_context(context);
-  if (parts.flows) {
-    st = for_each_row(h,
-                      "SELECT src, dst, qp, priority, kind, bytes, start_ns, end_ns, fct_ns, ideal_fct_ns, retransmits, "
-                      "ce_marked, cnps, tag, retransmits_measured, cnps_measured FROM flows WHERE run = ?1 ORDER BY rowid",
-                      run, [&](sql::statement& s) {
-                        flow_record f;
-                        f.src = narrow<std::uint32_t>(s.column_int64(0));
-                        f.dst = narrow<std::uint32_t>(s.column_int64(1));
-                        f.qp = narrow<std::uint32_t>(s.column_int64(2));
-                        f.priority = narrow<std::uint8_t>(s.column_int64(3));
-                        f.kind = static_cast<workload_kind>(s.column_int64(4));
-                        f.bytes = s.column_uint64(5);
-                        f.start_ns = s.column_int64(6);
-                        f.end_ns = s.column_int64(7);
-                        f.fct_ns = s.column_int64(8);
-                        f.ideal_fct_ns = s.column_int64(9);
-                        f.retransmits = s.column_uint64(10);
-                        f.ce_marked = s.column_uint64(11);
-                        f.cnps = s.column_uint64(12);
-                        f.tag = s.column_uint64(13);
-                        f.retransmits_measured = s.column_int64(14) != 0;
-                        f.cnps_measured = s.column_int64(15) != 0;
-                        out.flows.push_back(f);
-                      });
-    if (!st.ok()) return st.with_context(context);
-  }
-  if (parts.pauses) {
-    st = for_each_row(h,
-                      "SELECT device, port, priority, start_ns, end_ns, source FROM pauses WHERE run = ?1 ORDER BY rowid",
-                      run, [&](sql::statement& s) {
-                        pause_interval p;
-                        p.device = narrow<std::uint32_t>(s.column_int64(0));
-                        p.port = narrow<std::uint32_t>(s.column_int64(1));
-                        p.priority = narrow<std::uint8_t>(s.column_int64(2));
-                        p.start_ns = s.column_int64(3);
-                        p.end_ns = s.column_int64(4);
-                        p.source = static_cast<pause_source>(s.column_int64(5));
-                        out.pauses.push_back(p);
-                      });
-    if (!st.ok()) return st.with_context(context);
-  }
-  if (parts.events) {
-    st = for_each_row(h,
-                      "SELECT kind, device, port, priority, t_ns, src, dst, qp, source FROM events WHERE run = ?1 "
-                      "ORDER BY rowid",
-                      run, [&](sql::statement& s) {
-                        congestion_event e;
-                        e.kind = static_cast<event_kind>(s.column_int64(0));
-                        e.device = narrow<std::uint32_t>(s.column_int64(1));
-                        e.port = narrow<std::uint32_t>(s.column_int64(2));
-                        e.priority = narrow<std::uint8_t>(s.column_int64(3));
-                        e.t_ns = s.column_int64(4);
-                        e.src = narrow<std::uint32_t>(s.column_int64(5));
-                        e.dst = narrow<std::uint32_t>(s.column_int64(6));
-                        e.qp = narrow<std::uint32_t>(s.column_int64(7));
-                        e.source = static_cast<pause_source>(s.column_int64(8));
-                        out.events.push_back(e);
-                      });
-    if (!st.ok()) return st.with_context(context);
-  }
-  if (parts.counters) {
-    st = for_each_row(h,
-                      "SELECT c.device, c.port, n.name, c.t_ns, c.value FROM counters c JOIN counter_names n ON n.id = "
-                      "c.name WHERE c.run = ?1 ORDER BY c.rowid",
-                      run, [&](sql::statement& s) {
-                        counter_sample c;
-                        c.device = narrow<std::uint32_t>(s.column_int64(0));
-                        c.port = narrow<std::uint32_t>(s.column_int64(1));
-                        c.name = s.column_text(2);
-                        c.t_ns = s.column_int64(3);
-                        c.value = s.column_uint64(4);
-                        out.counters.push_back(std::move(c));
-                      });
-    if (!st.ok()) return st.with_context(context);
-  }
-  if (parts.queues) {
-    st = for_each_row(h,
-                      "SELECT device, port, queue, t_ns, bytes FROM queue_samples WHERE run = ?1 ORDER BY rowid", run,
-                      [&](sql::statement& s) {
-                        queue_sample q;
-                        q.device = narrow<std::uint32_t>(s.column_int64(0));
-                        q.port = narrow<std::uint32_t>(s.column_int64(1));
-                        q.queue = narrow<std::uint8_t>(s.column_int64(2));
-                        q.t_ns = s.column_int64(3);
-                        q.bytes = s.column_uint64(4);
-                        out.queues.push_back(q);
-                      });
-    if (!st.ok()) return st.with_context(context);
-  }
-  if (parts.allreduce) {
-    st = for_each_row(h,
-                      "SELECT algorithm, ranks, bytes, time_ns, algbw_gbps, busbw_gbps FROM allreduce WHERE run = ?1 "
-                      "ORDER BY rowid",
-                      run, [&](sql::statement& s) {
-                        allreduce_result a;
-                        a.algorithm = s.column_text(0);
-                        a.ranks = narrow<std::uint32_t>(s.column_int64(1));
-                        a.bytes = s.column_uint64(2);
-                        a.time_ns = s.column_int64(3);
-                        a.algbw_gbps = s.column_double(4);
-                        a.busbw_gbps = s.column_double(5);
-                        out.allreduce.push_back(std::move(a));
-                      });
-    if (!st.ok()) return st.with_context(context);
-  }
+  record_sql::for_each_table([&](const auto& table, std::size_t) {
+    if (!st.ok() || !(parts.*table.part)) return;
+    using record = typename std::remove_cvref_t<decltype(table)>::record_type;
+    auto& rows = out.*table.rows;
+    st = for_each_row(h, record_sql::select<record>(table.name), run, [&](sql::statement& s) {
+      record_sql::read(s, rows.emplace_back());
+    });
+  });
+  if (!st.ok()) return st.with_context(context);
   st = for_each_row(h,
                     "SELECT pfc_pause_frames, pfc_resume_frames, paused_ns, ce_marked, cnps, drops, retransmits, "
                     "packets_forwarded, retransmits_measured, cnps_measured FROM totals WHERE run = ?1",

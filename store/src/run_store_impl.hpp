@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "sqlite.hpp"
 
@@ -29,15 +30,9 @@ inline std::int64_t unix_now_ns() {
       .count();
 }
 
-// Statements that append() runs for every record; prepared once per connection.
-struct insert_statements {
-  sql::statement flow;
-  sql::statement pause;
-  sql::statement event;
-  sql::statement counter;
-  sql::statement queue;
-  sql::statement allreduce;
-};
+// Statements that append() runs for every record, one per record table in
+// record_sql::tables order; prepared once per connection.
+using insert_statements = std::vector<sql::statement>;
 
 // Runs `sql` bound to the run id and calls `each(statement&)` per row.
 template <typename F>
@@ -51,11 +46,6 @@ status for_each_row(sqlite3* db, std::string_view sql, std::int64_t run, F&& eac
     if (!*row) return status::success();
     each(*s);
   }
-}
-
-template <typename T>
-T narrow(std::int64_t v) {
-  return static_cast<T>(v);
 }
 
 }  // namespace detail

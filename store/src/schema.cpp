@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include "record_sql.hpp"
 #include "rocelab/store/run_store.hpp"
 #include "sqlite.hpp"
 
@@ -172,7 +174,19 @@ CREATE TABLE calibrations (
 ALTER TABLE runs ADD COLUMN calibration INTEGER;
 )sql";
 
-constexpr std::array<std::string_view, 3> migrations{v1, v2, v3};
+// Version 4. Every record keeps the run's repeat it belongs to (records.hpp); rows written
+// before were all the first. The record tables stay indexed by run alone: loads read a
+// whole run in append order and no query selects one repeat.
+constexpr std::string_view v4 = R"sql(
+ALTER TABLE flows ADD COLUMN repeat INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pauses ADD COLUMN repeat INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE events ADD COLUMN repeat INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE counters ADD COLUMN repeat INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE queue_samples ADD COLUMN repeat INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE allreduce ADD COLUMN repeat INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<std::string_view, 4> migrations{v1, v2, v3, v4};
 static_assert(migrations.size() == static_cast<std::size_t>(run_store::schema_version()),
               "one migration per schema version");
 
@@ -200,6 +214,20 @@ result<std::int64_t> read_int_pragma(sqlite3* db, std::string_view pragma) {
 }
 
 }  // namespace
+
+status check_record_columns(sqlite3* db) {
+  status failed = status::success();
+  record_sql::for_each_table([&](const auto& table, std::size_t) {
+    if (!failed.ok()) return;
+    using record = typename std::remove_cvref_t<decltype(table)>::record_type;
+    auto mismatch = record_sql::column_mismatch<record>(db, table.name);
+    if (!mismatch.ok()) failed = mismatch.error().with_context("reading the columns of " + std::string(table.name));
+    else if (!mismatch->empty())
+      failed = {error_code::internal, "table " + std::string(table.name) + " does not match its record's fields (" +
+                                          *mismatch + "): a field needs a schema migration that adds its column"};
+  });
+  return failed;
+}
 
 status check_ours(sqlite3* db, const std::string& path) {
   const auto refuse = [&](const std::string& why) {
@@ -269,6 +297,7 @@ status migrate(sqlite3* db, const std::string& path) {
     if (auto st = sql::exec(db, "PRAGMA user_version = " + std::to_string(current_version())); !st.ok())
       return st.with_context(path);
   }
+  if (*version != current_version()) ROCELAB_RETURN_IF_ERROR(check_record_columns(db).with_context(path));
   auto id = read_int_pragma(db, "application_id");
   if (!id.ok()) return id.error().with_context("reading the application_id of " + path);
   if (*id != application_id) {

@@ -30,6 +30,12 @@ inline constexpr std::int32_t application_id = 0x524c4142;
 // Brings the database to current_version(); an error names the file's version and ours.
 [[nodiscard]] status migrate(sqlite3* db, const std::string& path);
 
+// Ok when every record table has a column per field of its record (record_sql.hpp) and
+// no other; else internal, naming the table and what differs. migrate() checks it after
+// migrating, so a field added without the migration that adds its column fails the first
+// store opened (every fresh file migrates).
+[[nodiscard]] status check_record_columns(sqlite3* db);
+
 // For a read-only connection: ok only when the file is exactly at current_version().
 [[nodiscard]] status check_readable(sqlite3* db, const std::string& path);
 

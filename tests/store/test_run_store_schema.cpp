@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "store_test_support.hpp"
@@ -25,6 +27,12 @@ void raw_exec(const std::string& path, const std::string& sql) {
   sqlite3_close(db);
   ASSERT_EQ(rc, SQLITE_OK) << message;
 }
+
+// Takes the record tables back to before version 4 (records carried no repeat).
+constexpr std::string_view drop_repeat_columns =
+    "ALTER TABLE flows DROP COLUMN repeat; ALTER TABLE pauses DROP COLUMN repeat; "
+    "ALTER TABLE events DROP COLUMN repeat; ALTER TABLE counters DROP COLUMN repeat; "
+    "ALTER TABLE queue_samples DROP COLUMN repeat; ALTER TABLE allreduce DROP COLUMN repeat; ";
 
 std::string raw_query_one(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;
@@ -140,7 +148,8 @@ TEST(run_store_schema, migrates_a_version_1_file_whose_counts_were_all_measured)
   raw_exec(path,
            "ALTER TABLE flows DROP COLUMN retransmits_measured; ALTER TABLE flows DROP COLUMN cnps_measured; "
            "ALTER TABLE totals DROP COLUMN retransmits_measured; ALTER TABLE totals DROP COLUMN cnps_measured; "
-           "DROP TABLE calibrations; ALTER TABLE runs DROP COLUMN calibration; PRAGMA user_version = 1;");
+           "DROP TABLE calibrations; ALTER TABLE runs DROP COLUMN calibration; " +
+               std::string(drop_repeat_columns) + "PRAGMA user_version = 1;");
   auto store = run_store::open(path);
   ASSERT_TRUE(store.ok()) << store.error().message();
   EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), std::to_string(run_store::schema_version()));
@@ -165,7 +174,8 @@ TEST(run_store_schema, migrates_a_version_2_file_whose_runs_have_no_calibration)
     ASSERT_TRUE(id.ok());
     run = *id;
   }
-  raw_exec(path, "DROP TABLE calibrations; ALTER TABLE runs DROP COLUMN calibration; PRAGMA user_version = 2;");
+  raw_exec(path, "DROP TABLE calibrations; ALTER TABLE runs DROP COLUMN calibration; " + std::string(drop_repeat_columns) +
+                     "PRAGMA user_version = 2;");
   auto store = run_store::open(path);
   ASSERT_TRUE(store.ok()) << store.error().message();
   EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), std::to_string(run_store::schema_version()));
@@ -174,6 +184,70 @@ TEST(run_store_schema, migrates_a_version_2_file_whose_runs_have_no_calibration)
   EXPECT_FALSE(r->calibration.has_value());
   auto cal = store->add_calibration("virtual", "2026-11-29T04:00:00Z", "rocelab_calibration: 1\n");
   ASSERT_TRUE(cal.ok()) << cal.error().message();
+}
+
+// A version 3 file (before records carried their repeat) opens and migrates; every record
+// it held was its run's first repeat, and records appended after keep their own.
+TEST(run_store_schema, migrates_a_version_3_file_whose_records_are_all_repeat_0) {
+  temp_dir dir;
+  const auto path = dir.file("runs.db");
+  std::int64_t run = 0;
+  {
+    auto store = run_store::open(path);
+    ASSERT_TRUE(store.ok());
+    auto id = store->begin_run({"a", "twin", 1, "", {}, std::nullopt});
+    ASSERT_TRUE(id.ok());
+    run = *id;
+    run_records r;
+    r.hosts = {"h1", "h2"};
+    r.devices = {"sw0"};
+    r.flows.resize(1);
+    r.flows[0].dst = 1;
+    r.pauses.resize(1);
+    r.events.resize(1);
+    r.counters.push_back({0, 1, "rx_pause", 5, 6, 0});
+    r.queues.resize(1);
+    r.allreduce.push_back({"ring", 4, 1024, 10, 1.5, 2.5, 0});
+    ASSERT_TRUE(store->append(run, r).ok());
+  }
+  raw_exec(path, std::string(drop_repeat_columns) + "PRAGMA user_version = 3;");
+  ASSERT_EQ(raw_query_one(path, "SELECT count(*) FROM pragma_table_info('flows') WHERE name = 'repeat'"), "0");
+  auto store = run_store::open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), std::to_string(run_store::schema_version()));
+  run_records more;
+  more.flows.resize(1);
+  more.flows[0].repeat = 2;
+  ASSERT_TRUE(store->append(run, more).ok());
+  auto out = store->load(run);
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  ASSERT_EQ(out->flows.size(), 2u);
+  EXPECT_EQ(out->flows[0].repeat, 0u);
+  EXPECT_EQ(out->flows[0].dst, 1u);
+  EXPECT_EQ(out->flows[1].repeat, 2u);
+  ASSERT_EQ(out->pauses.size(), 1u);
+  ASSERT_EQ(out->events.size(), 1u);
+  ASSERT_EQ(out->counters.size(), 1u);
+  ASSERT_EQ(out->queues.size(), 1u);
+  ASSERT_EQ(out->allreduce.size(), 1u);
+  EXPECT_EQ(out->pauses[0].repeat, 0u);
+  EXPECT_EQ(out->counters[0].name, "rx_pause");
+  EXPECT_EQ(out->allreduce[0].busbw_gbps, 2.5);
+}
+
+// A record table without a column for one of its record's fields is refused when the
+// store migrates, naming the table and the column: the field would otherwise be dropped.
+TEST(run_store_schema, a_record_field_without_its_column_fails_the_migration) {
+  temp_dir dir;
+  const auto path = dir.file("runs.db");
+  { ASSERT_TRUE(run_store::open(path).ok()); }
+  // Version 3 and a queue_samples table that lost a column version 4 does not add.
+  raw_exec(path, std::string(drop_repeat_columns) + "ALTER TABLE queue_samples DROP COLUMN bytes; PRAGMA user_version = 3;");
+  auto store = run_store::open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.error().message().find("queue_samples"), std::string::npos) << store.error().message();
+  EXPECT_NE(store.error().message().find("no column bytes INTEGER"), std::string::npos) << store.error().message();
+  EXPECT_EQ(raw_query_one(path, "PRAGMA user_version"), "3") << "the failed migration is rolled back";
 }
 
 TEST(run_store_schema, refuses_a_newer_schema_read_write_and_read_only) {

@@ -1,12 +1,15 @@
 #include "rocelab/experiments/run/run_directory.hpp"
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <span>
 
 #include "rocelab/common/output_file.hpp"
+#include "record_csv.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -21,19 +24,40 @@ status write_file(const std::filesystem::path& path, existing_output existing, B
   return out->commit();
 }
 
-// Device names and strings in the CSVs come from our own topology ("sw0", "leaf1");
-// quote them anyway so a name with a comma cannot shift columns.
-void put_name(std::FILE* f, const std::vector<std::string>& names, std::uint32_t index) {
-  if (index < names.size()) {
-    std::fputc('"', f);
-    for (char c : names[index]) {
-      if (c == '"') std::fputc('"', f);
-      std::fputc(c, f);
+// Columns a file computes from each record (record_csv.hpp), where it has always put them.
+constexpr std::array<record_csv::derived_column<flow_record>, 1> flow_derived{{
+    {"slowdown", "ideal_fct_ns", [](std::FILE* f, const flow_record& r, std::size_t) { std::fprintf(f, "%.6g", r.slowdown()); }},
+}};
+constexpr std::array<record_csv::derived_column<pause_interval>, 1> pause_derived{{
+    {"duration_ns", "end_ns",
+     [](std::FILE* f, const pause_interval& p, std::size_t) {
+       std::fprintf(f, "%lld", static_cast<long long>(p.end_ns - p.start_ns));
+     }},
+}};
+// The result's position among its repeat's all-reduce results.
+constexpr std::array<record_csv::derived_column<allreduce_result>, 1> allreduce_derived{{
+    {"iteration", "", [](std::FILE* f, const allreduce_result&, std::size_t position) { std::fprintf(f, "%zu", position); }},
+}};
+
+// One CSV of `rows` of every repeat: each row leads with the repeat (its position in
+// files.repeats) and the repeat's seed, then the record's columns (record_csv.hpp).
+template <class Record>
+status write_records(const std::filesystem::path& path, existing_output existing, const run_files& files,
+                     std::vector<Record> run_records::*rows,
+                     std::span<const record_csv::derived_column<Record>> derived = {}) {
+  return write_file(path, existing, [&](std::FILE* f) {
+    std::fprintf(f, "repeat,seed,%s\n", record_csv::header<Record>(derived).c_str());
+    for (std::size_t i = 0; i < files.repeats.size(); ++i) {
+      const run_records& records = *files.repeats[i];
+      const unsigned long long seed = i < files.seeds.size() ? files.seeds[i] : 0;
+      const auto& list = records.*rows;
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        std::fprintf(f, "%zu,%llu,", i, seed);
+        record_csv::put_row(f, list[k], k, records.devices, derived);
+        std::fputc('\n', f);
+      }
     }
-    std::fputc('"', f);
-  } else {
-    std::fprintf(f, "%u", index);
-  }
+  });
 }
 
 }  // namespace
@@ -71,62 +95,13 @@ status write_run_directory(const std::string& dir, const run_files& files, exist
     std::fputc('\n', f);
   }));
 
-  auto seed_of = [&](std::size_t i) -> unsigned long long { return i < files.seeds.size() ? files.seeds[i] : 0; };
-  ROCELAB_RETURN_IF_ERROR(write_file(base / "flows.csv", existing, [&](std::FILE* f) {
-    std::fputs("repeat,seed,src,dst,qp,priority,kind,bytes,start_ns,end_ns,fct_ns,ideal_fct_ns,slowdown,"
-               "retransmits,ce_marked,cnps,tag\n", f);
-    // A count the NIC did not measure is an empty cell, never 0.
-    const auto count = [](std::uint64_t v, bool measured) { return measured ? std::to_string(v) : std::string(); };
-    for (std::size_t i = 0; i < files.repeats.size(); ++i)
-      for (const flow_record& r : files.repeats[i]->flows)
-        std::fprintf(f, "%zu,%llu,%u,%u,%u,%u,%s,%llu,%lld,%lld,%lld,%lld,%.6g,%s,%llu,%s,%llu\n", i, seed_of(i), r.src,
-                     r.dst, r.qp, unsigned{r.priority}, to_string(r.kind), static_cast<unsigned long long>(r.bytes),
-                     static_cast<long long>(r.start_ns), static_cast<long long>(r.end_ns),
-                     static_cast<long long>(r.fct_ns), static_cast<long long>(r.ideal_fct_ns), r.slowdown(),
-                     count(r.retransmits, r.retransmits_measured).c_str(), static_cast<unsigned long long>(r.ce_marked),
-                     count(r.cnps, r.cnps_measured).c_str(), static_cast<unsigned long long>(r.tag));
-  }));
-  ROCELAB_RETURN_IF_ERROR(write_file(base / "pauses.csv", existing, [&](std::FILE* f) {
-    std::fputs("repeat,seed,device,port,priority,start_ns,end_ns,duration_ns,source\n", f);
-    for (std::size_t i = 0; i < files.repeats.size(); ++i)
-      for (const pause_interval& p : files.repeats[i]->pauses) {
-        std::fprintf(f, "%zu,%llu,", i, seed_of(i));
-        put_name(f, files.repeats[i]->devices, p.device);
-        std::fprintf(f, ",%u,%u,%lld,%lld,%lld,%s\n", p.port, unsigned{p.priority}, static_cast<long long>(p.start_ns),
-                     static_cast<long long>(p.end_ns), static_cast<long long>(p.end_ns - p.start_ns),
-                     to_string(p.source));
-      }
-  }));
-  ROCELAB_RETURN_IF_ERROR(write_file(base / "queues.csv", existing, [&](std::FILE* f) {
-    std::fputs("repeat,seed,device,port,queue,t_ns,bytes\n", f);
-    for (std::size_t i = 0; i < files.repeats.size(); ++i)
-      for (const queue_sample& q : files.repeats[i]->queues) {
-        std::fprintf(f, "%zu,%llu,", i, seed_of(i));
-        put_name(f, files.repeats[i]->devices, q.device);
-        std::fprintf(f, ",%u,%u,%lld,%llu\n", q.port, unsigned{q.queue}, static_cast<long long>(q.t_ns),
-                     static_cast<unsigned long long>(q.bytes));
-      }
-  }));
-  ROCELAB_RETURN_IF_ERROR(write_file(base / "counters.csv", existing, [&](std::FILE* f) {
-    std::fputs("repeat,seed,device,port,name,t_ns,value\n", f);
-    for (std::size_t i = 0; i < files.repeats.size(); ++i)
-      for (const counter_sample& c : files.repeats[i]->counters) {
-        std::fprintf(f, "%zu,%llu,", i, seed_of(i));
-        put_name(f, files.repeats[i]->devices, c.device);
-        std::fprintf(f, ",%u,%s,%lld,%llu\n", c.port, c.name.c_str(), static_cast<long long>(c.t_ns),
-                     static_cast<unsigned long long>(c.value));
-      }
-  }));
-  ROCELAB_RETURN_IF_ERROR(write_file(base / "allreduce.csv", existing, [&](std::FILE* f) {
-    std::fputs("repeat,seed,iteration,algorithm,ranks,bytes,time_ns,algbw_gbps,busbw_gbps\n", f);
-    for (std::size_t i = 0; i < files.repeats.size(); ++i) {
-      std::size_t iteration = 0;
-      for (const allreduce_result& a : files.repeats[i]->allreduce)
-        std::fprintf(f, "%zu,%llu,%zu,%s,%u,%llu,%lld,%.6f,%.6f\n", i, seed_of(i), iteration++, a.algorithm.c_str(),
-                     a.ranks, static_cast<unsigned long long>(a.bytes), static_cast<long long>(a.time_ns),
-                     a.algbw_gbps, a.busbw_gbps);
-    }
-  }));
+  ROCELAB_RETURN_IF_ERROR(write_records<flow_record>(base / "flows.csv", existing, files, &run_records::flows, flow_derived));
+  ROCELAB_RETURN_IF_ERROR(
+      write_records<pause_interval>(base / "pauses.csv", existing, files, &run_records::pauses, pause_derived));
+  ROCELAB_RETURN_IF_ERROR(write_records<queue_sample>(base / "queues.csv", existing, files, &run_records::queues));
+  ROCELAB_RETURN_IF_ERROR(write_records<counter_sample>(base / "counters.csv", existing, files, &run_records::counters));
+  ROCELAB_RETURN_IF_ERROR(
+      write_records<allreduce_result>(base / "allreduce.csv", existing, files, &run_records::allreduce, allreduce_derived));
   return status::success();
 }
 

@@ -130,7 +130,7 @@ class run_store {
   run_store& operator=(run_store&&) noexcept;
   ~run_store();
 
-  [[nodiscard]] static constexpr int schema_version() noexcept { return 3; }
+  [[nodiscard]] static constexpr int schema_version() noexcept { return 4; }
 
   [[nodiscard]] result<std::int64_t> begin_run(const new_run& run);
   // Appends records (any may be empty) in one transaction; callable many times per run,
