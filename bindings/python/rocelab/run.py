@@ -5,6 +5,10 @@ The frames are built from numpy arrays the C++ core fills column by column
 convert in milliseconds (bench/python/). Names (hosts, devices, kinds, sources, counter
 names) are pandas Categoricals over the run's name tables.
 
+Every frame leads with the repeat a row belongs to and that repeat's seed: for a run
+loaded from the store (one records object holding all its repeats), each record's own
+repeat, with seed + repeat; for a run just made (a list of repeats), the list position.
+
 Frames and their dtypes:
 
 - ``flows``: repeat (uint32), seed (uint64), src, dst (uint32 host indexes), src_host,
@@ -54,10 +58,17 @@ def _categorical(codes, names):
 
 
 def _frame(columns, repeat, seed, categories):
+    """One records object's frame, led by repeat and seed. ``repeat`` None: each record's
+    own (a stored run's records hold all its repeats; repeat i ran seed + i), else the
+    position of these records in the run's list of repeats, all of them with ``seed``."""
     n = len(next(iter(columns.values()))) if columns else 0
-    data = {"repeat": np.full(n, repeat, dtype=np.uint32), "seed": np.full(n, seed, dtype=np.uint64)}
+    if repeat is None:
+        own = np.asarray(columns.get("repeat", np.zeros(n, dtype=np.uint32)), dtype=np.uint32)
+        data = {"repeat": own, "seed": own.astype(np.uint64) + np.uint64(seed)}
+    else:
+        data = {"repeat": np.full(n, repeat, dtype=np.uint32), "seed": np.full(n, seed, dtype=np.uint64)}
     for name, values in columns.items():
-        if name.startswith("_"):
+        if name.startswith("_") or name == "repeat":
             continue
         if name in categories:
             data[name] = _categorical(values, categories[name])
@@ -104,7 +115,7 @@ class Run:
 
     @classmethod
     def load(cls, store, run_id):
-        """A stored run (one repeat) by id; ``store`` is a path (opened read-only for this
+        """A stored run (all its repeats) by id; ``store`` is a path (opened read-only for this
         call) or an open :class:`rocelab.Store` (then the same as ``store.load(run_id)``)."""
         if isinstance(store, (str, os.PathLike)):
             handle = _rocelab.Store(os.fspath(store), True)
@@ -116,7 +127,8 @@ class Run:
 
     @classmethod
     def from_store(cls, handle, run_id):
-        """A stored run (one repeat) read through ``handle``, a ``rocelab._rocelab.Store``."""
+        """A stored run (all its repeats, each record with its own) read through ``handle``,
+        a ``rocelab._rocelab.Store``."""
         info = handle.run(int(run_id))
         records = handle.load(int(run_id))
         return cls([records], [info["seed"]], name=info["name"], backend=info["backend"],
@@ -129,11 +141,17 @@ class Run:
 
     # --- frames -----------------------------------------------------------------------
 
+    def _repeat_of(self, i):
+        """How a frame numbers the records at position i: by each record's own repeat when
+        one records object holds the run (a stored run of any number of repeats), by i
+        when the run is a list of repeats."""
+        return None if len(self.records) == 1 else i
+
     def _frames(self, method, categories_of):
         frames = []
         for i, (records, seed) in enumerate(zip(self.records, self.seeds)):
             columns = getattr(records, method)()
-            frames.append(_frame(columns, i, seed, categories_of(records, columns)))
+            frames.append(_frame(columns, self._repeat_of(i), seed, categories_of(records, columns)))
         if not frames:
             frames.append(_frame(getattr(_rocelab.synthetic_flows(0), method)(), 0, 0,
                                  categories_of(_rocelab.synthetic_flows(0), {})))
@@ -188,11 +206,10 @@ class Run:
         frames = []
         for i, (records, seed) in enumerate(zip(self.records, self.seeds)):
             c = records.allreduce_columns()
-            n = len(c["ranks"])
-            frames.append(pd.DataFrame({"repeat": np.full(n, i, dtype=np.uint32),
-                                        "seed": np.full(n, seed, dtype=np.uint64),
+            lead = _frame({"repeat": c["repeat"]}, self._repeat_of(i), seed, {})
+            frames.append(pd.DataFrame({"repeat": lead["repeat"].to_numpy(), "seed": lead["seed"].to_numpy(),
                                         "algorithm": pd.Categorical(c["algorithm"]),
-                                        **{k: v for k, v in c.items() if k != "algorithm"}}))
+                                        **{k: v for k, v in c.items() if k not in ("algorithm", "repeat")}}))
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
     @property

@@ -157,10 +157,11 @@ struct record_fields<flow_record> {
       // In the CSVs as the empty cell of the count they qualify.
       field{"retransmits_measured", &r::retransmits_measured, field_role::value, json_if_not_default | no_csv},
       field{"cnps_measured", &r::cnps_measured, field_role::value, json_if_not_default | no_csv},
-      // The run directory's CSVs and Python's frames lead every row with the repeat (and
-      // its seed) they were given the records of; a single-repeat run's files keep the
-      // shape they had before records carried it.
-      field{"repeat", &r::repeat, field_role::value, json_if_not_default | no_csv | no_columns},
+      // The run directory's CSVs lead every row with the repeat (and its seed) they were
+      // given the records of, so a single-repeat run's files keep the shape they had
+      // before records carried it. Python's frames lead with it too: the record's own
+      // where one run_records holds a stored run's repeats, else the list position.
+      field{"repeat", &r::repeat, field_role::value, json_if_not_default | no_csv},
   };
 };
 static_assert(table_covers_record<flow_record>, "every flow_record member has a field in the table");
@@ -175,7 +176,7 @@ struct record_fields<pause_interval> {
       field{"start_ns", &r::start_ns},
       field{"end_ns", &r::end_ns},
       field{"source", &r::source},
-      field{"repeat", &r::repeat, field_role::value, json_if_not_default | no_csv | no_columns},
+      field{"repeat", &r::repeat, field_role::value, json_if_not_default | no_csv},
   };
 };
 static_assert(table_covers_record<pause_interval>, "every pause_interval member has a field in the table");
@@ -189,7 +190,7 @@ struct record_fields<counter_sample> {
       field{"name", &r::name, field_role::interned_name},
       field{"t_ns", &r::t_ns},
       field{"value", &r::value},
-      field{"repeat", &r::repeat, field_role::value, json_if_not_default | no_csv | no_columns},
+      field{"repeat", &r::repeat, field_role::value, json_if_not_default | no_csv},
   };
 };
 static_assert(table_covers_record<counter_sample>, "every counter_sample member has a field in the table");
@@ -203,7 +204,7 @@ struct record_fields<queue_sample> {
       field{"queue", &r::queue},
       field{"t_ns", &r::t_ns},
       field{"bytes", &r::bytes},
-      field{"repeat", &r::repeat, field_role::value, json_if_not_default | no_csv | no_columns},
+      field{"repeat", &r::repeat, field_role::value, json_if_not_default | no_csv},
   };
 };
 static_assert(table_covers_record<queue_sample>, "every queue_sample member has a field in the table");
@@ -221,7 +222,7 @@ struct record_fields<congestion_event> {
       field{"dst", &r::dst, field_role::host_index},
       field{"qp", &r::qp},
       field{"source", &r::source},
-      field{"repeat", &r::repeat, field_role::value, json_if_not_default | no_csv | no_columns},
+      field{"repeat", &r::repeat, field_role::value, json_if_not_default | no_csv},
   };
 };
 static_assert(table_covers_record<congestion_event>, "every congestion_event member has a field in the table");
@@ -236,7 +237,7 @@ struct record_fields<allreduce_result> {
       field{"time_ns", &r::time_ns},
       field{"algbw_gbps", &r::algbw_gbps},
       field{"busbw_gbps", &r::busbw_gbps},
-      field{"repeat", &r::repeat, field_role::value, json_if_not_default | no_csv | no_columns},
+      field{"repeat", &r::repeat, field_role::value, json_if_not_default | no_csv},
   };
 };
 static_assert(table_covers_record<allreduce_result>, "every allreduce_result member has a field in the table");
