@@ -108,7 +108,7 @@ void bind_store(py::module_& m) {
           "runs",
           [](store_handle& h, bool with_spec) {
             auto& s = h.get();
-            auto runs = value_or_throw(s.runs(), "store");
+            auto runs = value_or_throw(s.runs(with_spec ? store::with_spec_yaml::yes : store::with_spec_yaml::no), "store");
             py::list out;
             for (const auto& r : runs) out.append(info_dict(r, with_spec));
             return out;

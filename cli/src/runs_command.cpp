@@ -146,7 +146,7 @@ json run_json(const store::run_info& r, const experiments::run_summary* s) {
 
 
 int list_runs(const store::run_store& store, const runs_args& a) {
-  auto runs = store.runs();
+  auto runs = store.runs(store::with_spec_yaml::no);
   if (!runs) {
     std::cerr << "rocelab runs: " << runs.error().message() << "\n";
     return 1;

@@ -6,7 +6,7 @@ namespace rocelab::controller {
 
 result<std::optional<protocol::run_finished>> stored_outcome(const store::run_store& store, const std::string& submission) {
   if (submission.empty()) return std::optional<protocol::run_finished>{};
-  auto runs = store.runs();
+  auto runs = store.runs(store::with_spec_yaml::no);
   if (!runs) return runs.error().with_context("looking up submission " + submission);
   for (auto it = runs->rbegin(); it != runs->rend(); ++it) {
     const auto p = it->parameters.find(submission_parameter);

@@ -31,6 +31,10 @@ run_info read_run_row(const sql::statement& s) {
 constexpr const char* run_columns =
     "SELECT id, name, backend, seed, status, error, started_unix_ns, ended_unix_ns, sweep, spec_yaml, calibration "
     "FROM runs";
+// The same columns with an empty spec: a listing of thousands of runs reads no YAML.
+constexpr const char* run_columns_without_spec =
+    "SELECT id, name, backend, seed, status, error, started_unix_ns, ended_unix_ns, sweep, '', calibration "
+    "FROM runs";
 
 status load_parameters(sqlite3* db, std::unordered_map<std::int64_t, run_info*>& by_id, std::optional<std::int64_t> only) {
   auto s = sql::statement::prepare(db, only ? "SELECT run, path, value FROM parameters WHERE run = ?1"
@@ -48,8 +52,10 @@ status load_parameters(sqlite3* db, std::unordered_map<std::int64_t, run_info*>&
 
 }  // namespace
 
-result<std::vector<run_info>> run_store::runs() const {
-  auto s = sql::statement::prepare(impl_->db.get(), std::string(run_columns) + " ORDER BY id");
+result<std::vector<run_info>> run_store::runs(with_spec_yaml spec) const {
+  auto s = sql::statement::prepare(impl_->db.get(),
+                                   std::string(spec == with_spec_yaml::yes ? run_columns : run_columns_without_spec) +
+                                       " ORDER BY id");
   if (!s.ok()) return s.error();
   std::vector<run_info> out;
   for (;;) {

@@ -293,3 +293,17 @@ def test_stored_runs_compare_side_by_side_as_runs_diff_does(lab, db, tmp_path):
     assert ce["change"] == cmp.results.loc["CE marked", f"change {ids[1]}"]
     with pytest.raises(ValueError):
         store.compare(ids[:1])
+
+
+def test_a_lab_closes_its_store_and_opens_it_again_for_the_next_run(db, small_incast):
+    # A with block closes the connection (a notebook that ends its lab leaves no handle on
+    # the file); the same lab runs again afterwards, on a store it opens anew.
+    with rocelab.twin(db=db) as lab:
+        first = lab.run(small_incast)
+        assert not lab.store.closed
+    assert lab._store is None
+    lab.close()  # idempotent
+    second = lab.run(small_incast)
+    lab.close()
+    with rocelab.open_store(db) as store:
+        assert sorted(store.runs()["id"]) == sorted(first.ids + second.ids)

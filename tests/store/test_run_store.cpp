@@ -298,6 +298,24 @@ TEST(run_store, finish_records_status_error_and_end_time) {
   EXPECT_TRUE((*all)[0].parameters.empty());
 }
 
+// A listing reads each run's spec only when asked: everything else is the same.
+TEST(run_store, runs_leaves_the_spec_out_unless_asked) {
+  temp_dir dir;
+  auto store = run_store::open(dir.file("runs.db"));
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(store->begin_run({"a", "twin", 7, "name: a\nseed: 7\n", {{"x", "1"}}, std::nullopt}).ok());
+  auto with = store->runs();
+  auto without = store->runs(with_spec_yaml::no);
+  ASSERT_TRUE(with.ok() && without.ok());
+  ASSERT_EQ(with->size(), 1u);
+  ASSERT_EQ(without->size(), 1u);
+  EXPECT_EQ((*with)[0].spec_yaml, "name: a\nseed: 7\n");
+  EXPECT_EQ((*without)[0].spec_yaml, "");
+  EXPECT_EQ((*without)[0].name, "a");
+  EXPECT_EQ((*without)[0].seed, 7u);
+  EXPECT_EQ((*without)[0].parameters.at("x"), "1");
+}
+
 TEST(run_store, a_parameter_known_after_the_run_is_added_or_replaced) {
   temp_dir dir;
   auto store = run_store::open(dir.file("runs.db"));

@@ -104,6 +104,20 @@ class Lab:
         """Tunes thresholds with this lab's backend: see :func:`rocelab.tune.tune`."""
         return tune(self, spec, **kwargs)
 
+    def close(self):
+        """Closes the lab's run store connection, if one was opened; the lab opens it again
+        on its next run. Idempotent."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
     def __repr__(self):
         return f"<rocelab.{type(self).__name__} backend={self.backend} db={self.db}>"
 
@@ -148,9 +162,12 @@ class VirtualLab(Lab):
         return self
 
     def __exit__(self, *exc):
-        if self.up and not self.keep:
-            self._cli("down", "--name", self.name, check=False)
-            self.up = False
+        try:
+            if self.up and not self.keep:
+                self._cli("down", "--name", self.name, check=False)
+                self.up = False
+        finally:
+            self.close()
         return False
 
     def status(self):

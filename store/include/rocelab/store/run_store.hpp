@@ -102,6 +102,9 @@ struct agent_record {  // agents that took part in a run (controller)
 
 enum class open_mode : std::uint8_t { read_write, read_only };
 
+// Whether runs() reads each run's resolved spec (run_info::spec_yaml; empty when not).
+enum class with_spec_yaml : bool { no, yes };
+
 // Which record tables load() reads.
 struct load_parts {
   bool flows = true, pauses = true, events = true, counters = true, queues = true, allreduce = true;
@@ -148,7 +151,7 @@ class run_store {
   // as the twin's prediction of a measured run. Errors: no such run.
   [[nodiscard]] status set_parameter(std::int64_t run, std::string_view path, std::string_view value);
 
-  [[nodiscard]] result<std::vector<run_info>> runs() const;
+  [[nodiscard]] result<std::vector<run_info>> runs(with_spec_yaml spec = with_spec_yaml::yes) const;
   [[nodiscard]] result<run_info> run(std::int64_t id) const;
   [[nodiscard]] result<run_records> load(std::int64_t run) const;
   // Only the parts asked for (names, totals and the capture note always): a listing of
