@@ -46,8 +46,6 @@
 #include "rocelab/cli/sweep_executor.hpp"
 #include "output_files.hpp"
 #include "progress_line.hpp"
-#include "rocelab/experiments/lab/calibrate_lab.hpp"
-#include "rocelab/experiments/calibration/calibration.hpp"
 #include "rocelab/experiments/lab/local_backends.hpp"
 #include "rocelab/experiments/lab/sweep_exports.hpp"
 #include "rocelab/experiments/run/backend_traits.hpp"
@@ -58,6 +56,7 @@
 #include "rocelab/experiments/tuning/tuning_spec.hpp"
 #include "rocelab/experiments/tuning/tuning_trials.hpp"
 #include "rocelab/experiments/tuning/tuning_verify.hpp"
+#include "rocelab/experiments/lab/sweep_verify.hpp"
 
 namespace rocelab::cli {
 namespace {
@@ -93,44 +92,6 @@ struct tune_args {
 int fail(const std::string& message, int code) {
   std::cerr << "rocelab tune: " << message << "\n";
   return code;
-}
-
-struct verify_calibration_choice {
-  std::optional<experiments::calibration> cal;
-  std::string label;  // which calibration, or why there is none
-};
-
-std::string calibration_label(const experiments::calibration& c, const std::string& path) {
-  return (c.lab == "virtual" ? std::string("the virtual lab") : "lab '" + c.lab + "'") + ", taken " + c.taken_at +
-         " (" + path + ")";
-}
-
-// The calibration --verify's twin models: the one --calibration names, else the lab's
-// own, taken now on the lab the verify runs on (calibration.yaml beside the exports).
-// None with --no-calibration, or when it cannot be taken here (without root: then the
-// verify's rows say why they are not measured either).
-result<verify_calibration_choice> verify_calibration(const experiments::experiment_spec& spec, const tune_args& args,
-                                                     const std::string& dir) {
-  if (args.no_calibration) return verify_calibration_choice{std::nullopt, "--no-calibration"};
-  if (!args.calibration.empty()) {
-    auto c = experiments::read_calibration_file(args.calibration);
-    if (!c) return c.error().with_context("--calibration");
-    return verify_calibration_choice{*c, calibration_label(*c, args.calibration)};
-  }
-  experiments::experiment_spec lab = spec;
-  lab.backend = "virtual";
-  experiments::calibrate_options options;
-  options.lab_name = args.lab_name;
-  options.on_step = [](const std::string& step) { std::cerr << "rocelab tune: calibrating the lab: " << step << "\n"; };
-  auto c = experiments::calibrate_lab(lab, options);
-  // A lab that cannot be brought up here fails the verify's rows too, which say why once.
-  if (!c && c.error().code() == error_code::unavailable)
-    return verify_calibration_choice{std::nullopt, "the virtual lab cannot run here (the verify says why)"};
-  if (!c) return verify_calibration_choice{std::nullopt, "the lab's calibration failed: " + c.error().message()};
-  const std::string path = dir + "/calibration.yaml";
-  if (auto st = experiments::write_calibration_file(*c, path, output_policy(args.export_dir, args.force)); !st.ok())
-    return st;
-  return verify_calibration_choice{*c, calibration_label(*c, path)};
 }
 
 // One line on stderr, redrawn in place on a terminal after each trial: a bar, the count
@@ -401,41 +362,23 @@ std::function<int()> setup(CLI::App& app) {
     // each beside the twin replaying what the lab ran.
     std::vector<experiments::verify_row> verified;
     if (args->verify && !interrupted) {
-      experiments::virtual_backend_options vo;
-      vo.lab_name = args->lab_name;
-      // The baselines first (what the best must beat on the lab too), then the best trials.
-      std::vector<experiments::verify_config> configs;
-      for (const auto& b : answer->baselines) configs.push_back({b.name, b.baseline, b.params});
-      auto picks = experiments::best_trial_configs(*spec, *settings, *trials, args->verify);
-      if (!picks) return fail(picks.error().message(), 1);
-      configs.insert(configs.end(), picks->begin() + 1, picks->end());  // [0] is the spec as written
-      experiments::verify_options options;
-      options.runs = args->verify_runs;
-      options.objective = &settings->objective;
-      auto calibrated = verify_calibration(*spec, *args, dir);
-      if (!calibrated) return fail(calibrated.error().message(), 1);
-      if (calibrated->cal) {
-        options.calibration = experiments::calibration_yaml(*calibrated->cal);
-        options.calibration_label = calibrated->label;
-        // Kept with the runs it calibrates (once per text).
-        auto id = db->add_calibration(calibrated->cal->lab, calibrated->cal->taken_at, options.calibration);
-        if (!id) return fail(id.error().message(), 1);
-        out["calibration"] = {{"id", *id}, {"label", calibrated->label}};
-      } else {
-        std::cerr << "rocelab tune: the twin predicts uncalibrated: " << calibrated->label << "\n";
-        out["calibration"] = {{"id", nullptr}, {"label", "none: " + calibrated->label}};
-      }
-      auto rows = experiments::verify_configs(
-          *spec, configs, "virtual", experiments::local_backends(vo), &*db, opened->id(),
-          [](const std::string& line) { std::cerr << "rocelab tune: " << line << "\n"; }, options);
-      if (!rows) return fail(rows.error().message(), 1);
-      verified = std::move(*rows);
+      experiments::sweep_verify_request vr;
+      vr.best = args->verify;
+      vr.runs = args->verify_runs;
+      vr.lab_name = args->lab_name;
+      vr.calibration_file = args->calibration;
+      vr.calibrate = !args->no_calibration;
+      vr.dir = dir;
+      vr.existing = output_policy(args->export_dir, args->force);
+      vr.log = [](const std::string& line) { std::cerr << "rocelab tune: " << line << "\n"; };
+      auto verification = experiments::verify_sweep(*db, opened->id(), *spec, *settings, *trials, *answer, vr);
+      if (!verification) return fail(verification.error().message(), 1);
+      out["calibration"] = {{"id", verification->calibration_id ? nlohmann::json(*verification->calibration_id)
+                                                                 : nlohmann::json(nullptr)},
+                            {"label", verification->calibration_label}};
+      verified = std::move(verification->rows);
       out["sim_to_real"] = nlohmann::json::parse(experiments::verify_json_text(verified));
       out["sim_to_real_ranking"] = nlohmann::json::parse(experiments::verify_ranking_json_text(verified));
-      if (auto st = write_text(dir + "/sim_to_real.txt", experiments::verify_table(verified),
-                               output_policy(args->export_dir, args->force));
-          !st.ok())
-        return fail(st.message(), 1);
     }
 
     if (args->json) {
