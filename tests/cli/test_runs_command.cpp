@@ -241,7 +241,7 @@ TEST_F(runs_command, a_run_its_store_cannot_keep_is_kept_in_its_directory_and_im
   EXPECT_NE(info->error.find("database or disk is full"), std::string::npos) << info->error;
 }
 
-// Needs the store's repeat column (schema v4) for the load; the run itself is one run.
+// One stored run; the store keeps each record's repeat (schema 4).
 TEST_F(runs_command, a_three_repeat_run_is_one_stored_run_whose_flows_carry_repeats_0_1_and_2) {
   ASSERT_EQ(rocelab("run spec.yaml --db three.db --set repeats=3 --out three"), 0) << out();
   auto db = store::run_store::open((dir_ / "three.db").string(), store::open_mode::read_only);

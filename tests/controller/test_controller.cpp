@@ -4,6 +4,7 @@
 
 #include <array>
 #include <fstream>
+#include <map>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>
@@ -277,6 +278,37 @@ TEST(controller, a_client_submits_a_spec_and_gets_the_stored_run) {
 
   o.token = "not-the-token-but-long-enough";
   EXPECT_FALSE(submit_spec(o, yaml, "client.yaml", {}).ok());
+}
+
+// A client's run of three repeats is one stored run whose records keep their repeats, the
+// second and third run on the same controller and store as well as the first.
+TEST(controller, a_submitted_run_of_three_repeats_is_one_stored_run_with_repeats_0_1_and_2) {
+  temp_dir dir("repeats");
+  auto c = start_controller(dir);
+  ASSERT_TRUE(c);
+  submit_options o;
+  o.controller = c->address();
+  o.token = test::test_token;
+  const std::string yaml =
+      "name: ctl-repeats\nbackend: twin\nseed: 4\nrepeats: 3\ntopology: {hosts: 3, link_gbps: 100}\n"
+      "workload: {incast: {receiver: 0, senders: 2, flow_bytes: 16KiB}}\n";
+  std::vector<std::int64_t> ids;
+  for (int round = 0; round < 3; ++round) {
+    auto done = submit_spec(o, yaml, "repeats.yaml", {});
+    ASSERT_TRUE(done.ok()) << done.error().message();
+    EXPECT_EQ(done->status, "completed") << done->error;
+    ids.push_back(done->run);
+  }
+  auto store = store::run_store::open(c->db_path(), store::open_mode::read_only);
+  ASSERT_TRUE(store.ok());
+  ASSERT_EQ(store->runs()->size(), 3u);
+  for (const std::int64_t id : ids) {
+    auto records = store->load(id);
+    ASSERT_TRUE(records.ok()) << records.error().message();
+    std::map<std::uint32_t, int> flows_per_repeat;
+    for (const auto& f : records->flows) ++flows_per_repeat[f.repeat];
+    EXPECT_EQ(flows_per_repeat, (std::map<std::uint32_t, int>{{0, 2}, {1, 2}, {2, 2}})) << "run " << id;
+  }
 }
 
 // A long twin run: 16 x 1 GiB into one port, about 1.4 s of simulated traffic, tens of

@@ -86,7 +86,7 @@ TEST_F(run_session_test, stamps_each_repeats_records_with_its_index_before_the_s
   EXPECT_EQ(info(session->id()).status, store::run_status::completed);
 }
 
-// Needs the store's repeat column (schema v4).
+// What the store loads back tells the repeats apart: each record keeps the one it was appended with.
 TEST_F(run_session_test, a_load_of_a_three_repeat_run_gives_its_flows_repeats_0_1_and_2) {
   auto session = run_session::begin(*db_, a_run());
   ASSERT_TRUE(session.ok()) << session.error().message();

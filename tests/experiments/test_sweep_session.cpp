@@ -223,7 +223,7 @@ TEST_F(sweep_session_test, a_trials_run_is_one_run_with_its_seeds_as_repeats) {
   ASSERT_EQ(loaded->flows.size(), 2u);
 }
 
-// Needs the store's repeat column (schema v4).
+// A trial of three seeds is one run; the store keeps which repeat each record came from.
 TEST_F(sweep_session_test, a_trials_run_loads_back_with_a_repeat_per_seed) {
   const auto [id, trials] = sweep(settings_);
   auto loaded = db_->load(trials[0].run_id);

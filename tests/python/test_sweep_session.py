@@ -102,7 +102,7 @@ def test_sweep_settings_resolve_alike_for_both_front_ends(lab, db, tmp_path):
 
 
 def test_a_three_repeat_rocelab_run_loads_back_with_repeats_0_1_and_2(db, tmp_path):
-    # Needs the store's repeat column (schema v4) and Run.load reading it.
+    # One stored run; the store keeps each record's repeat (schema 4) and Run.load reads it.
     spec = tmp_path / "three.yaml"
     spec.write_text(SPEC.split("tuning:")[0].replace("repeats: 1", "repeats: 3"))
     done = run_cli("run", str(spec), "--db", db, "--json", "--out", str(tmp_path / "run"), cwd=tmp_path)
