@@ -299,8 +299,11 @@ TEST_F(SoftNicRun, IncastSendersStartWithinTheExamplesSkewLimitAndAStaggeredRunS
       EXPECT_GE(static_cast<std::int64_t>(captured), ns) << "run " << run << ": " << host << " in the capture";
       captured_lo = std::min(captured_lo, static_cast<std::int64_t>(captured));
       captured_hi = std::max(captured_hi, static_cast<std::int64_t>(captured));
-      // Every boost around an armed instant was held on the NIC's CPU.
-      EXPECT_GE(counter(r, host, "nic.armed_boosts"), 1u) << "run " << run << ": " << host;
+      // A NIC awake in the armed_boost_ns before its instant boosts; one that first woke
+      // only after it (its CPU held by the others) released its post late and had no
+      // window to boost in. Every boost was held on the NIC's CPU.
+      EXPECT_TRUE(counter(r, host, "nic.armed_boosts") >= 1u || counter(r, host, "nic.armed_late_max_ns") > 0u)
+          << "run " << run << ": " << host << " neither boosted nor was late";
       EXPECT_EQ(counter(r, host, "nic.armed_pins"), counter(r, host, "nic.armed_boosts")) << "run " << run << ": " << host;
       EXPECT_EQ(counter(r, host, "nic.armed_pins_refused"), 0u) << "run " << run << ": " << host;
       if (counter(r, host, "nic.armed_warmups") > 0) ++warmed;
