@@ -209,16 +209,6 @@ result<std::vector<verify_row>> verify_configs(const experiment_spec& spec, cons
   return rows;
 }
 
-result<std::vector<verify_row>> verify_on_backend(const experiment_spec& spec, const tuning_settings& settings,
-                                                  const std::vector<trial>& trials, std::uint32_t count,
-                                                  const std::string& backend, const backend_registry& backends,
-                                                  store::run_store* db, std::int64_t sweep,
-                                                  const std::function<void(const std::string&)>& log) {
-  auto configs = best_trial_configs(spec, settings, trials, count);
-  if (!configs) return configs.error();
-  return verify_configs(spec, *configs, backend, backends, db, sweep, log);
-}
-
 std::size_t measured_count(const std::vector<verify_row>& rows) {
   return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const verify_row& r) { return r.is_measured(); }));
 }

@@ -113,12 +113,6 @@ struct verify_ranking {
                                                                     const std::vector<trial>& trials,
                                                                     std::uint32_t count);
 
-// best_trial_configs, then verify_configs.
-[[nodiscard]] result<std::vector<verify_row>> verify_on_backend(
-    const experiment_spec& spec, const tuning_settings& settings, const std::vector<trial>& trials, std::uint32_t count,
-    const std::string& backend, const backend_registry& backends, store::run_store* db, std::int64_t sweep,
-    const std::function<void(const std::string&)>& log = {});
-
 // How many rows are measured (verify_row::is_measured).
 [[nodiscard]] std::size_t measured_count(const std::vector<verify_row>& rows);
 
