@@ -341,6 +341,7 @@ result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, st
   n.pfc_enabled = s.pfc.enabled;
   n.retransmit_timeout_ns = spec.nic.retransmit_timeout_ns;
   n.ack_every_packets = spec.nic.ack_every_packets;
+  n.one_qp_per_peer = spec.nic.qp_per_peer;
 
   c.seed = seed;
   c.stop_ns = spec.twin.stop_ns;

@@ -49,6 +49,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -102,6 +103,7 @@ enum event_kind : std::uint32_t {
   ev_start = 5,    // a message's start time
   ev_sample = 6,   // queue-depth sampling
   ev_response = 7, // a flow's oldest response has been processed (lab timing): to its NIC
+  ev_completion = 8,  // a flow's last ACK has been processed by its requester (lab timing)
 };
 
 constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -319,8 +321,24 @@ struct flow_state {
   std::vector<bool> placed;  // adaptive routing: PSNs at or past epsn already placed
   notification_point np;
   std::unique_ptr<uec_flow> uec;  // UEC fabric: the flow's transport state (both ends)
+  std::uint32_t peer = no_peer;   // nic_config::one_qp_per_peer: its QP in engine::peers_
+  bool on_qp = false;             // posted on that QP (at its start instant)
 
+  static constexpr std::uint32_t no_peer = 0xffffffffu;
   explicit flow_state(const dcqcn_config& c) : np(c) {}
+};
+
+// One RC QP of a (sender, receiver, priority) when nic_config::one_qp_per_peer: the
+// messages posted on it, one at a time on the wire, and the state a QP keeps across them.
+struct peer_qp {
+  static constexpr std::uint32_t no_flow = 0xffffffffu;
+  std::uint32_t feeding = no_flow;   // the message whose packets are not all sent yet
+  std::deque<std::uint32_t> waiting;  // posted behind it, in post order
+  std::unique_ptr<rate_control> rp;   // the QP's reaction point (made at its first CNP)
+  notification_point np;              // the responder's, for this QP
+  std::uint32_t qp = 0;               // flow_record::qp of every message on it
+
+  explicit peer_qp(const dcqcn_config& c) : np(c) {}
 };
 
 class engine final : public twin_context {
@@ -406,6 +424,9 @@ class engine final : public twin_context {
                       std::int64_t port_gap_ps);
   [[nodiscard]] std::int64_t lab_start_ns(std::uint32_t src, std::int64_t start_ns);
   void lab_respond(std::uint32_t flow, const packet& p);
+  // Every packet acknowledged: the message completes once its requester's NIC processed
+  // that ACK (a receive-processing draw of the sender's; at once without one).
+  void lab_acked(std::uint32_t flow);
   void on_response(std::uint32_t flow);
   void lab_push_forwarded(std::uint32_t ch, std::int64_t at_ns, const packet& p);
   // The earliest a frame of `frame_bytes` can arrive over channel ch behind the last one on it.
@@ -413,6 +434,28 @@ class engine final : public twin_context {
   [[nodiscard]] std::int64_t lab_next_start_ps(std::uint32_t h, std::int64_t start_ps, std::int64_t wire_ps,
                                                std::uint32_t frame_bytes) const;
   void start_flow(std::uint32_t f);
+  // One QP per peer (peer_qps.cpp): the QP of a new message (its flow_record::qp); the
+  // message posted on it at its start instant, where it waits behind an earlier one or
+  // starts after its send processing; after a message's last packet first left, the next
+  // one on its QP starts. rp_of and np_of: the reaction and notification points a flow's
+  // packets meet (its QP's, or its own).
+  [[nodiscard]] std::uint32_t peer_attach(std::uint32_t f, const message& m);
+  void peer_join(std::uint32_t f);
+  void peer_fed(std::uint32_t f);
+  [[nodiscard]] std::unique_ptr<rate_control>& rp_of(flow_state& f) {
+    return f.peer == flow_state::no_peer ? f.rp : peers_[f.peer].rp;
+  }
+  // The reaction point of host h's flow f, made at its first congestion notification.
+  rate_control& rate_control_of(std::uint32_t h, flow_state& f) {
+    auto& rp = rp_of(f);
+    if (!rp)
+      rp = make_rate_control(cc_, dcqcn_, cfg_.fabric.ib_cc, hosts_[h].rate_bps, *hosts_[h].clk,
+                             static_cast<std::uint32_t>(overhead_));
+    return *rp;
+  }
+  [[nodiscard]] notification_point& np_of(flow_state& f) {
+    return f.peer == flow_state::no_peer ? f.np : peers_[f.peer].np;
+  }
   void activate(std::uint32_t f);
   void on_rto(std::uint32_t f);
   void complete(std::uint32_t f);
@@ -468,6 +511,7 @@ class engine final : public twin_context {
   // Lab timing (cfg_.lab); all empty when it is.
   bool lab_ = false;                              // cfg_.lab is not empty
   std::vector<delay_stream> send_delay_, receive_delay_;  // per host
+  std::vector<delay_stream> completion_delay_;    // per host: its ACKs' processing (receive_processing)
   std::vector<delay_stream> forward_delay_;       // per channel out of a switch port; empty: none
   std::vector<std::int64_t> achieved_bps_;        // per host; 0: the link rate; empty: none
   std::vector<pending_responses> responses_;      // per flow while any host's receive processing is drawn
@@ -487,6 +531,9 @@ class engine final : public twin_context {
   std::vector<host_node> hosts_;
   std::vector<flow_state> flows_;
   std::vector<message> messages_;
+  bool qp_per_peer_ = false;  // nic_config::one_qp_per_peer, where it applies
+  std::vector<peer_qp> peers_;
+  std::unordered_map<std::uint64_t, std::uint32_t> peer_index_;  // (src, dst, priority) -> peers_
   run_records out_;
   std::uint64_t outstanding_ = 0;
   std::uint64_t forwarded_ = 0, pfc_xoff_ = 0, pfc_xon_ = 0;

@@ -17,14 +17,15 @@ std::uint64_t engine::post(const message& m) {
   f.prio = static_cast<std::uint8_t>(m.priority >= 0 ? m.priority : cfg_.nic.data_priority);
   f.npkts = static_cast<std::uint32_t>(packets_of(m.bytes, cfg_.nic.mtu_bytes));
   f.last_payload = static_cast<std::uint32_t>(m.bytes - static_cast<std::uint64_t>(f.npkts - 1) * cfg_.nic.mtu_bytes);
+  const std::uint32_t qp = qp_per_peer_ ? peer_attach(id, m) : id + 1;
   // The uplink choices of the data and of the ACKs/CNPs (same QP, so same UDP source
   // port, reversed addresses); the switches route by them (routing.hpp).
-  f.fwd_ecmp = static_cast<std::uint8_t>(layout_.ecmp_choice(m.src, m.dst, id + 1, cfg_.seed, m.udp_sport, m.udp_dport));
-  f.rev_ecmp = static_cast<std::uint8_t>(layout_.ecmp_choice(m.dst, m.src, id + 1, cfg_.seed, m.udp_dport, m.udp_sport));
+  f.fwd_ecmp = static_cast<std::uint8_t>(layout_.ecmp_choice(m.src, m.dst, qp, cfg_.seed, m.udp_sport, m.udp_dport));
+  f.rev_ecmp = static_cast<std::uint8_t>(layout_.ecmp_choice(m.dst, m.src, qp, cfg_.seed, m.udp_dport, m.udp_sport));
   flow_record r;
   r.src = m.src;
   r.dst = m.dst;
-  r.qp = id + 1;
+  r.qp = qp;
   r.priority = f.prio;
   r.kind = m.kind;
   r.bytes = m.bytes;
@@ -33,6 +34,14 @@ std::uint64_t engine::post(const message& m) {
   r.ideal_fct_ns = ideal_fct(f, m.bytes);
   out_.flows.push_back(r);
   ++outstanding_;
+  if (qp_per_peer_) {
+    // The message joins its QP's queue at its post instant (peer_qps.cpp).
+    if (r.start_ns > now_)
+      q_.push(r.start_ns, ev_start, id);
+    else
+      peer_join(id);
+    return id;
+  }
   // The record's start is the post; a calibrated NIC's first frame waits for its send
   // processing besides (lab_timing.cpp).
   const std::int64_t go_ns = lab_ ? lab_start_ns(m.src, r.start_ns) : r.start_ns;
@@ -44,6 +53,10 @@ std::uint64_t engine::post(const message& m) {
 }
 
 void engine::start_flow(std::uint32_t f) {
+  if (qp_per_peer_ && !flows_[f].on_qp) {
+    peer_join(f);
+    return;
+  }
   if (uec_) uec_start(f);
   activate(f);
 }
@@ -170,10 +183,10 @@ void engine::nic_try(std::uint32_t h) {
           wake_ps = std::min(wake_ps, fl.next_avail_ps);
           continue;
         }
-      } else if (fl.rp) {
+      } else if (const rate_control* rp = rp_of(fl).get()) {
         // DCQCN rate limiter: the next frame may start one frame time at the current
         // rate after the previous one started.
-        const double rate = fl.rp->rate_bps();
+        const double rate = rp->rate_bps();
         if (rate < static_cast<double>(hn.rate_bps)) {
           const std::int64_t next = fl.last_tx_ps + static_cast<std::int64_t>(std::ceil(fl.last_bits * 1e12 / rate));
           if (next > now_ps) {
@@ -240,17 +253,19 @@ void engine::nic_try(std::uint32_t h) {
     fl.last_tx_ps = start_ps;
     fl.last_bits = (p.size_bytes + static_cast<std::uint32_t>(overhead_)) * 8;
     if (!pacing_.empty()) [[unlikely]] lab_paced_sent(h, fl, qp_due_ps, start_ps, hn.busy_until_ps - start_ps);
-    if (compat_ && fl.rp) {
+    rate_control* rp = rp_of(fl).get();
+    if (compat_ && rp) {
       // RdmaHw::UpdateNextAvail: Seconds(m_rate.CalculateTxTime(size)), an ns3::Time of
       // whole ns (truncated), at the QP's DataRate (whole bit/s).
-      const double rate = std::floor(fl.rp->rate_bps());
+      const double rate = std::floor(rp->rate_bps());
       fl.next_avail_ps = start_ps + static_cast<std::int64_t>(static_cast<double>(fl.last_bits) * 1e9 / rate) * 1000;
     }
-    if (fl.rp) fl.rp->on_bytes_sent(now_, p.size_bytes);
+    if (rp) rp->on_bytes_sent(now_, p.size_bytes);
     if (!fl.rto_armed) {
       fl.rto_armed = true;
       q_.push(now_ + cfg_.nic.retransmit_timeout_ns, ev_rto, sent_flow);
     }
+    if (fl.peer != flow_state::no_peer && fl.snd_max == fl.npkts) peer_fed(sent_flow);
   }
   if (!hn.control.empty() || !hn.active.empty()) nic_schedule(h, ceil_div(hn.busy_until_ps, 1000));
 }
@@ -271,7 +286,7 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
       const bool ce = p.ecn == ecn_codepoint::ce;
       if (ce) {
         ++out_.flows[fid].ce_marked;
-        if (f.np.on_packet(now_, true)) {
+        if (np_of(f).on_packet(now_, true)) {
           if (compat_)
             f.ce_since_ack = true;  // the flag rides on the ACK below
           else
@@ -310,18 +325,18 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
       if (flag_of(p.cookie)) {
         ++out_.flows[fid].cnps;
         if (cfg_.max_events > 0) record_event(rocelab::event_kind::cnp, layout_.host_device(h), 0, p.priority, fid);
-        if (cfg_.nic.dcqcn_enabled) {
-          if (!f.rp)
-            f.rp = make_rate_control(cc_, dcqcn_, cfg_.fabric.ib_cc, hosts_[h].rate_bps, *hosts_[h].clk,
-                                     static_cast<std::uint32_t>(overhead_));
-          f.rp->on_cnp(now_);
-        }
+        if (cfg_.nic.dcqcn_enabled) rate_control_of(h, f).on_cnp(now_);
       }
       if (psn > f.snd_una) {
         f.snd_una = psn;
         f.last_progress_ns = now_;
         if (f.snd_nxt < f.snd_una) f.snd_nxt = f.snd_una;
-        if (f.snd_una >= f.npkts) complete(fid);
+        if (f.snd_una >= f.npkts) {
+          if (completion_delay_.empty())
+            complete(fid);
+          else
+            lab_acked(fid);
+        }
       }
       break;
     }
@@ -338,11 +353,9 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
     case pkt_type::cnp: {
       ++out_.flows[fid].cnps;
       if (cfg_.max_events > 0) record_event(rocelab::event_kind::cnp, layout_.host_device(h), 0, p.priority, fid);
-      if (f.done || !cfg_.nic.dcqcn_enabled) break;
-      if (!f.rp)
-        f.rp = make_rate_control(cc_, dcqcn_, cfg_.fabric.ib_cc, hosts_[h].rate_bps, *hosts_[h].clk,
-                                 static_cast<std::uint32_t>(overhead_));
-      f.rp->on_cnp(now_);
+      // A QP outlives its messages: a CNP for a finished one still cuts its QP's rate.
+      if ((f.done && f.peer == flow_state::no_peer) || !cfg_.nic.dcqcn_enabled) break;
+      rate_control_of(h, f).on_cnp(now_);
       break;
     }
     case pkt_type::pfc:

@@ -44,8 +44,8 @@ void engine::lab_paced_sent(std::uint32_t h, flow_state& fl, std::int64_t qp_due
   if (!lp.catching_up) lp.wake_ps = start_ps;
   // The QP's spacing counts from its due instant (nic_try adds this frame's time at the
   // QP's rate), with the same one-frame catch-up.
-  if (qp_due_ps > 0 && fl.rp) {
-    const auto qp_gap = static_cast<std::int64_t>(std::ceil(fl.last_bits * 1e12 / fl.rp->rate_bps()));
+  if (const rate_control* rp = rp_of(fl).get(); qp_due_ps > 0 && rp) {
+    const auto qp_gap = static_cast<std::int64_t>(std::ceil(fl.last_bits * 1e12 / rp->rate_bps()));
     fl.last_tx_ps = std::max(qp_due_ps, start_ps - qp_gap);
   }
 }

@@ -1,5 +1,6 @@
 // The twin engine's model of a calibrated lab (twin_config::lab): a NIC's send processing
-// before a message's first frame, its receive processing before each response, a switch
+// before a message's first frame, its receive processing before each response and before
+// the completion a message's last ACK brings its requester, a switch
 // port's forwarding latency per frame, and the rate a NIC achieves below its link's.
 
 #include "engine.hpp"
@@ -27,6 +28,7 @@ constexpr std::uint64_t send_stream = 0x5e4d'0000'0000ull;
 constexpr std::uint64_t receive_stream = 0x2ec7'0000'0000ull;
 constexpr std::uint64_t forward_stream = 0xf0d0'0000'0000ull;
 constexpr std::uint64_t pacing_stream = 0x9ace'0000'0000ull;
+constexpr std::uint64_t completion_stream = 0xc0a1'0000'0000ull;
 }  // namespace
 
 status validate_lab(const twin_config& c) {
@@ -64,18 +66,25 @@ void engine::lab_build() {
   if (!lab.hosts.empty()) {
     send_delay_.resize(n);
     receive_delay_.resize(n);
+    completion_delay_.resize(n);
     achieved_bps_.assign(n, 0);
     bool any_receive = false;
     for (std::uint32_t h = 0; h < n; ++h) {
       const host_timing& ht = lab.hosts[h];
       send_delay_[h] = delay_stream{&ht.send_processing, mix64(cfg_.seed ^ (send_stream + h)), 0};
       receive_delay_[h] = delay_stream{&ht.receive_processing, mix64(cfg_.seed ^ (receive_stream + h)), 0};
+      // The requester's NIC takes a received ACK up as the responder's takes up data: the
+      // same wake-up, drawn from its own stream so the responses' draws stay as they were.
+      completion_delay_[h] = delay_stream{&ht.receive_processing, mix64(cfg_.seed ^ (completion_stream + h)), 0};
       any_receive = any_receive || receive_delay_[h].active();
       // The NIC's frames hold its link at the link rate; a lower achieved rate only
       // spaces their starts further apart.
       if (ht.achieved_gbps > 0 && rate_of(ht.achieved_gbps) < hosts_[h].rate_bps) achieved_bps_[h] = rate_of(ht.achieved_gbps);
     }
-    if (!any_receive) receive_delay_.clear();
+    if (!any_receive) {
+      receive_delay_.clear();
+      completion_delay_.clear();
+    }
     // The pacing model replaces the twin's own DCQCN spacing bookkeeping, so it is kept
     // off where it does not apply: UEC flows pace by their own transport, and the HPCC
     // ns-3 comparison reproduces ns-3's pacing exactly.
@@ -118,6 +127,15 @@ void engine::lab_respond(std::uint32_t flow, const packet& p) {
   r.last_release_ns = at;
   r.queue.push_back(p);
   q_.push(at, ev_response, flow);
+}
+
+void engine::lab_acked(std::uint32_t flow) {
+  delay_stream& d = completion_delay_[flows_[flow].src];
+  const std::int64_t at = d.active() ? now_ + d.next() : now_;
+  if (at <= now_)
+    complete(flow);
+  else
+    q_.push(at, ev_completion, flow);  // nothing left to send; duplicate ACKs change nothing
 }
 
 void engine::on_response(std::uint32_t flow) {

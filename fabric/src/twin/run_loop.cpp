@@ -59,6 +59,9 @@ void engine::dispatch(const event_record& e) {
     case ev_response:
       on_response(idx);
       break;
+    case ev_completion:
+      if (!flows_[idx].done) complete(idx);
+      break;
     case ev_sample:
       // idx 1: the flow timelines' own interval.
       if (idx == 1) {
@@ -174,11 +177,13 @@ run_records engine::run() {
     t.cnps += flows_[f].np.cnps_sent();
     t.retransmits += out_.flows[f].retransmits;
   }
+  for (const peer_qp& q : peers_) t.cnps += q.np.cnps_sent();  // one QP per peer: the QPs' NPs
   // Tear down reaction points while the engine (their clock) is alive.
   for (auto& f : flows_) {
     f.rp.reset();
     if (f.uec) f.uec->cc.reset();
   }
+  for (auto& q : peers_) q.rp.reset();
   return std::move(out_);
 }
 

@@ -40,6 +40,7 @@ engine::engine(const twin_config& cfg, workload& load)
     dcqcn_.first_cut_after_monitor_period = true;  // cnp_received_mlx defers the first cut
     cfg_.nic.ack_every_packets = 1;
   }
+  qp_per_peer_ = cfg.nic.one_qp_per_peer && !compat_ && !uec_;
 }
 
 

@@ -91,6 +91,9 @@ struct nic_spec {
   std::int64_t retransmit_timeout_ns = 4'000'000;
   std::uint32_t ack_every_packets = 1;
   std::uint32_t data_dscp = 26;  // DSCP of RoCE data (fabric/lossless_class.hpp)
+  // One RC QP per peer, messages to a peer in post order, as the labs' NICs always run
+  // (fabric::twin::nic_config::one_qp_per_peer); false: a QP per message (the twin only).
+  bool qp_per_peer = true;
 };
 
 // A workload section is on when the spec has it (or a --set names one of its fields)

@@ -61,6 +61,15 @@ struct nic_config {
   bool pfc_enabled = true;             // honour PFC frames for our priorities
   std::int64_t retransmit_timeout_ns = 4'000'000;  // go-back-N when no ACK progress
   std::uint32_t ack_every_packets = 1; // the responder ACKs every Nth packet (and the last)
+  // One RC QP per peer, as both labs connect their hosts (the soft NIC fleet and the
+  // verbs agents: one QP per ordered host pair): a message posted to a peer while an
+  // earlier one to it (same priority) still has packets to send waits behind it (its
+  // record's start stays the post), starts right after that one's last packet at the QP's
+  // pacing, and shares the QP's reaction and notification points (a cut rate carries over
+  // to the next message, as on a real NIC) and its UDP source port (one ECMP path).
+  // false: every message its own QP, as HPCC's ns-3 runs flows. Never applied to UEC or
+  // in hpcc_ns3_compat.
+  bool one_qp_per_peer = false;
 };
 
 // What a calibration of a lab measured of one of its hosts (experiments/calibration): the
@@ -71,7 +80,9 @@ struct host_timing {
   // leaves no earlier than start + a draw (later when the NIC is busy).
   delay_quantiles send_processing;
   // A data frame fully received to the response it causes (ACK, NAK, CNP; on UEC its
-  // ACK, NACK or grant) queued for sending: one draw per response.
+  // ACK, NACK or grant) queued for sending: one draw per response. The NIC takes up a
+  // message's last ACK the same way: on RoCE and InfiniBand the message completes a draw
+  // after that ACK arrived (the lab's NIC stamps the completion when it processed it).
   delay_quantiles receive_processing;
   // A ceiling on the rate the NIC sends at, in bytes on the wire (each frame with its
   // preamble and inter-frame gap, as `rocelab calibrate` measures it and as the links
