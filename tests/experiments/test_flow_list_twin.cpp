@@ -182,6 +182,7 @@ INSTANTIATE_TEST_SUITE_P(
         refusal_case{"after_the_twin_stops", "src,dst,bytes,start_ns\n1,0,1000,0\n2,0,1000,60000000\n", {},
                      "workload.flow_list: inline flow list:3: the flow starts at"},
         refusal_case{"unknown_format", "hello\n", {}, "not a flow list this reads: 'hello'"},
+        refusal_case{"no_flows", "src,dst,bytes,start_ns\n", {}, "workload.flow_list: inline flow list: lists no flows"},
         refusal_case{"virtual_lab_per_flow_priority", "src,dst,bytes,start_ns,priority\n1,0,1000,0,5\n",
                      {"backend=virtual"}, "priority 5: a lab's NICs send every flow on nic.data_priority (3)"},
         refusal_case{"virtual_lab_frame_overhead", one_flow, {"backend=virtual", "topology.frame_overhead_bytes=0"},

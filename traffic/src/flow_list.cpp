@@ -339,9 +339,10 @@ result<flow_list_format> detect_flow_list_format(std::string_view text, const st
   line_reader lines(text);
   const auto first = lines.next();
   if (!first) return bad(source + ": no flows (the file is empty or only comments)");
-  if (first->find(',') != std::string_view::npos) return flow_list_format::csv;
+  // htsim's marks first: a connection's `split` option holds commas.
   const auto words = split_words(*first);
   if (is_matrix_header(words[0]) || words[0].find("->") != std::string_view::npos) return flow_list_format::htsim;
+  if (first->find(',') != std::string_view::npos) return flow_list_format::csv;
   std::uint64_t count = 0;
   if (words.size() == 1 && parse_whole(words[0], count)) return flow_list_format::hpcc_ns3;
   // The line is the spec author's own file (a controller only parses flow lists the client

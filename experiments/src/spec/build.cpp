@@ -131,6 +131,7 @@ result<traffic::flow_list> flow_list_of(const experiment_spec& spec) {
   };
   auto list = read();
   if (!list) return fail(spec, "workload.flow_list", list.error().message());
+  if (list->messages.empty()) return fail(spec, "workload.flow_list", list->source + ": lists no flows");
   return list;
 }
 
