@@ -216,7 +216,8 @@ status validate(const experiment_spec& spec) {
                   "is for the twin: a lab's switch keeps its own queue thresholds (the virtual lab's soft switch "
                   "its profile, a hardware switch its buffer profiles) (remove it)");
   }
-  if (spec.sw.queue_limit_bytes > 0 && spec.sw.queue_limit_bytes < std::max<std::int64_t>(spec.nic.mtu_bytes, spec.sw.cell_bytes))
+  const std::int64_t smallest_queue = std::max<std::int64_t>(spec.nic.mtu_bytes, spec.sw.cell_bytes);
+  if (spec.sw.queue_limit_bytes > 0 && spec.sw.queue_limit_bytes < smallest_queue)
     return fail(spec, "switch.queue_limit_bytes",
                 format_size(spec.sw.queue_limit_bytes) + " holds no full packet (nic.mtu_bytes " +
                     std::to_string(spec.nic.mtu_bytes) + ", switch.cell_bytes " + std::to_string(spec.sw.cell_bytes) +

@@ -58,8 +58,9 @@ struct flow_list {
 
 // The format of `text` from its first line that is neither blank nor a comment: `Nodes`,
 // `Connections`, `Triggers`, `Failures` or an `a->b` connection start a connection matrix;
-// a line with a comma is a CSV header; one whole number alone is flow.txt's count. Anything else is an error that quotes the line (shortened), so the author sees
-// which file they gave.
+// a line with a comma is a CSV header; one whole number alone is flow.txt's count.
+// Anything else is an error that quotes the line (shortened), so the author sees which
+// file they gave.
 [[nodiscard]] result<flow_list_format> detect_flow_list_format(std::string_view text, const std::string& source);
 
 // The flows of `text` in the format its content shows, or in `format`. `hosts`: the
