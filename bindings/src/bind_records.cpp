@@ -133,7 +133,7 @@ void bind_records(py::module_& m) {
         return out;
       });
 
-  m.attr("workload_kinds") = py::make_tuple("incast", "allreduce", "background", "other", "victim");
+  m.attr("workload_kinds") = py::make_tuple("incast", "allreduce", "background", "other", "victim", "flow_list");
   m.attr("pause_sources") = py::make_tuple("capture", "counter", "model");
   m.attr("event_kinds") = py::make_tuple("ce_mark", "cnp", "retransmit", "drop");
   m.def("synthetic_flows", &synthetic_flows, py::arg("n"), py::arg("seed") = 1,

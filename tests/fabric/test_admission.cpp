@@ -68,6 +68,53 @@ TEST(DynamicThreshold, EgressLimitDropsWithItsOwnReason) {
   EXPECT_EQ(sw->port(2).dropped_packets[static_cast<int>(drop_reason::egress_limit)], 1u);
 }
 
+struct static_case {
+  const char* name;
+  std::int64_t cell_bytes;
+  std::int64_t limit_bytes;
+  std::uint32_t packet_bytes;
+  int want_accepted;  // packets admitted before the first drop
+};
+
+// A fixed per-queue limit (static_th; spec switch.queue_limit_bytes, the fixed queues of
+// ns-3 and htsim): in cells, limit / cell rounded down, a packet's bytes rounded up, and a
+// packet joins while the queue with it stays within the limit, whatever is free.
+//   bytes, exact:   10 x 1000 = 10,000 <= 10,000; the 11th makes 11,000
+//   bytes, over:    6 x 1500 = 9,000; the 7th makes 10,500
+//   256-B cells:    limit 39 cells, 1086 B = 5 cells: 7 make 35, the 8th 40
+//   htsim's queue:  101 frames of 4160 B in 64-byte cells (65 each): 6565 cells exactly
+const static_case static_cases[] = {
+    {"bytes_exact", 1, 10'000, 1'000, 10},
+    {"bytes_over", 1, 10'000, 1'500, 6},
+    {"cells_256", 256, 10'000, 1'086, 7},
+    {"htsim_101_frames", 64, 101 * 4160, 4160, 101},
+};
+
+TEST(StaticThreshold, AnEgressQueueHoldsAtMostItsLimitAndDropsBeyond) {
+  for (const auto& c : static_cases) {
+    SCOPED_TRACE(c.name);
+    virtual_clock clk;
+    auto cfg = plain_config(3);
+    cfg.cell_bytes = c.cell_bytes;
+    cfg.buffer_bytes = std::int64_t{1} << 30;  // far from binding
+    cfg.ports[2].queues[1].shared = buffer_threshold::fixed(c.limit_bytes);
+    auto sw = switch_model::create(cfg, clk).value();
+    int accepted = 0;
+    admission a;
+    while ((a = sw->admit(make_packet(0, 2, 1, c.packet_bytes), 0)).accepted) ++accepted;
+    EXPECT_EQ(accepted, c.want_accepted);
+    EXPECT_EQ(a.reason, drop_reason::egress_limit);
+    EXPECT_EQ(sw->queue(2, 1).dropped_packets[static_cast<int>(drop_reason::egress_limit)], 1u);
+    EXPECT_LE(sw->queue(2, 1).depth_bytes, static_cast<std::uint64_t>(c.limit_bytes));
+    // The limit is the queue's alone: another queue of the port still takes packets.
+    EXPECT_TRUE(sw->admit(make_packet(0, 2, 0, c.packet_bytes), 0).accepted);
+    // One packet out makes room for one packet in, and no more.
+    ASSERT_TRUE(sw->dequeue(2, 0).has_value());
+    EXPECT_TRUE(sw->admit(make_packet(1, 2, 1, c.packet_bytes), 0).accepted);
+    EXPECT_FALSE(sw->admit(make_packet(1, 2, 1, c.packet_bytes), 0).accepted);
+  }
+}
+
 // A port's receive counters count every frame that arrived on it, on every priority,
 // admitted or dropped (they are kept per priority group and summed by port()).
 TEST(PortCounters, ReceiveCountsEveryArrivalOnEveryPriority) {

@@ -98,6 +98,46 @@ TEST(TwinIdealFct, OnePacketMessageByHand) {
   EXPECT_DOUBLE_EQ(r->flows[0].slowdown(), 1.0);
 }
 
+TEST(TwinIdealFct, OnePacketMessageWithoutPreambleOrGapByHand) {
+  // As above with topology.frame_overhead_bytes 0 (htsim counts no preamble or gap):
+  //   data 1078 B = 86.24 ns: h2 -> sw0 ends 87, arrives 1087; sw0 -> h1 1173.24 -> 1174,
+  //   arrives 2174; ACK 66 B = 5.28 ns: h1 -> sw0 2179.28 -> 2180, arrives 3180; sw0 -> h2
+  //   3185.28 -> 3186, arrives 4186.
+  twin_config cfg = quiet_single_switch();
+  cfg.topology.frame_overhead_bytes = 0;
+  fixed_messages load({message{1, 0, 1000, 0, workload_kind::other, -1, 7}});
+  auto r = run_twin(cfg, load);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->flows.size(), 1u);
+  EXPECT_EQ(r->flows[0].ideal_fct_ns, 4186);
+  EXPECT_EQ(r->flows[0].fct_ns, 4186);
+}
+
+// The frame overhead is the topology's: the switch template's wire_overhead_bytes is
+// replaced, so setting the default explicitly, or a different template value, changes
+// no record.
+TEST(TwinIdealFct, TheDefaultFrameOverheadIsTwentyBytesWhateverTheTemplateSays) {
+  auto records_of = [](const twin_config& cfg) {
+    fixed_messages load({message{1, 0, 300'000, 0, workload_kind::other, -1, 0},
+                         message{2, 0, 300'000, 1'000, workload_kind::other, -1, 1}});
+    auto r = run_twin(cfg, load);
+    EXPECT_TRUE(r.ok()) << r.error().message();
+    std::vector<std::int64_t> out;
+    for (const auto& f : r->flows) out.insert(out.end(), {f.fct_ns, f.ideal_fct_ns});
+    return out;
+  };
+  const auto plain = records_of(quiet_single_switch());
+  twin_config explicit_20 = quiet_single_switch();
+  explicit_20.topology.frame_overhead_bytes = 20;
+  explicit_20.switch_template.wire_overhead_bytes = 0;
+  EXPECT_EQ(records_of(explicit_20), plain);
+  twin_config none = quiet_single_switch();
+  none.topology.frame_overhead_bytes = 0;
+  const auto without = records_of(none);
+  ASSERT_EQ(without.size(), plain.size());
+  for (std::size_t i = 0; i < plain.size(); ++i) EXPECT_LT(without[i], plain[i]) << i;
+}
+
 struct ideal_case {
   const char* name;
   bool leaf_spine;
@@ -251,6 +291,16 @@ TEST(TwinValidate, NamesTheFaultyField) {
       {"nic.ack_every_packets", [](twin_config& c) { c.nic.ack_every_packets = 0; }},
       {"nic.dcqcn", [](twin_config& c) { c.nic.dcqcn.dce_tcp_g = 5000; }},
       {"switch_template", [](twin_config& c) { c.switch_template.cell_bytes = 0; }},
+      {"topology.frame_overhead_bytes must be 0..64", [](twin_config& c) { c.topology.frame_overhead_bytes = 65; }},
+      {"topology.frame_overhead_bytes: InfiniBand", [](twin_config& c) {
+         c.fabric.link = link_layer::infiniband;
+         c.fabric.congestion = congestion_control_kind::none;
+         c.topology.frame_overhead_bytes = 0;
+       }},
+      {"topology.frame_overhead_bytes: the HPCC ns-3", [](twin_config& c) {
+         c.hpcc_ns3_compat = true;
+         c.topology.frame_overhead_bytes = 24;
+       }},
   };
   for (const auto& c : cases) {
     twin_config cfg = quiet_single_switch();

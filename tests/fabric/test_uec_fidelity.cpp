@@ -78,7 +78,7 @@ twin_config htsim_like(load_balancing lb, bool trimming, std::uint64_t seed) {
   c.topology.link_delay_ns = 1000;
   c.switch_template.buffer_bytes = std::int64_t{1} << 30;
   c.switch_template.cell_bytes = 64;
-  c.switch_template.wire_overhead_bytes = 0;
+  c.topology.frame_overhead_bytes = 0;
   port_config p;
   for (auto& pg : p.pgs) pg.shared = buffer_threshold::unlimited();
   for (auto& q : p.queues) {

@@ -14,7 +14,9 @@
 #include "rocelab/traffic/allreduce.hpp"
 #include "rocelab/traffic/background.hpp"
 #include "rocelab/traffic/composite.hpp"
+#include "rocelab/traffic/flow_list.hpp"
 #include "rocelab/traffic/incast.hpp"
+#include "rocelab/traffic/message_list.hpp"
 #include "rocelab/traffic/victim.hpp"
 #include "spec/spec_origin.hpp"
 
@@ -108,6 +110,52 @@ std::string calibration_source(const experiment_spec& spec) {
   return path.string();
 }
 
+// workload.flow_list's flows: read from its file (relative to the spec's folder), or parsed
+// from the text the client inlined. An inlined file's first line is the comment naming it
+// (inline_file_references); it is left out so that errors give the file's own name and
+// line numbers. Errors name the field's origin and the field.
+result<traffic::flow_list> flow_list_of(const experiment_spec& spec) {
+  const std::string& value = spec.workload.flow_list;
+  const std::uint32_t hosts = spec.topology.hosts;
+  auto read = [&]() -> result<traffic::flow_list> {
+    if (!is_inline_flow_list(value)) {
+      std::filesystem::path path(value);
+      if (path.is_relative() && !spec.base_dir.empty()) path = std::filesystem::path(spec.base_dir) / path;
+      return traffic::load_flow_list(path.string(), hosts);
+    }
+    std::string_view text = value;
+    if (!text.starts_with("# ")) return traffic::parse_flow_list(text, "inline flow list", hosts);
+    const auto nl = text.find('\n');
+    const std::string source(text.substr(2, nl - 2));
+    return traffic::parse_flow_list(text.substr(nl + 1), source, hosts);
+  };
+  auto list = read();
+  if (!list) return fail(spec, "workload.flow_list", list.error().message());
+  if (list->messages.empty()) return fail(spec, "workload.flow_list", list->source + ": lists no flows");
+  return list;
+}
+
+// What a flow list asks that a backend cannot give: a flow that would start after the
+// twin stops, or, on a lab, a flow on a priority other than the one every lab NIC sends
+// on (nic.data_priority; the fleet has no per-flow priority).
+status check_flow_list(const experiment_spec& spec, const traffic::flow_list& list) {
+  const bool simulated = backend_traits_of(spec.backend).simulated;
+  for (std::size_t i = 0; i < list.messages.size(); ++i) {
+    const fabric::twin::message& m = list.messages[i];
+    const std::string where = list.source + ":" + std::to_string(list.lines[i]) + ": ";
+    if (simulated && m.start_ns >= spec.twin.stop_ns)
+      return fail(spec, "workload.flow_list",
+                  where + "the flow starts at " + format_duration(m.start_ns) + ", not before twin.stop_ns " +
+                      format_duration(spec.twin.stop_ns) + ": it could not run");
+    if (!simulated && m.priority >= 0 && static_cast<std::uint32_t>(m.priority) != spec.nic.data_priority)
+      return fail(spec, "workload.flow_list",
+                  where + "priority " + std::to_string(m.priority) + ": a lab's NICs send every flow on "
+                          "nic.data_priority (" + std::to_string(spec.nic.data_priority) +
+                          "); per-flow priorities run on the twin");
+  }
+  return status::success();
+}
+
 result<traffic::background_config> background_of(const experiment_spec& spec) {
   const background_spec& s = spec.workload.background;
   auto cdf = cdf_of(spec);
@@ -157,9 +205,28 @@ status validate(const experiment_spec& spec) {
                   "is below topology.link_gbps: a scaled fabric runs slower than the hardware it stands for");
   }
 
+  if (!backend_traits_of(spec.backend).simulated) {
+    // The twin's alone: a reference simulator's framing and fixed queues.
+    if (t.frame_overhead_bytes != topology_spec{}.frame_overhead_bytes)
+      return fail(spec, "topology.frame_overhead_bytes",
+                  "is for the twin: a lab's Ethernet sends every frame with its preamble and inter-frame gap (20 "
+                  "bytes), and the virtual lab's soft NICs and switch pace frames as it does (remove it)");
+    if (spec.sw.queue_limit_bytes != 0)
+      return fail(spec, "switch.queue_limit_bytes",
+                  "is for the twin: a lab's switch keeps its own queue thresholds (the virtual lab's soft switch "
+                  "its profile, a hardware switch its buffer profiles) (remove it)");
+  }
+  const std::int64_t smallest_queue = std::max<std::int64_t>(spec.nic.mtu_bytes, spec.sw.cell_bytes);
+  if (spec.sw.queue_limit_bytes > 0 && spec.sw.queue_limit_bytes < smallest_queue)
+    return fail(spec, "switch.queue_limit_bytes",
+                format_size(spec.sw.queue_limit_bytes) + " holds no full packet (nic.mtu_bytes " +
+                    std::to_string(spec.nic.mtu_bytes) + ", switch.cell_bytes " + std::to_string(spec.sw.cell_bytes) +
+                    ")");
+
   const workload_spec& w = spec.workload;
-  if (!w.incast.enabled && !w.allreduce.enabled && !w.background.enabled && !w.victim.enabled)
-    return fail(spec, "workload", "no workload: add workload.incast, workload.allreduce or workload.background");
+  if (!w.incast.enabled && !w.allreduce.enabled && !w.background.enabled && !w.victim.enabled && w.flow_list.empty())
+    return fail(spec, "workload",
+                "no workload: add workload.incast, workload.allreduce, workload.background or workload.flow_list");
   if (w.incast.enabled)
     if (auto st = traffic::validate(incast_of(w.incast), t.hosts); !st.ok())
       return fail(spec, "workload.incast", st.message());
@@ -173,6 +240,11 @@ status validate(const experiment_spec& spec) {
   }
   if (w.victim.enabled)
     if (auto part = victims_of(spec, spec.seed); !part) return part.error();
+  if (!w.flow_list.empty()) {
+    auto list = flow_list_of(spec);
+    if (!list) return list.error();
+    ROCELAB_RETURN_IF_ERROR(check_flow_list(spec, *list));
+  }
   auto twin = to_twin_config(spec, spec.seed);
   if (!twin) return twin.error();
   // Whatever else the twin refuses, named at the spec field its message starts with.
@@ -275,6 +347,7 @@ result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, st
   c.topology.hosts = t.hosts;
   c.topology.link_gbps = t.link_gbps;
   c.topology.link_delay_ns = t.link_delay_ns;
+  c.topology.frame_overhead_bytes = static_cast<std::uint32_t>(t.frame_overhead_bytes);
   c.topology.leaves = t.leaves;
   c.topology.spines = t.spines;
   c.topology.spine_link_gbps = t.spine_link_gbps;
@@ -319,6 +392,7 @@ result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, st
       pg.shared = fabric::buffer_threshold::dynamic(s.lossy_dynamic_th);
       q.shared = fabric::buffer_threshold::dynamic(s.lossy_dynamic_th);
     }
+    if (s.queue_limit_bytes > 0) q.shared = fabric::buffer_threshold::fixed(s.queue_limit_bytes);
   }
   if (s.ecn.enabled)
     for (std::uint32_t qi : s.ecn.queues) {
@@ -374,14 +448,19 @@ result<std::unique_ptr<fabric::twin::workload>> make_workload(const experiment_s
   std::vector<std::unique_ptr<fabric::twin::workload>> parts;
   const std::uint32_t hosts = spec.topology.hosts;
   const workload_spec& w = spec.workload;
-  // Background first: its flows are posted at start, then the incast and all-reduce that
-  // run on top of them.
+  // Background first: its flows are posted at start, then the file's flows and the incast
+  // and all-reduce that run on top of them.
   if (w.background.enabled) {
     auto c = background_of(spec);
     if (!c) return fail(spec, "workload.background.cdf", c.error().message());
     auto part = traffic::make_background(std::move(*c), hosts, seed);
     if (!part) return fail(spec, "workload.background", part.error().message());
     parts.push_back(std::move(*part));
+  }
+  if (!w.flow_list.empty()) {
+    auto list = flow_list_of(spec);
+    if (!list) return list.error();
+    parts.push_back(std::make_unique<traffic::message_list_workload>(std::move(list->messages)));
   }
   if (w.incast.enabled) {
     auto part = traffic::make_incast(incast_of(w.incast), hosts, seed);

@@ -13,6 +13,7 @@
 
 #include "rocelab/common/bounded_file.hpp"
 #include "rocelab/common/units.hpp"
+#include "rocelab/traffic/flow_list.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -41,26 +42,6 @@ bool parse_double(const std::string& text, double& out) {
   char* end = nullptr;
   out = std::strtod(text.c_str(), &end);
   return !text.empty() && end == text.c_str() + text.size() && std::isfinite(out);
-}
-
-// "2.000001287" seconds to nanoseconds, digit by digit (no binary floating point, so the
-// start times match the simulator's to the nanosecond).
-bool parse_seconds_ns(const std::string& text, std::int64_t& ns) {
-  const auto dot = text.find('.');
-  const std::string whole = text.substr(0, dot);
-  std::string frac = dot == std::string::npos ? "" : text.substr(dot + 1);
-  std::int64_t s = 0;
-  if (whole.empty() ? frac.empty() : !parse_number(whole, s)) return false;
-  if (frac.size() > 9 || !std::all_of(frac.begin(), frac.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return false;
-  frac.resize(9, '0');
-  std::int64_t f = 0;
-  if (!parse_number(frac, f)) return false;
-  // Nanoseconds in int64 reach 292 years: a time beyond that is not a simulator's.
-  constexpr std::int64_t max_seconds = std::numeric_limits<std::int64_t>::max() / 1'000'000'000 - 1;
-  if (s < 0 || s > max_seconds) return false;
-  ns = s * 1'000'000'000 + f;
-  return true;
 }
 
 // Keys of the simulator's config that have no effect with CC_MODE 1 (they configure HPCC,
@@ -145,7 +126,7 @@ result<hpcc_scenario> parse_hpcc_scenario(const hpcc_texts& texts) {
       sc.payload_bytes = static_cast<std::uint32_t>(v);
       cfg.nic.mtu_bytes = sc.payload_bytes;
     } else if (key == "SIMULATOR_STOP_TIME") {
-      if (!parse_seconds_ns(arg(1), stop_ns)) return fail("expected seconds, got '" + arg(1) + "'");
+      if (!traffic::parse_seconds_ns(arg(1), stop_ns)) return fail("expected seconds, got '" + arg(1) + "'");
     } else if (key == "CC_MODE") {
       if (!integer(v)) return fail("expected a number, got '" + arg(1) + "'");
       if (v != 1) return fail("only CC_MODE 1 (DCQCN) is supported; HPCC, TIMELY and DCTCP modes are not");
@@ -365,26 +346,18 @@ result<hpcc_scenario> parse_hpcc_scenario(const hpcc_texts& texts) {
       for (auto& q : cfg.switch_template.ports[0].queues) q.ecn = e.ecn;
 
   // --- flow.txt ---
-  std::istringstream flows(texts.flows);
-  lineno = 0;
-  if (!next_line(flows, lineno)) return error_at(texts.flows_name, lineno, "empty");
-  std::uint32_t count = 0;
-  if (!parse_number(split_words(line).at(0), count)) return error_at(texts.flows_name, lineno, "expected the flow count");
+  auto flows = traffic::parse_flow_list(texts.flows, texts.flows_name, sc.hosts, traffic::flow_list_format::hpcc_ns3);
+  if (!flows) return flows.error();
   // The simulator's portNumder: source ports from 10000 per (src, dst) pair, in flow order.
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint16_t> next_sport;
-  for (std::uint32_t i = 0; i < count; ++i) {
-    if (!next_line(flows, lineno)) return error_at(texts.flows_name, lineno, "expected " + std::to_string(count) + " flows, found " + std::to_string(i));
-    const auto fw = split_words(line);
+  for (const fabric::twin::message& m : flows->messages) {
     hpcc_flow f;
-    std::uint32_t prio = 0;
-    if (fw.size() != 6 || !parse_number(fw[0], f.src) || !parse_number(fw[1], f.dst) || !parse_number(fw[2], prio) ||
-        !parse_number(fw[3], f.dport) || !parse_number(fw[4], f.bytes) || !parse_seconds_ns(fw[5], f.start_ns))
-      return error_at(texts.flows_name, lineno, "expected 'src dst priority dport bytes start_seconds'");
-    if (f.src >= sc.hosts || f.dst >= sc.hosts || f.src == f.dst)
-      return error_at(texts.flows_name, lineno, "src and dst must be two different hosts (0.." + std::to_string(sc.hosts - 1) + ")");
-    if (prio > 7) return error_at(texts.flows_name, lineno, "priority must be 0..7");
-    if (f.bytes == 0) return error_at(texts.flows_name, lineno, "a flow of 0 bytes");
-    f.priority = static_cast<std::uint8_t>(prio);
+    f.src = m.src;
+    f.dst = m.dst;
+    f.priority = static_cast<std::uint8_t>(m.priority);
+    f.dport = m.udp_dport;
+    f.bytes = m.bytes;
+    f.start_ns = m.start_ns;
     f.sport = next_sport.try_emplace({f.src, f.dst}, std::uint16_t{10000}).first->second++;
     sc.flows.push_back(f);
   }

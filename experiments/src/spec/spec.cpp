@@ -287,6 +287,10 @@ std::vector<field_info> build_table() {
                          "host link speed"));
   t.push_back(duration_field("topology.link_delay_ns", [](auto& s) -> auto& { return s.topology.link_delay_ns; }, 0,
                              "propagation delay of every link"));
+  t.push_back(size_field("topology.frame_overhead_bytes",
+                         [](auto& s) -> auto& { return s.topology.frame_overhead_bytes; }, 0, 64,
+                         "bytes a frame holds its link for beyond itself: preamble and SFD (8) and inter-frame gap "
+                         "(12) on Ethernet; 0 for a reference that counts none (htsim, HPCC ns-3) (twin only)"));
   t.push_back(integer_field<std::uint32_t>("topology.leaves", [](auto& s) -> auto& { return s.topology.leaves; }, 0,
                                            10000, "leaf_spine: leaf switches"));
   t.push_back(integer_field<std::uint32_t>("topology.spines", [](auto& s) -> auto& { return s.topology.spines; }, 0,
@@ -304,6 +308,9 @@ std::vector<field_info> build_table() {
                                           3, "lossless PG alpha = 2^dynamic_th (SONiC dynamic_th)"));
   t.push_back(integer_field<std::int32_t>("switch.lossy_dynamic_th", [](auto& s) -> auto& { return s.sw.lossy_dynamic_th; },
                                           -7, 3, "lossy PGs and queues: alpha = 2^lossy_dynamic_th"));
+  t.push_back(size_field("switch.queue_limit_bytes", [](auto& s) -> auto& { return s.sw.queue_limit_bytes; }, 0, big,
+                         "every egress queue holds at most this many bytes (a static threshold, in cells) and drops "
+                         "beyond, as ns-3's and htsim's fixed queues; 0: dynamic_th / lossy_dynamic_th (twin only)"));
   t.push_back(bool_field("switch.ecn_mark_on_dequeue", [](auto& s) -> auto& { return s.sw.ecn_mark_on_dequeue; },
                          "mark at dequeue (HPCC ns-3) instead of enqueue"));
   t.push_back(bool_field("switch.pfc.enabled", [](auto& s) -> auto& { return s.sw.pfc.enabled; },
@@ -469,6 +476,10 @@ std::vector<field_info> build_table() {
   t.push_back(integer_field<std::int32_t>("workload.victim.priority",
                                           [](auto& s) -> auto& { return s.workload.victim.priority; }, -1, 7,
                                           "-1: nic.data_priority (the incast's paused priority)"));
+  // --- workload.flow_list ---
+  t.push_back(text_field("workload.flow_list", [](auto& s) -> auto& { return s.workload.flow_list; },
+                         "flows from a file (relative to the spec): CSV (src,dst,bytes,start_ns[,priority][,tag]), "
+                         "an htsim connection matrix or HPCC ns-3's flow.txt, told apart by content; empty: none"));
   // --- fabric ---
   t.push_back(choice_field("fabric.link", [](auto& s) -> auto& { return s.fabric.link; }, {"roce", "infiniband", "uec"},
                            "roce: Ethernet, PFC, ECN, DCQCN; infiniband: credits per VL, IB CC; uec: Ultra Ethernet "

@@ -10,6 +10,7 @@ namespace {
 
 constexpr std::string_view cdf_field = "workload.background.cdf";
 constexpr std::string_view calibration_field = "twin.calibration";
+constexpr std::string_view flow_list_field = "workload.flow_list";
 constexpr std::size_t max_calibration_bytes = 16u << 20;
 
 status bad(const std::string& what) { return {error_code::invalid_argument, what}; }
@@ -28,7 +29,8 @@ bool is_builtin_cdf(std::string_view value) {
 }  // namespace
 
 const std::vector<std::string>& file_reference_fields() {
-  static const std::vector<std::string> fields{std::string(cdf_field), std::string(calibration_field)};
+  static const std::vector<std::string> fields{std::string(cdf_field), std::string(calibration_field),
+                                               std::string(flow_list_field)};
   return fields;
 }
 
@@ -36,9 +38,12 @@ bool is_inline_cdf(std::string_view value) { return value.find('\n') != std::str
 
 bool is_inline_calibration(std::string_view value) { return value.find('\n') != std::string_view::npos; }
 
+bool is_inline_flow_list(std::string_view value) { return value.find('\n') != std::string_view::npos; }
+
 bool names_file(std::string_view field, std::string_view value) {
   if (field == cdf_field) return !value.empty() && !is_builtin_cdf(value) && !is_inline_cdf(value);
   if (field == calibration_field) return !value.empty() && !is_inline_calibration(value);
+  if (field == flow_list_field) return !value.empty() && !is_inline_flow_list(value);
   return false;
 }
 
@@ -65,6 +70,11 @@ status inline_file_references(experiment_spec& spec) {
   if (names_file(calibration_field, spec.twin.calibration))
     ROCELAB_RETURN_IF_ERROR(inline_one(spec, calibration_field, spec.twin.calibration, max_calibration_bytes,
                                        "calibration file"));
+  // The comment inlining puts first names the file in the flow list's errors; every format
+  // skips '#' lines.
+  if (names_file(flow_list_field, spec.workload.flow_list))
+    ROCELAB_RETURN_IF_ERROR(inline_one(spec, flow_list_field, spec.workload.flow_list, max_scenario_file_bytes,
+                                       "flow list file"));
   background_spec& b = spec.workload.background;
   if (!b.enabled || !names_file(cdf_field, b.cdf)) return status::success();
   // The comment names where the points came from (reports, the stored spec).
@@ -74,6 +84,10 @@ status inline_file_references(experiment_spec& spec) {
 status refuse_file_references(const experiment_spec& spec) {
   if (names_file(calibration_field, spec.twin.calibration))
     return bad(origin_of(spec, std::string(calibration_field)) + ": " + std::string(calibration_field) +
+               ": names a file, and a spec received over the network carries data, not paths (the client "
+               "inlines the files a spec names: rocelab run --controller does)");
+  if (names_file(flow_list_field, spec.workload.flow_list))
+    return bad(origin_of(spec, std::string(flow_list_field)) + ": " + std::string(flow_list_field) +
                ": names a file, and a spec received over the network carries data, not paths (the client "
                "inlines the files a spec names: rocelab run --controller does)");
   const background_spec& b = spec.workload.background;

@@ -14,7 +14,7 @@ constexpr std::string_view run_metrics[] = {"pause_frames", "paused_ns", "paused
                                             "cnp",          "drops",     "retransmits"};
 constexpr std::string_view allreduce_metrics[] = {"allreduce.algbw_gbps", "allreduce.busbw_gbps",
                                                   "allreduce.time_ns"};
-constexpr std::string_view kinds[] = {"incast", "victim", "allreduce", "background", "other"};
+constexpr std::string_view kinds[] = {"incast", "victim", "allreduce", "background", "flow_list", "other"};
 
 std::optional<double> flow_metric(const flow_stats& s, std::string_view m) {
   if (m == "fct_p50_ns") return static_cast<double>(s.fct_p50_ns);

@@ -11,7 +11,7 @@
 namespace rocelab::experiments {
 namespace {
 
-constexpr const char* traffic_classes[] = {"incast", "victim", "allreduce", "background", "other"};
+constexpr const char* traffic_classes[] = {"incast", "victim", "allreduce", "background", "flow_list", "other"};
 
 // Three significant digits, without an exponent below a million (slowdowns of thousands
 // read as 1060, not 1.06e+03).

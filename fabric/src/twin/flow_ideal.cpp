@@ -12,7 +12,7 @@ frame_sizes frame_sizes_of(const twin_config& config) {
 
 std::uint32_t wire_overhead_of(const twin_config& config) {
   if (config.fabric.link == link_layer::infiniband) return ib_framing_bytes;
-  return config.hpcc_ns3_compat ? 0 : config.switch_template.wire_overhead_bytes;
+  return config.hpcc_ns3_compat ? 0 : config.topology.frame_overhead_bytes;
 }
 
 flow_ideal::flow_ideal(const twin_config& config) {

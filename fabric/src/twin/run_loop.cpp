@@ -200,6 +200,13 @@ status validate(const twin_config& c) {
   if (t.hosts < 2 || t.hosts > 65535) return bad("topology.hosts must be 2..65535");
   if (!(t.link_gbps > 0)) return bad("topology.link_gbps must be > 0");
   if (t.link_delay_ns < 0) return bad("topology.link_delay_ns must be >= 0");
+  if (t.frame_overhead_bytes > 64) return bad("topology.frame_overhead_bytes must be 0..64");
+  if (t.frame_overhead_bytes != topology_config{}.frame_overhead_bytes) {
+    if (c.fabric.link == link_layer::infiniband)
+      return bad("topology.frame_overhead_bytes: InfiniBand links carry IB framing, not Ethernet's preamble and gap");
+    if (c.hpcc_ns3_compat && t.frame_overhead_bytes != 0)
+      return bad("topology.frame_overhead_bytes: the HPCC ns-3 compatibility mode counts no preamble or gap (0)");
+  }
   if (t.type == topology_config::kind::leaf_spine) {
     if (t.leaves < 1) return bad("topology.leaves must be >= 1");
     if (t.spines < 1 || t.spines > 256) return bad("topology.spines must be 1..256");

@@ -47,6 +47,7 @@ engine::engine(const twin_config& cfg, workload& load)
 switch_config engine::switch_config_for(const std::vector<std::int64_t>& rates, bool /*unused*/,
                                         std::uint32_t /*host_ports*/) const {
   switch_config sc = cfg_.switch_template;
+  sc.wire_overhead_bytes = cfg_.topology.frame_overhead_bytes;
   const port_config tmpl = sc.ports.empty() ? port_config{} : sc.ports.front();
   sc.ports.clear();
   if (compat_) {
@@ -121,8 +122,8 @@ switch_config engine::switch_config_for(const std::vector<std::int64_t>& rates, 
     std::vector<std::array<ecn_config, num_priorities>> ecn(sc.ports.size());
     for (std::size_t i = 0; i < sc.ports.size(); ++i)
       for (std::size_t p = 0; p < num_priorities; ++p) ecn[i][p] = sc.ports[i].queues[p].ecn;
-    switch_config c = infiniband_switch_config(std::move(sc), vl_mask_, cfg_.fabric,
-                                               static_cast<std::uint32_t>(cfg_.switch_template.wire_overhead_bytes));
+    switch_config c =
+        infiniband_switch_config(std::move(sc), vl_mask_, cfg_.fabric, cfg_.topology.frame_overhead_bytes);
     for (std::size_t i = 0; i < c.ports.size(); ++i)
       for (std::size_t p = 0; p < num_priorities; ++p)
         if (p != cfg_.fabric.uec.trim_priority) c.ports[i].queues[p].ecn = ecn[i][p];

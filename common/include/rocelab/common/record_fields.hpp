@@ -81,7 +81,7 @@ template <class E>
 struct enum_info;
 template <>
 struct enum_info<workload_kind> {
-  static constexpr std::uint8_t count = 5;
+  static constexpr std::uint8_t count = 6;
   static constexpr std::string_view noun = "workload kind";
 };
 template <>

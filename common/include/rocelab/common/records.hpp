@@ -17,8 +17,16 @@ namespace rocelab {
 
 // Values are stored (run store, controller protocol): a kind keeps its number. victim:
 // flows that share the incast's senders but go to hosts whose ports are not congested
-// (traffic/victim.hpp).
-enum class workload_kind : std::uint8_t { incast = 0, allreduce = 1, background = 2, other = 3, victim = 4 };
+// (traffic/victim.hpp). flow_list: flows read from a file (traffic/flow_list.hpp) that
+// name no other class.
+enum class workload_kind : std::uint8_t {
+  incast = 0,
+  allreduce = 1,
+  background = 2,
+  other = 3,
+  victim = 4,
+  flow_list = 5
+};
 
 [[nodiscard]] constexpr const char* to_string(workload_kind k) noexcept {
   switch (k) {
@@ -27,6 +35,7 @@ enum class workload_kind : std::uint8_t { incast = 0, allreduce = 1, background 
     case workload_kind::background: return "background";
     case workload_kind::other: return "other";
     case workload_kind::victim: return "victim";
+    case workload_kind::flow_list: return "flow_list";
   }
   return "other";
 }

@@ -45,7 +45,7 @@ namespace rocelab::experiments {
 [[nodiscard]] result<fabric::lossless_class> lossless_class_of(const experiment_spec& spec);
 
 // The spec's workloads (one, or a composite of several) for one run with `seed`.
-// Reads a user CDF file (relative to spec.base_dir).
+// Reads a user CDF file and a flow list file (relative to spec.base_dir).
 [[nodiscard]] result<std::unique_ptr<fabric::twin::workload>> make_workload(const experiment_spec& spec,
                                                                             std::uint64_t seed);
 

@@ -33,6 +33,10 @@ struct topology_spec {
   std::uint32_t hosts = 16;
   double link_gbps = 100;
   std::int64_t link_delay_ns = 1000;
+  // Bytes each frame holds a link for beyond itself: Ethernet's preamble and SFD (8) and
+  // inter-frame gap (12). 0 for a reference that counts none (htsim, HPCC ns-3). The twin
+  // only: a lab's Ethernet always sends both.
+  std::int64_t frame_overhead_bytes = 20;
   std::uint32_t leaves = 0;  // leaf_spine
   std::uint32_t spines = 0;
   double spine_link_gbps = 0;  // 0: derived from oversubscription
@@ -79,6 +83,11 @@ struct switch_spec {
   std::int32_t dynamic_th = 0;        // lossless PGs: alpha = 2^dynamic_th
   std::int32_t lossy_dynamic_th = 3;  // lossy PGs and queues
   bool ecn_mark_on_dequeue = false;
+  // 0: egress queues as above (lossy ones under lossy_dynamic_th, lossless ones unlimited).
+  // Otherwise every egress queue holds at most this many bytes, counted in cells like every
+  // threshold, and drops (or trims) beyond: a static threshold (SONiC static_th on the
+  // egress queue profiles) in place of the dynamic one, the fixed queue of ns-3 and htsim.
+  std::int64_t queue_limit_bytes = 0;
   pfc_spec pfc;
   ecn_spec ecn;
 };
@@ -152,6 +161,10 @@ struct workload_spec {
   allreduce_spec allreduce;
   background_spec background;
   victim_spec victim;
+  // Flows from a file (traffic/flow_list.hpp: CSV, an htsim connection matrix or HPCC
+  // ns-3's flow.txt, told apart by content), relative to the spec's folder, or the file's
+  // text itself (a value with a line break; spec_files.hpp). Empty: none.
+  std::string flow_list;
 };
 
 // The fabric the twin models: RoCEv2 (PFC, ECN, DCQCN: the switch and nic

@@ -4,10 +4,11 @@
 // workload.background.cdf names a built-in CDF (websearch, hadoop), a CDF file (relative to
 // the spec's folder), or carries the CDF itself: a value with a line break is the CDF's
 // points in the file format (flow_size_cdf.hpp). twin.calibration names a calibration file
-// or, with a line break, carries its YAML. A client that sends a spec to a controller
-// inlines the files first (inline_file_references), and the controller refuses a received
-// spec that still names a file (refuse_file_references): a token holder must not make the
-// controller's host open paths of the holder's choosing.
+// or, with a line break, carries its YAML. workload.flow_list names a flow list file or,
+// with a line break, carries its text (traffic/flow_list.hpp). A client that sends a spec
+// to a controller inlines the files first (inline_file_references), and the controller
+// refuses a received spec that still names a file (refuse_file_references): a token holder
+// must not make the controller's host open paths of the holder's choosing.
 
 #include <string>
 #include <string_view>
@@ -25,6 +26,8 @@ namespace rocelab::experiments {
 [[nodiscard]] bool is_inline_cdf(std::string_view value);
 // Whether a twin.calibration value carries the calibration's YAML rather than a path.
 [[nodiscard]] bool is_inline_calibration(std::string_view value);
+// Whether a workload.flow_list value carries the flows rather than a path.
+[[nodiscard]] bool is_inline_flow_list(std::string_view value);
 
 // Whether the value of a file-reference field names a file (not a built-in, not inline).
 [[nodiscard]] bool names_file(std::string_view field, std::string_view value);

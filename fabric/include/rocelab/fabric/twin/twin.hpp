@@ -29,6 +29,12 @@ struct topology_config {
   std::uint32_t hosts = 16;            // in all; leaf-spine: hosts / leaves per leaf
   double link_gbps = 100;              // host <-> switch links
   std::int64_t link_delay_ns = 1000;   // propagation delay of every link
+  // Bytes every frame holds its link for beyond itself, on every link, in the ideal FCT
+  // and in a PFC headroom the twin sizes: Ethernet's preamble and SFD (8) and inter-frame
+  // gap (12). 0..64; 0 for a reference that counts none (htsim). It replaces the switch
+  // template's wire_overhead_bytes; InfiniBand links use IB framing instead and the HPCC
+  // ns-3 compatibility mode 0, and both refuse another value.
+  std::uint32_t frame_overhead_bytes = 20;
   // Leaf-spine only.
   std::uint32_t leaves = 0;
   std::uint32_t spines = 0;
@@ -125,7 +131,8 @@ struct ecn_for_rate {
 
 // Switches of the topology are built from `switch_template`: its global settings
 // (buffer, cells, PFC, ECN mode, lossless priorities ...) and ports[0] as the template of
-// every port (rate_bps is replaced by the topology's link speed).
+// every port (rate_bps is replaced by the topology's link speed, wire_overhead_bytes by
+// topology.frame_overhead_bytes).
 struct twin_config {
   topology_config topology;
   switch_config switch_template;
