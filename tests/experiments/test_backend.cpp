@@ -187,10 +187,13 @@ TEST(local_backends, a_virtual_spec_as_run_here_has_the_lab_s_timeout_and_a_twin
   const experiment_spec as_run = r.as_run_here(*spec);
   EXPECT_EQ(as_run.nic.retransmit_timeout_ns, 2 * (8ll << 20) * 8 * 2);  // twice 8 MiB at 0.5 Gb/s, in ns
   EXPECT_GT(as_run.sw.pfc.headroom_bytes, 0);
+  EXPECT_FALSE(spec->nic.qp_per_peer);
+  EXPECT_TRUE(as_run.nic.qp_per_peer) << "the soft NIC fleet connects one QP per peer";
   // The record's YAML reads back as the spec that ran.
   auto again = load_spec(to_yaml(as_run), "the record");
   ASSERT_TRUE(again.ok()) << again.error().message();
   EXPECT_EQ(again->nic.retransmit_timeout_ns, as_run.nic.retransmit_timeout_ns);
+  EXPECT_TRUE(again->nic.qp_per_peer);
   experiment_spec twin = *spec;
   twin.backend = "twin";
   EXPECT_EQ(to_yaml(r.as_run_here(twin)), to_yaml(twin));

@@ -97,8 +97,9 @@ TEST(sim_to_real, the_replayed_prediction_matches_a_staggered_run_that_the_spec_
 
 TEST(sim_to_real, a_calibrated_spec_predicts_with_the_labs_timing) {
   // One 1000-byte WRITE from h2 to h1, measured on a lab whose NICs take 400 ns to send
-  // and 600 ns to answer and whose switch forwards in 250 ns: the twin's replay of it
-  // through the spec's calibration is the uncalibrated one plus 400 + 250 + 600 + 250.
+  // and 600 ns to answer (or to take up an ACK) and whose switch forwards in 250 ns: the
+  // twin's replay of it through the spec's calibration is the uncalibrated one plus 400 +
+  // 250 + 600 + 250, and 600 more for the sender's NIC to take up the ACK.
   experiment_spec spec = incast_spec();
   run_records measured;
   measured.flows.push_back({.src = 1, .dst = 0, .priority = 3, .kind = workload_kind::incast, .bytes = 1000, .start_ns = 0});
@@ -114,7 +115,7 @@ TEST(sim_to_real, a_calibrated_spec_predicts_with_the_labs_timing) {
   spec.twin.calibration = "# lab.yaml\n" + calibration_yaml(c);
   auto calibrated = predict_measured_run(spec, measured, 1);
   ASSERT_TRUE(plain.ok() && calibrated.ok()) << (plain.ok() ? calibrated.error().message() : plain.error().message());
-  EXPECT_EQ(calibrated->flows.at(0).fct_ns, plain->flows.at(0).fct_ns + 400 + 250 + 600 + 250);
+  EXPECT_EQ(calibrated->flows.at(0).fct_ns, plain->flows.at(0).fct_ns + 400 + 250 + 600 + 250 + 600);
   EXPECT_EQ(calibrated->flows.at(0).ideal_fct_ns, plain->flows.at(0).ideal_fct_ns);
 }
 

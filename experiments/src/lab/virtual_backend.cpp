@@ -93,6 +93,7 @@ experiment_spec as_the_virtual_lab_runs_it(const experiment_spec& spec) {
   experiment_spec out = spec;
   out.nic.retransmit_timeout_ns = retransmit_timeout_for(spec);
   out.sw.pfc.headroom_bytes = headroom_for(spec, lab::lab_options{}.mtu);
+  out.nic.qp_per_peer = true;  // the soft NIC fleet connects one RC QP per peer
   return out;
 }
 

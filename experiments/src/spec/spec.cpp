@@ -358,7 +358,7 @@ std::vector<field_info> build_table() {
                                            "the responder ACKs every Nth packet"));
   t.push_back(bool_field("nic.qp_per_peer", [](auto& s) -> auto& { return s.nic.qp_per_peer; },
                          "one RC QP per peer: a message waits behind earlier ones to the same peer and "
-                         "shares their DCQCN state, as the labs' NICs run; false: a QP per message (twin only)"));
+                         "shares their DCQCN state, as the labs' NICs always run; false: a QP per message (twin)"));
   t.push_back(bool_field("nic.dcqcn.enabled", [](auto& s) -> auto& { return s.nic.dcqcn_enabled; },
                          "DCQCN rate control (off: line rate, PFC only)"));
   // mlx5 knobs (NVIDIA "DCQCN CC Parameters"; dcqcn.hpp).

@@ -113,7 +113,8 @@ struct virtual_backend_options {
 // runs the switch (empty: this process's executable).
 // The spec as the virtual lab runs it, for the twin to predict a lab run: the NICs'
 // retransmit timeout raised to twice the buffer's drain time and the lossless headroom to
-// what the software path's reaction budget needs, as run_virtual sets them.
+// what the software path's reaction budget needs, as run_virtual sets them, and one RC QP
+// per peer (nic.qp_per_peer), as its NIC fleet connects the hosts.
 [[nodiscard]] experiment_spec as_the_virtual_lab_runs_it(const experiment_spec& spec);
 
 [[nodiscard]] agents::lab::lab_options lab_options_for(const experiment_spec& spec, const std::string& lab_name,

@@ -100,9 +100,11 @@ struct nic_spec {
   std::int64_t retransmit_timeout_ns = 4'000'000;
   std::uint32_t ack_every_packets = 1;
   std::uint32_t data_dscp = 26;  // DSCP of RoCE data (fabric/lossless_class.hpp)
-  // One RC QP per peer, messages to a peer in post order, as the labs' NICs always run
-  // (fabric::twin::nic_config::one_qp_per_peer); false: a QP per message (the twin only).
-  bool qp_per_peer = true;
+  // One RC QP per peer, messages to a peer in post order (fabric::twin::nic_config::
+  // one_qp_per_peer); false: a QP per message, as HPCC's ns-3 and htsim run flows. The
+  // twin only: the labs always connect one QP per peer, and the spec a lab run records
+  // (backend::as_run_here) says so, so the twin's replay of it models their QPs.
+  bool qp_per_peer = false;
 };
 
 // A workload section is on when the spec has it (or a --set names one of its fields)
