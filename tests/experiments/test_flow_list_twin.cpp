@@ -181,8 +181,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         refusal_case{"after_the_twin_stops", "src,dst,bytes,start_ns\n1,0,1000,0\n2,0,1000,60000000\n", {},
                      "workload.flow_list: inline flow list:3: the flow starts at"},
-        refusal_case{"unknown_format", "hello\n", {}, "not a flow list this reads: 'hello'"},
-        refusal_case{"no_flows", "src,dst,bytes,start_ns\n", {}, "workload.flow_list: inline flow list: lists no flows"},
+        // An inline value is one with a line break (a single line is a path).
+        refusal_case{"unknown_format", "hello world\nmore\n", {}, "not a flow list this reads: 'hello world'"},
+        refusal_case{"no_flows", "src,dst,bytes,start_ns\n# none yet\n", {},
+                     "workload.flow_list: inline flow list: lists no flows"},
         refusal_case{"virtual_lab_per_flow_priority", "src,dst,bytes,start_ns,priority\n1,0,1000,0,5\n",
                      {"backend=virtual"}, "priority 5: a lab's NICs send every flow on nic.data_priority (3)"},
         refusal_case{"virtual_lab_frame_overhead", one_flow, {"backend=virtual", "topology.frame_overhead_bytes=0"},
@@ -193,7 +195,7 @@ INSTANTIATE_TEST_SUITE_P(
                      "switch.queue_limit_bytes: 500B holds no full packet"},
         refusal_case{"frame_overhead_on_infiniband", one_flow,
                      {"fabric.link=infiniband", "topology.frame_overhead_bytes=0"},
-                     "topology.frame_overhead_bytes: InfiniBand"}),
+                     "topology.frame_overhead_bytes: must be the default 20 on InfiniBand"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(frame_overhead_twin, a_value_beyond_64_bytes_is_refused_where_it_is_set) {

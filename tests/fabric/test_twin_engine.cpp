@@ -292,12 +292,12 @@ TEST(TwinValidate, NamesTheFaultyField) {
       {"nic.dcqcn", [](twin_config& c) { c.nic.dcqcn.dce_tcp_g = 5000; }},
       {"switch_template", [](twin_config& c) { c.switch_template.cell_bytes = 0; }},
       {"topology.frame_overhead_bytes must be 0..64", [](twin_config& c) { c.topology.frame_overhead_bytes = 65; }},
-      {"topology.frame_overhead_bytes: InfiniBand", [](twin_config& c) {
+      {"topology.frame_overhead_bytes must be the default 20 on InfiniBand", [](twin_config& c) {
          c.fabric.link = link_layer::infiniband;
          c.fabric.congestion = congestion_control_kind::none;
          c.topology.frame_overhead_bytes = 0;
        }},
-      {"topology.frame_overhead_bytes: the HPCC ns-3", [](twin_config& c) {
+      {"topology.frame_overhead_bytes must be 0 in the HPCC ns-3", [](twin_config& c) {
          c.hpcc_ns3_compat = true;
          c.topology.frame_overhead_bytes = 24;
        }},

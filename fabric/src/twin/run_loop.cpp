@@ -203,9 +203,11 @@ status validate(const twin_config& c) {
   if (t.frame_overhead_bytes > 64) return bad("topology.frame_overhead_bytes must be 0..64");
   if (t.frame_overhead_bytes != topology_config{}.frame_overhead_bytes) {
     if (c.fabric.link == link_layer::infiniband)
-      return bad("topology.frame_overhead_bytes: InfiniBand links carry IB framing, not Ethernet's preamble and gap");
+      return bad("topology.frame_overhead_bytes must be the default 20 on InfiniBand: its links carry IB framing, "
+                 "not Ethernet's preamble and gap");
     if (c.hpcc_ns3_compat && t.frame_overhead_bytes != 0)
-      return bad("topology.frame_overhead_bytes: the HPCC ns-3 compatibility mode counts no preamble or gap (0)");
+      return bad("topology.frame_overhead_bytes must be 0 in the HPCC ns-3 compatibility mode, which counts no "
+                 "preamble or gap");
   }
   if (t.type == topology_config::kind::leaf_spine) {
     if (t.leaves < 1) return bad("topology.leaves must be >= 1");
