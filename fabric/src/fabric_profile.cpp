@@ -22,6 +22,14 @@ result<link_layer> parse_link_layer(std::string_view text) {
   return status(error_code::invalid_argument, "fabric '" + std::string(text) + "': expects roce, infiniband or uec");
 }
 
+const char* to_string(uec_profile p) { return p == uec_profile::htsim ? "htsim" : "rocelab"; }
+
+result<uec_profile> parse_uec_profile(std::string_view text) {
+  if (text == "rocelab") return uec_profile::rocelab;
+  if (text == "htsim") return uec_profile::htsim;
+  return status(error_code::invalid_argument, "uec profile '" + std::string(text) + "': expects rocelab or htsim");
+}
+
 result<congestion_control_kind> parse_congestion_control(std::string_view text) {
   if (text == "none") return congestion_control_kind::none;
   if (text == "dcqcn") return congestion_control_kind::dcqcn;

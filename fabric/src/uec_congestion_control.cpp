@@ -29,6 +29,8 @@ status nscc_config::validate() const {
 
 nscc_window::nscc_window(const nscc_config& cfg)
     : line_bps_(static_cast<double>(cfg.line_rate_bps)),
+      learn_base_rtt_(cfg.learn_base_rtt),
+      max_window_bdp_(cfg.max_window_bdp),
       base_rtt_ns_(cfg.base_rtt_ns),
       target_ns_(cfg.target_qdelay_ns > 0 ? cfg.target_qdelay_ns
                                           : static_cast<std::int64_t>(static_cast<double>(cfg.network_rtt_ns) *
@@ -56,7 +58,16 @@ nscc_window::nscc_window(const nscc_config& cfg)
   fast_scale_ = 0.25 * a;
 }
 
+void nscc_window::on_rtt_sample(std::int64_t rtt_ns) {
+  if (!learn_base_rtt_ || rtt_ns <= 0 || rtt_ns >= base_rtt_ns_) return;
+  base_rtt_ns_ = rtt_ns;
+  // The ceiling only; the window itself is bounded at the next adjustment (htsim's
+  // set_cwnd_bounds after its next ACK).
+  max_cwnd_ = std::max(min_cwnd_, max_window_bdp_ * static_cast<double>(rtt_ns) * 1e-9 * line_bps_ / 8);
+}
+
 void nscc_window::on_ack(std::int64_t now_ns, std::uint64_t bytes, bool ecn_ce, std::int64_t rtt_ns) {
+  on_rtt_sample(rtt_ns);
   ++counters_.acks;
   if (ecn_ce) ++counters_.marked_acks;
   const std::int64_t delay = std::max<std::int64_t>(0, rtt_ns - base_rtt_ns_);

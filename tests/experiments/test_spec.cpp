@@ -6,6 +6,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rocelab/experiments/calibration/calibration.hpp"
@@ -536,6 +537,35 @@ TEST(spec, a_uec_fabric_takes_its_options_and_rejects_the_other_fabrics) {
   experiments::experiment_spec uec_on_ib = uec_on_roce;
   ASSERT_TRUE(experiments::apply_override(uec_on_ib, "fabric.link=infiniband").ok());
   EXPECT_FALSE(experiments::to_twin_config(uec_on_ib, 1).ok());
+}
+
+// fabric.uec.profile htsim: the twin's config carries the queues, ECN, trimming and RTO
+// htsim derives for the spec's fabric (64 hosts at 400 Gb/s: 101 packets, 21..81, 65.4 us),
+// and a spec that also sets one of them is refused naming it.
+TEST(spec, the_htsim_uec_profile_derives_what_htsim_derives_and_refuses_them_set_beside_it) {
+  experiments::experiment_spec spec;
+  spec.workload.incast.enabled = true;
+  for (const char* a : {"topology.type=leaf_spine", "topology.hosts=64", "topology.leaves=8", "topology.spines=8",
+                        "topology.link_gbps=400", "topology.spine_link_gbps=400", "nic.mtu_bytes=4096",
+                        "fabric.link=uec", "fabric.uec.profile=htsim"})
+    ASSERT_TRUE(experiments::apply_override(spec, a).ok()) << a;
+  auto c = experiments::to_twin_config(spec, 1);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->fabric.uec.profile, fabric::uec_profile::htsim);
+  EXPECT_EQ(c->switch_template.ports.at(0).queues[0].shared.fixed_bytes, 101 * 4160);
+  EXPECT_EQ(c->switch_template.ports.at(0).queues[0].ecn.kmin_bytes, 21 * 4160);
+  EXPECT_EQ(c->switch_template.ports.at(0).queues[0].ecn.kmax_bytes, 81 * 4160);
+  EXPECT_EQ(c->fabric.uec.trim_threshold_bytes, 101 * 4160);
+  EXPECT_EQ(c->fabric.uec.retransmit_timeout_ns, 65'419);
+  EXPECT_EQ(c->switch_template.wire_overhead_bytes, 0);
+
+  for (const char* derived : {"fabric.uec.retransmit_timeout_ns=100us", "switch.ecn.kmin_bytes=10KB"}) {
+    experiments::experiment_spec both = spec;
+    ASSERT_TRUE(experiments::apply_override(both, derived).ok()) << derived;
+    const std::string field(derived, std::string_view(derived).find('='));
+    expect_refused_naming(both, {field.c_str(), "profile htsim"});
+  }
+  EXPECT_FALSE(experiments::apply_override(spec, "fabric.uec.profile=ns3").ok());
 }
 
 // Link frame loss and link-level retry are UEC link options: they reach the twin on a UEC

@@ -88,6 +88,35 @@ TEST(Nscc, WindowStaysBetweenOnePacketAndTheCeiling) {
   EXPECT_GE(w.window_bytes(), 4096u);
 }
 
+// htsim's base RTT (uec.cpp update_base_rtt): a flow starts at the network's RTT and takes
+// the smallest sample it sees, from an ACK or a NACK, the ceiling following; a larger
+// sample never raises it. Without learn_base_rtt the configured base RTT stays.
+TEST(Nscc, LearnsItsBaseRttFromAckAndNackSamplesWhenAskedTo) {
+  nscc_config c = config();
+  c.learn_base_rtt = true;
+  nscc_window learning(c);
+  nscc_window fixed(config());
+  for (nscc_window* w : {&learning, &fixed}) {
+    w->on_ack(1'000, 4096, false, 6'000);  // an unloaded same-leaf path's RTT
+    w->on_ack(2'000, 4096, false, 15'000);
+  }
+  EXPECT_EQ(learning.base_rtt_ns(), 6'000);
+  EXPECT_NEAR(learning.max_window_bytes(), 1.5 * 400e9 / 8 * 6e-6, 1.0);
+  EXPECT_EQ(fixed.base_rtt_ns(), 10'000);
+  EXPECT_NEAR(fixed.max_window_bytes(), 1.5 * 500'000, 1.0);
+  // A trimmed packet's NACK overtakes the queue it was cut from: its RTT is the lowest.
+  learning.on_rtt_sample(4'200);
+  fixed.on_rtt_sample(4'200);
+  EXPECT_EQ(learning.base_rtt_ns(), 4'200);
+  EXPECT_EQ(fixed.base_rtt_ns(), 10'000);
+  // Queueing delay is now measured from the learnt base: 4.2 us + 7.4 us is past the
+  // 7.5 us target, so a marked ACK there is a decrease, not the hold it is from 10 us.
+  learning.on_ack(30'000, 4096, true, 4'200 + 7'600);
+  fixed.on_ack(30'000, 4096, true, 4'200 + 7'600);
+  EXPECT_EQ(learning.counters().holds, 0u);
+  EXPECT_EQ(fixed.counters().holds, 1u);
+}
+
 TEST(Rccc, ReceiverNeverHasMoreThanItsBudgetOutstanding) {
   rccc_receiver rx(40'000, 4096);
   for (std::uint32_t f = 0; f < 8; ++f) rx.add_demand(f, 100'000);

@@ -11,6 +11,7 @@
 #include "rocelab/experiments/spec/spec_limits.hpp"
 #include "rocelab/fabric/headroom.hpp"
 #include "rocelab/fabric/twin/flow_ideal.hpp"
+#include "rocelab/fabric/twin/uec_profile.hpp"
 #include "rocelab/traffic/allreduce.hpp"
 #include "rocelab/traffic/background.hpp"
 #include "rocelab/traffic/composite.hpp"
@@ -308,6 +309,17 @@ result<fabric::fabric_mode> fabric_mode_of(const experiment_spec& spec) {
           return fail(spec, path, "is a RoCE setting; fabric.link uec uses fabric.uec (nscc, rccc, trimming)");
     m.congestion = fabric::congestion_control_kind::none;
     const uec_spec& u = spec.fabric.uec;
+    auto profile = fabric::parse_uec_profile(u.profile);
+    if (!profile) return fail(spec, "fabric.uec.profile", profile.error().message());
+    m.uec.profile = *profile;
+    // What the htsim profile derives (fabric/twin/uec_profile.hpp) is not also given.
+    if (m.uec.profile == fabric::uec_profile::htsim)
+      for (const char* derived : {"fabric.uec.trim_threshold_bytes", "fabric.uec.retransmit_timeout_ns",
+                                  "fabric.uec.nscc_target_qdelay_ns", "switch.ecn.", "switch.buffer_bytes",
+                                  "switch.cell_bytes"})
+        for (const auto& [path, origin] : spec.origins)
+          if (path.rfind(derived, 0) == 0)
+            return fail(spec, path, "is derived by fabric.uec.profile htsim from the fabric's BDP (remove it, or use profile rocelab)");
     auto lb = fabric::parse_load_balancing(u.load_balancing);
     if (!lb) return fail(spec, "fabric.uec.load_balancing", lb.error().message());
     m.uec.balancing = *lb;
@@ -433,7 +445,7 @@ result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, st
     if (!lab) return fail(spec, "twin.calibration", lab.error().message());
     c.lab = std::move(*lab);
   }
-  return c;
+  return fabric::twin::with_uec_profile(std::move(c));
 }
 
 result<calibration> calibration_of(const experiment_spec& spec) {

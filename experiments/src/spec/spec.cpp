@@ -491,6 +491,11 @@ std::vector<field_info> build_table() {
   t.push_back(size_field("fabric.ib_vl_buffer_bytes", [](auto& s) -> auto& { return s.fabric.ib_vl_buffer_bytes; }, 0,
                          big, "InfiniBand buffer per port and VL; 0: the switch buffer split evenly"));
   // --- fabric.uec (fabric.link uec only) ---
+  t.push_back(choice_field("fabric.uec.profile", [](auto& s) -> auto& { return s.fabric.uec.profile; },
+                           {"rocelab", "htsim"},
+                           "rocelab: the fields below and the switch section as given; htsim: queues, ECN, trimming "
+                           "and RTO derived from the fabric's BDP as htsim_uec derives them, frames without preamble "
+                           "or gap"));
   t.push_back(choice_field("fabric.uec.load_balancing", [](auto& s) -> auto& { return s.fabric.uec.load_balancing; },
                            {"ecmp", "oblivious", "reps"},
                            "entropy per packet: ecmp one per flow, oblivious sprays, reps re-uses unmarked paths"));

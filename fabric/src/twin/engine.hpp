@@ -294,7 +294,7 @@ struct uec_flow {
   // SRTT + 4 RTTVAR from unambiguous samples, never below the fabric's minimum).
   std::int64_t rto_ns = 0;
   double srtt_ns = 0, rttvar_ns = 0;
-  std::unique_ptr<rate_control> cc;   // uec_sender_cc (NSCC window and/or RCCC credit); null: none
+  std::unique_ptr<uec_sender_cc> cc;  // uec_sender_cc (NSCC window and/or RCCC credit); null: none
   entropy_picker lb;
   // receiver
   std::vector<bool> received;

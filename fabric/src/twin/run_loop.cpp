@@ -4,6 +4,7 @@
 // switch_config_of).
 
 #include "engine.hpp"
+#include "rocelab/fabric/twin/uec_profile.hpp"
 
 namespace rocelab::fabric::twin::engine_impl {
 
@@ -255,7 +256,7 @@ status validate(const twin_config& c) {
 }
 
 result<run_records> run_twin(const twin_config& config, workload& load) {
-  engine e(config, load);
+  engine e(with_uec_profile(config), load);
   ROCELAB_RETURN_IF_ERROR(e.build());
   return e.run();
 }
@@ -264,7 +265,7 @@ result<switch_config> switch_config_of(const twin_config& config, std::uint32_t 
   struct no_workload final : workload {
     void start(twin_context&) override {}
   } none;
-  engine e(config, none);
+  engine e(with_uec_profile(config), none);
   ROCELAB_RETURN_IF_ERROR(e.build());
   const switch_config* c = e.built_switch_config(index);
   if (c == nullptr) return status(error_code::invalid_argument, "the twin's fabric has no switch " + std::to_string(index));

@@ -8,6 +8,7 @@
 // travel in the strict trim class, ahead of data.
 
 #include "engine.hpp"
+#include "rocelab/fabric/twin/uec_profile.hpp"
 
 namespace rocelab::fabric::twin::engine_impl {
 
@@ -27,6 +28,9 @@ void engine::uec_build() {
   // The fabric's longest unloaded RTT: between leaves on a leaf-spine.
   const std::uint32_t far = layout_.leaf_spine() && layout_.leaves() > 1 ? layout_.hosts_per_leaf() : 1;
   network_rtt_ns_ = unloaded_rtt_ns(0, std::min(far, cfg_.topology.hosts - 1));
+  // htsim's own figure (uec_htsim_profile.hpp: the host link speed on every hop).
+  if (u.profile == uec_profile::htsim)
+    network_rtt_ns_ = (derive_uec_htsim_params(htsim_fabric_of(cfg_)).network_rtt_ps + 500) / 1000;
   // A fixed timeout when the spec gives one; otherwise this is the floor of each flow's
   // adaptive timeout (uec_flow::rto_ns).
   uec_rto_ns_ = u.retransmit_timeout_ns > 0 ? u.retransmit_timeout_ns
@@ -61,6 +65,12 @@ void engine::uec_start(std::uint32_t f) {
     nc.mss_bytes = cfg_.nic.mtu_bytes;
     nc.base_rtt_ns = unloaded_rtt_ns(fl.src, fl.dst);
     nc.network_rtt_ns = network_rtt_ns_;
+    if (u.profile == uec_profile::htsim) {
+      // htsim (main_uec.cpp initNscc without -enable_accurate_base_rtt): every flow starts
+      // at the network's RTT and learns its own from its samples.
+      nc.base_rtt_ns = network_rtt_ns_;
+      nc.learn_base_rtt = true;
+    }
     nc.target_qdelay_ns = u.nscc_target_qdelay_ns;
     nc.trimming = u.trimming;
     window = std::make_unique<nscc_window>(nc);
@@ -224,7 +234,10 @@ void engine::uec_on_packet(std::uint32_t h, const packet& p) {
       x.in_flight_bytes -= payload;
       x.state[psn] = uec_psn::queued;
       x.rtx.push_back(psn);
-      if (x.cc) x.cc->on_nack(now_, payload);  // RCCC: the receiver re-granted its credit already
+      if (x.cc) {
+        x.cc->on_rtt_sample(now_ - x.sent_ns[psn]);
+        x.cc->on_nack(now_, payload);  // RCCC: the receiver re-granted its credit already
+      }
       activate(fid);
       break;
     }

@@ -28,8 +28,19 @@ enum class link_layer : std::uint8_t { roce, infiniband, uec };
 [[nodiscard]] result<link_layer> parse_link_layer(std::string_view text);  // "roce" | "infiniband" | "ib" | "uec"
 [[nodiscard]] result<congestion_control_kind> parse_congestion_control(std::string_view text);
 
+// Where a UEC fabric's derived constants come from. rocelab: the twin's own defaults (each
+// field below as given, 0 meaning the twin derives it, switch queues as the switch
+// template sets them). htsim: as UEC's own simulator, htsim_uec, derives them from the
+// fabric's BDP (uec_htsim_profile.hpp): every switch queue a fixed size of 1 BDP with
+// trimming, 5 without, ECN from 0.2 to 0.8 BDP, trimming at the queue size, its minimum
+// RTO, no preamble or gap on the wire, and NSCC's base RTT learnt as htsim learns it.
+enum class uec_profile : std::uint8_t { rocelab, htsim };
+[[nodiscard]] const char* to_string(uec_profile p);
+[[nodiscard]] result<uec_profile> parse_uec_profile(std::string_view text);  // "rocelab" | "htsim"
+
 // The Ultra Ethernet transport and switch options (fabric_mode::link == uec).
 struct uec_config {
+  uec_profile profile = uec_profile::rocelab;
   load_balancing balancing = load_balancing::reps;
   bool nscc = true;   // sender window (uec_congestion_control.hpp)
   bool rccc = false;  // receiver credits

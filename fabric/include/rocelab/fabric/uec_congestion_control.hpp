@@ -53,6 +53,13 @@ struct nscc_config {
   double gamma = 0.8;           // multiplicative decrease: x max(1 - gamma (d - t) / d, 0.5)
   double delay_ewma = 0.0125;   // weight of a new delay sample in the average
   std::uint32_t quick_adapt_gate_log2 = 3;  // quick adapt when delivered < ceiling >> gate
+  // The base RTT as htsim learns it (uec.cpp update_base_rtt, on ACKs and, by default
+  // update_base_rtt_on_nack, NACKs): base_rtt_ns is only where the flow starts (htsim
+  // starts every flow at the network's largest RTT), and an RTT sample below it becomes
+  // the base RTT, the window ceiling following (max_window_bdp x its BDP). A NACK's
+  // sample counts too, and the trimmed header and its NACK overtake queued data, so a
+  // flow whose packets are trimmed learns a base below its unloaded RTT.
+  bool learn_base_rtt = false;
 
   [[nodiscard]] status validate() const;
 };
@@ -75,7 +82,12 @@ class nscc_window final : public rate_control {
   void on_nack(std::int64_t now_ns, std::uint64_t bytes) override;
   [[nodiscard]] std::uint64_t window_bytes() const override { return static_cast<std::uint64_t>(cwnd_); }
 
+  // An RTT sample outside on_ack (a NACK's: the trimmed packet's send to its NACK);
+  // lowers the base RTT when learn_base_rtt.
+  void on_rtt_sample(std::int64_t rtt_ns);
+
   [[nodiscard]] double max_window_bytes() const { return max_cwnd_; }
+  [[nodiscard]] std::int64_t base_rtt_ns() const { return base_rtt_ns_; }
   [[nodiscard]] std::int64_t target_qdelay_ns() const { return target_ns_; }
   [[nodiscard]] double average_delay_ns() const { return avg_delay_ns_; }
   [[nodiscard]] const nscc_counters& counters() const { return counters_; }
@@ -86,6 +98,8 @@ class nscc_window final : public rate_control {
   void bound() { cwnd_ = cwnd_ < min_cwnd_ ? min_cwnd_ : cwnd_ > max_cwnd_ ? max_cwnd_ : cwnd_; }
 
   double line_bps_;
+  bool learn_base_rtt_;
+  double max_window_bdp_;
   std::int64_t base_rtt_ns_, target_ns_, adjust_period_ns_;
   double min_cwnd_, max_cwnd_, cwnd_;
   double alpha_, fair_, eta_, fast_scale_, gamma_, ewma_;
@@ -142,6 +156,9 @@ class uec_sender_cc final : public rate_control {
   }
   void on_nack(std::int64_t now_ns, std::uint64_t bytes) override {
     if (window_) window_->on_nack(now_ns, bytes);
+  }
+  void on_rtt_sample(std::int64_t rtt_ns) {
+    if (window_) window_->on_rtt_sample(rtt_ns);
   }
   void on_credit(std::int64_t now_ns, std::uint64_t bytes) override {
     if (credit_) credit_->on_credit(now_ns, bytes);

@@ -175,6 +175,7 @@ struct workload_spec {
 // fabric.link uec only: the Ultra Ethernet transport and switch options
 // (fabric::uec_config); setting one on another fabric is an error naming it.
 struct uec_spec {
+  std::string profile = "rocelab";       // rocelab | htsim (fabric::uec_profile)
   std::string load_balancing = "reps";  // ecmp | oblivious | reps
   bool nscc = true;
   bool rccc = false;
