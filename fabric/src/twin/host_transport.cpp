@@ -17,10 +17,10 @@ std::uint64_t engine::post(const message& m) {
   f.prio = static_cast<std::uint8_t>(m.priority >= 0 ? m.priority : cfg_.nic.data_priority);
   f.npkts = static_cast<std::uint32_t>(packets_of(m.bytes, cfg_.nic.mtu_bytes));
   f.last_payload = static_cast<std::uint32_t>(m.bytes - static_cast<std::uint64_t>(f.npkts - 1) * cfg_.nic.mtu_bytes);
-  // The uplink choices of the data and of the ACKs/CNPs (same QP, so same UDP source
-  // port, reversed addresses); the switches route by them (routing.hpp).
-  f.fwd_ecmp = static_cast<std::uint8_t>(layout_.ecmp_choice(m.src, m.dst, id + 1, cfg_.seed, m.udp_sport, m.udp_dport));
-  f.rev_ecmp = static_cast<std::uint8_t>(layout_.ecmp_choice(m.dst, m.src, id + 1, cfg_.seed, m.udp_dport, m.udp_sport));
+  // The ECMP paths of the data and of the ACKs/CNPs (same QP, so same UDP source port,
+  // reversed addresses); the switches route by them (routing.hpp).
+  f.fwd_ecmp = static_cast<std::uint16_t>(routes_->path_code({m.src, m.dst, id + 1, m.udp_sport, m.udp_dport}, cfg_.seed));
+  f.rev_ecmp = static_cast<std::uint16_t>(routes_->path_code({m.dst, m.src, id + 1, m.udp_dport, m.udp_sport}, cfg_.seed));
   flow_record r;
   r.src = m.src;
   r.dst = m.dst;
@@ -232,7 +232,7 @@ void engine::nic_try(std::uint32_t h) {
     flow_state& fl = flows_[sent_flow];
     if (fl.snd_nxt < fl.snd_max) {
       ++out_.flows[sent_flow].retransmits;
-      if (cfg_.max_events > 0) record_event(rocelab::event_kind::retransmit, layout_.host_device(h), 0, p.priority, sent_flow);
+      if (cfg_.max_events > 0) record_event(rocelab::event_kind::retransmit, routes_->host_device(h), 0, p.priority, sent_flow);
     }
     if (fl.snd_una == fl.snd_max) fl.last_progress_ns = now_;  // nothing was outstanding
     ++fl.snd_nxt;
@@ -309,7 +309,7 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
       if (f.done) break;
       if (flag_of(p.cookie)) {
         ++out_.flows[fid].cnps;
-        if (cfg_.max_events > 0) record_event(rocelab::event_kind::cnp, layout_.host_device(h), 0, p.priority, fid);
+        if (cfg_.max_events > 0) record_event(rocelab::event_kind::cnp, routes_->host_device(h), 0, p.priority, fid);
         if (cfg_.nic.dcqcn_enabled) {
           if (!f.rp)
             f.rp = make_rate_control(cc_, dcqcn_, cfg_.fabric.ib_cc, hosts_[h].rate_bps, *hosts_[h].clk,
@@ -337,7 +337,7 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
     }
     case pkt_type::cnp: {
       ++out_.flows[fid].cnps;
-      if (cfg_.max_events > 0) record_event(rocelab::event_kind::cnp, layout_.host_device(h), 0, p.priority, fid);
+      if (cfg_.max_events > 0) record_event(rocelab::event_kind::cnp, routes_->host_device(h), 0, p.priority, fid);
       if (f.done || !cfg_.nic.dcqcn_enabled) break;
       if (!f.rp)
         f.rp = make_rate_control(cc_, dcqcn_, cfg_.fabric.ib_cc, hosts_[h].rate_bps, *hosts_[h].clk,
