@@ -41,19 +41,23 @@ TEST(correlation_twin, pfc_spreading_from_two_incasts_makes_the_bystanders_victi
   ASSERT_FALSE(r.pauses.empty()) << "the incasts must make PFC pause";
   EXPECT_EQ(r.totals.drops, 0u) << "lossless";
 
-  const fabric::twin::fabric_layout layout(t.config.topology);
+  auto built = fabric::twin::fabric_graph::build(t.config.topology);
+  ASSERT_TRUE(built.ok()) << built.error().message();
+  const fabric::twin::fabric_graph& g = *built;
+  const std::uint32_t leaf0 = g.device_index("leaf0"), leaf1 = g.device_index("leaf1");
+  const std::uint32_t spine0 = g.device_index("spine0");
   auto flows = correlate_flows(r, twin_paths(t.config.topology, t.config.seed));
   // Every leaf-to-leaf path: NIC, leaf0 uplink (port 8), spine port 1, leaf1 edge port.
   for (const auto& c : flows) {
     ASSERT_EQ(c.hops.size(), 4u);
-    EXPECT_EQ(c.hops[1].hop.device, layout.leaf_device(0));
+    EXPECT_EQ(c.hops[1].hop.device, leaf0);
     EXPECT_EQ(c.hops[1].hop.egress_port, 8u);
-    EXPECT_EQ(c.hops[2].hop.device, layout.spine_device(0));
+    EXPECT_EQ(c.hops[2].hop.device, spine0);
     EXPECT_EQ(c.hops[2].hop.egress_port, 1u);
-    EXPECT_EQ(c.hops[3].hop.device, layout.leaf_device(1));
+    EXPECT_EQ(c.hops[3].hop.device, leaf1);
   }
   const pause_index pauses(r.pauses);
-  EXPECT_GT(pauses.overlap_ns(pause_index::key{layout.spine_device(0), 1, 3}, 0, run_end_ns(r)), 0)
+  EXPECT_GT(pauses.overlap_ns(pause_index::key{spine0, 1, 3}, 0, run_end_ns(r)), 0)
       << "leaf1 paused the spine: congestion spread upstream";
 
   const auto v = find_victims(r, flows);
@@ -63,13 +67,13 @@ TEST(correlation_twin, pfc_spreading_from_two_incasts_makes_the_bystanders_victi
   for (const auto& vf : v.victims) {
     EXPECT_GT(vf.victim_paused_ns, 0);
     bool at_spine = false;
-    for (const std::size_t h : vf.hops) at_spine |= flows[vf.flow].hops[h].hop.device == layout.spine_device(0);
+    for (const std::size_t h : vf.hops) at_spine |= flows[vf.flow].hops[h].hop.device == spine0;
     EXPECT_TRUE(at_spine) << "flow " << vf.flow;
   }
   const std::set<pause_index::key> congested(v.congested_ports.begin(), v.congested_ports.end());
-  EXPECT_TRUE(congested.count(pause_index::key{layout.leaf_device(1), layout.host_port(8), 3}));
-  EXPECT_TRUE(congested.count(pause_index::key{layout.leaf_device(1), layout.host_port(9), 3}));
-  EXPECT_FALSE(congested.count(pause_index::key{layout.leaf_device(1), layout.host_port(12), 3}));
+  EXPECT_TRUE(congested.count(pause_index::key{leaf1, g.host(8).port, 3}));
+  EXPECT_TRUE(congested.count(pause_index::key{leaf1, g.host(9).port, 3}));
+  EXPECT_FALSE(congested.count(pause_index::key{leaf1, g.host(12).port, 3}));
 
   // Pause exposure ranks with slowdown here: the slowed flows are the paused ones.
   const auto tail = attribute_tail(r, flows);

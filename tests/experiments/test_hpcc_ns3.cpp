@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
+
+#include "rocelab/fabric/twin/routing.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -141,6 +145,69 @@ TEST(hpcc_ns3_scenario, leaf_spine_shape_with_400g_uplinks) {
   EXPECT_EQ(hpcc_ideal_fct_ns(*sc, local), 4375);
   // 2 x 4000 + (80 + 20 + 20 + 80) + 1048 x 8 / 100 = 8283 (truncated)
   EXPECT_EQ(hpcc_ideal_fct_ns(*sc, remote), 8283);
+}
+
+// A k=4 fat-tree in HPCC's own format (hosts 0..15; edges 16..23, aggregation 24..31,
+// cores 32..35), as that simulator's topology generators write three tiers.
+hpcc_texts fat_tree_texts() {
+  hpcc_texts t;
+  t.config =
+      "TOPOLOGY_FILE topo.txt\nFLOW_FILE flow.txt\nBUFFER_SIZE 4\nCC_MODE 1\nENABLE_QCN 1\n"
+      "KMAX_MAP 1 100000000000 1600\nKMIN_MAP 1 100000000000 400\nPMAX_MAP 1 100000000000 0.2\n";
+  std::string links;
+  int n = 0;
+  auto link = [&](int a, int b) {
+    links += std::to_string(a) + " " + std::to_string(b) + " 100Gbps 1000ns 0\n";
+    ++n;
+  };
+  for (int h = 0; h < 16; ++h) link(h, 16 + h / 2);
+  for (int e = 0; e < 8; ++e)
+    for (int j = 0; j < 2; ++j) link(16 + e, 24 + (e / 2) * 2 + j);
+  for (int a = 0; a < 8; ++a)
+    for (int j = 0; j < 2; ++j) link(24 + a, 32 + (a % 2) * 2 + j);
+  std::string switches;
+  for (int s = 16; s < 36; ++s) switches += std::to_string(s) + (s < 35 ? " " : "\n");
+  t.topology = "36 20 " + std::to_string(n) + "\n" + switches + links;
+  // An incast into host 0 from the other pods, and one flow within a pod.
+  t.flows = "5\n4 0 3 100 200000 2.0\n9 0 3 100 200000 2.0\n14 0 3 100 200000 2.0\n15 0 3 100 200000 2.0\n"
+            "2 3 3 100 100000 2.0\n";
+  return t;
+}
+
+TEST(hpcc_ns3_scenario, a_three_tier_fat_tree_runs_as_the_graph_it_is) {
+  auto sc = parse_hpcc_scenario(fat_tree_texts());
+  ASSERT_TRUE(sc.ok()) << sc.error().message();
+  const auto& t = sc->config.topology;
+  ASSERT_EQ(t.type, fabric::twin::topology_config::kind::graph);
+  EXPECT_EQ(t.hosts, 16u);
+  EXPECT_EQ(t.switches, 20u);
+  ASSERT_EQ(sc->switch_nodes.size(), 20u);
+  EXPECT_EQ(sc->switch_nodes.front(), 16u);
+  EXPECT_EQ(t.ecmp_seeds, sc->switch_nodes);
+  // Between pods: five switches, and ns-3's per-switch hash of the simulator's source
+  // ports (10000 + i from one host) reaches every core.
+  std::set<std::uint32_t> cores;
+  for (std::uint16_t i = 0; i < 64; ++i) {
+    const auto hops = fabric::twin::flow_hops(t, 1, 0, 12, 1, static_cast<std::uint16_t>(10000 + i), 100);
+    ASSERT_EQ(hops.size(), 5u);
+    cores.insert(hops[2].device);
+  }
+  EXPECT_EQ(cores, (std::set<std::uint32_t>{16, 17, 18, 19})) << "cores are switch devices 16..19";
+  // Six 100G links and six 1 us delays: 2 x 6000 + 6 x 80 + 1048 x 8 / 100, truncated.
+  EXPECT_EQ(hpcc_ideal_fct_ns(*sc, hpcc_flow{.src = 0, .dst = 12, .bytes = 1000}), 12563);
+  EXPECT_EQ(hpcc_ideal_fct_ns(*sc, hpcc_flow{.src = 0, .dst = 1, .bytes = 1000}), 4243);
+  auto records = run_hpcc_scenario(*sc);
+  ASSERT_TRUE(records.ok()) << records.error().message();
+  ASSERT_EQ(records->flows.size(), 5u);
+  for (const auto& f : records->flows) {
+    EXPECT_TRUE(f.completed()) << f.src << " -> " << f.dst;
+    EXPECT_GE(f.fct_ns, f.ideal_fct_ns);
+  }
+  EXPECT_EQ(records->devices.at(0), "sw0");
+  EXPECT_EQ(records->devices.at(20), "h1");
+  // fct.txt: one line per flow.
+  const std::string fct = format_hpcc_fct(*sc, *records);
+  EXPECT_EQ(std::count(fct.begin(), fct.end(), '\n'), 5);
 }
 
 hpcc_texts minimal_texts() {

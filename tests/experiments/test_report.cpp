@@ -256,6 +256,58 @@ TEST(report, the_spec_sets_paths_and_port_rates) {
   EXPECT_NE(bad.header.notes.front().find("could not be read"), std::string::npos);
 }
 
+// A k=4 fat-tree (spec to twin to report): an incast from the three other pods into h1
+// makes edge0_0 pause the aggregation switches above it. The report's paths are the
+// twin's five-switch routes, the pause shows on the incast flows' aggregation hop, and
+// every port drains at its own link's speed (uplinks at 400 Gb/s).
+TEST(report, per_hop_pauses_on_a_fat_tree) {
+  constexpr const char* yaml = R"(
+name: fat-tree-incast
+backend: twin
+seed: 3
+topology: {type: fat_tree, k: 4, hosts: 16, link_gbps: 100, spine_link_gbps: 400, link_delay_ns: 1us}
+switch: {buffer_bytes: 2MiB, pfc: {enabled: true, priorities: [3]}, ecn: {enabled: false}}
+nic: {mtu_bytes: 1024, data_priority: 3, dcqcn: {enabled: false}}
+workload: {incast: {receiver: 0, sender_hosts: "4,7,10,13,15", flow_bytes: 512KiB}}
+twin: {stop_ns: 100ms, queue_sample_interval_ns: 1us}
+)";
+  auto spec = load_spec(yaml, "fat-tree.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  auto config = to_twin_config(*spec, spec->seed);
+  ASSERT_TRUE(config.ok()) << config.error().message();
+  auto load = make_workload(*spec, spec->seed);
+  ASSERT_TRUE(load.ok()) << load.error().message();
+  auto records = fabric::twin::run_twin(*config, **load);
+  ASSERT_TRUE(records.ok()) << records.error().message();
+  ASSERT_EQ(records->flows.size(), 5u);
+  ASSERT_FALSE(records->pauses.empty());
+  report_header h;
+  h.backend = "twin";
+  const run_analysis a = analyze_run_with_spec(*records, h, yaml, spec->seed);
+  EXPECT_NE(a.header.path_source.find("twin routing"), std::string::npos);
+  const auto device = [&](std::uint32_t d) { return a.records.devices.at(d); };
+  std::int64_t paused_at_agg = 0;
+  std::size_t queued = 0;
+  for (const auto& c : a.flows) {
+    ASSERT_EQ(c.hops.size(), 6u) << "NIC, edge, agg, core, agg, edge";
+    EXPECT_EQ(device(c.hops[1].hop.device).rfind("edge", 0), 0u);
+    EXPECT_EQ(device(c.hops[3].hop.device).rfind("core", 0), 0u);
+    EXPECT_EQ(device(c.hops[4].hop.device).rfind("agg0_", 0), 0u);
+    EXPECT_EQ(device(c.hops[5].hop.device), "edge0_0");
+    EXPECT_EQ(c.hops[5].hop.egress_port, 0u) << "h1's port";
+    paused_at_agg += c.hops[4].paused_ns;
+    EXPECT_GT(c.paused_ns, 0) << "flow " << c.flow;
+    for (const auto& e : c.hops) {
+      if (!e.hop.is_switch || !e.queue_mean_bytes || *e.queue_mean_bytes == 0) continue;
+      const bool to_host = e.hop.device == c.hops[5].hop.device && e.hop.egress_port < 2;
+      EXPECT_DOUBLE_EQ(*e.queueing_ns, *e.queue_mean_bytes * 8.0 / (to_host ? 100.0 : 400.0));
+      ++queued;
+    }
+  }
+  EXPECT_GT(paused_at_agg, 0) << "edge0_0 paused the aggregation ports toward it";
+  EXPECT_GT(queued, 0u);
+}
+
 TEST(report, paths_unknown_are_said_so) {
   run_records r;
   r.devices = {"leaf0", "leaf1"};

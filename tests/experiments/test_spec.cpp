@@ -55,6 +55,18 @@ TEST(spec, examples_say_what_the_issue_asks) {
   EXPECT_TRUE(ls->workload.background.enabled);
   EXPECT_EQ(ls->workload.background.load, 0.5);
   EXPECT_TRUE(ls->workload.incast.enabled);
+
+  auto ft = load_spec_file(examples + "/twin-fat-tree-k8.yaml");
+  ASSERT_TRUE(ft.ok());
+  EXPECT_EQ(ft->topology.type, "fat_tree");
+  EXPECT_EQ(ft->topology.k, 8u);
+  EXPECT_EQ(ft->topology.hosts, 128u);
+  EXPECT_TRUE(ft->workload.background.enabled);
+  EXPECT_TRUE(ft->workload.incast.enabled);
+  auto twin = to_twin_config(*ft, ft->seed);
+  ASSERT_TRUE(twin.ok()) << twin.error().message();
+  EXPECT_EQ(twin->topology.type, fabric::twin::topology_config::kind::fat_tree);
+  EXPECT_EQ(twin->topology.k, 8u);
 }
 
 TEST(spec, the_keys_sweeps_rely_on_exist) {
@@ -156,6 +168,19 @@ TEST(spec, cross_field_errors_name_the_line_of_the_field) {
       {"missing CDF file",
        "workload:\n  background:\n    cdf: no-such.cdf\n",
        {"t.yaml:3:", "workload.background.cdf", "no-such.cdf"}},
+      {"fat-tree of odd k",
+       "topology:\n  type: fat_tree\n  k: 5\n  hosts: 31\nworkload:\n  incast:\n    senders: 4\n",
+       {"t.yaml:3:", "topology.k", "even"}},
+      {"fat-tree hosts are not k^3/4",
+       "topology:\n  type: fat_tree\n  k: 4\n  hosts: 20\nworkload:\n  incast:\n    senders: 4\n",
+       {"t.yaml:4:", "topology.hosts", "k^3/4 = 16 hosts"}},
+      {"k on a leaf-spine",
+       "topology:\n  type: leaf_spine\n  hosts: 8\n  leaves: 2\n  spines: 2\n  k: 4\nworkload:\n  incast:\n    senders: 4\n",
+       {"t.yaml:6:", "topology.k", "fat_tree only"}},
+      {"fat-tree uplinks below a link",
+       "topology:\n  type: fat_tree\n  k: 4\n  hosts: 16\n  link_gbps: 0.001\n  oversubscription: 10\n"
+       "workload:\n  incast:\n    senders: 4\n",
+       {"topology.oversubscription", "link_gbps / oversubscription"}},
   };
   for (const auto& c : cases) {
     auto spec = load_spec(c.yaml, "t.yaml");

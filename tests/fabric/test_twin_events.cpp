@@ -49,7 +49,8 @@ TEST(TwinEvents, MarksAtTheBottleneckAndCnpsAtTheSenders) {
   for (const auto& f : r->flows) cnps += f.cnps;
   ASSERT_GT(cnps, 0u);
   EXPECT_EQ(count(*r, event_kind::cnp), cnps);
-  const fabric_layout l(cfg.topology);
+  auto l = fabric_graph::build(cfg.topology);
+  ASSERT_TRUE(l.ok());
   for (const auto& e : r->events) {
     ASSERT_GE(e.qp, 1u);
     const flow_record& f = r->flows[e.qp - 1];
@@ -62,7 +63,7 @@ TEST(TwinEvents, MarksAtTheBottleneckAndCnpsAtTheSenders) {
       EXPECT_EQ(e.priority, 3u);
       EXPECT_GE(e.t_ns, f.start_ns);
     } else if (e.kind == event_kind::cnp) {
-      EXPECT_EQ(e.device, l.host_device(f.src));
+      EXPECT_EQ(e.device, l->host_device(f.src));
       EXPECT_LE(e.t_ns, f.end_ns);
     }
   }
@@ -101,12 +102,13 @@ TEST(TwinEvents, DropsAndRetransmits) {
   ASSERT_GT(r->totals.retransmits, 0u);
   EXPECT_EQ(count(*r, event_kind::drop), r->totals.drops);
   EXPECT_EQ(count(*r, event_kind::retransmit), r->totals.retransmits);
-  const fabric_layout l(cfg.topology);
+  auto l = fabric_graph::build(cfg.topology);
+  ASSERT_TRUE(l.ok());
   for (const auto& e : r->events) {
     if (e.kind == event_kind::drop) {
-      EXPECT_LT(e.device, l.switches());
+      EXPECT_LT(e.device, l->switches());
     } else if (e.kind == event_kind::retransmit) {
-      EXPECT_EQ(e.device, l.host_device(e.src));
+      EXPECT_EQ(e.device, l->host_device(e.src));
     }
   }
   EXPECT_TRUE(time_ordered(*r));

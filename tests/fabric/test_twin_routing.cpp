@@ -1,6 +1,6 @@
-// The twin's public routing (routing.hpp): the hops a flow crosses, with the device
-// indexes of run_records::devices, and agreement with the ports the engine's packets
-// actually left on.
+// The twin's public routing (routing.hpp) on the single switch and the leaf-spine: the
+// hops a flow crosses, with the device indexes of run_records::devices, and agreement
+// with the ports the engine's packets actually left on.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -33,23 +33,23 @@ TEST(TwinRouting, SingleSwitchIsOneHopFromTheSourcePortToTheDestinationPort) {
   const auto hops = flow_hops(t, 1, 2, 5, 1);
   ASSERT_EQ(hops.size(), 1u);
   EXPECT_EQ(hops[0], (hop{0, 2, 5}));
-  const fabric_layout l(t);
+  const auto l = fabric_graph::build(t).value();
   EXPECT_EQ(l.switches(), 1u);
   EXPECT_EQ(l.host_device(0), 1u);
   EXPECT_EQ(l.device_name(0), "sw0");
   EXPECT_EQ(l.device_name(l.host_device(7)), "h8");
 }
 
-// fabric_layout divides by hosts per leaf with a multiply (routing.hpp, leaf_number):
-// exact for every host and every leaf size the twin accepts, checked at the extremes
-// and at sizes whose inverse rounds up the most.
+// The leaf-spine graph hangs host h off leaf h / H at port h % H (H hosts per leaf), and
+// that port leads back to the host: for every host at the extremes of leaf size.
 TEST(TwinRouting, LeafAndPortOfEveryHostMatchDivision) {
-  for (const std::uint32_t per_leaf : {1u, 2u, 3u, 7u, 16u, 127u, 1000u, 21845u, 32767u, 65535u}) {
+  for (const std::uint32_t per_leaf : {1u, 2u, 3u, 7u, 16u, 127u, 1000u, 21845u, 32767u, 65533u}) {
     const std::uint32_t leaves = 65535 / per_leaf;
-    const fabric_layout l(leaf_spine_topology(per_leaf * leaves, leaves, 2));
+    const auto l = fabric_graph::build(leaf_spine_topology(per_leaf * leaves, leaves, 2)).value();
     for (std::uint32_t h = 0; h < per_leaf * leaves; ++h) {
-      ASSERT_EQ(l.leaf_of(h), h / per_leaf) << "host " << h << ", " << per_leaf << " per leaf";
-      ASSERT_EQ(l.host_port(h), h % per_leaf) << "host " << h << ", " << per_leaf << " per leaf";
+      ASSERT_EQ(l.host(h).sw, h / per_leaf) << "host " << h << ", " << per_leaf << " per leaf";
+      ASSERT_EQ(l.host(h).port, h % per_leaf) << "host " << h << ", " << per_leaf << " per leaf";
+      ASSERT_EQ(l.switch_at(l.host(h).sw).ports[l.host(h).port].peer, l.host_device(h));
     }
   }
 }
@@ -63,7 +63,7 @@ TEST(TwinRouting, LeafSpineSameLeafStaysOnTheLeaf) {
 
 TEST(TwinRouting, LeafSpineAcrossLeavesIsLeafSpineLeafWithConsistentPorts) {
   const auto t = leaf_spine_topology(16, 4, 2);
-  const fabric_layout l(t);
+  const auto l = fabric_graph::build(t).value();
   std::set<std::uint32_t> spines;
   for (std::uint32_t qp = 1; qp <= 64; ++qp) {
     const auto hops = flow_hops(t, 9, 1, 14, qp);  // h2 on leaf0 -> h15 on leaf3
@@ -73,7 +73,7 @@ TEST(TwinRouting, LeafSpineAcrossLeavesIsLeafSpineLeafWithConsistentPorts) {
     ASSERT_GE(hops[0].egress_port, 4u);
     const std::uint32_t spine = hops[0].egress_port - 4u;
     spines.insert(spine);
-    EXPECT_EQ(hops[1], (hop{l.spine_device(spine), 0, 3}));
+    EXPECT_EQ(hops[1], (hop{4 + spine, 0, 3}));  // spines follow the 4 leaves
     EXPECT_EQ(hops[2], (hop{3, static_cast<std::uint16_t>(4 + spine), 2}));
     EXPECT_EQ(l.device_name(hops[1].device), "spine" + std::to_string(spine));
     // The same flow, the same path, every time (a pure function of its inputs).
@@ -92,16 +92,16 @@ TEST(TwinRouting, HpccNs3EcmpGroupsFlowsAsNs3Did) {
   topology_config t = leaf_spine_topology(64, 4, 4);
   t.ecmp = topology_config::ecmp_kind::hpcc_ns3;
   t.ecmp_seeds = {64, 65, 66, 67, 68, 69, 70, 71};
-  const fabric_layout l(t);
+  const auto routes = fabric_routes::create(t).value();
   std::vector<std::uint32_t> spine_of(16);
   std::map<std::uint32_t, std::set<std::uint32_t>> flows_on;
   for (std::uint32_t i = 0; i < 16; ++i) {
-    spine_of[i] = l.ecmp_choice(i, 16 + i, i + 1, 1, 10000, 100);
+    spine_of[i] = routes->path_code({i, 16 + i, i + 1, 10000, 100}, 1);  // a leaf-spine's code: the spine
     flows_on[spine_of[i]].insert(i);
     // The path the routing function reports goes over that spine.
     const auto hops = flow_hops(t, 1, i, 16 + i, i + 1, 10000, 100);
     ASSERT_EQ(hops.size(), 3u);
-    EXPECT_EQ(hops[1].device, l.spine_device(spine_of[i]));
+    EXPECT_EQ(hops[1].device, 4 + spine_of[i]);
   }
   EXPECT_EQ(flows_on[spine_of[0]], (std::set<std::uint32_t>{0, 4, 6, 10, 15}));
   for (const auto& [spine, flows] : flows_on)
@@ -121,7 +121,7 @@ TEST(TwinRouting, EngineForwardsOnThePortsFlowHopsNames) {
   cfg.topology.link_gbps = 100;
   cfg.topology.link_delay_ns = 1000;
   cfg.seed = 1234;
-  const fabric_layout l(cfg.topology);
+  const auto l = fabric_graph::build(cfg.topology).value();
   std::set<std::uint32_t> uplinks_seen;
   for (std::uint32_t k = 0; k < 12; ++k) {
     const std::uint32_t src = k % 16, dst = (k * 7 + 5) % 16;

@@ -104,11 +104,12 @@ const std::vector<std::uint32_t> ring_ranks = {0, 4, 1, 5, 2, 6, 3, 7};
 
 // The most flows of the ring that ECMP puts on one uplink of one leaf.
 std::uint32_t worst_uplink_load(const twin_config& c, const std::vector<std::uint16_t>& sports) {
-  const fabric_layout layout(c.topology);
+  const auto routes = fabric_routes::create(c.topology).value();
   std::array<std::uint32_t, 4> load{};  // leaf x spine
   for (std::size_t i = 0; i < ring_ranks.size(); ++i) {
     const std::uint32_t src = ring_ranks[i], dst = ring_ranks[(i + 1) % ring_ranks.size()];
-    ++load[layout.leaf_of(src) * 2 + layout.ecmp_choice(src, dst, 1, c.seed, sports[i])];
+    // On a leaf-spine the path code is the spine number (0 within a leaf).
+    ++load[routes->graph().host(src).sw * 2 + routes->path_code({src, dst, 1, sports[i], 0}, c.seed)];
   }
   return *std::max_element(load.begin(), load.end());
 }

@@ -75,7 +75,7 @@ def _check(assignments):
 
 
 class Topology(Section):
-    """``topology.*``: type (single_switch | leaf_spine), hosts, link_gbps, link_delay_ns, ..."""
+    """``topology.*``: type (single_switch | leaf_spine | fat_tree), hosts, k, link_gbps, link_delay_ns, ..."""
     prefix = "topology"
 
 

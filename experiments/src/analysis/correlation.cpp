@@ -13,14 +13,16 @@
 namespace rocelab::experiments {
 
 path_fn twin_paths(const fabric::twin::topology_config& topology, std::uint64_t seed) {
-  const fabric::twin::fabric_layout layout(topology);
-  return [layout, seed](const flow_record& f) {
+  auto built = fabric::twin::fabric_routes::create(topology);
+  if (!built) return {};
+  std::shared_ptr<const fabric::twin::fabric_routes> routes = std::move(*built);
+  return [routes, seed](const flow_record& f) {
     std::vector<path_hop> out;
-    if (f.src >= layout.hosts() || f.dst >= layout.hosts()) return out;
+    if (f.src >= routes->hosts() || f.dst >= routes->hosts()) return out;
     std::vector<fabric::twin::hop> hops;
-    layout.hops(f.src, f.dst, layout.ecmp_choice(f.src, f.dst, f.qp, seed), hops);
+    routes->hops(f.src, f.dst, routes->path_code({f.src, f.dst, f.qp, 0, 0}, seed), hops);
     out.reserve(hops.size() + 1);
-    out.push_back({layout.host_device(f.src), 0, 0, false});
+    out.push_back({routes->host_device(f.src), 0, 0, false});
     for (const auto& h : hops) out.push_back({h.device, h.ingress_port, h.egress_port, true});
     return out;
   };

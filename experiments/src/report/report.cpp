@@ -169,20 +169,16 @@ run_analysis analyze_run_with_spec(run_records records, report_header header, st
           header.notes.push_back("twin config from the spec failed (" + config.error().message() + ")");
         }
       }
-      if (topology && topology->type == fabric::twin::topology_config::kind::leaf_spine) {
-        // Uplinks (leaf ports above the host ports, every spine port) run at the spine
-        // link speed, derived as the twin derives it when the spec leaves it 0.
-        const fabric::twin::fabric_layout layout(*topology);
-        const auto& t = *topology;
-        const double up = t.spine_link_gbps > 0
-                              ? t.spine_link_gbps
-                              : layout.hosts_per_leaf() * t.link_gbps / (t.oversubscription * std::max(1u, t.spines));
-        const double host = t.link_gbps;
-        options.correlation.port_gbps = [layout, up, host](std::uint32_t device, std::uint32_t port) {
-          if (device >= layout.switches()) return host;
-          if (layout.role_of(device) == fabric::twin::fabric_layout::role::spine) return up;
-          return port >= layout.hosts_per_leaf() ? up : host;
-        };
+      if (topology && topology->type != fabric::twin::topology_config::kind::single_switch) {
+        // Every port at its link's speed in the fabric graph the twin built (uplinks at the
+        // spine link speed, derived as the twin derives it when the spec leaves it 0).
+        auto graph = fabric::twin::fabric_graph::build(*topology);
+        if (graph) {
+          auto g = std::make_shared<const fabric::twin::fabric_graph>(std::move(*graph));
+          options.correlation.port_gbps = [g](std::uint32_t device, std::uint32_t port) {
+            return g->port_gbps(device, port);
+          };
+        }
       }
     }
   } else {

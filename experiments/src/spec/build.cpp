@@ -184,6 +184,16 @@ status validate(const experiment_spec& spec) {
       return fail(spec, "topology.hosts",
                   std::to_string(t.hosts) + " hosts do not divide evenly over " + std::to_string(t.leaves) + " leaves");
   }
+  if (t.type == "fat_tree") {
+    if (t.k < 2 || t.k % 2 != 0)
+      return fail(spec, "topology.k", "fat_tree needs an even k >= 2 (ports per switch), not " + std::to_string(t.k));
+    const std::uint32_t hosts = t.k * t.k * t.k / 4;
+    if (t.hosts != hosts)
+      return fail(spec, "topology.hosts",
+                  "a k=" + std::to_string(t.k) + " fat_tree has k^3/4 = " + std::to_string(hosts) + " hosts, not " +
+                      std::to_string(t.hosts));
+  }
+  if (t.type != "fat_tree" && t.k != 0) return fail(spec, "topology.k", "applies to fat_tree only");
   for (std::uint32_t p : spec.sw.pfc.priorities)
     if (p > 7) return fail(spec, "switch.pfc.priorities", "priority " + std::to_string(p) + " is not 0..7");
   for (std::uint32_t q : spec.sw.ecn.queues)
@@ -261,7 +271,9 @@ status validate(const experiment_spec& spec) {
 std::function<std::int64_t(std::uint32_t, std::uint32_t, std::uint64_t)> ideal_fct_of(const experiment_spec& spec) {
   auto config = to_twin_config(spec, spec.seed);
   if (!config) return [](std::uint32_t, std::uint32_t, std::uint64_t) { return std::int64_t{0}; };
-  auto ideal = std::make_shared<const fabric::twin::flow_ideal>(*config);
+  auto built = fabric::twin::flow_ideal::create(*config);
+  if (!built) return [](std::uint32_t, std::uint32_t, std::uint64_t) { return std::int64_t{0}; };
+  auto ideal = std::make_shared<const fabric::twin::flow_ideal>(std::move(*built));
   return [ideal](std::uint32_t src, std::uint32_t dst, std::uint64_t bytes) { return ideal->fct_ns(src, dst, bytes); };
 }
 
@@ -275,6 +287,7 @@ result<fabric::lossless_class> lossless_class_of(const experiment_spec& spec) {
 }
 
 std::uint32_t max_ports_per_switch(const topology_spec& t) {
+  if (t.type == "fat_tree") return t.k;
   if (t.type != "leaf_spine" || t.leaves == 0) return t.hosts;
   return std::max(t.hosts / t.leaves + t.spines, t.leaves);
 }
@@ -355,6 +368,7 @@ result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, st
   fabric::twin::twin_config c;
   const topology_spec& t = spec.topology;
   c.topology.type = t.type == "leaf_spine" ? fabric::twin::topology_config::kind::leaf_spine
+                    : t.type == "fat_tree" ? fabric::twin::topology_config::kind::fat_tree
                                            : fabric::twin::topology_config::kind::single_switch;
   c.topology.hosts = t.hosts;
   c.topology.link_gbps = t.link_gbps;
@@ -362,6 +376,7 @@ result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, st
   c.topology.frame_overhead_bytes = static_cast<std::uint32_t>(t.frame_overhead_bytes);
   c.topology.leaves = t.leaves;
   c.topology.spines = t.spines;
+  c.topology.k = t.k;
   c.topology.spine_link_gbps = t.spine_link_gbps;
   c.topology.oversubscription = t.oversubscription;
 

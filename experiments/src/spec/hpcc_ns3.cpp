@@ -13,6 +13,7 @@
 
 #include "rocelab/common/bounded_file.hpp"
 #include "rocelab/common/units.hpp"
+#include "rocelab/fabric/twin/routing.hpp"
 #include "rocelab/traffic/flow_list.hpp"
 
 namespace rocelab::experiments {
@@ -282,14 +283,12 @@ result<hpcc_scenario> parse_hpcc_scenario(const hpcc_texts& texts) {
     all_links.push_back(l);
   }
 
-  // The shape: one switch with every host, or leaves (with hosts, in blocks) and spines.
+  // The shape: one switch with every host, or leaves (with hosts, in blocks) and spines,
+  // laid out as the twin's own topologies; any other graph as it is (topology kind graph).
   auto& topo_cfg = cfg.topology;
   topo_cfg.hosts = sc.hosts;
   const double host_bps = all_links.front().bps;
   const std::int64_t delay_ns = all_links.front().delay_ns;
-  for (const auto& l : all_links)
-    if (l.delay_ns != delay_ns)
-      return error_at(texts.topology_name, lineno, "links of different delays are not supported by the twin's topologies");
   topo_cfg.link_gbps = host_bps / 1e9;
   topo_cfg.link_delay_ns = delay_ns;
   std::map<std::uint32_t, std::vector<std::uint32_t>> hosts_of;     // switch -> hosts
@@ -301,19 +300,25 @@ result<hpcc_scenario> parse_hpcc_scenario(const hpcc_texts& texts) {
       switches_of[l.a].push_back(l.b);
       switches_of[l.b].push_back(l.a);
     } else {
-      if (l.bps != host_bps) return error_at(texts.topology_name, lineno, "host links of different speeds are not supported");
       hosts_of[a_sw ? l.a : l.b].push_back(a_sw ? l.b : l.a);
     }
   }
   std::vector<std::uint32_t> leaves, spines;
   for (auto id : switch_set) (hosts_of.count(id) ? leaves : spines).push_back(id);
-  if (switches == 1) {
-    topo_cfg.type = topology_config::kind::single_switch;
-    if (hosts_of[leaves.at(0)].size() != sc.hosts) return error_at(texts.topology_name, lineno, "not every host is on the switch");
-  } else {
+  // Why the topology is not one of the twin's own shapes; empty: it is.
+  auto own_shape = [&]() -> std::string {
+    for (const auto& l : all_links)
+      if (l.delay_ns != delay_ns) return "links of different delays";
+    for (const auto& l : all_links)
+      if ((!switch_set.count(l.a) || !switch_set.count(l.b)) && l.bps != host_bps) return "host links of different speeds";
+    if (switches == 1) {
+      topo_cfg.type = topology_config::kind::single_switch;
+      if (hosts_of[leaves.at(0)].size() != sc.hosts) return "not every host is on the switch";
+      return {};
+    }
     topo_cfg.type = topology_config::kind::leaf_spine;
     if (leaves.empty() || spines.empty() || sc.hosts % leaves.size() != 0)
-      return error_at(texts.topology_name, lineno, "not a two-tier leaf-spine with the same number of hosts per leaf");
+      return "not a two-tier leaf-spine with the same number of hosts per leaf";
     const std::uint32_t per_leaf = sc.hosts / static_cast<std::uint32_t>(leaves.size());
     double uplink_bps = -1;
     for (std::size_t k = 0; k < leaves.size(); ++k) {
@@ -321,23 +326,38 @@ result<hpcc_scenario> parse_hpcc_scenario(const hpcc_texts& texts) {
       std::sort(hs.begin(), hs.end());
       for (std::uint32_t j = 0; j < hs.size(); ++j)
         if (hs.size() != per_leaf || hs[j] != k * per_leaf + j)
-          return error_at(texts.topology_name, lineno, "hosts must sit in blocks of " + std::to_string(per_leaf) + " per leaf, in leaf order");
+          return "hosts must sit in blocks of " + std::to_string(per_leaf) + " per leaf, in leaf order";
       std::set<std::uint32_t> ups(switches_of[leaves[k]].begin(), switches_of[leaves[k]].end());
-      if (ups != std::set<std::uint32_t>(spines.begin(), spines.end()))
-        return error_at(texts.topology_name, lineno, "every leaf must link once to every spine");
+      if (ups != std::set<std::uint32_t>(spines.begin(), spines.end()) || ups.size() != switches_of[leaves[k]].size())
+        return "every leaf must link once to every spine";
     }
     for (const auto& l : all_links) {
       if (!(switch_set.count(l.a) && switch_set.count(l.b))) continue;
       if (uplink_bps < 0) uplink_bps = l.bps;
-      if (l.bps != uplink_bps) return error_at(texts.topology_name, lineno, "uplinks of different speeds are not supported");
+      if (l.bps != uplink_bps) return "uplinks of different speeds";
     }
     topo_cfg.leaves = static_cast<std::uint32_t>(leaves.size());
     topo_cfg.spines = static_cast<std::uint32_t>(spines.size());
     topo_cfg.spine_link_gbps = uplink_bps / 1e9;
+    return {};
+  };
+  if (const std::string why = own_shape(); why.empty()) {
+    sc.switch_nodes = leaves;
+    sc.switch_nodes.insert(sc.switch_nodes.end(), spines.begin(), spines.end());
+  } else {
+    // As ns-3 builds it: switch devices in node id order, ports in link order, routed by
+    // shortest paths with ECMP over every equal-cost next hop (fabric/twin/routing.hpp).
+    sc.notes.push_back("topology: " + why + ", so not a leaf-spine: the twin builds the graph as it is");
+    topo_cfg = topology_config{};
+    topo_cfg.type = topology_config::kind::graph;
+    topo_cfg.hosts = sc.hosts;
+    topo_cfg.link_gbps = host_bps / 1e9;
+    topo_cfg.link_delay_ns = delay_ns;
+    topo_cfg.switches = switches;
+    sc.switch_nodes.assign(switch_set.begin(), switch_set.end());
+    for (const auto& l : all_links) topo_cfg.links.push_back({l.a, l.b, l.bps / 1e9, l.delay_ns});
   }
-  sc.switch_nodes = leaves;
-  sc.switch_nodes.insert(sc.switch_nodes.end(), spines.begin(), spines.end());
-  // Leaves pick uplinks with the simulator's own hash, seeded with their node ids.
+  // Switches pick among next hops with the simulator's own hash, seeded with their node ids.
   topo_cfg.ecmp = topology_config::ecmp_kind::hpcc_ns3;
   topo_cfg.ecmp_seeds = sc.switch_nodes;
   // The template queues' ECN: the entry for host-speed ports.
@@ -421,27 +441,57 @@ std::vector<fabric::twin::message> hpcc_messages(const hpcc_scenario& sc) {
   return out;
 }
 
-std::int64_t hpcc_ideal_fct_ns(const hpcc_scenario& sc, const hpcc_flow& f) {
-  // third.cc: pairRtt = 2 x (sum of link delays) + sum over hops of one payload's
-  // serialization; standalone_fct = pairRtt + (bytes + packets x 48 header bytes) x 8 /
-  // (the path's slowest link). 48: CustomHeader's whole header minus the INT header.
+namespace {
+
+// third.cc: pairRtt = 2 x (sum of link delays) + sum over hops of one payload's
+// serialization; standalone_fct = pairRtt + (bytes + packets x 48 header bytes) x 8 /
+// (the path's slowest link). 48: CustomHeader's whole header minus the INT header. The
+// path is the one its breadth-first route search found first: on a graph, the routes'
+// first next hop at every switch.
+std::int64_t ideal_fct_on(const hpcc_scenario& sc, const hpcc_flow& f, const fabric::twin::fabric_routes* routes) {
   const auto& t = sc.config.topology;
   const double host_bps = t.link_gbps * 1e9;
   std::vector<double> hops{host_bps, host_bps};
-  if (t.type == topology_config::kind::leaf_spine) {
-    const std::uint32_t per_leaf = t.hosts / t.leaves;
-    if (f.src / per_leaf != f.dst / per_leaf) {
-      const double up = t.spine_link_gbps * 1e9;
-      hops = {host_bps, up, up, host_bps};
+  std::int64_t delay = 0;
+  if (t.type == topology_config::kind::graph && routes != nullptr && f.src < routes->hosts() && f.dst < routes->hosts()) {
+    const auto& g = routes->graph();
+    hops = {g.host(f.src).link.gbps * 1e9};
+    delay = g.host(f.src).link.delay_ns;
+    std::vector<fabric::twin::hop> path;
+    routes->hops(f.src, f.dst, 0, path);
+    for (const auto& h : path) {
+      const auto& p = g.switch_at(h.device).ports[h.egress_port];
+      hops.push_back(p.gbps * 1e9);
+      delay += p.delay_ns;
     }
+  } else {
+    if (t.type == topology_config::kind::leaf_spine) {
+      const std::uint32_t per_leaf = t.hosts / t.leaves;
+      if (f.src / per_leaf != f.dst / per_leaf) {
+        const double up = t.spine_link_gbps * 1e9;
+        hops = {host_bps, up, up, host_bps};
+      }
+    }
+    delay = static_cast<std::int64_t>(hops.size()) * t.link_delay_ns;
   }
-  const std::int64_t delay = static_cast<std::int64_t>(hops.size()) * t.link_delay_ns;
   double tx = 0;
   for (double bps : hops) tx += sc.payload_bytes * 8e9 / bps;
   const std::uint64_t packets = (f.bytes + sc.payload_bytes - 1) / sc.payload_bytes;
   const double total_bits = static_cast<double>(f.bytes + packets * 48) * 8;
   const double bottleneck = *std::min_element(hops.begin(), hops.end());
   return 2 * delay + static_cast<std::int64_t>(tx) + static_cast<std::int64_t>(total_bits * 1e9 / bottleneck);
+}
+
+std::shared_ptr<const fabric::twin::fabric_routes> graph_routes(const hpcc_scenario& sc) {
+  if (sc.config.topology.type != topology_config::kind::graph) return nullptr;
+  auto r = fabric::twin::fabric_routes::create(sc.config.topology);
+  return r ? *r : nullptr;
+}
+
+}  // namespace
+
+std::int64_t hpcc_ideal_fct_ns(const hpcc_scenario& sc, const hpcc_flow& f) {
+  return ideal_fct_on(sc, f, graph_routes(sc).get());
 }
 
 namespace {
@@ -457,19 +507,21 @@ std::string format_hpcc_fct(const hpcc_scenario& sc, const run_records& records)
   });
   std::string out;
   char line[160];
+  const auto routes = graph_routes(sc);
   for (const flow_record* r : done) {
     const hpcc_flow& f = sc.flows[r->tag];
     std::snprintf(line, sizeof line, "%08x %08x %u %u %llu %lld %lld %lld\n", node_ip(f.src), node_ip(f.dst),
                   f.sport, f.dport, static_cast<unsigned long long>(f.bytes), static_cast<long long>(f.start_ns),
-                  static_cast<long long>(r->fct_ns), static_cast<long long>(hpcc_ideal_fct_ns(sc, f)));
+                  static_cast<long long>(r->fct_ns), static_cast<long long>(ideal_fct_on(sc, f, routes.get())));
     out += line;
   }
   return out;
 }
 
 std::string format_hpcc_pfc(const hpcc_scenario& sc, const run_records& records) {
-  // Device names the twin gives: "hN" (host N-1), "sw0", "leafK", "spineK". ns-3 node ids:
-  // hosts 0..H-1, switches as listed in topo.txt (leaves, then spines, here).
+  // Device names the twin gives: "hN" (host N-1), "sw0", "leafK", "spineK", and on a graph
+  // "swK" (switch K in node id order). ns-3 node ids: hosts 0..H-1, switches as listed in
+  // topo.txt (leaves, then spines, on a leaf-spine).
   const auto& t = sc.config.topology;
   const std::uint32_t leaves = t.type == topology_config::kind::leaf_spine ? t.leaves : 1;
   auto node_of = [&](const std::string& name, bool& is_switch) -> std::int64_t {

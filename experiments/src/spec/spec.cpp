@@ -280,7 +280,8 @@ std::vector<field_info> build_table() {
                                            "runs with seeds seed .. seed + repeats - 1"));
   // --- topology ---
   t.push_back(choice_field("topology.type", [](auto& s) -> auto& { return s.topology.type; },
-                           {"single_switch", "leaf_spine"}, "one switch, or two-tier leaf-spine"));
+                           {"single_switch", "leaf_spine", "fat_tree"},
+                           "one switch, two-tier leaf-spine, or three-tier k-ary fat-tree"));
   t.push_back(integer_field<std::uint32_t>("topology.hosts", [](auto& s) -> auto& { return s.topology.hosts; }, 2,
                                            100000, "hosts in all"));
   t.push_back(gbps_field("topology.link_gbps", [](auto& s) -> auto& { return s.topology.link_gbps; }, 0.001,
@@ -295,10 +296,12 @@ std::vector<field_info> build_table() {
                                            10000, "leaf_spine: leaf switches"));
   t.push_back(integer_field<std::uint32_t>("topology.spines", [](auto& s) -> auto& { return s.topology.spines; }, 0,
                                            10000, "leaf_spine: spine switches"));
+  t.push_back(integer_field<std::uint32_t>("topology.k", [](auto& s) -> auto& { return s.topology.k; }, 0, 62,
+                                           "fat_tree: ports per switch (even): k pods, (k/2)^2 cores, k^3/4 hosts"));
   t.push_back(gbps_field("topology.spine_link_gbps", [](auto& s) -> auto& { return s.topology.spine_link_gbps; }, 0,
-                         "leaf_spine: uplink speed; 0 derives it from oversubscription"));
+                         "leaf_spine, fat_tree: switch-to-switch link speed; 0 derives it from oversubscription"));
   t.push_back(real_field("topology.oversubscription", [](auto& s) -> auto& { return s.topology.oversubscription; },
-                         0.01, 1000, "leaf_spine: host bandwidth / uplink bandwidth per leaf"));
+                         0.01, 1000, "leaf_spine, fat_tree: host bandwidth / uplink bandwidth per leaf (edge)"));
   // --- switch ---
   t.push_back(size_field("switch.buffer_bytes", [](auto& s) -> auto& { return s.sw.buffer_bytes; }, 1, big,
                          "shared buffer of each switch"));

@@ -45,12 +45,13 @@ std::vector<spec_limit> build_limits() {
                [](const experiment_spec& s) -> std::optional<double> { return s.topology.spine_link_gbps; }});
   // The uplink rate the twin derives when spine_link_gbps is 0.
   t.push_back({"topology.oversubscription", min_link_gbps, max_link_gbps, "Gb/s (the derived uplink rate)",
-               rates + "; the uplink rate is link_gbps x hosts per leaf / (oversubscription x spines)",
+               rates + "; the uplink rate is link_gbps x hosts per leaf / (oversubscription x spines), on a " +
+                   "fat_tree link_gbps / oversubscription",
                [](const experiment_spec& s) -> std::optional<double> {
                  const topology_spec& t = s.topology;
-                 if (!leaf_spine(s) || t.spine_link_gbps > 0 || t.leaves == 0 || t.spines == 0 ||
-                     !(t.oversubscription > 0))
-                   return std::nullopt;
+                 if (t.spine_link_gbps > 0 || !(t.oversubscription > 0)) return std::nullopt;
+                 if (t.type == "fat_tree") return t.link_gbps / t.oversubscription;
+                 if (!leaf_spine(s) || t.leaves == 0 || t.spines == 0) return std::nullopt;
                  return static_cast<double>(t.hosts / t.leaves) * t.link_gbps / (t.oversubscription * t.spines);
                }});
   return t;

@@ -5,7 +5,7 @@
 // one thread; nothing here is thread-safe.
 //
 // The implementation, one concern a file:
-//   topology.cpp        construction, switches and hosts, routes, ideal FCT
+//   topology.cpp        construction, switches and hosts from the fabric graph, ideal FCT
 //   timers.cpp          the clock the fabric objects see (timer slots)
 //   links.cpp           links, switch ports, PFC and InfiniBand credits
 //   host_transport.cpp  the host NIC and its RC transport (requester and responder)
@@ -22,8 +22,8 @@
 // - Links: propagation delay; a link is a FIFO of frames in flight with their arrival
 //   times (frames never overtake on a wire), and only its head is in the event queue.
 // - Switches: fabric::switch_model (admission, PFC, ECN, scheduling, serialization);
-//   routes are computed, not looked up: single switch: port = host; leaf: local host or
-//   uplink by the ECMP choice; spine: the destination's leaf.
+//   routes from fabric_routes' tables (routing.hpp): the packet's path code picks among
+//   equal-cost ports, or adaptive routing by the candidates' queues.
 // - Receiver NIC (IBTA RC responder, go-back-N): in-order packets advance the expected
 //   PSN and are ACKed every ack_every_packets and on the last; the first out-of-order
 //   packet of a gap gets one NAK (PSN sequence error, IBTA 9.7.5.2.2), later ones are
@@ -48,6 +48,7 @@
 #include <deque>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -70,7 +71,9 @@
 
 namespace rocelab::fabric::twin::engine_impl {
 
-// ---- packet cookie: psn 0..31 | type 32..35 | flag 36 | ecmp 40..47 | dst host 48..63 ----
+// ---- packet cookie: psn 0..31 | type 32..35 | flag 36 | ecmp 38..47 | dst host 48..63 ----
+// ecmp: the rest of the packet's path code (fabric_routes::egress_port takes a digit per
+// switch with a choice; fabric_routes::max_path_codes values).
 // uec_*: the Ultra Ethernet transport (uec_transport.cpp): a selective ACK of one PSN
 // (flag: the data arrived CE-marked), a NACK of a trimmed PSN, an RCCC request (psn:
 // payload bytes wanted; flag: bytes the sender lost and asks again) and an RCCC grant
@@ -80,15 +83,20 @@ enum class pkt_type : std::uint8_t {
   uec_ack = 6, uec_nack = 7, uec_request = 8, uec_grant = 9
 };
 
+constexpr std::uint64_t ecmp_mask = 0x3ffull << 38;
+static_assert(fabric_routes::max_path_codes == 1024, "the path code takes cookie bits 38..47");
 constexpr std::uint64_t make_cookie(std::uint32_t psn, pkt_type t, bool flag, std::uint32_t ecmp, std::uint32_t dst) {
   return static_cast<std::uint64_t>(psn) | (static_cast<std::uint64_t>(t) << 32) |
-         (static_cast<std::uint64_t>(flag ? 1 : 0) << 36) | (static_cast<std::uint64_t>(ecmp & 0xff) << 40) |
+         (static_cast<std::uint64_t>(flag ? 1 : 0) << 36) | ((static_cast<std::uint64_t>(ecmp) << 38) & ecmp_mask) |
          (static_cast<std::uint64_t>(dst) << 48);
 }
 constexpr std::uint32_t psn_of(std::uint64_t c) { return static_cast<std::uint32_t>(c); }
 constexpr pkt_type type_of(std::uint64_t c) { return static_cast<pkt_type>((c >> 32) & 0xf); }
 constexpr bool flag_of(std::uint64_t c) { return ((c >> 36) & 1u) != 0; }
-constexpr std::uint32_t ecmp_of(std::uint64_t c) { return static_cast<std::uint32_t>((c >> 40) & 0xff); }
+constexpr std::uint32_t ecmp_of(std::uint64_t c) { return static_cast<std::uint32_t>((c & ecmp_mask) >> 38); }
+constexpr std::uint64_t with_ecmp(std::uint64_t c, std::uint32_t ecmp) {
+  return (c & ~ecmp_mask) | ((static_cast<std::uint64_t>(ecmp) << 38) & ecmp_mask);
+}
 constexpr std::uint32_t dst_of(std::uint64_t c) { return static_cast<std::uint32_t>(c >> 48); }
 // Bit 37: the packet was CE-marked before it joined its current switch queue (upstream
 // or at that enqueue), so a CE at dequeue is a mark of that switch only without it.
@@ -251,8 +259,6 @@ struct switch_node {
   adaptive_router router;
   std::uint32_t port_base = 0;     // global port id of port 0
   std::uint32_t channel_base = 0;  // channel id of port 0's egress link
-  enum class role : std::uint8_t { single, leaf, spine } kind = role::single;
-  std::uint32_t index = 0;         // leaf or spine number
 };
 
 // What the NIC reads and writes for every frame it sends comes first, with the pause
@@ -305,7 +311,7 @@ struct uec_flow {
 struct flow_state {
   std::uint32_t src = 0, dst = 0;
   std::uint8_t prio = 0;
-  std::uint8_t fwd_ecmp = 0, rev_ecmp = 0;
+  std::uint16_t fwd_ecmp = 0, rev_ecmp = 0;  // path codes of the data and of the responses
   std::uint32_t npkts = 0, last_payload = 0;
   // requester
   std::uint32_t snd_una = 0, snd_nxt = 0, snd_max = 0;
@@ -372,8 +378,7 @@ class engine final : public twin_context {
  private:
   // topology
   status build_switches();
-  switch_config switch_config_for(const std::vector<std::int64_t>& rates, bool compat_host_ports_first,
-                                  std::uint32_t host_ports) const;
+  switch_config switch_config_for(const std::vector<std::int64_t>& rates) const;
   void path_of(std::uint32_t src, std::uint32_t dst, std::vector<std::pair<std::int64_t, std::int64_t>>& links) const;
   std::int64_t ideal_fct(const flow_state& f, std::uint64_t bytes) const;
   // The largest frame a NIC sends: a message's first packet, full MTU (with RETH).
@@ -487,10 +492,11 @@ class engine final : public twin_context {
   std::int64_t overhead_ = 20;     // preamble + IFG per frame, bytes
   std::int16_t ack_prio_ = -1;  // -1: each flow's data priority
   std::uint8_t cnp_prio_ = 6;
-  fabric_layout layout_;  // device indexes and routes (routing.hpp, shared with reports)
-  flow_ideal ideal_;      // paths and ideal FCTs (flow_ideal.hpp, shared with every backend)
-  std::uint32_t hosts_per_leaf_ = 0;
-  std::int64_t host_rate_bps_ = 0, uplink_rate_bps_ = 0;
+  // The fabric graph and its routes (routing.hpp, shared with reports), and paths and ideal
+  // FCTs on them (flow_ideal.hpp, shared with every backend); set by build().
+  std::shared_ptr<const fabric_routes> routes_;
+  std::optional<flow_ideal> ideal_;
+  std::int64_t host_rate_bps_ = 0;
   dcqcn_config dcqcn_;
   bool ib_ = false;         // fabric.link == infiniband: credits, IB headers, no PFC
   bool adaptive_ = false;   // fabric.routing == adaptive

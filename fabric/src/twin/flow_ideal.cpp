@@ -1,7 +1,5 @@
 #include "rocelab/fabric/twin/flow_ideal.hpp"
 
-#include <cmath>
-
 namespace rocelab::fabric::twin {
 
 frame_sizes frame_sizes_of(const twin_config& config) {
@@ -15,19 +13,14 @@ std::uint32_t wire_overhead_of(const twin_config& config) {
   return config.hpcc_ns3_compat ? 0 : config.topology.frame_overhead_bytes;
 }
 
-flow_ideal::flow_ideal(const twin_config& config) {
-  const topology_config& t = config.topology;
-  host_rate_bps_ = std::llround(t.link_gbps * 1e9);
-  if (t.type == topology_config::kind::leaf_spine && t.leaves > 0) {
-    leaf_spine_ = true;
-    hosts_per_leaf_ = t.hosts / t.leaves;
-    // A config without spines is refused by validate(); 0 until then, never a division by 0.
-    const double up = t.spine_link_gbps > 0 ? t.spine_link_gbps
-                      : t.spines > 0        ? hosts_per_leaf_ * t.link_gbps / (t.oversubscription * t.spines)
-                                            : 0.0;
-    uplink_rate_bps_ = std::llround(up * 1e9);
-  }
-  link_delay_ns_ = t.link_delay_ns;
+result<flow_ideal> flow_ideal::create(const twin_config& config) {
+  auto routes = fabric_routes::create(config.topology);
+  if (!routes) return routes.error();
+  return flow_ideal(config, std::move(*routes));
+}
+
+flow_ideal::flow_ideal(const twin_config& config, std::shared_ptr<const fabric_routes> routes)
+    : routes_(std::move(routes)) {
   switch_latency_ns_ = config.fabric.switch_latency_ns;
   const frame_sizes sizes = frame_sizes_of(config);
   frames_.mtu_bytes = config.nic.mtu_bytes;
@@ -39,15 +32,17 @@ flow_ideal::flow_ideal(const twin_config& config) {
 }
 
 std::vector<ideal_hop> flow_ideal::path(std::uint32_t src, std::uint32_t dst) const {
-  const std::int64_t d = link_delay_ns_;
-  const std::int64_t sw = d + switch_latency_ns_;  // links out of a switch
-  std::vector<ideal_hop> hops{{host_rate_bps_, d}};
-  if (leaf_spine_ && src / hosts_per_leaf_ != dst / hosts_per_leaf_) {
-    hops.push_back({uplink_rate_bps_, sw});
-    hops.push_back({uplink_rate_bps_, sw});
+  const fabric_graph& g = routes_->graph();
+  const graph_port& nic = g.host(src).link;
+  std::vector<ideal_hop> hops{{nic.rate_bps, nic.delay_ns}};
+  // Links out of a switch add its latency; code 0 takes the first next hop everywhere.
+  std::uint32_t sw = g.host(src).sw, code = 0;
+  for (;;) {
+    const graph_port& p = g.switch_at(sw).ports[routes_->egress_port(sw, dst, code)];
+    hops.push_back({p.rate_bps, p.delay_ns + switch_latency_ns_});
+    if (g.is_host_device(p.peer)) return hops;
+    sw = p.peer;
   }
-  hops.push_back({host_rate_bps_, sw});
-  return hops;
 }
 
 std::int64_t flow_ideal::fct_ns(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes) const {

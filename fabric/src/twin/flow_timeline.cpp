@@ -23,7 +23,7 @@ void engine::sample_flow_bytes() {
   for (std::uint32_t f = 0; f < flow_egress_bytes_.size(); ++f) {
     const std::uint64_t bytes = flow_egress_bytes_[f];
     if (bytes == 0 || flow_timeline_state_[f] == timeline_closed) continue;
-    const std::uint32_t device = layout_.host_device(flows_[f].src);
+    const std::uint32_t device = routes_->host_device(flows_[f].src);
     if (flow_timeline_state_[f] == timeline_unsampled) {
       // The previous sample saw none of its bytes: the timeline starts from 0 there.
       const std::int64_t before = std::max<std::int64_t>(0, now_ - cfg_.flow_timeline_interval_ns);

@@ -18,10 +18,10 @@ std::uint64_t engine::post(const message& m) {
   f.npkts = static_cast<std::uint32_t>(packets_of(m.bytes, cfg_.nic.mtu_bytes));
   f.last_payload = static_cast<std::uint32_t>(m.bytes - static_cast<std::uint64_t>(f.npkts - 1) * cfg_.nic.mtu_bytes);
   const std::uint32_t qp = qp_per_peer_ ? peer_attach(id, m) : id + 1;
-  // The uplink choices of the data and of the ACKs/CNPs (same QP, so same UDP source
-  // port, reversed addresses); the switches route by them (routing.hpp).
-  f.fwd_ecmp = static_cast<std::uint8_t>(layout_.ecmp_choice(m.src, m.dst, qp, cfg_.seed, m.udp_sport, m.udp_dport));
-  f.rev_ecmp = static_cast<std::uint8_t>(layout_.ecmp_choice(m.dst, m.src, qp, cfg_.seed, m.udp_dport, m.udp_sport));
+  // The ECMP paths of the data and of the ACKs/CNPs (same QP, so same UDP source port,
+  // reversed addresses); the switches route by them (routing.hpp).
+  f.fwd_ecmp = static_cast<std::uint16_t>(routes_->path_code({m.src, m.dst, qp, m.udp_sport, m.udp_dport}, cfg_.seed));
+  f.rev_ecmp = static_cast<std::uint16_t>(routes_->path_code({m.dst, m.src, qp, m.udp_dport, m.udp_sport}, cfg_.seed));
   flow_record r;
   r.src = m.src;
   r.dst = m.dst;
@@ -245,7 +245,7 @@ void engine::nic_try(std::uint32_t h) {
     flow_state& fl = flows_[sent_flow];
     if (fl.snd_nxt < fl.snd_max) {
       ++out_.flows[sent_flow].retransmits;
-      if (cfg_.max_events > 0) record_event(rocelab::event_kind::retransmit, layout_.host_device(h), 0, p.priority, sent_flow);
+      if (cfg_.max_events > 0) record_event(rocelab::event_kind::retransmit, routes_->host_device(h), 0, p.priority, sent_flow);
     }
     if (fl.snd_una == fl.snd_max) fl.last_progress_ns = now_;  // nothing was outstanding
     ++fl.snd_nxt;
@@ -324,7 +324,7 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
       if (f.done) break;
       if (flag_of(p.cookie)) {
         ++out_.flows[fid].cnps;
-        if (cfg_.max_events > 0) record_event(rocelab::event_kind::cnp, layout_.host_device(h), 0, p.priority, fid);
+        if (cfg_.max_events > 0) record_event(rocelab::event_kind::cnp, routes_->host_device(h), 0, p.priority, fid);
         if (cfg_.nic.dcqcn_enabled) rate_control_of(h, f).on_cnp(now_);
       }
       if (psn > f.snd_una) {
@@ -352,7 +352,7 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
     }
     case pkt_type::cnp: {
       ++out_.flows[fid].cnps;
-      if (cfg_.max_events > 0) record_event(rocelab::event_kind::cnp, layout_.host_device(h), 0, p.priority, fid);
+      if (cfg_.max_events > 0) record_event(rocelab::event_kind::cnp, routes_->host_device(h), 0, p.priority, fid);
       // A QP outlives its messages: a CNP for a finished one still cuts its QP's rate.
       if ((f.done && f.peer == flow_state::no_peer) || !cfg_.nic.dcqcn_enabled) break;
       rate_control_of(h, f).on_cnp(now_);

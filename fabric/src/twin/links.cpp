@@ -100,15 +100,21 @@ void engine::replay_head(std::uint32_t ch) {
 
 void engine::on_switch_packet(std::uint32_t sw, std::uint16_t in_port, packet p) {
   p.ingress_port = in_port;
-  p.egress_port = layout_.egress_port(sw, dst_of(p.cookie), ecmp_of(p.cookie));
-  if (adaptive_ && switches_[sw].kind == switch_node::role::leaf && p.egress_port >= hosts_per_leaf_) {
-    // Adaptive routing: this packet takes the uplink with the least queued on its priority.
-    const switch_model& m = *switches_[sw].model;
-    std::array<std::uint64_t, 256> load{};
-    const std::uint32_t n = cfg_.topology.spines;
-    for (std::uint32_t u = 0; u < n; ++u)
-      load[u] = m.queue(static_cast<std::uint16_t>(hosts_per_leaf_ + u), p.priority).depth_bytes;
-    p.egress_port = static_cast<std::uint16_t>(hosts_per_leaf_ + switches_[sw].router.pick({load.data(), n}));
+  const std::uint32_t dst = dst_of(p.cookie);
+  std::uint32_t code = ecmp_of(p.cookie);
+  p.egress_port = routes_->egress_port(sw, dst, code);
+  p.cookie = with_ecmp(p.cookie, code);
+  if (adaptive_) [[unlikely]] {
+    const std::span<const std::uint16_t> ports = routes_->next_ports(sw, dst);
+    if (ports.size() > 1) {
+      // Adaptive routing: this packet takes the equal-cost port with the least queued on
+      // its priority.
+      const switch_model& m = *switches_[sw].model;
+      std::array<std::uint64_t, fabric_routes::max_next_hops> load{};
+      const auto n = static_cast<std::uint32_t>(ports.size());
+      for (std::uint32_t u = 0; u < n; ++u) load[u] = m.queue(ports[u], p.priority).depth_bytes;
+      p.egress_port = ports[switches_[sw].router.pick({load.data(), n})];
+    }
   }
   if (!fecn_eligible_.empty()) ib_fecn(sw, p);
   if (p.ecn == ecn_codepoint::ce)

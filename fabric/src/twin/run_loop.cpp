@@ -216,6 +216,16 @@ status validate(const twin_config& c) {
     if (t.hosts % t.leaves != 0) return bad("topology.hosts must be a multiple of topology.leaves");
     if (t.spine_link_gbps < 0) return bad("topology.spine_link_gbps must be >= 0");
     if (t.spine_link_gbps == 0 && !(t.oversubscription > 0)) return bad("topology.oversubscription must be > 0");
+  } else if (t.type == topology_config::kind::fat_tree) {
+    if (t.k < 2 || t.k > 62 || t.k % 2 != 0) return bad("topology.k must be even and 2..62 (switch ports)");
+    if (t.hosts != t.k * t.k * t.k / 4)
+      return bad("topology.hosts must be k^3/4 = " + std::to_string(t.k * t.k * t.k / 4) + " for a k=" +
+                 std::to_string(t.k) + " fat-tree");
+    if (t.spine_link_gbps < 0) return bad("topology.spine_link_gbps must be >= 0");
+    if (t.spine_link_gbps == 0 && !(t.oversubscription > 0)) return bad("topology.oversubscription must be > 0");
+  } else if (t.type == topology_config::kind::graph) {
+    if (t.switches < 1) return bad("topology.switches must be >= 1");
+    if (t.links.empty()) return bad("topology.links: a graph needs links");
   } else if (t.hosts > 65535) {
     return bad("topology.hosts: a single switch has at most 65535 ports");
   }

@@ -1,7 +1,8 @@
 // The twin engine's fabric: the engine's construction from a twin_config, its switches
 // (switch_model configured per port rate, ECN by rate, HPCC ns-3 compat buffers), its
-// hosts and links for a single switch or a leaf-spine, the path between two hosts and a
-// message's ideal FCT on that path. Runs once per run, before the first event.
+// hosts and links as the fabric graph lays them out (fabric_graph.hpp), the path between
+// two hosts and a message's ideal FCT on that path. Runs once per run, before the first
+// event.
 
 #include "engine.hpp"
 
@@ -10,7 +11,7 @@
 namespace rocelab::fabric::twin::engine_impl {
 
 engine::engine(const twin_config& cfg, workload& load)
-    : cfg_(cfg), load_(load), layout_(cfg.topology), ideal_(cfg) {
+    : cfg_(cfg), load_(load) {
   compat_ = cfg.hpcc_ns3_compat;
   sizes_ = frame_sizes_of(cfg);
   dcqcn_ = cfg.nic.dcqcn;
@@ -44,8 +45,7 @@ engine::engine(const twin_config& cfg, workload& load)
 }
 
 
-switch_config engine::switch_config_for(const std::vector<std::int64_t>& rates, bool /*unused*/,
-                                        std::uint32_t /*host_ports*/) const {
+switch_config engine::switch_config_for(const std::vector<std::int64_t>& rates) const {
   switch_config sc = cfg_.switch_template;
   sc.wire_overhead_bytes = cfg_.topology.frame_overhead_bytes;
   const port_config tmpl = sc.ports.empty() ? port_config{} : sc.ports.front();
@@ -152,51 +152,35 @@ switch_config engine::switch_config_for(const std::vector<std::int64_t>& rates, 
 }
 
 status engine::build_switches() {
-  const auto& t = cfg_.topology;
-  std::vector<std::vector<std::int64_t>> rates;
-  std::vector<switch_node::role> roles;
-  if (t.type == topology_config::kind::single_switch) {
-    rates.emplace_back(t.hosts, host_rate_bps_);
-    roles.push_back(switch_node::role::single);
-  } else {
-    for (std::uint32_t l = 0; l < t.leaves; ++l) {
-      std::vector<std::int64_t> r(hosts_per_leaf_, host_rate_bps_);
-      r.insert(r.end(), t.spines, uplink_rate_bps_);
-      rates.push_back(std::move(r));
-      roles.push_back(switch_node::role::leaf);
-    }
-    for (std::uint32_t s = 0; s < t.spines; ++s) {
-      rates.emplace_back(t.leaves, uplink_rate_bps_);
-      roles.push_back(switch_node::role::spine);
-    }
-  }
-  switches_.resize(rates.size());
+  const fabric_graph& g = routes_->graph();
+  switches_.resize(g.switches());
   std::uint32_t gport = 0;
-  for (std::size_t i = 0; i < rates.size(); ++i) {
+  for (std::uint32_t i = 0; i < g.switches(); ++i) {
+    const graph_switch& gs = g.switch_at(i);
+    std::vector<std::int64_t> rates;
+    rates.reserve(gs.ports.size());
+    for (const graph_port& p : gs.ports) rates.push_back(p.rate_bps);
     switch_node& s = switches_[i];
-    s.kind = roles[i];
-    s.index = s.kind == switch_node::role::spine ? static_cast<std::uint32_t>(i - t.leaves) : static_cast<std::uint32_t>(i);
     s.clk = std::make_unique<node_clock>(*this, -1);
-    s.sink = std::make_unique<switch_sink>(*this, static_cast<std::uint32_t>(i));
-    switch_config sc = switch_config_for(rates[i], false, 0);
+    s.sink = std::make_unique<switch_sink>(*this, i);
+    switch_config sc = switch_config_for(rates);
     sc.ecn_seed = mix64(cfg_.seed ^ (0x5157ull + i));
     std::unique_ptr<link_flow_control> fc;
     if (credits_) {
-      s.credit_out = std::make_unique<switch_credit_link>(*this, static_cast<std::uint32_t>(i));
+      s.credit_out = std::make_unique<switch_credit_link>(*this, i);
       auto c = credit_flow_control::create(sc, *s.clk, *s.credit_out,
                                            credit_config{max_frame_bytes(), cfg_.fabric.credit_update_interval_ns});
-      if (!c.ok()) return c.error().with_context(layout_.device_name(static_cast<std::uint32_t>(i)));
+      if (!c.ok()) return c.error().with_context(gs.name);
       s.credits = c->get();
       fc = std::move(c).value();
     }
     auto m = switch_model::create(sc, *s.clk, s.sink.get(), std::move(fc));
-    if (!m.ok()) return m.error().with_context(layout_.device_name(static_cast<std::uint32_t>(i)));
+    if (!m.ok()) return m.error().with_context(gs.name);
     s.model = std::move(m).value();
     s.port_base = gport;
-    for (std::size_t p = 0; p < rates[i].size(); ++p)
-      port_owner_.emplace_back(static_cast<std::uint32_t>(i), static_cast<std::uint16_t>(p));
-    gport += static_cast<std::uint32_t>(rates[i].size());
-    out_.devices.push_back(layout_.device_name(static_cast<std::uint32_t>(i)));
+    for (std::size_t p = 0; p < rates.size(); ++p) port_owner_.emplace_back(i, static_cast<std::uint16_t>(p));
+    gport += static_cast<std::uint32_t>(rates.size());
+    out_.devices.push_back(gs.name);
   }
   port_pending_.assign(gport, never_ns);
   return status::success();
@@ -205,13 +189,13 @@ status engine::build_switches() {
 status engine::build() {
   ROCELAB_RETURN_IF_ERROR(validate(cfg_).with_context("twin config"));
   const auto& t = cfg_.topology;
-  // The links' speeds as flow_ideal derives them (the uplinks from oversubscription), so
-  // the fabric the engine builds is the one its ideal FCTs are computed on.
-  host_rate_bps_ = ideal_.host_rate_bps();
-  if (t.type == topology_config::kind::leaf_spine) {
-    hosts_per_leaf_ = ideal_.hosts_per_leaf();
-    uplink_rate_bps_ = ideal_.uplink_rate_bps();
-  }
+  auto routes = fabric_routes::create(t);
+  if (!routes) return routes.error().with_context("twin config");
+  routes_ = std::move(*routes);
+  // One graph for the engine's links and its ideal FCTs.
+  ideal_.emplace(cfg_, routes_);
+  const fabric_graph& g = routes_->graph();
+  host_rate_bps_ = g.host(0).link.rate_bps;
   overhead_ = wire_overhead_of(cfg_);
   ack_prio_ = cfg_.nic.ack_priority;
   cnp_prio_ = dcqcn_.cnp_802p_prio;
@@ -231,50 +215,37 @@ status engine::build() {
   // Channels: every switch port's egress link, then every host's uplink.
   const std::uint32_t nsw = static_cast<std::uint32_t>(switches_.size());
   for (std::uint32_t h = 0; h < t.hosts; ++h) out_.hosts.push_back("h" + std::to_string(h + 1));
-  for (std::uint32_t h = 0; h < t.hosts; ++h) out_.devices.push_back(layout_.device_name(layout_.host_device(h)));
+  for (std::uint32_t h = 0; h < t.hosts; ++h) out_.devices.push_back(g.device_name(g.host_device(h)));
   channels_.resize(port_owner_.size() + t.hosts);
   for (std::uint32_t s = 0; s < nsw; ++s) {
     switch_node& sw = switches_[s];
     sw.channel_base = sw.port_base;
-    const auto nports = static_cast<std::uint32_t>(sw.model->num_ports());
-    for (std::uint32_t p = 0; p < nports; ++p) {
+    const auto& ports = g.switch_at(s).ports;
+    for (std::uint32_t p = 0; p < ports.size(); ++p) {
+      const graph_port& gp = ports[p];
       channel& c = channels_[sw.port_base + p];
-      c.delay_ns = t.link_delay_ns + cfg_.fabric.switch_latency_ns;
-      if (sw.kind == switch_node::role::single) {
-        c.to_switch = -1, c.to_index = p, c.to_device = nsw + p;
-      } else if (sw.kind == switch_node::role::leaf) {
-        if (p < hosts_per_leaf_) {
-          const std::uint32_t h = sw.index * hosts_per_leaf_ + p;
-          c.to_switch = -1, c.to_index = h, c.to_device = nsw + h;
-        } else {
-          const std::uint32_t spine = t.leaves + (p - hosts_per_leaf_);
-          c.to_switch = static_cast<std::int32_t>(spine), c.to_index = spine, c.to_device = spine;
-          c.to_port = static_cast<std::uint16_t>(sw.index);
-        }
+      c.delay_ns = gp.delay_ns + cfg_.fabric.switch_latency_ns;
+      c.to_device = gp.peer;
+      if (g.is_host_device(gp.peer)) {
+        c.to_switch = -1, c.to_index = gp.peer - nsw;
       } else {
-        c.to_switch = static_cast<std::int32_t>(p), c.to_index = p, c.to_device = p;  // leaf p
-        c.to_port = static_cast<std::uint16_t>(hosts_per_leaf_ + sw.index);
+        c.to_switch = static_cast<std::int32_t>(gp.peer), c.to_index = gp.peer, c.to_port = gp.peer_port;
       }
     }
   }
   hosts_.resize(t.hosts);
   const bool until_resume = compat_ || cfg_.switch_template.pfc.pause_until_resume;
   for (std::uint32_t h = 0; h < t.hosts; ++h) {
+    const graph_host& gh = g.host(h);
     host_node& hn = hosts_[h];
-    hn.rate_bps = host_rate_bps_;
+    hn.rate_bps = gh.link.rate_bps;
     if (8'000'000'000'000 % hn.rate_bps == 0) hn.ps_per_byte = 8'000'000'000'000 / hn.rate_bps;
-    hn.pause = pfc_pause_state(host_rate_bps_, until_resume);
+    hn.pause = pfc_pause_state(hn.rate_bps, until_resume);
     hn.channel = static_cast<std::uint32_t>(port_owner_.size()) + h;
     hn.clk = std::make_unique<node_clock>(*this, static_cast<std::int32_t>(h));
     channel& c = channels_[hn.channel];
-    c.delay_ns = t.link_delay_ns;
-    if (t.type == topology_config::kind::single_switch) {
-      c.to_switch = 0, c.to_index = 0, c.to_port = static_cast<std::uint16_t>(h), c.to_device = 0;
-    } else {
-      const std::uint32_t leaf = h / hosts_per_leaf_;
-      c.to_switch = static_cast<std::int32_t>(leaf), c.to_index = leaf, c.to_device = leaf;
-      c.to_port = static_cast<std::uint16_t>(h % hosts_per_leaf_);
-    }
+    c.delay_ns = gh.link.delay_ns;
+    c.to_switch = static_cast<std::int32_t>(gh.sw), c.to_index = gh.sw, c.to_port = gh.port, c.to_device = gh.sw;
   }
   if (credits_) init_credits();
   lab_build();
@@ -307,11 +278,11 @@ status engine::build() {
 void engine::path_of(std::uint32_t src, std::uint32_t dst,
                      std::vector<std::pair<std::int64_t, std::int64_t>>& links) const {
   links.clear();
-  for (const ideal_hop& h : ideal_.path(src, dst)) links.emplace_back(h.rate_bps, h.delay_ns);
+  for (const ideal_hop& h : ideal_->path(src, dst)) links.emplace_back(h.rate_bps, h.delay_ns);
 }
 
 std::int64_t engine::ideal_fct(const flow_state& f, std::uint64_t bytes) const {
-  return ideal_.fct_ns(f.src, f.dst, bytes);
+  return ideal_->fct_ns(f.src, f.dst, bytes);
 }
 
 }  // namespace rocelab::fabric::twin::engine_impl

@@ -14,8 +14,10 @@ constexpr std::int64_t htsim_pool_bytes = std::int64_t{1} << 50;
 
 uec_htsim_fabric htsim_fabric_of(const twin_config& config) {
   uec_htsim_fabric f;
-  const flow_ideal ideal(config);
-  f.host_link_bps = ideal.host_rate_bps();
+  auto built = flow_ideal::create(config);
+  if (!built.ok()) return f;  // the engine's build reports the topology's error
+  const flow_ideal& ideal = *built;
+  f.host_link_bps = ideal.routes().graph().host(0).link.rate_bps;
   // The twin's topologies look the same from every host, so host 0's longest path is the
   // fabric's: the one with the largest one-way latency, then the most links.
   std::int64_t best_ns = -1;

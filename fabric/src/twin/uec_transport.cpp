@@ -25,9 +25,18 @@ std::int64_t engine::unloaded_rtt_ns(std::uint32_t src, std::uint32_t dst) const
 
 void engine::uec_build() {
   const uec_config& u = cfg_.fabric.uec;
-  // The fabric's longest unloaded RTT: between leaves on a leaf-spine.
-  const std::uint32_t far = layout_.leaf_spine() && layout_.leaves() > 1 ? layout_.hosts_per_leaf() : 1;
-  network_rtt_ns_ = unloaded_rtt_ns(0, std::min(far, cfg_.topology.hosts - 1));
+  // The fabric's longest unloaded RTT: from host 0 to the first host of the most switch
+  // hops away (on a leaf-spine, the first host of leaf 1; on a fat-tree, of pod 1).
+  const fabric_graph& g = routes_->graph();
+  std::uint32_t far = 1;
+  std::size_t most = 0;
+  std::vector<hop> path;
+  for (std::uint32_t h = 1; h < g.hosts(); ++h) {
+    if (h > 1 && g.host(h).sw == g.host(h - 1).sw) continue;  // hosts of one switch: one distance
+    routes_->hops(0, h, 0, path);
+    if (path.size() > most) most = path.size(), far = h;
+  }
+  network_rtt_ns_ = unloaded_rtt_ns(0, far);
   // htsim's own figure (uec_htsim_profile.hpp: the host link speed on every hop).
   if (u.profile == uec_profile::htsim)
     network_rtt_ns_ = (derive_uec_htsim_params(htsim_fabric_of(cfg_)).network_rtt_ps + 500) / 1000;
@@ -108,7 +117,8 @@ bool engine::uec_pick(std::uint32_t f, packet& p) {
     if (payload > x.cc->credit_bytes()) return false;
   }
   x.pick_entropy = x.lb.next();
-  const std::uint32_t path = layout_.ecmp_choice(fl.src, fl.dst, f + 1, cfg_.seed, x.pick_entropy, 0);
+  // Spraying: the packet's entropy is its UDP source port, hashed at every switch.
+  const std::uint32_t path = routes_->path_code({fl.src, fl.dst, f + 1, x.pick_entropy, 0}, cfg_.seed);
   p.cookie = make_cookie(psn, pkt_type::data, psn + 1 == fl.npkts, path, fl.dst);
   p.flow_id = f;
   p.size_bytes = payload + sizes_.data_overhead;
@@ -126,7 +136,7 @@ void engine::uec_sent(std::uint32_t f, const packet& p) {
     x.rtx.pop_front();
     x.resent[psn] = true;
     ++out_.flows[f].retransmits;
-    if (cfg_.max_events > 0) record_event(rocelab::event_kind::retransmit, layout_.host_device(fl.src), 0, p.priority, f);
+    if (cfg_.max_events > 0) record_event(rocelab::event_kind::retransmit, routes_->host_device(fl.src), 0, p.priority, f);
   } else {
     ++x.next_new;
   }

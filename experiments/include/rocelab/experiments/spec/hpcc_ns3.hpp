@@ -8,9 +8,12 @@
 // shortcuts, which the twin reproduces when twin_config::hpcc_ns3_compat is set.
 //
 // Parsing is pure (text in, scenario out); load_hpcc_scenario() reads the files. Errors
-// name the file, the line and the key. Supported: CC_MODE 1 (DCQCN) on a single switch or
-// a two-tier leaf-spine whose hosts are numbered first, in blocks per leaf (the shapes
-// that simulator's own topology generators write).
+// name the file, the line and the key. Supported: CC_MODE 1 (DCQCN) on any topology whose
+// hosts are numbered first. A single switch, or a two-tier leaf-spine with its hosts in
+// blocks per leaf, becomes the twin's own topology of that kind; any other (a fat-tree,
+// three tiers, links of different speeds or delays) the twin's topology graph as the file
+// gives it, switches sw0, sw1, ... in node id order, routed as that simulator routes:
+// shortest paths, ECMP over every equal-cost next hop with its own per-switch hash.
 
 #include <cstdint>
 #include <string>
@@ -36,7 +39,7 @@ struct hpcc_scenario {
   fabric::twin::twin_config config;  // hpcc_ns3_compat set
   std::vector<hpcc_flow> flows;      // flow.txt order; messages carry tag = index
   std::uint32_t hosts = 0;
-  std::vector<std::uint32_t> switch_nodes;  // ns-3 node ids: single switch, or leaves then spines
+  std::vector<std::uint32_t> switch_nodes;  // ns-3 node ids per switch device: single switch, leaves then spines, or graph order
   std::uint32_t payload_bytes = 1000;
   std::string fct_output;            // paths as the config names them, resolved against its folder
   std::string pfc_output;

@@ -29,7 +29,7 @@
 namespace rocelab::experiments {
 
 struct topology_spec {
-  std::string type = "single_switch";  // single_switch | leaf_spine
+  std::string type = "single_switch";  // single_switch | leaf_spine | fat_tree
   std::uint32_t hosts = 16;
   double link_gbps = 100;
   std::int64_t link_delay_ns = 1000;
@@ -39,6 +39,7 @@ struct topology_spec {
   std::int64_t frame_overhead_bytes = 20;
   std::uint32_t leaves = 0;  // leaf_spine
   std::uint32_t spines = 0;
+  std::uint32_t k = 0;         // fat_tree: ports per switch (fabric/twin/fabric_graph.hpp)
   double spine_link_gbps = 0;  // 0: derived from oversubscription
   double oversubscription = 1.0;
 };

@@ -1,17 +1,23 @@
 #pragma once
-// A message's ideal FCT on a twin fabric: fabric/ideal_fct.hpp over the path the twin's
-// engine routes it on (the host link, a leaf-spine's two uplink hops when it leaves its
-// leaf, the receiver's link) with the frames the fabric carries it in (RoCEv2, InfiniBand,
-// UEC, or HPCC ns-3's). The twin's records carry exactly this, and every other backend
+// A message's ideal FCT on a twin fabric: fabric/ideal_fct.hpp over a shortest path of the
+// fabric graph the twin's engine routes it on (the host link, then every switch's egress
+// link to the receiver: on a leaf-spine the two uplink hops when it leaves its leaf; on a
+// fat-tree up to the lowest common tier and down) with the frames the fabric carries it in
+// (RoCEv2, InfiniBand, UEC, or HPCC ns-3's). The path taken is the first equal-cost next
+// hop at every switch: the equal-cost paths of the twin's topologies have the same links'
+// speeds and delays. The twin's records carry exactly this, and every other backend
 // records it for its flows from the same spec, so a slowdown means one thing everywhere.
 //
 // Pure; built once per fabric, then one call per flow.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "rocelab/common/result.hpp"
 #include "rocelab/fabric/ideal_fct.hpp"
 #include "rocelab/fabric/twin/frames.hpp"
+#include "rocelab/fabric/twin/routing.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
 
 namespace rocelab::fabric::twin {
@@ -23,23 +29,20 @@ namespace rocelab::fabric::twin {
 
 class flow_ideal {
  public:
-  explicit flow_ideal(const twin_config& config);
+  // Over the routes of config.topology, built here; errors as fabric_routes::create's.
+  [[nodiscard]] static result<flow_ideal> create(const twin_config& config);
+  // Over `routes`, which must be those of config.topology (the engine shares its own).
+  flow_ideal(const twin_config& config, std::shared_ptr<const fabric_routes> routes);
 
   // The hops from host src to host dst, the sender's NIC first.
   [[nodiscard]] std::vector<ideal_hop> path(std::uint32_t src, std::uint32_t dst) const;
   // Ideal FCT of a message of `bytes` from src to dst, in ns.
   [[nodiscard]] std::int64_t fct_ns(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes) const;
-  // The links' speeds: host links, and a leaf-spine's uplinks (spine_link_gbps, or derived
-  // from oversubscription) and hosts per leaf; what the twin's engine builds its links with.
-  [[nodiscard]] std::int64_t host_rate_bps() const { return host_rate_bps_; }
-  [[nodiscard]] std::int64_t uplink_rate_bps() const { return uplink_rate_bps_; }
-  [[nodiscard]] std::uint32_t hosts_per_leaf() const { return hosts_per_leaf_; }
+  [[nodiscard]] const fabric_routes& routes() const { return *routes_; }
 
  private:
-  bool leaf_spine_ = false;
-  std::uint32_t hosts_per_leaf_ = 1;
-  std::int64_t host_rate_bps_ = 0, uplink_rate_bps_ = 0;
-  std::int64_t link_delay_ns_ = 0, switch_latency_ns_ = 0;
+  std::shared_ptr<const fabric_routes> routes_;
+  std::int64_t switch_latency_ns_ = 0;
   ideal_frames frames_;
 };
 

@@ -1,26 +1,36 @@
 #pragma once
-// The twin's routing, as pure functions of the topology: which device and port every
-// switch a flow crosses forwards it on. The engine forwards packets with exactly these
-// functions, so a report that attributes pauses per hop (a flow met a paused egress port)
+// The twin's routing over its fabric graph (fabric_graph.hpp): which port every switch a
+// flow crosses forwards it on. The engine forwards packets with exactly these tables and
+// picks, so a report that attributes pauses per hop (a flow met a paused egress port)
 // sees the path the twin's packets took.
 //
-// Device indexes are those of run_records::devices in a twin run: the switches first
-// (single switch: sw0; leaf-spine: leaf0..leaf(L-1), then spine0..spine(S-1)), then the
-// hosts h1..hN. Switch ports:
-// - single switch: port p faces host p;
-// - leaf l: ports 0..H-1 face its hosts l*H .. l*H+H-1 (H = hosts / leaves), port H+s the
-//   uplink to spine s;
-// - spine s: port l faces leaf l.
-// Leaf-spine traffic between leaves takes the uplink the ECMP hash of the RoCEv2
-// 5-tuple picks (src IP, dst IP, UDP source port, 4791, UDP); the spine and the far leaf
-// have one way on. A flow's ACKs, NAKs and CNPs travel dst -> src with the same UDP
-// source port: flow_hops(topology, seed, dst, src, qp) is their path.
+// Routes are shortest paths (in switch hops), as HPCC's ns-3 computes them: a switch's
+// next hops toward a destination are every neighbour one hop nearer to the switch the
+// destination host hangs off, in the order a breadth-first search from that switch
+// dequeues them (neighbours in device order). Tables are per switch and per destination
+// attachment switch (not per host), so thousands of hosts stay small; the last hop is
+// the destination host's port.
+//
+// ECMP: at every switch with more than one next hop, a hash of the flow's RoCEv2 5-tuple
+// (src IP, dst IP, UDP source port, 4791, UDP) mixed with the switch picks one. twin
+// hash: ecmp_pick with the run's seed for the switches hosts attach to (a flow meets one
+// of them on its way up; so a leaf picks the uplink it always has) and the seed mixed
+// with the device index elsewhere; hpcc_ns3 hash: that simulator's own, seeded with each
+// switch's node id. The picks of a whole path are made once per flow at its sender and
+// carried in the packet as a path code (path_code): mixed-radix digits, one per hop with
+// a choice, in hop order; each switch takes its digit (code % n) and passes on code / n.
+// On a leaf-spine the code is the spine number. A flow's ACKs, NAKs and CNPs travel
+// dst -> src with the same UDP source port: flow_hops(topology, seed, dst, src, qp) is
+// their path.
 
-#include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "rocelab/common/result.hpp"
+#include "rocelab/fabric/twin/fabric_graph.hpp"
 #include "rocelab/fabric/twin/frames.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
 
@@ -92,150 +102,94 @@ constexpr std::uint64_t mix64(std::uint64_t z) {
   return h;
 }
 
-// The shape of a topology: counts and device indexes. Cheap to build; copy freely.
-class fabric_layout {
+// A flow's identity as the switches' ECMP hashes see it: hosts src -> dst, QP `qp`
+// (flow_record::qp, 1-based), UDP ports when the workload gave them
+// (message::udp_sport/udp_dport), else 0 for the twin's own.
+struct flow_key {
+  std::uint32_t src = 0, dst = 0, qp = 1;
+  std::uint16_t sport = 0, dport = 0;
+};
+
+// Shortest-path tables over a fabric_graph and the ECMP picks on them. Immutable once
+// built; share it (shared_ptr) rather than rebuild it: building costs one breadth-first
+// search per attachment switch.
+class fabric_routes {
  public:
-  enum class role : std::uint8_t { single, leaf, spine };
+  // A path code has at most this many values (10 bits in the twin's packets): the product
+  // of the choices along any path. Every fat-tree the twin builds (k <= 62) fits.
+  static constexpr std::uint32_t max_path_codes = 1024;
+  // The most equal-cost next hops one switch may have (adaptive routing's load table).
+  static constexpr std::uint32_t max_next_hops = 256;
 
-  explicit fabric_layout(const topology_config& t)
-      : ecmp_(t.ecmp),
-        ecmp_seeds_(t.ecmp_seeds),
-        leaf_spine_(t.type == topology_config::kind::leaf_spine),
-        hosts_(t.hosts),
-        leaves_(leaf_spine_ ? t.leaves : 0),
-        spines_(leaf_spine_ ? t.spines : 0),
-        hosts_per_leaf_(leaf_spine_ && t.leaves > 0 ? t.hosts / t.leaves : t.hosts),
-        per_leaf_inverse_(((std::uint64_t{1} << 32) + std::max<std::uint32_t>(hosts_per_leaf_, 1) - 1) /
-                          std::max<std::uint32_t>(hosts_per_leaf_, 1)) {}
+  // Errors name the topology (a switch that cannot reach another, too many paths).
+  [[nodiscard]] static result<std::shared_ptr<const fabric_routes>> create(const topology_config& t);
 
-  [[nodiscard]] bool leaf_spine() const { return leaf_spine_; }
-  [[nodiscard]] std::uint32_t hosts() const { return hosts_; }
-  [[nodiscard]] std::uint32_t leaves() const { return leaves_; }
-  [[nodiscard]] std::uint32_t spines() const { return spines_; }
-  [[nodiscard]] std::uint32_t hosts_per_leaf() const { return hosts_per_leaf_; }
-  [[nodiscard]] std::uint32_t switches() const { return leaf_spine_ ? leaves_ + spines_ : 1; }
-  [[nodiscard]] std::uint32_t host_device(std::uint32_t host) const { return switches() + host; }
-  [[nodiscard]] std::uint32_t leaf_device(std::uint32_t leaf) const { return leaf; }
-  [[nodiscard]] std::uint32_t spine_device(std::uint32_t spine) const { return leaves_ + spine; }
-  [[nodiscard]] role role_of(std::uint32_t device) const {
-    if (!leaf_spine_) return role::single;
-    return device < leaves_ ? role::leaf : role::spine;
-  }
-  // Leaf or spine number of a switch device (0 for the single switch).
-  [[nodiscard]] std::uint32_t index_of(std::uint32_t device) const {
-    return role_of(device) == role::spine ? device - leaves_ : device;
-  }
-  [[nodiscard]] std::uint32_t leaf_of(std::uint32_t host) const { return leaf_spine_ ? leaf_number(host) : 0; }
-  // Ports of switch `device`.
-  [[nodiscard]] std::uint32_t ports_of(std::uint32_t device) const {
-    switch (role_of(device)) {
-      case role::single: return hosts_;
-      case role::leaf: return hosts_per_leaf_ + spines_;
-      case role::spine: return leaves_;
-    }
-    return 0;
-  }
-  // The port of the switch a host's link goes to.
-  [[nodiscard]] std::uint16_t host_port(std::uint32_t host) const {
-    return static_cast<std::uint16_t>(leaf_spine_ ? host - leaf_number(host) * hosts_per_leaf_ : host);
-  }
-  // The device name run_records::devices carries.
-  [[nodiscard]] std::string device_name(std::uint32_t device) const {
-    if (device >= switches()) return "h" + std::to_string(device - switches() + 1);
-    switch (role_of(device)) {
-      case role::single: return "sw0";
-      case role::leaf: return "leaf" + std::to_string(device);
-      case role::spine: return "spine" + std::to_string(device - leaves_);
-    }
-    return {};
+  [[nodiscard]] const fabric_graph& graph() const { return graph_; }
+  [[nodiscard]] std::uint32_t switches() const { return graph_.switches(); }
+  [[nodiscard]] std::uint32_t hosts() const { return graph_.hosts(); }
+  [[nodiscard]] std::uint32_t host_device(std::uint32_t h) const { return graph_.host_device(h); }
+  [[nodiscard]] std::string device_name(std::uint32_t device) const { return graph_.device_name(device); }
+
+  // The equal-cost egress ports of switch `sw` toward host `dst`, in pick order (one: the
+  // host's own port when sw is the switch dst hangs off).
+  [[nodiscard]] std::span<const std::uint16_t> next_ports(std::uint32_t sw, std::uint32_t dst) const {
+    const attachment& a = host_[dst];
+    if (a.sw == sw) return {&a.port, 1};
+    const std::uint32_t e = table_[static_cast<std::size_t>(sw) * attach_switches_ + a.index];
+    return {ports_.data() + (e >> 9), (e & 511u) + 1};
   }
 
-  // The egress port switch `device` forwards a packet for host `dst` on; `ecmp` is the
-  // flow's uplink choice (ecmp_pick over spines()), used by a leaf for remote hosts.
-  // Every packet at every switch asks, and whether a switch is a leaf, and a leaf the
-  // destination's, change from packet to packet: the choice is made by selects rather
-  // than branches.
-  [[nodiscard]] std::uint16_t egress_port(std::uint32_t device, std::uint32_t dst, std::uint32_t ecmp) const {
-    if (!leaf_spine_) return static_cast<std::uint16_t>(dst);
-    const std::uint32_t leaf = leaf_number(dst);
-    const std::uint32_t down = dst - leaf * hosts_per_leaf_, up = hosts_per_leaf_ + ecmp;
-    // Masks, since the compiler keeps a branch for the ternary.
-    const std::uint32_t local = 0u - static_cast<std::uint32_t>(leaf == device);
-    const std::uint32_t at_leaf = up ^ ((up ^ down) & local);
-    const std::uint32_t is_leaf = 0u - static_cast<std::uint32_t>(device < leaves_);
-    return static_cast<std::uint16_t>(leaf ^ ((leaf ^ at_leaf) & is_leaf));
+  // The port switch `sw` forwards a packet for host `dst` on, taking its digit of the path
+  // code (code %= n at a choice of n, code /= n passed on). Every packet at every switch
+  // asks.
+  [[nodiscard]] std::uint16_t egress_port(std::uint32_t sw, std::uint32_t dst, std::uint32_t& code) const {
+    const std::span<const std::uint16_t> p = next_ports(sw, dst);
+    if (p.size() == 1) return p[0];
+    const auto n = static_cast<std::uint32_t>(p.size());
+    const std::uint32_t c = code % n;
+    code /= n;
+    return p[c];
   }
 
-  // The uplink choice (spine number) of packets src -> dst of QP `qp` (0 when there is
-  // no choice). sport/dport: the packets' UDP ports when the workload gave them
-  // (message::udp_sport/udp_dport), else 0 for the twin's own.
-  [[nodiscard]] std::uint32_t ecmp_choice(std::uint32_t src, std::uint32_t dst, std::uint32_t qp, std::uint64_t seed,
-                                          std::uint16_t sport = 0, std::uint16_t dport = 0) const {
-    if (!leaf_spine_ || leaf_of(src) == leaf_of(dst)) return 0;
-    if (ecmp_ == topology_config::ecmp_kind::hpcc_ns3) {
-      // ns-3 hosts are nodes 0..N-1; the leaf's next hops toward a remote host are the
-      // spines in the order its breadth-first route search met them (third.cc
-      // CalculateRoute iterates a map keyed by node pointer), taken here as spine order.
-      // Any order the same for every leaf only renames the spines: which flows share an
-      // uplink or a spine's downlink is the hash's alone (checked against ns-3 with 16
-      // flows leaf0 -> leaf1: the same 5 flows shared one spine in both).
-      const std::uint32_t leaf = leaf_device(leaf_of(src));
-      const std::uint32_t node_seed = leaf < ecmp_seeds_.size() ? ecmp_seeds_[leaf] : leaf;
-      const std::uint32_t h = hpcc_ns3_ecmp_hash(hpcc_ns3_node_ip(src), hpcc_ns3_node_ip(dst), sport, dport, node_seed);
-      return h % spines_;
-    }
-    if (sport == 0) sport = udp_source_port(qp, seed);
-    return ecmp_pick(src, dst, sport, seed, spines_);
-  }
+  // The ECMP path code of flow `f` in a run seeded `seed` (twin_config::seed): every
+  // switch's pick on its way, hashed per switch.
+  [[nodiscard]] std::uint32_t path_code(const flow_key& f, std::uint64_t seed) const;
 
-  // The switches a packet from host src to host dst crosses, given its uplink choice.
-  // Appends to `out` (cleared first); at most 3 hops.
-  void hops(std::uint32_t src, std::uint32_t dst, std::uint32_t ecmp, std::vector<hop>& out) const {
-    out.clear();
-    if (!leaf_spine_) {
-      out.push_back({0, host_port(src), egress_port(0, dst, ecmp)});
-      return;
-    }
-    const std::uint32_t sl = leaf_of(src), dl = leaf_of(dst);
-    if (sl == dl) {
-      out.push_back({leaf_device(sl), host_port(src), egress_port(leaf_device(sl), dst, ecmp)});
-      return;
-    }
-    const std::uint16_t up = egress_port(leaf_device(sl), dst, ecmp);
-    const std::uint32_t spine = up - hosts_per_leaf_;
-    out.push_back({leaf_device(sl), host_port(src), up});
-    out.push_back({spine_device(spine), static_cast<std::uint16_t>(sl), egress_port(spine_device(spine), dst, ecmp)});
-    out.push_back({leaf_device(dl), static_cast<std::uint16_t>(hosts_per_leaf_ + spine),
-                   egress_port(leaf_device(dl), dst, ecmp)});
-  }
+  // The switches a packet from host src to host dst with path code `code` crosses, the
+  // sender's switch first. Appends to `out` (cleared first).
+  void hops(std::uint32_t src, std::uint32_t dst, std::uint32_t code, std::vector<hop>& out) const;
+
+  // The switch's ECMP pick among `n` next hops for flow `f` (0..n-1).
+  [[nodiscard]] std::uint32_t ecmp_pick_at(std::uint32_t sw, const flow_key& f, std::uint64_t seed,
+                                           std::uint32_t n) const;
 
  private:
-  // host / hosts_per_leaf_ as a multiply (every hop of the twin routes, and a division
-  // costs more than the rest of the route): with m = ceil(2^32 / d), (x m) >> 32 is
-  // floor(x / d) for every x and d below 2^16 (Granlund & Montgomery 1994; the error
-  // x (m d - 2^32) / 2^32 stays below 1), and hosts are at most 65535.
-  [[nodiscard]] std::uint32_t leaf_number(std::uint32_t host) const {
-    return static_cast<std::uint32_t>((static_cast<std::uint64_t>(host) * per_leaf_inverse_) >> 32);
-  }
+  struct attachment {
+    std::uint32_t sw = 0;     // the switch the host hangs off
+    std::uint32_t index = 0;  // that switch's number among attachment switches
+    std::uint16_t port = 0;   // its port facing the host
+  };
 
+  explicit fabric_routes(fabric_graph g, const topology_config& t);
+  status compute();
+
+  fabric_graph graph_;
   topology_config::ecmp_kind ecmp_;
   std::vector<std::uint32_t> ecmp_seeds_;
-  bool leaf_spine_;
-  std::uint32_t hosts_, leaves_, spines_, hosts_per_leaf_;
-  std::uint64_t per_leaf_inverse_;  // ceil(2^32 / hosts_per_leaf_)
+  std::vector<attachment> host_;
+  std::uint32_t attach_switches_ = 0;
+  // Per (switch, attachment switch): (offset into ports_) << 9 | (next hops - 1).
+  std::vector<std::uint32_t> table_;
+  std::vector<std::uint16_t> ports_;  // next-hop port lists, each stored once
 };
 
 // The hops of the data packets of flow (src, dst, qp) in a twin run of `topology` with
 // `seed` (twin_config::seed); qp is flow_record::qp; sport/dport the message's
 // udp_sport/udp_dport (0 unless the workload set them). For its ACKs/CNPs swap src and
-// dst (and sport and dport).
-[[nodiscard]] inline std::vector<hop> flow_hops(const topology_config& topology, std::uint64_t seed,
-                                                std::uint32_t src, std::uint32_t dst, std::uint32_t qp,
-                                                std::uint16_t sport = 0, std::uint16_t dport = 0) {
-  const fabric_layout l(topology);
-  std::vector<hop> out;
-  l.hops(src, dst, l.ecmp_choice(src, dst, qp, seed, sport, dport), out);
-  return out;
-}
+// dst (and sport and dport). Builds the routes for this one call: callers with many flows
+// build a fabric_routes once. Empty when the topology is invalid.
+[[nodiscard]] std::vector<hop> flow_hops(const topology_config& topology, std::uint64_t seed, std::uint32_t src,
+                                         std::uint32_t dst, std::uint32_t qp, std::uint16_t sport = 0,
+                                         std::uint16_t dport = 0);
 
 }  // namespace rocelab::fabric::twin

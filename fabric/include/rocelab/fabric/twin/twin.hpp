@@ -23,10 +23,11 @@
 
 namespace rocelab::fabric::twin {
 
+// The fabric's shape; fabric_graph.hpp lays out its switches, ports and device order.
 struct topology_config {
-  enum class kind : std::uint8_t { single_switch, leaf_spine };
+  enum class kind : std::uint8_t { single_switch, leaf_spine, fat_tree, graph };
   kind type = kind::single_switch;
-  std::uint32_t hosts = 16;            // in all; leaf-spine: hosts / leaves per leaf
+  std::uint32_t hosts = 16;            // in all; leaf-spine: hosts / leaves per leaf; fat-tree: k^3/4
   double link_gbps = 100;              // host <-> switch links
   std::int64_t link_delay_ns = 1000;   // propagation delay of every link
   // Bytes every frame holds its link for beyond itself, on every link, in the ideal FCT
@@ -38,17 +39,35 @@ struct topology_config {
   // Leaf-spine only.
   std::uint32_t leaves = 0;
   std::uint32_t spines = 0;
-  // Uplink speed; 0 derives it from oversubscription: host bandwidth of a leaf divided by
-  // (oversubscription x spines).
+  // Fat-tree only: the switches' port count (even, 2..62): k pods of k/2 edge and k/2
+  // aggregation switches, (k/2)^2 cores, k^3/4 hosts.
+  std::uint32_t k = 0;
+  // Switch-to-switch link speed; 0 derives it from oversubscription: the host bandwidth of
+  // a leaf (edge) divided by (oversubscription x its uplinks). Leaf-spine: hosts per leaf x
+  // link_gbps / (oversubscription x spines). Fat-tree: link_gbps / oversubscription, on
+  // every edge-aggregation and aggregation-core link, so the edge is oversubscribed by
+  // that ratio (slower uplinks, not fewer) and the tiers above it are not.
   double spine_link_gbps = 0;
   double oversubscription = 1.0;
-  // The leaves' ECMP hash (routing.hpp). twin: a 64-bit mix of the RoCEv2 5-tuple and the
-  // run's seed. hpcc_ns3: that simulator's SwitchNode::EcmpHash (MurmurHash3 of sip, dip
-  // and sport | dport << 16, seeded with the switch's ns-3 node id, ecmp_seeds), so a
-  // compat run sends every flow over the spine ns-3 sends it over.
+  // The switches' ECMP hash (routing.hpp). twin: a 64-bit mix of the RoCEv2 5-tuple, the
+  // run's seed and the switch. hpcc_ns3: that simulator's SwitchNode::EcmpHash (MurmurHash3
+  // of sip, dip and sport | dport << 16, seeded with the switch's ns-3 node id,
+  // ecmp_seeds), so a compat run sends every flow over the path ns-3 sends it over.
   enum class ecmp_kind : std::uint8_t { twin, hpcc_ns3 };
   ecmp_kind ecmp = ecmp_kind::twin;
   std::vector<std::uint32_t> ecmp_seeds;  // hpcc_ns3: per switch device (leaves, then spines)
+  // Graph only: any fabric of hosts and switches, as HPCC ns-3's topo.txt describes one.
+  // Nodes 0..hosts-1 are the hosts, hosts..hosts+switches-1 the switches (in device
+  // order, named sw0, sw1, ...); every link joins two nodes at its own speed and delay,
+  // and every host has exactly one link, to a switch. A node numbers its ports in link
+  // order. link_gbps and link_delay_ns are not used.
+  struct graph_link {
+    std::uint32_t a = 0, b = 0;
+    double gbps = 0;
+    std::int64_t delay_ns = 0;
+  };
+  std::uint32_t switches = 0;
+  std::vector<graph_link> links;
 };
 
 // The RoCEv2 NIC of every host.
