@@ -430,14 +430,16 @@ class engine final : public twin_context {
   [[nodiscard]] std::int64_t lab_start_ns(std::uint32_t src, std::int64_t start_ns);
   void lab_respond(std::uint32_t flow, const packet& p);
   // Every packet acknowledged: the message completes once its requester's NIC processed
-  // that ACK (a receive-processing draw of the sender's; at once without one).
-  void lab_acked(std::uint32_t flow);
+  // that ACK (a receive-processing draw of the sender's; at once without lab timing).
+  void all_acked(std::uint32_t flow);
   void on_response(std::uint32_t flow);
   void lab_push_forwarded(std::uint32_t ch, std::int64_t at_ns, const packet& p);
   // The earliest a frame of `frame_bytes` can arrive over channel ch behind the last one on it.
   [[nodiscard]] std::int64_t lab_behind_ns(std::uint32_t ch, std::uint32_t frame_bytes) const;
   [[nodiscard]] std::int64_t lab_next_start_ps(std::uint32_t h, std::int64_t start_ps, std::int64_t wire_ps,
                                                std::uint32_t frame_bytes) const;
+  // A message's start at at_ns (now when that has passed): start_flow then, as ev_start.
+  void start_at(std::uint32_t f, std::int64_t at_ns);
   void start_flow(std::uint32_t f);
   // One QP per peer (peer_qps.cpp): the QP of a new message (its flow_record::qp); the
   // message posted on it at its start instant, where it waits behind an earlier one or

@@ -34,22 +34,18 @@ std::uint64_t engine::post(const message& m) {
   r.ideal_fct_ns = ideal_fct(f, m.bytes);
   out_.flows.push_back(r);
   ++outstanding_;
-  if (qp_per_peer_) {
-    // The message joins its QP's queue at its post instant (peer_qps.cpp).
-    if (r.start_ns > now_)
-      q_.push(r.start_ns, ev_start, id);
-    else
-      peer_join(id);
-    return id;
-  }
   // The record's start is the post; a calibrated NIC's first frame waits for its send
-  // processing besides (lab_timing.cpp).
-  const std::int64_t go_ns = lab_ ? lab_start_ns(m.src, r.start_ns) : r.start_ns;
-  if (go_ns > now_)
-    q_.push(go_ns, ev_start, id);
-  else
-    start_flow(id);
+  // processing besides (lab_timing.cpp). With one QP per peer the message joins its QP at
+  // the post instead, and peer_join draws that processing if nothing is ahead of it.
+  start_at(id, qp_per_peer_ || !lab_ ? r.start_ns : lab_start_ns(m.src, r.start_ns));
   return id;
+}
+
+void engine::start_at(std::uint32_t f, std::int64_t at_ns) {
+  if (at_ns > now_)
+    q_.push(at_ns, ev_start, f);
+  else
+    start_flow(f);
 }
 
 void engine::start_flow(std::uint32_t f) {
@@ -331,12 +327,7 @@ void engine::on_host_packet(std::uint32_t h, const packet& p, std::uint32_t /*ch
         f.snd_una = psn;
         f.last_progress_ns = now_;
         if (f.snd_nxt < f.snd_una) f.snd_nxt = f.snd_una;
-        if (f.snd_una >= f.npkts) {
-          if (completion_delay_.empty())
-            complete(fid);
-          else
-            lab_acked(fid);
-        }
+        if (f.snd_una >= f.npkts) all_acked(fid);
       }
       break;
     }

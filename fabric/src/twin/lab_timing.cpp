@@ -129,9 +129,10 @@ void engine::lab_respond(std::uint32_t flow, const packet& p) {
   q_.push(at, ev_response, flow);
 }
 
-void engine::lab_acked(std::uint32_t flow) {
-  delay_stream& d = completion_delay_[flows_[flow].src];
-  const std::int64_t at = d.active() ? now_ + d.next() : now_;
+void engine::all_acked(std::uint32_t flow) {
+  const std::uint32_t src = flows_[flow].src;
+  const std::int64_t at =
+      completion_delay_.empty() || !completion_delay_[src].active() ? now_ : now_ + completion_delay_[src].next();
   if (at <= now_)
     complete(flow);
   else

@@ -33,11 +33,7 @@ void engine::peer_join(std::uint32_t f) {
   }
   q.feeding = f;
   // Alone on its QP: the NIC takes it up after its send processing (lab_timing.cpp).
-  const std::int64_t go_ns = lab_ ? lab_start_ns(fl.src, now_) : now_;
-  if (go_ns > now_)
-    q_.push(go_ns, ev_start, f);
-  else
-    start_flow(f);
+  start_at(f, lab_ ? lab_start_ns(fl.src, now_) : now_);
 }
 
 void engine::peer_fed(std::uint32_t f) {
