@@ -13,10 +13,13 @@ constexpr std::int64_t htsim_pool_bytes = std::int64_t{1} << 50;
 }  // namespace
 
 uec_htsim_fabric htsim_fabric_of(const twin_config& config) {
-  uec_htsim_fabric f;
   auto built = flow_ideal::create(config);
-  if (!built.ok()) return f;  // the engine's build reports the topology's error
-  const flow_ideal& ideal = *built;
+  if (!built.ok()) return {};  // the engine's build reports the topology's error
+  return htsim_fabric_of(config, *built);
+}
+
+uec_htsim_fabric htsim_fabric_of(const twin_config& config, const flow_ideal& ideal) {
+  uec_htsim_fabric f;
   f.host_link_bps = ideal.routes().graph().host(0).link.rate_bps;
   // The twin's topologies look the same from every host, so host 0's longest path is the
   // fabric's: the one with the largest one-way latency, then the most links.
@@ -42,7 +45,7 @@ twin_config with_uec_profile(twin_config config) {
   // htsim counts no preamble or inter-frame gap on any link.
   config.topology.frame_overhead_bytes = 0;
   switch_config& sc = config.switch_template;
-  sc.wire_overhead_bytes = 0;
+  sc.wire_overhead_bytes = 0;  // the engine takes the topology's; the reported config says the same
   sc.cell_bytes = 1;
   sc.buffer_bytes = htsim_pool_bytes;
   sc.ecn_mark_on_dequeue = true;

@@ -25,21 +25,23 @@ std::int64_t engine::unloaded_rtt_ns(std::uint32_t src, std::uint32_t dst) const
 
 void engine::uec_build() {
   const uec_config& u = cfg_.fabric.uec;
-  // The fabric's longest unloaded RTT: from host 0 to the first host of the most switch
-  // hops away (on a leaf-spine, the first host of leaf 1; on a fat-tree, of pod 1).
-  const fabric_graph& g = routes_->graph();
-  std::uint32_t far = 1;
-  std::size_t most = 0;
-  std::vector<hop> path;
-  for (std::uint32_t h = 1; h < g.hosts(); ++h) {
-    if (h > 1 && g.host(h).sw == g.host(h - 1).sw) continue;  // hosts of one switch: one distance
-    routes_->hops(0, h, 0, path);
-    if (path.size() > most) most = path.size(), far = h;
+  if (u.profile == uec_profile::htsim) {
+    // htsim's own figure (uec_htsim_profile.hpp: the host link speed on every hop).
+    network_rtt_ns_ = (derive_uec_htsim_params(htsim_fabric_of(cfg_, *ideal_)).network_rtt_ps + 500) / 1000;
+  } else {
+    // The fabric's longest unloaded RTT: from host 0 to the first host of the most switch
+    // hops away (on a leaf-spine, the first host of leaf 1; on a fat-tree, of pod 1).
+    const fabric_graph& g = routes_->graph();
+    std::uint32_t far = 1;
+    std::size_t most = 0;
+    std::vector<hop> path;
+    for (std::uint32_t h = 1; h < g.hosts(); ++h) {
+      if (h > 1 && g.host(h).sw == g.host(h - 1).sw) continue;  // hosts of one switch: one distance
+      routes_->hops(0, h, 0, path);
+      if (path.size() > most) most = path.size(), far = h;
+    }
+    network_rtt_ns_ = unloaded_rtt_ns(0, far);
   }
-  network_rtt_ns_ = unloaded_rtt_ns(0, far);
-  // htsim's own figure (uec_htsim_profile.hpp: the host link speed on every hop).
-  if (u.profile == uec_profile::htsim)
-    network_rtt_ns_ = (derive_uec_htsim_params(htsim_fabric_of(cfg_)).network_rtt_ps + 500) / 1000;
   // A fixed timeout when the spec gives one; otherwise this is the floor of each flow's
   // adaptive timeout (uec_flow::rto_ns).
   uec_rto_ns_ = u.retransmit_timeout_ns > 0 ? u.retransmit_timeout_ns

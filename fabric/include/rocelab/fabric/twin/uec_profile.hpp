@@ -9,6 +9,7 @@
 //
 // Pure.
 
+#include "rocelab/fabric/twin/flow_ideal.hpp"
 #include "rocelab/fabric/twin/twin.hpp"
 #include "rocelab/fabric/uec_htsim_profile.hpp"
 
@@ -18,6 +19,8 @@ namespace rocelab::fabric::twin {
 // twin routes between two hosts (links, and their delays plus the switch latencies
 // between them), the full data frame (nic.mtu_bytes of payload and UEC's 64-byte header).
 [[nodiscard]] uec_htsim_fabric htsim_fabric_of(const twin_config& config);
+// The same over routes already built for config.topology (the engine's own).
+[[nodiscard]] uec_htsim_fabric htsim_fabric_of(const twin_config& config, const flow_ideal& ideal);
 
 // `config` unchanged unless it is a UEC fabric with profile htsim.
 [[nodiscard]] twin_config with_uec_profile(twin_config config);
