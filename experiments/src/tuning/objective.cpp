@@ -14,7 +14,6 @@ constexpr std::string_view run_metrics[] = {"pause_frames", "paused_ns", "paused
                                             "cnp",          "drops",     "retransmits"};
 constexpr std::string_view allreduce_metrics[] = {"allreduce.algbw_gbps", "allreduce.busbw_gbps",
                                                   "allreduce.time_ns"};
-constexpr std::string_view kinds[] = {"incast", "victim", "allreduce", "background", "flow_list", "other"};
 
 std::optional<double> flow_metric(const flow_stats& s, std::string_view m) {
   if (m == "fct_p50_ns") return static_cast<double>(s.fct_p50_ns);
@@ -34,7 +33,8 @@ std::string valid_names() {
   for (auto m : run_metrics) out += ", " + std::string(m);
   for (auto m : allreduce_metrics) out += ", " + std::string(m);
   out += ", or <kind>.<flow metric> with kind ";
-  for (std::size_t i = 0; i < std::size(kinds); ++i) out += std::string(i == 0 ? "" : ", ") + std::string(kinds[i]);
+  for (std::size_t i = 0; i < std::size(traffic_classes); ++i)
+    out += std::string(i == 0 ? "" : ", ") + std::string(traffic_classes[i]);
   return out;
 }
 
@@ -57,7 +57,7 @@ status check_metric(std::string_view metric) {
   if (dot != std::string_view::npos) {
     const auto kind = metric.substr(0, dot);
     const auto rest = metric.substr(dot + 1);
-    if (std::find(std::begin(kinds), std::end(kinds), kind) != std::end(kinds))
+    if (std::find(std::begin(traffic_classes), std::end(traffic_classes), kind) != std::end(traffic_classes))
       for (auto m : flow_metrics)
         if (rest == m) return status::success();
   }

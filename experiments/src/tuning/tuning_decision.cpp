@@ -11,8 +11,6 @@
 namespace rocelab::experiments {
 namespace {
 
-constexpr const char* traffic_classes[] = {"incast", "victim", "allreduce", "background", "flow_list", "other"};
-
 // Three significant digits, without an exponent below a million (slowdowns of thousands
 // read as 1060, not 1.06e+03).
 std::string fmt(double v) {
@@ -86,7 +84,7 @@ paired_comparison compare_paired(std::string metric, const std::vector<double>& 
 
 std::vector<paired_comparison> gains_and_costs(const std::vector<run_summary>& a, const std::vector<run_summary>& b) {
   std::vector<std::string> metrics;
-  for (const char* kind : traffic_classes) metrics.push_back(std::string(kind) + ".slowdown_p99");
+  for (const std::string_view kind : traffic_classes) metrics.push_back(std::string(kind) + ".slowdown_p99");
   metrics.emplace_back("paused_us");
   metrics.emplace_back("cnp");
   std::vector<paired_comparison> out;

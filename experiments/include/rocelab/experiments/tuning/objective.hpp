@@ -8,7 +8,7 @@
 //   pause_frames paused_ns paused_us ce_marked cnp drops retransmits
 //   allreduce.algbw_gbps allreduce.busbw_gbps allreduce.time_ns
 // and per workload kind, "<kind>.<flow metric>": incast.slowdown_p99, victim.slowdown_p99,
-// background.fct_p99_ns, allreduce.fct_p99_ns (kinds: incast, victim, allreduce, background, other).
+// background.fct_p99_ns, allreduce.fct_p99_ns (kinds: traffic_classes below).
 //
 // The objective is a weighted sum of metrics (minimized; a negative weight rewards a
 // metric). Constraints bound a metric from above (max) or below (min); every flow
@@ -27,6 +27,11 @@
 #include "rocelab/experiments/run/summary.hpp"
 
 namespace rocelab::experiments {
+
+// The traffic classes (workload_kind names) a metric may be taken over, in the order
+// answers and errors list them.
+inline constexpr std::string_view traffic_classes[] = {"incast", "victim", "allreduce", "background", "flow_list",
+                                                       "other"};
 
 struct objective_term {
   std::string metric;
