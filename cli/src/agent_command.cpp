@@ -2,7 +2,8 @@
 // host (agents/agent/agent.hpp). Runs until SIGINT/SIGTERM; reconnects while the controller
 // is away and restores its settings by itself after --deadman-ms without it.
 // --netns NS: soft jobs run the host's NIC in namespace NS (the virtual lab's host
-// namespaces; `rocelab lab up --controller` starts one agent per host so).
+// namespaces; `rocelab lab up --controller` starts one agent per host so), and the agent's
+// thread runs SCHED_FIFO above the lab's NICs (soft_nic::lab_relay_rt_priority).
 #include <signal.h>
 
 #include <iostream>
@@ -13,7 +14,9 @@
 
 #include "command.hpp"
 #include "rocelab/agents/agent/agent.hpp"
+#include "rocelab/common/realtime_section.hpp"
 #include "rocelab/protocol/security.hpp"
+#include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 
 namespace rocelab::cli {
 namespace {
@@ -74,6 +77,13 @@ std::function<int()> setup(CLI::App& app) {
       });
     });
     (*ag)->start(io.get_executor());
+    // The agent of a virtual lab host (--netns) relays its soft NIC's posts and
+    // completions. The lab's NICs and switch run SCHED_FIFO on this machine, and through an
+    // incast a normal thread gets only the kernel's RT-throttling remainder of the CPUs (a
+    // closed loop's next round then went out up to a second late, and the controller took
+    // the silent agents for lost): the relay runs above the NICs, as `rocelab run`'s
+    // in-process agents do. Its NIC processes set their own priority.
+    const realtime_section relay(a->netns.empty() ? 0 : traffic::soft_nic::lab_relay_rt_priority);
     io.run();
     return 0;
   };

@@ -24,6 +24,7 @@
 #include "rocelab/agents/agent/agent.hpp"
 #include "rocelab/cli/in_process_agents.hpp"
 #include "rocelab/controller/controller.hpp"
+#include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 #include "authenticated_peer.hpp"
 
 namespace rocelab::test {
@@ -110,6 +111,20 @@ inline controller::controller_options quick_controller_options(const temp_dir& d
   o.start_lead = std::chrono::milliseconds(150);
   o.log = std::getenv("ROCELAB_TEST_LOG") != nullptr;
   o.launcher = std::make_shared<cli::in_process_agents>();
+  return o;
+}
+
+// A quick controller whose runs drive the virtual lab on this machine. Its NICs and switch
+// run SCHED_FIFO and keep both CPUs busy through an incast, when a normal thread (the
+// lab's agents, this controller) gets only the kernel's RT-throttling remainder, 50 ms of
+// each second: a silence of up to 950 ms is then the host's, not a lost agent's (CI: an
+// agent dropped after 600 ms, and once every agent at once). So the agent timeout is the
+// production one (2 s); a killed agent is still seen at once, its connection closing. Its
+// in-process agents relay above the NICs, as `rocelab run`'s do.
+inline controller::controller_options lab_controller_options(const temp_dir& dir) {
+  controller::controller_options o = quick_controller_options(dir);
+  o.agent_timeout = controller::controller_options{}.agent_timeout;
+  o.launcher = std::make_shared<cli::in_process_agents>(traffic::soft_nic::lab_relay_rt_priority);
   return o;
 }
 

@@ -30,7 +30,7 @@ TEST(lab_controller_agents_counters, each_run_on_the_agents_lab_stores_its_own_c
   const std::string binary = std::string(ROCELAB_BINARY_DIR) + "/rocelab";
   test::temp_dir dir("agentcounters");
   const std::string capture = (dir.path / "capture.pcapng").string();
-  auto o = test::quick_controller_options(dir);
+  auto o = test::lab_controller_options(dir);
   o.virtual_options.lab_name = name;
   o.virtual_options.rocelab_binary = binary;
   o.virtual_options.capture_dpdk = std::getenv("ROCELAB_TEST_PCAP") == nullptr;

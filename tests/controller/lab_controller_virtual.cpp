@@ -18,7 +18,7 @@ TEST(lab_controller, virtual_spec_runs_into_the_store_and_leaves_no_lab) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root (namespaces, veth, AF_PACKET)";
   const std::string lab = "rlc" + std::to_string(::getpid() % 100000);
   test::temp_dir dir("vlab");
-  auto o = test::quick_controller_options(dir);
+  auto o = test::lab_controller_options(dir);
   o.virtual_options.lab_name = lab;
   o.virtual_options.rocelab_binary = std::string(ROCELAB_BINARY_DIR) + "/rocelab";
   o.virtual_options.capture_dpdk = std::getenv("ROCELAB_TEST_PCAP") == nullptr;

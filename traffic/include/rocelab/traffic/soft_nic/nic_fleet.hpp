@@ -64,8 +64,8 @@ using nic_links_factory = std::function<result<std::unique_ptr<nic_links>>(
     const std::vector<fleet_host>& hosts, const std::vector<nic_process_config>& configs)>;
 
 // SCHED_FIFO priority of the thread that relays a virtual lab run's posts and completions
-// between the fleet and the NIC processes on this machine under `rocelab run`: its
-// in-process agents' thread. Above the NICs'
+// between the fleet and the NIC processes on this machine: `rocelab run`'s in-process
+// agents' thread, and a virtual lab host's `rocelab agent --netns`. Above the NICs'
 // (fleet_options::rt_priority, 40) and below the soft switch's (50). The NICs and the switch
 // are busy for the whole of an incast, when a normal thread gets only the kernel's
 // RT-throttling remainder of their CPUs; the next round of a closed-loop workload, armed
