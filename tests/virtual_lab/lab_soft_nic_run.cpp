@@ -143,12 +143,14 @@ TEST_F(SoftNicRun, VirtualIncastExampleRunsCapturesCompletelyAndRemovesItsLab) {
 }
 
 // PFC without ECN: the switch pauses its senders, and the mirror capture shows every
-// PFC frame it sent (mirror pfc_tx), counted by the capture's analysis.
+// PFC frame it sent (mirror pfc_tx), counted by the capture's analysis. The lossless PGs
+// run at alpha 1/128 (switch.dynamic_th -7): at alpha 1 a slow host that held the eight
+// NICs near the port's rate queued 60-300 KB and never paused.
 TEST_F(SoftNicRun, PauseFramesTheSwitchSendsAreInTheMirrorCapture) {
   auto spec = load_spec_file(std::string(ROCELAB_SOURCE_DIR) + "/examples/virtual-incast-8to1.yaml");
   ASSERT_TRUE(spec.ok()) << spec.error().message();
   for (const char* o : {"switch.ecn.enabled=false", "nic.dcqcn.enabled=false", "switch.buffer_bytes=4MiB",
-                        "workload.incast.flow_bytes=1MiB"})
+                        "switch.dynamic_th=-7", "workload.incast.flow_bytes=1MiB"})
     ASSERT_TRUE(apply_override(*spec, o).ok()) << o;
   virtual_backend_options o;
   o.lab_name = name_;
@@ -270,8 +272,8 @@ TEST_F(SoftNicRun, IncastSendersStartWithinTheExamplesSkewLimitAndAStaggeredRunS
   // apart and two of ten 2 ms (each NIC's own nic.armed_late_max_ns the whole skew). So
   // this test holds what an armed start does, not how quiet the host is: every run
   // measures its skew and says it is degraded exactly when it exceeds the spec's limit,
-  // and the median of the runs the lab did not find bound by the host starts within that
-  // limit (unarmed, senders started 10-110 ms apart). A run the lab itself says was bound
+  // and when most of the ten runs were not bound by the host, their median starts within
+  // that limit (unarmed, senders started 10-110 ms apart). A run the lab itself says was bound
   // by the host (its NICs' CPU over budget, frames waiting in the switch's rings: "the
   // host's capacity", "the host's scheduling") is no evidence of the armed start: on a
   // paravirtualised CI VM every run was, its NICs 101-123% busy, and the senders of one
@@ -360,20 +362,21 @@ TEST_F(SoftNicRun, IncastSendersStartWithinTheExamplesSkewLimitAndAStaggeredRunS
   // on a host whose timers come later than that 150 us margin at p99 the last of them skip
   // theirs by design (CI once: 59 of 80 with timers 535 us late at p99, every run's skew
   // still measured and said, the median run within the limit). Half of them still warm.
-  // Those are shares of the runs not bound by the host; on any host some sender warms.
+  // Those are shares of the runs not bound by the host, judged with the median below when
+  // they are most of the ten; on any host some sender warms.
   EXPECT_GT(warmed, 0) << "no sender warmed its transmit path before an instant in ten runs";
   const int clean_runs = 10 - host_bound;
+  ASSERT_EQ(run_skews.size(), static_cast<std::size_t>(clean_runs));
+  if (clean_runs < 6) {
+    std::cout << host_bound << " of 10 runs bound by the host: no median of the armed start here "
+              << "(bench/virtual_lab/start_skew measures it)\n";
+    return;
+  }
   const int min_warmed = (quiet_host ? 9 : wake_p99 <= 150'000 ? 7 : 5) * 8 * clean_runs / 10;
   EXPECT_GE(warmed_clean, min_warmed) << "of " << 8 * clean_runs
                                       << " sender-runs not bound by the host, the transmit path was warmed before an "
                                          "instant in "
                                       << warmed_clean << " (timers " << wake_p99 / 1000 << " us late at p99)";
-  ASSERT_EQ(run_skews.size(), static_cast<std::size_t>(clean_runs));
-  if (clean_runs < 3) {
-    std::cout << host_bound << " of 10 runs bound by the host: no median of the armed start here "
-              << "(bench/virtual_lab/start_skew measures it)\n";
-    return;
-  }
   const auto median = [](std::vector<std::int64_t> v) {
     const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
     std::nth_element(v.begin(), mid, v.end());

@@ -123,7 +123,25 @@ status configure_lab_switch(const lab::lab_state& s, const experiment_spec& spec
     snapshot = own.get();
   }
   json fields = json::array();
-  fields.push_back({{"field", "pg.headroom_bytes"}, {"value", headroom_for(spec, s)}, {"priority", 3}});
+  // The buffer's thresholds as the twin's switch takes them from the spec (spec/build.cpp):
+  // lossless PGs under switch.dynamic_th with their headroom and XON offset, lossy PGs and
+  // queues under switch.lossy_dynamic_th, the accounting cell and the pause time. Without
+  // them the lab ran its own defaults whatever the spec said (a spec at dynamic_th -7
+  // paused on the twin and never on the lab).
+  fields.push_back({{"field", "cell_bytes"}, {"value", spec.sw.cell_bytes}});
+  fields.push_back({{"field", "pfc.pause_quanta"}, {"value", spec.sw.pfc.pause_quanta}});
+  for (std::uint32_t p = 0; p < 8; ++p) {
+    const bool lossless = spec.sw.pfc.enabled && std::find(spec.sw.pfc.priorities.begin(), spec.sw.pfc.priorities.end(),
+                                                           p) != spec.sw.pfc.priorities.end();
+    if (lossless) {
+      fields.push_back({{"field", "pg.dynamic_th"}, {"value", spec.sw.dynamic_th}, {"priority", p}});
+      fields.push_back({{"field", "pg.headroom_bytes"}, {"value", headroom_for(spec, s)}, {"priority", p}});
+      fields.push_back({{"field", "pg.xon_offset_bytes"}, {"value", spec.sw.pfc.xon_offset_bytes}, {"priority", p}});
+    } else {
+      fields.push_back({{"field", "pg.dynamic_th"}, {"value", spec.sw.lossy_dynamic_th}, {"priority", p}});
+      fields.push_back({{"field", "queue.dynamic_th"}, {"value", spec.sw.lossy_dynamic_th}, {"priority", p}});
+    }
+  }
   for (std::uint32_t q : spec.sw.ecn.queues) {
     if (q > 7) continue;
     fields.push_back({{"field", "queue.ecn.enabled"}, {"value", spec.sw.ecn.enabled}, {"priority", q}});
