@@ -87,7 +87,9 @@ TEST(TwinRouting, LeafSpineAcrossLeavesIsLeafSpineLeafWithConsistentPorts) {
 // topology: leaves = nodes 64..67, spines 68..71, 16 hosts per leaf; 16 flows of 2 MB from
 // host i to host 16 + i, sport 10000, dport 100, all at once): flows 0, 4, 6, 10 and 15
 // finished 20% later than the other eleven, five sharing one 400G uplink; no spine carried
-// more than four of the others.
+// more than four of the others. Those groups hold in any order of a leaf's next hops;
+// which spine a group takes follows ns-3's order, its switches by descending node id
+// (routing.cpp), which the k=8 fat-tree's fidelity pins (TwinHpccFidelity).
 TEST(TwinRouting, HpccNs3EcmpGroupsFlowsAsNs3Did) {
   topology_config t = leaf_spine_topology(64, 4, 4);
   t.ecmp = topology_config::ecmp_kind::hpcc_ns3;
@@ -96,7 +98,9 @@ TEST(TwinRouting, HpccNs3EcmpGroupsFlowsAsNs3Did) {
   std::vector<std::uint32_t> spine_of(16);
   std::map<std::uint32_t, std::set<std::uint32_t>> flows_on;
   for (std::uint32_t i = 0; i < 16; ++i) {
-    spine_of[i] = routes->path_code({i, 16 + i, i + 1, 10000, 100}, 1);  // a leaf-spine's code: the spine
+    // A leaf-spine's path code is the index of its spine among the leaf's next hops,
+    // which list the spines from the highest node id down.
+    spine_of[i] = 3 - routes->path_code({i, 16 + i, i + 1, 10000, 100}, 1);
     flows_on[spine_of[i]].insert(i);
     // The path the routing function reports goes over that spine.
     const auto hops = flow_hops(t, 1, i, 16 + i, i + 1, 10000, 100);

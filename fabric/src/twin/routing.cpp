@@ -60,15 +60,22 @@ status fabric_routes::compute() {
   table_.assign(static_cast<std::size_t>(nsw) * attach_switches_, 0);
 
   // Each switch's ports to other switches in the order of the devices they lead to: the
-  // order the search visits neighbours (HPCC's ns-3 walks a map of neighbours keyed by
-  // node, created in node id order; the twin's switches are in that order).
+  // order the search visits neighbours, which orders each switch's next hops. HPCC's ns-3
+  // walks a map of neighbours keyed by Ptr<Node>, so by address: every SwitchNode (2.1 MB,
+  // its m_bytes[257][257][8]) is an mmap of its own, placed below the one before, so its
+  // switches come in descending node id order. Ascending put 3-tier flows on other paths
+  // than ns-3's (the slowdowns of one run against ns-3's correlated 0.59 on a k=8
+  // fat-tree, against 0.80 between two ns-3 runs; 0.83 descending); on ls64_ws50 the
+  // 400 Gb/s spines hid it. The twin's own hash keeps ascending order.
+  const bool descending = ecmp_ == topology_config::ecmp_kind::hpcc_ns3;
   std::vector<std::vector<std::uint16_t>> by_peer(nsw);
   for (std::uint32_t s = 0; s < nsw; ++s) {
     const auto& ports = graph_.switch_at(s).ports;
     for (std::uint32_t p = 0; p < ports.size(); ++p)
       if (!graph_.is_host_device(ports[p].peer)) by_peer[s].push_back(static_cast<std::uint16_t>(p));
-    std::stable_sort(by_peer[s].begin(), by_peer[s].end(),
-                     [&](std::uint16_t x, std::uint16_t y) { return ports[x].peer < ports[y].peer; });
+    std::stable_sort(by_peer[s].begin(), by_peer[s].end(), [&](std::uint16_t x, std::uint16_t y) {
+      return descending ? ports[x].peer > ports[y].peer : ports[x].peer < ports[y].peer;
+    });
   }
   std::unordered_map<std::vector<std::uint16_t>, std::uint32_t, port_list_hash> pooled;
   std::vector<std::uint32_t> dist(nsw), order;
