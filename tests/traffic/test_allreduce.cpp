@@ -141,6 +141,45 @@ TEST(allreduce, iterations_run_back_to_back_with_a_gap) {
   }
 }
 
+// Rings over rails, 4 servers of 4 ranks: the server's ring, then rail i's ring over the
+// servers, then the server's ring again; every step a permutation; the bytes each phase
+// moves are NCCL's: 2(g-1)/g x S within the server, 2(N-1)/N x S/g along the rail.
+TEST(allreduce, hierarchical_ring_runs_the_servers_rings_then_one_ring_a_rail) {
+  constexpr std::uint32_t g = 4, servers = 4, n = g * servers;
+  constexpr std::uint64_t bytes = 1 << 20;
+  const auto s = allreduce_schedule(allreduce_algorithm::hierarchical_ring, n, bytes, g);
+  ASSERT_EQ(s.size(), n);
+  constexpr std::uint32_t steps = 2 * (g - 1) + 2 * (servers - 1);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    ASSERT_EQ(s[r].size(), steps);
+    std::uint64_t local = 0, rail = 0;
+    for (std::uint32_t k = 0; k < steps; ++k) {
+      const allreduce_send& send = s[r][k];
+      const bool in_server = k < g - 1 || k >= steps - (g - 1);
+      if (in_server) {
+        EXPECT_EQ(send.to_rank, r / g * g + (r % g + 1) % g) << "rank " << r << " step " << k;
+        local += send.bytes;
+      } else {
+        EXPECT_EQ(send.to_rank % g, r % g) << "rail steps stay on the rank's rail";
+        EXPECT_EQ(send.to_rank / g, (r / g + 1) % servers);
+        rail += send.bytes;
+      }
+      EXPECT_EQ(s[send.from_rank][k].to_rank, r) << "what r receives at step k is sent to it at step k";
+    }
+    EXPECT_EQ(local, 2 * (g - 1) * bytes / g);
+    EXPECT_EQ(rail, 2 * (servers - 1) * (bytes / g) / servers);
+  }
+  // One rank a server is the plain ring.
+  const auto ring = allreduce_schedule(allreduce_algorithm::ring, 8, 8000);
+  const auto one = allreduce_schedule(allreduce_algorithm::hierarchical_ring, 8, 8000, 1);
+  ASSERT_EQ(one.size(), ring.size());
+  for (std::uint32_t r = 0; r < 8; ++r)
+    for (std::uint32_t k = 0; k < ring[r].size(); ++k) {
+      EXPECT_EQ(one[r][k].to_rank, ring[r][k].to_rank);
+      EXPECT_EQ(one[r][k].bytes, ring[r][k].bytes);
+    }
+}
+
 TEST(allreduce, invalid_configs) {
   auto with = [](auto change) {
     allreduce_config cfg;
@@ -152,6 +191,8 @@ TEST(allreduce, invalid_configs) {
   EXPECT_FALSE(with([](auto& c) { c.rank_count = 4, c.bytes = 3; }).ok());
   EXPECT_FALSE(with([](auto& c) { c.ranks = {1, 1}; }).ok());
   EXPECT_TRUE(with([](auto& c) { c.rank_count = 8; }).ok());
+  EXPECT_FALSE(with([](auto& c) { c.algorithm = allreduce_algorithm::hierarchical_ring, c.ranks_per_host = 3; }).ok());
+  EXPECT_TRUE(with([](auto& c) { c.algorithm = allreduce_algorithm::hierarchical_ring, c.ranks_per_host = 4; }).ok());
 }
 
 }  // namespace

@@ -29,7 +29,8 @@ class allreduce_workload final : public fabric::twin::workload {
   allreduce_workload(allreduce_config cfg, std::vector<std::uint32_t> hosts)
       : cfg_(std::move(cfg)),
         hosts_(std::move(hosts)),
-        schedule_(allreduce_schedule(cfg_.algorithm, static_cast<std::uint32_t>(hosts_.size()), cfg_.bytes)),
+        schedule_(allreduce_schedule(cfg_.algorithm, static_cast<std::uint32_t>(hosts_.size()), cfg_.bytes,
+                                     cfg_.ranks_per_host)),
         steps_(static_cast<std::uint32_t>(schedule_.front().size())) {}
 
   void start(twin_context& ctx) override { start_iteration(ctx, 0, cfg_.start_ns); }
@@ -117,6 +118,10 @@ status validate(const allreduce_config& cfg, std::uint32_t hosts) {
   }
   if (cfg.algorithm == allreduce_algorithm::halving_doubling && !std::has_single_bit(n))
     return bad("halving_doubling needs a power-of-two rank count, not " + std::to_string(n));
+  if (cfg.algorithm == allreduce_algorithm::hierarchical_ring &&
+      (cfg.ranks_per_host < 1 || n % cfg.ranks_per_host != 0))
+    return bad("hierarchical_ring: " + std::to_string(n) + " ranks are not whole servers of " +
+               std::to_string(cfg.ranks_per_host));
   if (cfg.bytes < n) return bad("bytes must be at least the rank count (one byte per chunk)");
   if (cfg.iterations == 0) return bad("iterations must be >= 1");
   if (cfg.iterations > (1U << 23)) return bad("too many iterations");
@@ -126,9 +131,30 @@ status validate(const allreduce_config& cfg, std::uint32_t hosts) {
 }
 
 std::vector<std::vector<allreduce_send>> allreduce_schedule(allreduce_algorithm algorithm, std::uint32_t n,
-                                                            std::uint64_t bytes) {
+                                                            std::uint64_t bytes, std::uint32_t ranks_per_host) {
   std::vector<std::vector<allreduce_send>> s(n);
-  if (algorithm == allreduce_algorithm::ring) {
+  if (algorithm == allreduce_algorithm::hierarchical_ring && ranks_per_host > 1) {
+    const std::uint32_t g = ranks_per_host, servers = n / g;
+    for (std::uint32_t r = 0; r < n; ++r) {
+      const std::uint32_t server = r / g, i = r % g;
+      const std::uint32_t right = server * g + (i + 1) % g, left = server * g + (i + g - 1) % g;
+      // (1) Reduce-scatter within the server: step k sends chunk i-k of g, receives i-1-k.
+      for (std::uint32_t k = 0; k + 1 < g; ++k)
+        s[r].push_back({right, chunk_bytes(bytes, g, mod(std::int64_t{i} - k, g)), left});
+      // (2) The server's sum of chunk i+1 all-reduced along rail i (a ring over servers).
+      const std::uint64_t shard = chunk_bytes(bytes, g, (i + 1) % g);
+      const std::uint32_t next = (server + 1) % servers * g + i, prev = (server + servers - 1) % servers * g + i;
+      for (std::uint32_t k = 0; k + 1 < servers; ++k)
+        s[r].push_back({next, chunk_bytes(shard, servers, mod(std::int64_t{server} - k, servers)), prev});
+      for (std::uint32_t k = 0; k + 1 < servers; ++k)
+        s[r].push_back({next, chunk_bytes(shard, servers, mod(std::int64_t{server} + 1 - k, servers)), prev});
+      // (3) All-gather within the server: step k forwards the reduced chunk i+1-k.
+      for (std::uint32_t k = 0; k + 1 < g; ++k)
+        s[r].push_back({right, chunk_bytes(bytes, g, mod(std::int64_t{i} + 1 - k, g)), left});
+    }
+    return s;
+  }
+  if (algorithm == allreduce_algorithm::ring || algorithm == allreduce_algorithm::hierarchical_ring) {
     for (std::uint32_t r = 0; r < n; ++r) {
       const std::uint32_t right = (r + 1) % n, left = (r + n - 1) % n;
       // Reduce-scatter step k: send chunk r-k (partially reduced), receive chunk r-1-k.

@@ -19,6 +19,8 @@ path_fn twin_paths(const fabric::twin::topology_config& topology, std::uint64_t 
   return [routes, seed](const flow_record& f) {
     std::vector<path_hop> out;
     if (f.src >= routes->hosts() || f.dst >= routes->hosts()) return out;
+    // Two NICs of one server: their local link, no hop of the fabric's.
+    if (routes->graph().same_server(f.src, f.dst)) return out;
     std::vector<fabric::twin::hop> hops;
     routes->hops(f.src, f.dst, routes->path_code({f.src, f.dst, f.qp, 0, 0}, seed), hops);
     out.reserve(hops.size() + 1);

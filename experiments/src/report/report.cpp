@@ -31,6 +31,7 @@ namespace {
 using nlohmann::json;
 using report_detail::attribution_sentence;
 using report_detail::comparisons_section;
+using report_detail::allreduce_section;
 using report_detail::configuration_section;
 using report_detail::device_name;
 using report_detail::files_section;
@@ -583,6 +584,7 @@ std::string report_html(const run_analysis& a, const report_options& o) {
     out += "</ul>";
   }
   out += configuration_section(a);
+  out += allreduce_section(a);
 
   out += "<h2 id=\"fct\">Flow completion</h2>";
   out += "<figure>" + fct_cdf(a) + "<figcaption>Completed flows' FCT, per workload kind.</figcaption></figure>";
@@ -684,6 +686,7 @@ std::map<std::string, std::string> report_tables(const run_analysis& a) {
   j["marks_from_events"] = a.marks_from_events;
   j["ports"] = table_json(ports);
   j["storms"] = table_json(storms);
+  if (!a.records.allreduce.empty()) j["allreduce"] = table_json(report_detail::allreduce_table(a));
   j["victims"] = table_json(victims);
   j["victim_ports"] = table_json(victim_ports);
   j["attribution"] = table_json(attribution);

@@ -34,8 +34,8 @@ std::string change_text(double from, double to) {
 }
 
 bool is_shown_setting(const std::string& path) {
-  return path == "topology.hosts" || path.starts_with("topology.link") || path.starts_with("switch.") ||
-         path.starts_with("nic.") || path.starts_with("fabric.");
+  return path.starts_with("topology.") || path.starts_with("switch.") || path.starts_with("nic.") ||
+         path.starts_with("fabric.");
 }
 
 run_summary this_run(const run_analysis& a) { return summarize({&a.records}, {}); }
@@ -68,12 +68,37 @@ std::string configuration_section(const run_analysis& a) {
   }
   std::string out = "<h2 id=\"configuration\">Configuration</h2><p>" +
                     svg::escape(std::to_string(changed.rows.size()) + " of " + std::to_string(all.rows.size()) +
-                                " link, switch and NIC settings differ from the defaults (SONiC's lossless RoCE "
+                                " topology, link, switch and NIC settings differ from the defaults (SONiC's lossless RoCE "
                                 "profile, the mlx5 firmware's DCQCN); these are the run's.") +
                     "</p>";
   out += html_table(changed, "table-configuration", "every setting at its default");
   out += "<details><summary>All settings</summary>" + html_table(all, "table-configuration-all") + "</details>";
   return out;
+}
+
+table allreduce_table(const run_analysis& a) {
+  table t{{"iteration", "algorithm", "ranks", "bytes", "time_ns", "algbw_gbps", "busbw_gbps"}, {}};
+  for (std::size_t i = 0; i < a.records.allreduce.size(); ++i) {
+    const allreduce_result& r = a.records.allreduce[i];
+    t.rows.push_back({std::to_string(i + 1), r.algorithm, std::to_string(r.ranks), std::to_string(r.bytes),
+                      std::to_string(r.time_ns), fixed(r.algbw_gbps, 1), fixed(r.busbw_gbps, 1)});
+  }
+  return t;
+}
+
+std::string allreduce_section(const run_analysis& a) {
+  const auto& runs = a.records.allreduce;
+  if (runs.empty()) return "";
+  double lo = runs.front().busbw_gbps, hi = lo;
+  for (const allreduce_result& r : runs) lo = std::min(lo, r.busbw_gbps), hi = std::max(hi, r.busbw_gbps);
+  const allreduce_result& first = runs.front();
+  std::string reading = std::to_string(runs.size()) + " all-reduce iteration" + (runs.size() == 1 ? "" : "s") +
+                        " (" + first.algorithm + ", " + std::to_string(first.ranks) + " ranks): bus bandwidth " +
+                        (hi - lo < 0.05 ? fixed(lo, 1) : fixed(lo, 1) + " to " + fixed(hi, 1)) +
+                        " Gb/s, as nccl-tests defines it (algbw = bytes / time, busbw = algbw x 2(n-1)/n: what each "
+                        "rank's link would carry, comparable across rank counts).";
+  return "<h2 id=\"allreduce\">All-reduce</h2><p>" + svg::escape(reading) + "</p>" +
+         html_table(allreduce_table(a), "table-allreduce");
 }
 
 std::string comparisons_section(const run_analysis& a) {

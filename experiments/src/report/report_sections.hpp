@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "report/report_table.hpp"
 #include "rocelab/experiments/report/report.hpp"
 
 namespace rocelab::experiments::report_detail {
@@ -17,6 +18,10 @@ namespace rocelab::experiments::report_detail {
 // Per-flow rates over time, this run's and the twin's replay of it (report_sharing.cpp).
 [[nodiscard]] std::string sharing_section(const run_analysis& a);
 [[nodiscard]] std::string files_section(const run_analysis& a);
+// The run's all-reduce iterations with nccl-tests' algbw and busbw: the page's table and
+// report.json's "allreduce".
+[[nodiscard]] table allreduce_table(const run_analysis& a);
+[[nodiscard]] std::string allreduce_section(const run_analysis& a);
 
 // One sentence each (plain text, to be escaped by the caller).
 [[nodiscard]] std::string summary_sentence(const run_analysis& a);

@@ -44,10 +44,13 @@ traffic::incast_config incast_of(const incast_spec& s) {
   return c;
 }
 
-traffic::allreduce_config allreduce_of(const allreduce_spec& s) {
+// ranks_per_host: the servers' NICs on a rail-optimized fabric (hierarchical_ring's g).
+traffic::allreduce_config allreduce_of(const allreduce_spec& s, const topology_spec& t) {
   traffic::allreduce_config c;
-  c.algorithm = s.algorithm == "halving_doubling" ? traffic::allreduce_algorithm::halving_doubling
-                                                  : traffic::allreduce_algorithm::ring;
+  c.algorithm = s.algorithm == "halving_doubling"    ? traffic::allreduce_algorithm::halving_doubling
+                : s.algorithm == "hierarchical_ring" ? traffic::allreduce_algorithm::hierarchical_ring
+                                                     : traffic::allreduce_algorithm::ring;
+  c.ranks_per_host = t.type == "rail_optimized" ? t.nics_per_host : 1;
   c.ranks = s.rank_hosts;
   c.rank_count = s.ranks;
   c.bytes = static_cast<std::uint64_t>(s.bytes);
@@ -194,6 +197,22 @@ status validate(const experiment_spec& spec) {
                       std::to_string(t.hosts));
   }
   if (t.type != "fat_tree" && t.k != 0) return fail(spec, "topology.k", "applies to fat_tree only");
+  if (t.type == "rail_optimized") {
+    if (t.nics_per_host < 2)
+      return fail(spec, "topology.nics_per_host", "rail_optimized needs servers of 2 or more NICs (rails)");
+    if (t.hosts % t.nics_per_host != 0)
+      return fail(spec, "topology.hosts",
+                  std::to_string(t.hosts) + " NICs are not whole servers of " + std::to_string(t.nics_per_host) +
+                      " (hosts counts NICs: servers x nics_per_host)");
+    if (t.leaves == 0) return fail(spec, "topology.leaves", "rail_optimized needs leaves >= 1 (leaves a rail)");
+    if (t.spines == 0) return fail(spec, "topology.spines", "rail_optimized needs spines >= 1 to join its rails");
+    if (t.hosts / t.nics_per_host % t.leaves != 0)
+      return fail(spec, "topology.leaves",
+                  std::to_string(t.hosts / t.nics_per_host) + " servers do not divide evenly over " +
+                      std::to_string(t.leaves) + " leaves a rail");
+  } else if (t.nics_per_host != 1) {
+    return fail(spec, "topology.nics_per_host", "applies to rail_optimized only");
+  }
   for (std::uint32_t p : spec.sw.pfc.priorities)
     if (p > 7) return fail(spec, "switch.pfc.priorities", "priority " + std::to_string(p) + " is not 0..7");
   for (std::uint32_t q : spec.sw.ecn.queues)
@@ -241,9 +260,22 @@ status validate(const experiment_spec& spec) {
   if (w.incast.enabled)
     if (auto st = traffic::validate(incast_of(w.incast), t.hosts); !st.ok())
       return fail(spec, "workload.incast", st.message());
-  if (w.allreduce.enabled)
-    if (auto st = traffic::validate(allreduce_of(w.allreduce), t.hosts); !st.ok())
-      return fail(spec, "workload.allreduce", st.message());
+  if (w.allreduce.enabled) {
+    const traffic::allreduce_config c = allreduce_of(w.allreduce, t);
+    if (auto st = traffic::validate(c, t.hosts); !st.ok()) return fail(spec, "workload.allreduce", st.message());
+    // Rings over rails: a server's ranks are its NICs, local rank i on NIC i (rail i).
+    const std::uint32_t g = c.ranks_per_host;
+    if (c.algorithm == traffic::allreduce_algorithm::hierarchical_ring && g > 1)
+      for (std::uint32_t r = 0; r < c.ranks.size(); ++r) {
+        const std::uint32_t h = c.ranks[r], first = c.ranks[r / g * g];
+        if (h / g != first / g || h % g != r % g)
+          return fail(spec, "workload.allreduce.rank_hosts",
+                      "hierarchical_ring: rank " + std::to_string(r) + " is on host " + std::to_string(h) +
+                          ", not NIC " + std::to_string(r % g) + " of the server of rank " + std::to_string(r / g * g) +
+                          " (host " + std::to_string(first) + "): each " + std::to_string(g) +
+                          " consecutive ranks are one server's NICs 0.." + std::to_string(g - 1));
+      }
+  }
   if (w.background.enabled) {
     auto c = background_of(spec);
     if (!c) return fail(spec, "workload.background.cdf", c.error().message());
@@ -288,6 +320,8 @@ result<fabric::lossless_class> lossless_class_of(const experiment_spec& spec) {
 
 std::uint32_t max_ports_per_switch(const topology_spec& t) {
   if (t.type == "fat_tree") return t.k;
+  if (t.type == "rail_optimized" && t.leaves > 0 && t.nics_per_host > 0)
+    return std::max(t.hosts / t.nics_per_host / t.leaves + t.spines, t.leaves * t.nics_per_host);
   if (t.type != "leaf_spine" || t.leaves == 0) return t.hosts;
   return std::max(t.hosts / t.leaves + t.spines, t.leaves);
 }
@@ -369,6 +403,7 @@ result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, st
   const topology_spec& t = spec.topology;
   c.topology.type = t.type == "leaf_spine" ? fabric::twin::topology_config::kind::leaf_spine
                     : t.type == "fat_tree" ? fabric::twin::topology_config::kind::fat_tree
+                    : t.type == "rail_optimized" ? fabric::twin::topology_config::kind::rail_optimized
                                            : fabric::twin::topology_config::kind::single_switch;
   c.topology.hosts = t.hosts;
   c.topology.link_gbps = t.link_gbps;
@@ -377,6 +412,9 @@ result<fabric::twin::twin_config> to_twin_config(const experiment_spec& spec, st
   c.topology.leaves = t.leaves;
   c.topology.spines = t.spines;
   c.topology.k = t.k;
+  c.topology.nics_per_host = t.nics_per_host;
+  c.topology.local_link_gbps = t.local_link_gbps;
+  c.topology.local_link_delay_ns = t.local_link_delay_ns;
   c.topology.spine_link_gbps = t.spine_link_gbps;
   c.topology.oversubscription = t.oversubscription;
 
@@ -495,7 +533,7 @@ result<std::unique_ptr<fabric::twin::workload>> make_workload(const experiment_s
     parts.push_back(std::move(*part));
   }
   if (w.allreduce.enabled) {
-    auto part = traffic::make_allreduce(allreduce_of(w.allreduce), hosts);
+    auto part = traffic::make_allreduce(allreduce_of(w.allreduce, spec.topology), hosts);
     if (!part) return fail(spec, "workload.allreduce", part.error().message());
     parts.push_back(std::move(*part));
   }

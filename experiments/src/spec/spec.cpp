@@ -280,10 +280,11 @@ std::vector<field_info> build_table() {
                                            "runs with seeds seed .. seed + repeats - 1"));
   // --- topology ---
   t.push_back(choice_field("topology.type", [](auto& s) -> auto& { return s.topology.type; },
-                           {"single_switch", "leaf_spine", "fat_tree"},
-                           "one switch, two-tier leaf-spine, or three-tier k-ary fat-tree"));
+                           {"single_switch", "leaf_spine", "fat_tree", "rail_optimized"},
+                           "one switch, two-tier leaf-spine, three-tier k-ary fat-tree, or rails of multi-NIC "
+                           "servers joined by spines"));
   t.push_back(integer_field<std::uint32_t>("topology.hosts", [](auto& s) -> auto& { return s.topology.hosts; }, 2,
-                                           100000, "hosts in all"));
+                                           100000, "hosts in all; rail_optimized: NICs in all (servers x nics_per_host)"));
   t.push_back(gbps_field("topology.link_gbps", [](auto& s) -> auto& { return s.topology.link_gbps; }, 0.001,
                          "host link speed"));
   t.push_back(duration_field("topology.link_delay_ns", [](auto& s) -> auto& { return s.topology.link_delay_ns; }, 0,
@@ -293,15 +294,26 @@ std::vector<field_info> build_table() {
                          "bytes a frame holds its link for beyond itself: preamble and SFD (8) and inter-frame gap "
                          "(12) on Ethernet; 0 for a reference that counts none (htsim, HPCC ns-3) (twin only)"));
   t.push_back(integer_field<std::uint32_t>("topology.leaves", [](auto& s) -> auto& { return s.topology.leaves; }, 0,
-                                           10000, "leaf_spine: leaf switches"));
+                                           10000, "leaf_spine: leaf switches; rail_optimized: leaves a rail"));
   t.push_back(integer_field<std::uint32_t>("topology.spines", [](auto& s) -> auto& { return s.topology.spines; }, 0,
-                                           10000, "leaf_spine: spine switches"));
+                                           10000, "leaf_spine: spine switches; rail_optimized: spines joining every "
+                                                  "rail leaf"));
+  t.push_back(integer_field<std::uint32_t>("topology.nics_per_host",
+                                           [](auto& s) -> auto& { return s.topology.nics_per_host; }, 1, 64,
+                                           "rail_optimized: NICs (rails) a server; NIC i of every server on rail i"));
+  t.push_back(gbps_field("topology.local_link_gbps", [](auto& s) -> auto& { return s.topology.local_link_gbps; },
+                         0.001, "rail_optimized: the link between a server's NICs, each way (NVLink 4: 3600)"));
+  t.push_back(duration_field("topology.local_link_delay_ns",
+                             [](auto& s) -> auto& { return s.topology.local_link_delay_ns; }, 0,
+                             "rail_optimized: the local link's latency"));
   t.push_back(integer_field<std::uint32_t>("topology.k", [](auto& s) -> auto& { return s.topology.k; }, 0, 62,
                                            "fat_tree: ports per switch (even): k pods, (k/2)^2 cores, k^3/4 hosts"));
   t.push_back(gbps_field("topology.spine_link_gbps", [](auto& s) -> auto& { return s.topology.spine_link_gbps; }, 0,
-                         "leaf_spine, fat_tree: switch-to-switch link speed; 0 derives it from oversubscription"));
+                         "leaf_spine, fat_tree, rail_optimized: switch-to-switch link speed; 0 derives it from "
+                         "oversubscription"));
   t.push_back(real_field("topology.oversubscription", [](auto& s) -> auto& { return s.topology.oversubscription; },
-                         0.01, 1000, "leaf_spine, fat_tree: host bandwidth / uplink bandwidth per leaf (edge)"));
+                         0.01, 1000, "leaf_spine, fat_tree, rail_optimized: host bandwidth / uplink bandwidth per "
+                                     "leaf (edge)"));
   // --- switch ---
   t.push_back(size_field("switch.buffer_bytes", [](auto& s) -> auto& { return s.sw.buffer_bytes; }, 1, big,
                          "shared buffer of each switch"));
@@ -417,7 +429,9 @@ std::vector<field_info> build_table() {
                          "on when the section is present"));
   t.push_back(choice_field("workload.allreduce.algorithm",
                            [](auto& s) -> auto& { return s.workload.allreduce.algorithm; },
-                           {"ring", "halving_doubling"}, "collective algorithm"));
+                           {"ring", "halving_doubling", "hierarchical_ring"},
+                           "collective algorithm; hierarchical_ring: NCCL's rings over rails on a rail_optimized "
+                           "fabric (a server's ranks on its local link, one ring a rail), the ring elsewhere"));
   t.push_back(integer_field<std::uint32_t>("workload.allreduce.ranks",
                                            [](auto& s) -> auto& { return s.workload.allreduce.ranks; }, 2, u32max,
                                            "ranks on hosts 0 .. ranks-1"));

@@ -22,6 +22,7 @@ std::string number(double v) {
 }
 
 bool leaf_spine(const experiment_spec& s) { return s.topology.type == "leaf_spine"; }
+bool rails(const experiment_spec& s) { return s.topology.type == "rail_optimized"; }
 
 std::vector<spec_limit> build_limits() {
   const std::string twin_ports = "the twin numbers switch ports and devices in 16 bits";
@@ -36,8 +37,18 @@ std::vector<spec_limit> build_limits() {
                }});
   t.push_back({"topology.spines", 0, 256, "", "the twin's leaf-spine has at most 256 spines (uplinks per leaf)",
                [](const experiment_spec& s) -> std::optional<double> {
-                 if (!leaf_spine(s)) return std::nullopt;
+                 if (!leaf_spine(s) && !rails(s)) return std::nullopt;
                  return s.topology.spines;
+               }});
+  t.push_back({"topology.leaves", 0, 65535, "leaves in all (leaves x nics_per_host)", twin_ports,
+               [](const experiment_spec& s) -> std::optional<double> {
+                 if (!rails(s)) return std::nullopt;
+                 return static_cast<double>(s.topology.leaves) * s.topology.nics_per_host;
+               }});
+  t.push_back({"topology.local_link_gbps", min_link_gbps, max_link_gbps, "Gb/s", rates,
+               [](const experiment_spec& s) -> std::optional<double> {
+                 if (!rails(s)) return std::nullopt;
+                 return s.topology.local_link_gbps;
                }});
   t.push_back({"topology.link_gbps", min_link_gbps, max_link_gbps, "Gb/s", rates,
                [](const experiment_spec& s) -> std::optional<double> { return s.topology.link_gbps; }});
@@ -46,11 +57,17 @@ std::vector<spec_limit> build_limits() {
   // The uplink rate the twin derives when spine_link_gbps is 0.
   t.push_back({"topology.oversubscription", min_link_gbps, max_link_gbps, "Gb/s (the derived uplink rate)",
                rates + "; the uplink rate is link_gbps x hosts per leaf / (oversubscription x spines), on a " +
-                   "fat_tree link_gbps / oversubscription",
+                   "fat_tree link_gbps / oversubscription, on a rail_optimized fabric link_gbps x servers per "
+                   "rail leaf / (oversubscription x spines)",
                [](const experiment_spec& s) -> std::optional<double> {
                  const topology_spec& t = s.topology;
                  if (t.spine_link_gbps > 0 || !(t.oversubscription > 0)) return std::nullopt;
                  if (t.type == "fat_tree") return t.link_gbps / t.oversubscription;
+                 if (rails(s)) {
+                   if (t.nics_per_host == 0 || t.leaves == 0 || t.spines == 0) return std::nullopt;
+                   return static_cast<double>(t.hosts / t.nics_per_host / t.leaves) * t.link_gbps /
+                          (t.oversubscription * t.spines);
+                 }
                  if (!leaf_spine(s) || t.leaves == 0 || t.spines == 0) return std::nullopt;
                  return static_cast<double>(t.hosts / t.leaves) * t.link_gbps / (t.oversubscription * t.spines);
                }});

@@ -438,6 +438,10 @@ class engine final : public twin_context {
   [[nodiscard]] std::int64_t lab_behind_ns(std::uint32_t ch, std::uint32_t frame_bytes) const;
   [[nodiscard]] std::int64_t lab_next_start_ps(std::uint32_t h, std::int64_t start_ps, std::int64_t wire_ps,
                                                std::uint32_t frame_bytes) const;
+  // A message between two NICs of one server (fabric_graph::same_server): over their
+  // local link, after the messages posted on it before from the same NIC and to the same
+  // NIC; it completes (ev_completion) when its last byte arrived. No packets, no fabric.
+  void local_transfer(std::uint32_t f);
   // A message's start at at_ns (now when that has passed): start_flow then, as ev_start.
   void start_at(std::uint32_t f, std::int64_t at_ns);
   void start_flow(std::uint32_t f);
@@ -537,6 +541,8 @@ class engine final : public twin_context {
   std::vector<channel> channels_;
   std::vector<pause_track> pauses_;         // channel x 8 priorities (the receiver of PFC is paused)
   std::vector<host_node> hosts_;
+  // The local links (local_transfer): when each NIC's sending and receiving side is free.
+  std::vector<std::int64_t> local_tx_free_ns_, local_rx_free_ns_;
   std::vector<flow_state> flows_;
   std::vector<message> messages_;
   bool qp_per_peer_ = false;  // nic_config::one_qp_per_peer, where it applies

@@ -33,6 +33,11 @@ class graph_builder {
   }
   void hosts(std::uint32_t n) { g_.hosts_.resize(n); }
   void set_tier(std::uint32_t sw, std::uint8_t tier) { g_.switches_[sw].tier = tier; }
+  void servers(std::uint32_t nics_per_host, double local_gbps, std::int64_t local_delay_ns) {
+    g_.nics_per_host_ = nics_per_host;
+    g_.local_rate_bps_ = std::llround(local_gbps * 1e9);
+    g_.local_delay_ns_ = local_delay_ns;
+  }
   const fabric_graph& graph() const { return g_; }
   fabric_graph take() { return std::move(g_); }
 
@@ -106,6 +111,39 @@ result<fabric_graph> fat_tree(const topology_config& t) {
   return b.take();
 }
 
+result<fabric_graph> rail_optimized(const topology_config& t) {
+  const std::uint32_t n = t.nics_per_host;
+  if (n < 2 || n > 64) return bad("topology.nics_per_host must be 2..64 on a rail-optimized fabric");
+  if (t.hosts % n != 0)
+    return bad("topology.hosts: " + std::to_string(t.hosts) + " NICs are not whole servers of " + std::to_string(n));
+  const std::uint32_t servers = t.hosts / n;
+  if (t.leaves < 1 || servers % t.leaves != 0)
+    return bad("topology.leaves: " + std::to_string(servers) + " servers do not divide evenly over " +
+               std::to_string(t.leaves) + " leaves a rail");
+  if (t.spines < 1) return bad("topology.spines: a rail-optimized fabric needs spines >= 1 to join its rails");
+  const std::uint32_t per_leaf = servers / t.leaves, leaves = n * t.leaves;
+  if (per_leaf + t.spines > 65535 || leaves > 65535)
+    return bad("topology: a leaf or spine of more than 65535 ports (the twin numbers ports in 16 bits)");
+  if (!(t.local_link_gbps > 0) || t.local_link_delay_ns < 0)
+    return bad("topology: the local link needs local_link_gbps > 0 and local_link_delay_ns >= 0");
+  const double up = t.spine_link_gbps > 0 ? t.spine_link_gbps : per_leaf * t.link_gbps / (t.oversubscription * t.spines);
+  graph_builder b(t);
+  for (std::uint32_t r = 0; r < n; ++r)
+    for (std::uint32_t l = 0; l < t.leaves; ++l)
+      b.add_switch("rail" + std::to_string(r) + "_leaf" + std::to_string(l), 0, per_leaf + t.spines);
+  for (std::uint32_t s = 0; s < t.spines; ++s) b.add_switch("spine" + std::to_string(s), 1, leaves);
+  for (std::uint32_t leaf = 0; leaf < leaves; ++leaf)
+    for (std::uint32_t s = 0; s < t.spines; ++s)
+      b.link(leaf, static_cast<std::uint16_t>(per_leaf + s), leaves + s, static_cast<std::uint16_t>(leaf), up);
+  b.hosts(t.hosts);
+  for (std::uint32_t h = 0; h < t.hosts; ++h) {
+    const std::uint32_t server = h / n, rail = h % n;
+    b.attach(h, rail * t.leaves + server / per_leaf, static_cast<std::uint16_t>(server % per_leaf));
+  }
+  b.servers(n, t.local_link_gbps, t.local_link_delay_ns);
+  return b.take();
+}
+
 // HPCC ns-3's topo.txt as it is: nodes 0..hosts-1 hosts, then the switches.
 result<fabric_graph> explicit_graph(const topology_config& t) {
   const std::uint32_t nodes = t.hosts + t.switches;
@@ -162,6 +200,7 @@ result<fabric_graph> fabric_graph::build(const topology_config& t) {
     case topology_config::kind::leaf_spine: return leaf_spine(t);
     case topology_config::kind::fat_tree: return fat_tree(t);
     case topology_config::kind::graph: return explicit_graph(t);
+    case topology_config::kind::rail_optimized: return rail_optimized(t);
   }
   return bad("topology.type: unknown");
 }
@@ -181,6 +220,12 @@ std::uint32_t fabric_graph::device_index(std::string_view name) const {
     n = n * 10 + static_cast<std::uint32_t>(c - '0');
   }
   return n >= 1 && n <= hosts() ? host_device(n - 1) : none;
+}
+
+std::int64_t fabric_graph::local_serialization_ns(std::uint64_t bytes) const {
+  if (local_rate_bps_ <= 0) return 0;
+  const __int128 bits_ns = static_cast<__int128>(bytes) * 8 * 1'000'000'000;
+  return static_cast<std::int64_t>((bits_ns + local_rate_bps_ - 1) / local_rate_bps_);
 }
 
 double fabric_graph::port_gbps(std::uint32_t device, std::uint32_t port) const {

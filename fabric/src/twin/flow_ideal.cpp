@@ -46,6 +46,8 @@ std::vector<ideal_hop> flow_ideal::path(std::uint32_t src, std::uint32_t dst) co
 }
 
 std::int64_t flow_ideal::fct_ns(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes) const {
+  const fabric_graph& g = routes_->graph();
+  if (g.same_server(src, dst)) return g.local_transfer_ns(bytes);
   return ideal_fct_ns(path(src, dst), bytes, frames_);
 }
 

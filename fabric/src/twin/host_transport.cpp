@@ -17,7 +17,8 @@ std::uint64_t engine::post(const message& m) {
   f.prio = static_cast<std::uint8_t>(m.priority >= 0 ? m.priority : cfg_.nic.data_priority);
   f.npkts = static_cast<std::uint32_t>(packets_of(m.bytes, cfg_.nic.mtu_bytes));
   f.last_payload = static_cast<std::uint32_t>(m.bytes - static_cast<std::uint64_t>(f.npkts - 1) * cfg_.nic.mtu_bytes);
-  const std::uint32_t qp = qp_per_peer_ ? peer_attach(id, m) : id + 1;
+  const bool local = routes_->graph().same_server(m.src, m.dst);
+  const std::uint32_t qp = qp_per_peer_ && !local ? peer_attach(id, m) : id + 1;
   // The ECMP paths of the data and of the ACKs/CNPs (same QP, so same UDP source port,
   // reversed addresses); the switches route by them (routing.hpp).
   f.fwd_ecmp = static_cast<std::uint16_t>(routes_->path_code({m.src, m.dst, qp, m.udp_sport, m.udp_dport}, cfg_.seed));
@@ -34,11 +35,29 @@ std::uint64_t engine::post(const message& m) {
   r.ideal_fct_ns = ideal_fct(f, m.bytes);
   out_.flows.push_back(r);
   ++outstanding_;
+  if (local) {
+    local_transfer(id);
+    return id;
+  }
   // The record's start is the post; a calibrated NIC's first frame waits for its send
   // processing besides (lab_timing.cpp). With one QP per peer the message joins its QP at
   // the post instead, and peer_join draws that processing if nothing is ahead of it.
   start_at(id, qp_per_peer_ || !lab_ ? r.start_ns : lab_start_ns(m.src, r.start_ns));
   return id;
+}
+
+void engine::local_transfer(std::uint32_t f) {
+  const fabric_graph& g = routes_->graph();
+  if (local_tx_free_ns_.empty()) {
+    local_tx_free_ns_.assign(g.hosts(), 0);
+    local_rx_free_ns_.assign(g.hosts(), 0);
+  }
+  const flow_record& r = out_.flows[f];
+  std::int64_t& tx = local_tx_free_ns_[r.src];
+  std::int64_t& rx = local_rx_free_ns_[r.dst];
+  const std::int64_t begin = std::max({r.start_ns, tx, rx});
+  tx = rx = begin + g.local_serialization_ns(r.bytes);
+  q_.push(tx + g.local_delay_ns(), ev_completion, f);
 }
 
 void engine::start_at(std::uint32_t f, std::int64_t at_ns) {

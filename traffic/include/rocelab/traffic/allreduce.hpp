@@ -11,7 +11,16 @@
 //     reduce-scatter by recursive halving (log2 n steps exchanging S/2, S/4 ... S/n with
 //     the partner at distance n/2, n/4 ... 1), then all-gather by recursive doubling
 //     (S/n ... S/2 at distance 1 ... n/2). Needs a power-of-two rank count.
-//   Both send 2(n-1)/n x S per rank.
+//   hierarchical_ring (NCCL on rail-optimized multi-NIC servers: rings over rails, the
+//     intra-host steps on NVLink): with g = ranks_per_host ranks a server and N = n/g
+//     servers, (1) a ring reduce-scatter among each server's g ranks (g-1 steps of S/g,
+//     on the local link), after which local rank i holds its server's sum of shard
+//     (i+1) mod g; (2) a ring all-reduce of that shard among the N ranks of rail i, one
+//     on each server (2(N-1) steps of shard/N, all on rail i: NIC i to NIC i, never
+//     across rails); (3) a ring all-gather within each server (g-1 steps of S/g). Rank r
+//     is local rank r mod g of server r / g. 2(g-1)/g x S on the local link and
+//     2(N-1)/N x S/g on the rail per rank. g = 1 is the ring.
+//   Ring and halving-doubling send 2(n-1)/n x S per rank.
 //
 // Dependencies: a rank's step k+1 is posted when its step k is complete, i.e. the chunk it
 // receives in step k has arrived (the data it forwards or reduces next depends on it) and
@@ -33,10 +42,15 @@
 
 namespace rocelab::traffic {
 
-enum class allreduce_algorithm : std::uint8_t { ring, halving_doubling };
+enum class allreduce_algorithm : std::uint8_t { ring, halving_doubling, hierarchical_ring };
 
 [[nodiscard]] constexpr const char* to_string(allreduce_algorithm a) noexcept {
-  return a == allreduce_algorithm::ring ? "ring" : "halving_doubling";
+  switch (a) {
+    case allreduce_algorithm::ring: return "ring";
+    case allreduce_algorithm::halving_doubling: return "halving_doubling";
+    case allreduce_algorithm::hierarchical_ring: return "hierarchical_ring";
+  }
+  return "ring";
 }
 
 struct allreduce_config {
@@ -48,6 +62,9 @@ struct allreduce_config {
   std::int64_t start_ns = 0;
   std::int64_t iteration_gap_ns = 0;
   std::int16_t priority = -1;
+  // hierarchical_ring: ranks a server (its NICs, topology nics_per_host); the rank count
+  // must be a multiple. Ignored by the others.
+  std::uint32_t ranks_per_host = 1;
 };
 
 [[nodiscard]] status validate(const allreduce_config& cfg, std::uint32_t hosts);
@@ -62,7 +79,8 @@ struct allreduce_send {
 // schedule[rank][step]: the static pattern of one iteration (chunks of S/n, the first
 // S mod n chunks one byte larger).
 [[nodiscard]] std::vector<std::vector<allreduce_send>> allreduce_schedule(allreduce_algorithm algorithm,
-                                                                          std::uint32_t ranks, std::uint64_t bytes);
+                                                                          std::uint32_t ranks, std::uint64_t bytes,
+                                                                          std::uint32_t ranks_per_host = 1);
 
 // nccl-tests: algbw = bytes / time; busbw = algbw x 2(n-1)/n; in Gb/s (bits).
 [[nodiscard]] allreduce_result allreduce_bandwidth(allreduce_algorithm algorithm, std::uint32_t ranks,

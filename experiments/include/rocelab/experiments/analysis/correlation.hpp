@@ -47,7 +47,8 @@ using path_fn = std::function<std::vector<path_hop>(const flow_record&)>;
 // Paths of a twin run: the sender's NIC, then the switches the twin's routing
 // (fabric/twin/routing.hpp: the same functions the engine forwards with, ECMP included)
 // sends the flow through. `seed` is the run's twin_config::seed. Builds the fabric's routes
-// once; an empty function when the topology cannot be built.
+// once; an empty function when the topology cannot be built. A message between two NICs
+// of one server (rail_optimized) took their local link: an empty path.
 [[nodiscard]] path_fn twin_paths(const fabric::twin::topology_config& topology, std::uint64_t seed);
 
 // Paths of a lab with one switch (the virtual lab; a real lab of one ToR): host i's NIC is

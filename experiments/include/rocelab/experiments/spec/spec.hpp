@@ -29,7 +29,7 @@
 namespace rocelab::experiments {
 
 struct topology_spec {
-  std::string type = "single_switch";  // single_switch | leaf_spine | fat_tree
+  std::string type = "single_switch";  // single_switch | leaf_spine | fat_tree | rail_optimized
   std::uint32_t hosts = 16;
   double link_gbps = 100;
   std::int64_t link_delay_ns = 1000;
@@ -40,6 +40,11 @@ struct topology_spec {
   std::uint32_t leaves = 0;  // leaf_spine
   std::uint32_t spines = 0;
   std::uint32_t k = 0;         // fat_tree: ports per switch (fabric/twin/fabric_graph.hpp)
+  // rail_optimized: hosts counts NICs, nics_per_host of them a server (rails); leaves is a
+  // rail's leaves. The local link joins a server's NICs (fabric/twin/twin.hpp).
+  std::uint32_t nics_per_host = 1;
+  double local_link_gbps = 3600;
+  std::int64_t local_link_delay_ns = 1000;
   double spine_link_gbps = 0;  // 0: derived from oversubscription
   double oversubscription = 1.0;
 };
@@ -125,7 +130,7 @@ struct incast_spec {
 
 struct allreduce_spec {
   bool enabled = false;
-  std::string algorithm = "ring";  // ring | halving_doubling
+  std::string algorithm = "ring";  // ring | halving_doubling | hierarchical_ring
   std::uint32_t ranks = 8;
   std::vector<std::uint32_t> rank_hosts;
   std::int64_t bytes = 64 * 1024 * 1024;

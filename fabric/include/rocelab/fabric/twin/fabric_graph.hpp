@@ -16,9 +16,15 @@
 //   hosts p*k^2/4 + i*k/2 + port, port k/2+j the uplink to agg<p>_j; agg j of pod p:
 //   port i faces edge<p>_i, port k/2+m the uplink to core j*k/2+m; core c: port p faces
 //   agg<p>_<c / (k/2)>.
+// - rail_optimized: rail<r>_leaf<l> (rail r, its leaf l; `leaves` a rail), rail by rail,
+//   then spine0..spine(S-1). Host h is NIC r = h % nics_per_host of server
+//   s = h / nics_per_host; with P = servers / leaves servers a leaf, it hangs off
+//   rail<r>_leaf<s / P> port s % P. Leaf port P+j is the uplink to spine j; spine j's port
+//   r x leaves + l faces rail<r>_leaf<l>. NICs of one server also share the local link
+//   (not a switch, not in the graph: local_transfer_ns).
 // - graph: the switches of topology_config::links, sw0, sw1, ... in node order, ports in
 //   link order.
-// Tier: 0 for the switches hosts attach to (sw0, leaves, edges), 1 for spines and
+// Tier: 0 for the switches hosts attach to (sw0, leaves, rail leaves, edges), 1 for spines and
 // aggregation switches, 2 for cores; in a graph, the hops to the nearest switch with hosts.
 //
 // Pure: built from the config alone; immutable once built; safe to share across threads.
@@ -74,9 +80,27 @@ class fabric_graph {
   // The speed (Gb/s, as configured) of the link out of a device's port; a host has port 0.
   [[nodiscard]] double port_gbps(std::uint32_t device, std::uint32_t port) const;
 
+  // Multi-NIC servers (rail_optimized; 1 elsewhere): hosts a and b are NICs of one server,
+  // so their messages take the server's local link and not the fabric.
+  [[nodiscard]] std::uint32_t nics_per_host() const { return nics_per_host_; }
+  [[nodiscard]] bool same_server(std::uint32_t a, std::uint32_t b) const {
+    return nics_per_host_ > 1 && a / nics_per_host_ == b / nics_per_host_;
+  }
+  // A message of `bytes` over the local link: its serialization at local_link_gbps
+  // (rounded up to the ns), and the link's delay. Its ideal FCT is their sum; the engine
+  // serializes messages one after the other per NIC and direction, then adds the delay.
+  [[nodiscard]] std::int64_t local_serialization_ns(std::uint64_t bytes) const;
+  [[nodiscard]] std::int64_t local_delay_ns() const { return local_delay_ns_; }
+  [[nodiscard]] std::int64_t local_transfer_ns(std::uint64_t bytes) const {
+    return local_serialization_ns(bytes) + local_delay_ns_;
+  }
+
  private:
   std::vector<graph_switch> switches_;
   std::vector<graph_host> hosts_;
+  std::uint32_t nics_per_host_ = 1;
+  std::int64_t local_rate_bps_ = 0;
+  std::int64_t local_delay_ns_ = 0;
 
   friend class graph_builder;
 };

@@ -7,6 +7,8 @@
 // hop at every switch: the equal-cost paths of the twin's topologies have the same links'
 // speeds and delays. The twin's records carry exactly this, and every other backend
 // records it for its flows from the same spec, so a slowdown means one thing everywhere.
+// Two NICs of one server (rail_optimized) are a message over their local link instead:
+// fabric_graph::local_transfer_ns, the engine's own arithmetic for it.
 //
 // Pure; built once per fabric, then one call per flow.
 

@@ -25,7 +25,7 @@ namespace rocelab::fabric::twin {
 
 // The fabric's shape; fabric_graph.hpp lays out its switches, ports and device order.
 struct topology_config {
-  enum class kind : std::uint8_t { single_switch, leaf_spine, fat_tree, graph };
+  enum class kind : std::uint8_t { single_switch, leaf_spine, fat_tree, graph, rail_optimized };
   kind type = kind::single_switch;
   std::uint32_t hosts = 16;            // in all; leaf-spine: hosts / leaves per leaf; fat-tree: k^3/4
   double link_gbps = 100;              // host <-> switch links
@@ -42,11 +42,25 @@ struct topology_config {
   // Fat-tree only: the switches' port count (even, 2..62): k pods of k/2 edge and k/2
   // aggregation switches, (k/2)^2 cores, k^3/4 hosts.
   std::uint32_t k = 0;
+  // Rail-optimized only (the layout of NVIDIA's DGX SuperPOD and of most AI-training
+  // clusters): servers of nics_per_host NICs each; every NIC is a host of the twin (h1..hN,
+  // server s holds hosts s x nics_per_host .. + nics_per_host - 1, NIC i of it host
+  // s x nics_per_host + i). NIC i of every server hangs off rail i's leaves (`leaves` of
+  // them per rail, the servers split evenly over them), and `spines` spines join every
+  // leaf of every rail. Two NICs of one server reach each other over the server's own
+  // fast local link (NVLink through NVSwitch), never through the fabric: each NIC has a
+  // local port of local_link_gbps each way, which carries one message at a time per
+  // direction in post order and adds local_link_delay_ns (fabric_graph::local_transfer_ns).
+  // Defaults: an H100 SXM's NVLink 4, 18 links of 25 GB/s each way = 3,600 Gb/s.
+  std::uint32_t nics_per_host = 1;
+  double local_link_gbps = 3600;
+  std::int64_t local_link_delay_ns = 1000;
   // Switch-to-switch link speed; 0 derives it from oversubscription: the host bandwidth of
   // a leaf (edge) divided by (oversubscription x its uplinks). Leaf-spine: hosts per leaf x
   // link_gbps / (oversubscription x spines). Fat-tree: link_gbps / oversubscription, on
   // every edge-aggregation and aggregation-core link, so the edge is oversubscribed by
-  // that ratio (slower uplinks, not fewer) and the tiers above it are not.
+  // that ratio (slower uplinks, not fewer) and the tiers above it are not. Rail-optimized:
+  // as leaf-spine, NICs per rail leaf x link_gbps / (oversubscription x spines).
   double spine_link_gbps = 0;
   double oversubscription = 1.0;
   // The switches' ECMP hash (routing.hpp). twin: a 64-bit mix of the RoCEv2 5-tuple, the
