@@ -159,6 +159,32 @@ TEST(RailAllReduce, TheReportShowsBusBandwidthAndLocalMessagesCrossNoFabricHop) 
   EXPECT_NE(html.find("<td>topology.nics_per_host</td><td>4</td>"), std::string::npos);
 }
 
+// Slices pipeline the phases: one slice's rail phase overlaps the next one's phase on the
+// local link. Faster than one slice, never faster than the busier of the two links allows.
+TEST(RailAllReduce, SlicesOverlapTheLocalAndRailPhases) {
+  const run_records one = run_on_twin(spec_of({"workload.allreduce.iterations=1"}));
+  const run_records eight =
+      run_on_twin(spec_of({"workload.allreduce.iterations=1", "workload.allreduce.slices=8"}));
+  ASSERT_EQ(one.allreduce.size(), 1u);
+  ASSERT_EQ(eight.allreduce.size(), 1u);
+  ASSERT_EQ(eight.flows.size(), 8 * one.flows.size());
+  std::uint64_t bytes_one = 0, bytes_eight = 0;
+  for (const auto& f : one.flows) bytes_one += f.bytes;
+  for (const auto& f : eight.flows) {
+    ASSERT_TRUE(f.completed());
+    bytes_eight += f.bytes;
+  }
+  EXPECT_EQ(bytes_eight, bytes_one) << "the same bytes, in eight slices";
+  EXPECT_GT(eight.allreduce[0].busbw_gbps, 1.2 * one.allreduce[0].busbw_gbps);
+  // 4 NICs a server, 8 servers, 8 MiB: the local link's 2(g-1)/g x S at 3,600 Gb/s and the
+  // rail's 2(N-1)/N x S/g at 400 Gb/s, each a floor on the time.
+  const double s_bits = 8.0 * (8 << 20);
+  const double local_ns = 2.0 * 3 / 4 * s_bits / 3600, rail_ns = 2.0 * 7 / 8 * (s_bits / 4) / 400;
+  EXPECT_GE(static_cast<double>(eight.allreduce[0].time_ns), std::max(local_ns, rail_ns));
+  std::cerr << "busbw: 1 slice " << one.allreduce[0].busbw_gbps << " Gb/s, 8 slices " << eight.allreduce[0].busbw_gbps
+            << " Gb/s; floor " << std::max(local_ns, rail_ns) << " ns, took " << eight.allreduce[0].time_ns << " ns\n";
+}
+
 TEST(RailAllReduce, SpecsNameWhatTheRailsCannotRun) {
   struct bad_case {
     const char* name;

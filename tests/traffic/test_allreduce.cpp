@@ -12,6 +12,7 @@ namespace {
 using testing::fake_twin_context;
 
 std::uint32_t step_of(const fabric::twin::message& m) { return static_cast<std::uint32_t>((m.tag >> 20) & 0xfffff); }
+// The tag's low field: slice x ranks + rank (the rank itself with one slice).
 std::uint32_t rank_of(const fabric::twin::message& m) { return static_cast<std::uint32_t>(m.tag & 0xfffff); }
 
 struct algo_case {
@@ -180,6 +181,41 @@ TEST(allreduce, hierarchical_ring_runs_the_servers_rings_then_one_ring_a_rail) {
     }
 }
 
+// Slices: each a whole all-reduce of its part of the buffer, and a rank's slice p+1 starts
+// when its first step of slice p is complete (not before, not all at once).
+TEST(allreduce, slices_pipeline_the_buffer_one_step_apart) {
+  allreduce_config cfg;
+  cfg.rank_count = 4;
+  cfg.bytes = 4800;  // 3 slices of 4 chunks of 400
+  cfg.slices = 3;
+  auto w = make_allreduce(cfg, 4);
+  ASSERT_TRUE(w.ok());
+  fake_twin_context ctx(4);
+  (*w)->start(ctx);
+  // Slice 0's first step of every rank only.
+  ASSERT_EQ(ctx.posts.size(), 4u);
+  for (const auto& p : ctx.posts) EXPECT_EQ(rank_of(p.m) / 4, 0u);
+  // Complete every message in post order, 1 us apart: 3 slices x 4 ranks x 6 steps.
+  for (std::size_t i = 0; i < ctx.posts.size(); ++i) ctx.complete(**w, i, static_cast<std::int64_t>(i + 1) * 1000);
+  ASSERT_EQ(ctx.posts.size(), 3u * 4 * 6);
+  std::map<std::uint32_t, std::uint64_t> sent;
+  for (const auto& p : ctx.posts) sent[p.m.src] += p.m.bytes;
+  for (const auto& [src, b] : sent) EXPECT_EQ(b, 2u * 3 * 4800 / 4) << "rank " << src << ": 2(n-1)/n of the buffer";
+  ASSERT_EQ(ctx.reports.size(), 1u);
+  EXPECT_EQ(ctx.reports[0].bytes, 4800u);
+  // Rank 0's slice 1 came after its slice-0 step 0 and before its slice-0 last step.
+  std::size_t first_slice1 = 0, last_slice0 = 0;
+  for (std::size_t i = 0; i < ctx.posts.size(); ++i) {
+    const auto& m = ctx.posts[i].m;
+    if (m.src != 0) continue;
+    if (rank_of(m) / 4 == 1 && first_slice1 == 0) first_slice1 = i;
+    if (rank_of(m) / 4 == 0) last_slice0 = i;
+  }
+  EXPECT_GE(first_slice1, 4u);
+  EXPECT_LT(first_slice1, last_slice0) << "the slices overlap";
+  for (const auto& p : ctx.posts) EXPECT_LT(rank_of(p.m) / 4, 3u);
+}
+
 TEST(allreduce, invalid_configs) {
   auto with = [](auto change) {
     allreduce_config cfg;
@@ -191,6 +227,9 @@ TEST(allreduce, invalid_configs) {
   EXPECT_FALSE(with([](auto& c) { c.rank_count = 4, c.bytes = 3; }).ok());
   EXPECT_FALSE(with([](auto& c) { c.ranks = {1, 1}; }).ok());
   EXPECT_TRUE(with([](auto& c) { c.rank_count = 8; }).ok());
+  EXPECT_FALSE(with([](auto& c) { c.slices = 0; }).ok());
+  EXPECT_FALSE(with([](auto& c) { c.slices = 17; }).ok());
+  EXPECT_FALSE(with([](auto& c) { c.slices = 4, c.bytes = 31; }).ok()) << "fewer bytes than ranks x slices";
   EXPECT_FALSE(with([](auto& c) { c.algorithm = allreduce_algorithm::hierarchical_ring, c.ranks_per_host = 3; }).ok());
   EXPECT_TRUE(with([](auto& c) { c.algorithm = allreduce_algorithm::hierarchical_ring, c.ranks_per_host = 4; }).ok());
 }

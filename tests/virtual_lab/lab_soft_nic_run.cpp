@@ -168,18 +168,23 @@ TEST_F(SoftNicRun, PauseFramesTheSwitchSendsAreInTheMirrorCapture) {
   EXPECT_EQ(counter(r, "capture", "capture.frames"), counter(r, "sw", "mirror_frames"));
   EXPECT_FALSE(r.pauses.empty()) << "pause intervals from the capture";
   // Each interval is on the hop it paused: the switch's PFC frames stop the senders' NICs
-  // (devices 1..8: h2..h9; h1 receives), never "the capture" as a whole.
+  // (devices 1..8: h2..h9), never "the capture" as a whole. The receiver (device 0, h1)
+  // may be paused too: its ACKs share the lossless priority, and at alpha 1/128 with the
+  // incast's queue holding most of the pool a few cells of them reach XOFF (seen once on a
+  // loaded host); what must hold is that the senders were paused.
   std::int64_t paused = 0;
+  std::size_t sender_pauses = 0;
   for (const auto& p : r.pauses) {
     EXPECT_EQ(p.source, pause_source::capture);
     ASSERT_LT(p.device, r.devices.size());
     EXPECT_NE(r.devices[p.device], "capture") << "a pause the lab could not place";
     if (r.devices[p.device] != "sw") {
-      EXPECT_GE(p.device, 1u) << "the receiver sends no data to pause";
-      EXPECT_LE(p.device, 8u);
+      EXPECT_LE(p.device, 8u) << "a host's NIC";
+      if (p.device >= 1) ++sender_pauses;
     }
     paused += p.end_ns - p.start_ns;
   }
+  EXPECT_GT(sender_pauses, 0u) << "the switch paused the incast's senders";
   EXPECT_EQ(r.totals.paused_ns, paused);
   EXPECT_GT(r.totals.paused_ns, 0);
   std::cerr << "PFC frames: " << counter(r, "sw", "pfc_tx_frames") << " sent, " << pfc_mirrored << " mirrored, "

@@ -20,64 +20,72 @@ std::uint32_t mod(std::int64_t a, std::uint32_t n) {
   return static_cast<std::uint32_t>(r < 0 ? r + n : r);
 }
 
-// Tag layout: iteration (24 bits) | step (20 bits) | rank (20 bits).
+// Tag layout: iteration (24 bits) | step (20 bits) | slice x ranks + rank (20 bits).
 constexpr int step_shift = 20, iteration_shift = 40;
 constexpr std::uint64_t field_mask = (1ULL << 20) - 1;
 
 class allreduce_workload final : public fabric::twin::workload {
  public:
   allreduce_workload(allreduce_config cfg, std::vector<std::uint32_t> hosts)
-      : cfg_(std::move(cfg)),
-        hosts_(std::move(hosts)),
-        schedule_(allreduce_schedule(cfg_.algorithm, static_cast<std::uint32_t>(hosts_.size()), cfg_.bytes,
-                                     cfg_.ranks_per_host)),
-        steps_(static_cast<std::uint32_t>(schedule_.front().size())) {}
+      : cfg_(std::move(cfg)), hosts_(std::move(hosts)), n_(static_cast<std::uint32_t>(hosts_.size())) {
+    for (std::uint32_t p = 0; p < cfg_.slices; ++p)
+      schedules_.push_back(
+          allreduce_schedule(cfg_.algorithm, n_, chunk_bytes(cfg_.bytes, cfg_.slices, p), cfg_.ranks_per_host));
+    steps_ = static_cast<std::uint32_t>(schedules_.front().front().size());
+  }
 
   void start(twin_context& ctx) override { start_iteration(ctx, 0, cfg_.start_ns); }
 
   void on_message_complete(std::uint64_t, const message& m, const flow_record&, twin_context& ctx) override {
     if ((m.tag >> iteration_shift) != iteration_) return;
-    const auto rank = static_cast<std::uint32_t>(m.tag & field_mask);
+    const auto lane = static_cast<std::uint32_t>(m.tag & field_mask);
+    const std::uint32_t slice = lane / n_, rank = lane % n_;
     const auto step = static_cast<std::uint32_t>((m.tag >> step_shift) & field_mask);
-    const std::uint32_t to = schedule_[rank][step].to_rank;
-    sent_[index(rank, step)] = true;
-    received_[index(to, step)] = true;
+    const std::uint32_t to = schedules_[slice][rank][step].to_rank;
+    sent_[index(slice, rank, step)] = true;
+    received_[index(slice, to, step)] = true;
     ++completed_;
-    try_advance(ctx, rank);
-    if (to != rank) try_advance(ctx, to);
-    if (completed_ < hosts_.size() * steps_) return;
+    try_advance(ctx, slice, rank);
+    if (to != rank) try_advance(ctx, slice, to);
+    if (completed_ < static_cast<std::size_t>(cfg_.slices) * n_ * steps_) return;
 
     const std::int64_t now = ctx.now_ns();
-    ctx.report_allreduce(allreduce_bandwidth(cfg_.algorithm, static_cast<std::uint32_t>(hosts_.size()), cfg_.bytes,
-                                             now - iteration_start_ns_));
+    ctx.report_allreduce(allreduce_bandwidth(cfg_.algorithm, n_, cfg_.bytes, now - iteration_start_ns_));
     if (iteration_ + 1 < cfg_.iterations) start_iteration(ctx, iteration_ + 1, now + cfg_.iteration_gap_ns);
   }
 
  private:
-  [[nodiscard]] std::size_t index(std::uint32_t rank, std::uint32_t step) const {
-    return static_cast<std::size_t>(rank) * steps_ + step;
+  [[nodiscard]] std::size_t index(std::uint32_t slice, std::uint32_t rank, std::uint32_t step) const {
+    return (static_cast<std::size_t>(slice) * n_ + rank) * steps_ + step;
+  }
+  [[nodiscard]] bool done(std::uint32_t slice, std::uint32_t rank, std::uint32_t step) const {
+    return sent_[index(slice, rank, step)] && received_[index(slice, rank, step)];
   }
 
   void start_iteration(twin_context& ctx, std::uint32_t iteration, std::int64_t at_ns) {
     iteration_ = iteration;
     iteration_start_ns_ = at_ns;
     completed_ = 0;
-    sent_.assign(hosts_.size() * steps_, false);
-    received_.assign(hosts_.size() * steps_, false);
-    next_step_.assign(hosts_.size(), 0);
-    for (std::uint32_t r = 0; r < hosts_.size(); ++r) post(ctx, r, 0, at_ns);
+    const std::size_t lanes = static_cast<std::size_t>(cfg_.slices) * n_;
+    sent_.assign(lanes * steps_, false);
+    received_.assign(lanes * steps_, false);
+    next_step_.assign(lanes, 0);
+    for (std::uint32_t r = 0; r < n_; ++r) post(ctx, 0, r, 0, at_ns);
   }
 
-  // Posts the rank's next step once its previous step is complete.
-  void try_advance(twin_context& ctx, std::uint32_t rank) {
-    const std::uint32_t s = next_step_[rank];
-    if (s >= steps_ || s == 0) return;
-    if (!sent_[index(rank, s - 1)] || !received_[index(rank, s - 1)]) return;
-    post(ctx, rank, s, ctx.now_ns());
+  // Posts the rank's next step of `slice` once its previous step is complete; the rank's
+  // first step of the next slice once this slice's first step is (the pipeline: each
+  // slice one step behind the one before it).
+  void try_advance(twin_context& ctx, std::uint32_t slice, std::uint32_t rank) {
+    const std::uint32_t s = next_step_[static_cast<std::size_t>(slice) * n_ + rank];
+    if (s < steps_ && s > 0 && done(slice, rank, s - 1)) post(ctx, slice, rank, s, ctx.now_ns());
+    if (slice + 1 < cfg_.slices && next_step_[static_cast<std::size_t>(slice + 1) * n_ + rank] == 0 &&
+        done(slice, rank, 0))
+      post(ctx, slice + 1, rank, 0, ctx.now_ns());
   }
 
-  void post(twin_context& ctx, std::uint32_t rank, std::uint32_t step, std::int64_t at_ns) {
-    const allreduce_send& send = schedule_[rank][step];
+  void post(twin_context& ctx, std::uint32_t slice, std::uint32_t rank, std::uint32_t step, std::int64_t at_ns) {
+    const allreduce_send& send = schedules_[slice][rank][step];
     message m;
     m.src = hosts_[rank];
     m.dst = hosts_[send.to_rank];
@@ -86,20 +94,21 @@ class allreduce_workload final : public fabric::twin::workload {
     m.kind = workload_kind::allreduce;
     m.priority = cfg_.priority;
     m.tag = (static_cast<std::uint64_t>(iteration_) << iteration_shift) |
-            (static_cast<std::uint64_t>(step) << step_shift) | rank;
-    next_step_[rank] = step + 1;
+            (static_cast<std::uint64_t>(step) << step_shift) | (static_cast<std::uint64_t>(slice) * n_ + rank);
+    next_step_[static_cast<std::size_t>(slice) * n_ + rank] = step + 1;
     ctx.post(m);
   }
 
   allreduce_config cfg_;
   std::vector<std::uint32_t> hosts_;
-  std::vector<std::vector<allreduce_send>> schedule_;
-  std::uint32_t steps_;
+  std::uint32_t n_;
+  std::vector<std::vector<std::vector<allreduce_send>>> schedules_;  // [slice][rank][step]
+  std::uint32_t steps_ = 0;
   std::uint32_t iteration_ = 0;
   std::int64_t iteration_start_ns_ = 0;
   std::size_t completed_ = 0;
   std::vector<bool> sent_, received_;
-  std::vector<std::uint32_t> next_step_;
+  std::vector<std::uint32_t> next_step_;  // [slice x ranks + rank]
 };
 
 }  // namespace
@@ -122,7 +131,10 @@ status validate(const allreduce_config& cfg, std::uint32_t hosts) {
       (cfg.ranks_per_host < 1 || n % cfg.ranks_per_host != 0))
     return bad("hierarchical_ring: " + std::to_string(n) + " ranks are not whole servers of " +
                std::to_string(cfg.ranks_per_host));
-  if (cfg.bytes < n) return bad("bytes must be at least the rank count (one byte per chunk)");
+  if (cfg.slices < 1 || cfg.slices > max_allreduce_slices)
+    return bad("slices must be 1.." + std::to_string(max_allreduce_slices));
+  if (n * cfg.slices > field_mask + 1) return bad("too many ranks x slices");
+  if (cfg.bytes < n * cfg.slices) return bad("bytes must be at least ranks x slices (one byte per chunk)");
   if (cfg.iterations == 0) return bad("iterations must be >= 1");
   if (cfg.iterations > (1U << 23)) return bad("too many iterations");
   if (cfg.start_ns < 0 || cfg.iteration_gap_ns < 0) return bad("negative time");

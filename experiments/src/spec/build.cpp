@@ -51,6 +51,7 @@ traffic::allreduce_config allreduce_of(const allreduce_spec& s, const topology_s
                 : s.algorithm == "hierarchical_ring" ? traffic::allreduce_algorithm::hierarchical_ring
                                                      : traffic::allreduce_algorithm::ring;
   c.ranks_per_host = t.type == "rail_optimized" ? t.nics_per_host : 1;
+  c.slices = s.slices;
   c.ranks = s.rank_hosts;
   c.rank_count = s.ranks;
   c.bytes = static_cast<std::uint64_t>(s.bytes);

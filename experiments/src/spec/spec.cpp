@@ -432,6 +432,10 @@ std::vector<field_info> build_table() {
                            {"ring", "halving_doubling", "hierarchical_ring"},
                            "collective algorithm; hierarchical_ring: NCCL's rings over rails on a rail_optimized "
                            "fabric (a server's ranks on its local link, one ring a rail), the ring elsewhere"));
+  t.push_back(integer_field<std::uint32_t>("workload.allreduce.slices",
+                                           [](auto& s) -> auto& { return s.workload.allreduce.slices; }, 1, 16,
+                                           "pipelining as NCCL does it: the buffer in this many slices, each "
+                                           "started one step after the one before it"));
   t.push_back(integer_field<std::uint32_t>("workload.allreduce.ranks",
                                            [](auto& s) -> auto& { return s.workload.allreduce.ranks; }, 2, u32max,
                                            "ranks on hosts 0 .. ranks-1"));

@@ -26,6 +26,11 @@
 // receives in step k has arrived (the data it forwards or reduces next depends on it) and
 // its own step-k message has been delivered (one outstanding message per rank and
 // direction, like a collective library's single connection per peer per channel).
+// Slices (NCCL's pipelining: it moves a buffer through its ring in chunks, so that one
+// chunk's step overlaps the next one's): the buffer is cut into `slices` parts, each
+// all-reduced by the algorithm on its own, and a rank starts slice p+1 once its first step
+// of slice p is complete. On rings over rails one slice's rail phase then overlaps the
+// next slice's phase on the local link. 1: no pipelining.
 // Iterations run back to back (iteration_gap_ns between them); each is reported with
 // twin_context::report_allreduce using the nccl-tests definitions (doc/PERFORMANCE.md in
 // NVIDIA/nccl-tests): algbw = S / t, busbw = algbw x 2(n-1)/n, where t runs from the
@@ -65,7 +70,10 @@ struct allreduce_config {
   // hierarchical_ring: ranks a server (its NICs, topology nics_per_host); the rank count
   // must be a multiple. Ignored by the others.
   std::uint32_t ranks_per_host = 1;
+  std::uint32_t slices = 1;  // 1..max_allreduce_slices
 };
+
+inline constexpr std::uint32_t max_allreduce_slices = 16;
 
 [[nodiscard]] status validate(const allreduce_config& cfg, std::uint32_t hosts);
 

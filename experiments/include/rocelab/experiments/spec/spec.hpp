@@ -131,6 +131,7 @@ struct incast_spec {
 struct allreduce_spec {
   bool enabled = false;
   std::string algorithm = "ring";  // ring | halving_doubling | hierarchical_ring
+  std::uint32_t slices = 1;        // NCCL-style pipelining (traffic/allreduce.hpp)
   std::uint32_t ranks = 8;
   std::vector<std::uint32_t> rank_hosts;
   std::int64_t bytes = 64 * 1024 * 1024;
