@@ -18,6 +18,7 @@
 #include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/traffic/flow_list.hpp"
+#include "spec_on_twin.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -31,19 +32,10 @@ switch: {buffer_bytes: 4MiB}
 twin: {stop_ns: 50ms}
 )";
 
-experiment_spec spec_of(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  auto spec = load_spec(yaml, "flows.yaml");
-  EXPECT_TRUE(spec.ok()) << spec.error().message();
-  if (!spec.ok()) return {};
-  for (const auto& o : overrides) EXPECT_TRUE(apply_override(*spec, o).ok()) << o;
-  return *spec;
-}
+using testing::run_on_twin;
 
-run_records run_on_twin(const experiment_spec& spec) {
-  EXPECT_TRUE(validate(spec).ok()) << validate(spec).message();
-  auto ran = run_experiment(spec);
-  EXPECT_TRUE(ran.ok()) << ran.error().message();
-  return ran.ok() ? ran->repeats.front() : run_records{};
+experiment_spec spec_of(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  return testing::spec_of(yaml, "flows.yaml", overrides);
 }
 
 // The YAML of `text` as a literal block under workload.flow_list.

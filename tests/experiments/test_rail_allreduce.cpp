@@ -17,6 +17,7 @@
 #include "rocelab/experiments/spec/spec.hpp"
 #include "rocelab/experiments/spec/spec_files.hpp"
 #include "rocelab/fabric/twin/fabric_graph.hpp"
+#include "spec_on_twin.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -41,19 +42,10 @@ workload:
 twin: {stop_ns: 100ms}
 )";
 
-experiment_spec spec_of(const std::vector<std::string>& overrides = {}) {
-  auto spec = load_spec(rails_yaml, "rails.yaml");
-  EXPECT_TRUE(spec.ok()) << spec.error().message();
-  if (!spec.ok()) return {};
-  for (const auto& o : overrides) EXPECT_TRUE(apply_override(*spec, o).ok()) << o;
-  return *spec;
-}
+using testing::run_on_twin;
 
-run_records run_on_twin(const experiment_spec& spec) {
-  EXPECT_TRUE(validate(spec).ok()) << validate(spec).message();
-  auto ran = run_experiment(spec);
-  EXPECT_TRUE(ran.ok()) << ran.error().message();
-  return ran.ok() ? ran->repeats.front() : run_records{};
+experiment_spec spec_of(const std::vector<std::string>& overrides = {}) {
+  return testing::spec_of(rails_yaml, "rails.yaml", overrides);
 }
 
 TEST(RailAllReduce, HierarchicalRingKeepsToRailsAndLocalLinksWithinATenthOfItsIdeal) {
