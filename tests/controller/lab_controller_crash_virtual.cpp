@@ -63,6 +63,14 @@ TEST(lab_controller_crash, kill_9_mid_virtual_run_agents_stop_their_nics_and_the
                                  log_fd);
   ::close(log_fd);
   ASSERT_GT(controller, 0);
+  // On a failed assertion before the test kills it, the controller must not outlive the
+  // test (it would hold the lab's lock and the client's port).
+  struct process_guard {
+    pid_t pid;
+    ~process_guard() {
+      if (pid > 0 && ::kill(pid, SIGKILL) == 0) ::waitpid(pid, nullptr, 0);
+    }
+  } controller_guard{controller};
   std::string address;
   ASSERT_TRUE(test::eventually([&] {
     std::smatch m;
@@ -87,11 +95,13 @@ TEST(lab_controller_crash, kill_9_mid_virtual_run_agents_stop_their_nics_and_the
     ASSERT_TRUE(test::eventually([&] { return slurp(h.agent_log).find("registered with") != std::string::npos; }, 20s))
         << h.name << ": " << slurp(h.agent_log);
 
-  // The client: long flows (8 x 8 MiB through one 0.5 Gb/s port, seconds).
+  // The client: flows that outlast the kill and the dead-man time: 8 x 32 MiB through one
+  // 0.5 Gb/s port take 4.3 s at line rate. With 8 x 8 MiB (1.1 s) a sender's flow ended on
+  // its own before its agent's dead-man switch fired, and the switch had nothing to stop.
   const std::string client_log = (dir.path / "client.log").string();
   const int client_fd = ::open(client_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const pid_t client = spawn({binary, "run", std::string(ROCELAB_SOURCE_DIR) + "/examples/virtual-incast-8to1.yaml",
-                              "--set", "workload.incast.flow_bytes=8MiB", "--set", "workload.incast.rounds=1",
+                              "--set", "workload.incast.flow_bytes=32MiB", "--set", "workload.incast.rounds=1",
                               "--controller", address, "--token-file", token_file, "--reconnect-s", "3"},
                              client_fd);
   ::close(client_fd);
@@ -108,6 +118,7 @@ TEST(lab_controller_crash, kill_9_mid_virtual_run_agents_stop_their_nics_and_the
   ASSERT_EQ(::kill(controller, SIGKILL), 0);
   int ws = 0;
   ASSERT_EQ(::waitpid(controller, &ws, 0), controller);
+  controller_guard.pid = 0;
 
   // The agents' dead-man switch (1.5 s, from the controller's welcome) stops their NICs.
   for (const auto& h : up->hosts)
