@@ -198,22 +198,6 @@ status validate(const experiment_spec& spec) {
                       std::to_string(t.hosts));
   }
   if (t.type != "fat_tree" && t.k != 0) return fail(spec, "topology.k", "applies to fat_tree only");
-  if (t.type == "rail_optimized") {
-    if (t.nics_per_host < 2)
-      return fail(spec, "topology.nics_per_host", "rail_optimized needs servers of 2 or more NICs (rails)");
-    if (t.hosts % t.nics_per_host != 0)
-      return fail(spec, "topology.hosts",
-                  std::to_string(t.hosts) + " NICs are not whole servers of " + std::to_string(t.nics_per_host) +
-                      " (hosts counts NICs: servers x nics_per_host)");
-    if (t.leaves == 0) return fail(spec, "topology.leaves", "rail_optimized needs leaves >= 1 (leaves a rail)");
-    if (t.spines == 0) return fail(spec, "topology.spines", "rail_optimized needs spines >= 1 to join its rails");
-    if (t.hosts / t.nics_per_host % t.leaves != 0)
-      return fail(spec, "topology.leaves",
-                  std::to_string(t.hosts / t.nics_per_host) + " servers do not divide evenly over " +
-                      std::to_string(t.leaves) + " leaves a rail");
-  } else if (t.nics_per_host != 1) {
-    return fail(spec, "topology.nics_per_host", "applies to rail_optimized only");
-  }
   for (std::uint32_t p : spec.sw.pfc.priorities)
     if (p > 7) return fail(spec, "switch.pfc.priorities", "priority " + std::to_string(p) + " is not 0..7");
   for (std::uint32_t q : spec.sw.ecn.queues)

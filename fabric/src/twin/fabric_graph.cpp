@@ -112,20 +112,9 @@ result<fabric_graph> fat_tree(const topology_config& t) {
 }
 
 result<fabric_graph> rail_optimized(const topology_config& t) {
-  const std::uint32_t n = t.nics_per_host;
-  if (n < 2 || n > 64) return bad("topology.nics_per_host must be 2..64 on a rail-optimized fabric");
-  if (t.hosts % n != 0)
-    return bad("topology.hosts: " + std::to_string(t.hosts) + " NICs are not whole servers of " + std::to_string(n));
-  const std::uint32_t servers = t.hosts / n;
-  if (t.leaves < 1 || servers % t.leaves != 0)
-    return bad("topology.leaves: " + std::to_string(servers) + " servers do not divide evenly over " +
-               std::to_string(t.leaves) + " leaves a rail");
-  if (t.spines < 1) return bad("topology.spines: a rail-optimized fabric needs spines >= 1 to join its rails");
+  ROCELAB_RETURN_IF_ERROR(check_rail_optimized(t));
+  const std::uint32_t n = t.nics_per_host, servers = t.hosts / n;
   const std::uint32_t per_leaf = servers / t.leaves, leaves = n * t.leaves;
-  if (per_leaf + t.spines > 65535 || leaves > 65535)
-    return bad("topology: a leaf or spine of more than 65535 ports (the twin numbers ports in 16 bits)");
-  if (!(t.local_link_gbps > 0) || t.local_link_delay_ns < 0)
-    return bad("topology: the local link needs local_link_gbps > 0 and local_link_delay_ns >= 0");
   const double up = t.spine_link_gbps > 0 ? t.spine_link_gbps : per_leaf * t.link_gbps / (t.oversubscription * t.spines);
   graph_builder b(t);
   for (std::uint32_t r = 0; r < n; ++r)
@@ -143,6 +132,28 @@ result<fabric_graph> rail_optimized(const topology_config& t) {
   b.servers(n, t.local_link_gbps, t.local_link_delay_ns);
   return b.take();
 }
+
+}  // namespace
+
+status check_rail_optimized(const topology_config& t) {
+  const std::uint32_t n = t.nics_per_host;
+  if (n < 2 || n > 64) return bad("topology.nics_per_host must be 2..64 on a rail-optimized fabric (NICs a server)");
+  if (t.hosts % n != 0)
+    return bad("topology.hosts counts NICs and must be whole servers of " + std::to_string(n) + ": " +
+               std::to_string(t.hosts) + " are not (servers x nics_per_host)");
+  const std::uint32_t servers = t.hosts / n;
+  if (t.leaves < 1 || servers % t.leaves != 0)
+    return bad("topology.leaves must divide the " + std::to_string(servers) + " servers evenly, leaves a rail: " +
+               std::to_string(t.leaves) + " do not");
+  if (t.spines < 1) return bad("topology.spines must be >= 1 to join its rails");
+  if (servers / t.leaves + t.spines > 65535 || n * t.leaves > 65535)
+    return bad("topology.leaves: a leaf or spine of more than 65535 ports (the twin numbers ports in 16 bits)");
+  if (!(t.local_link_gbps > 0)) return bad("topology.local_link_gbps must be > 0");
+  if (t.local_link_delay_ns < 0) return bad("topology.local_link_delay_ns must be >= 0");
+  return status::success();
+}
+
+namespace {
 
 // HPCC ns-3's topo.txt as it is: nodes 0..hosts-1 hosts, then the switches.
 result<fabric_graph> explicit_graph(const topology_config& t) {

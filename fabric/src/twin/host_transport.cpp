@@ -20,9 +20,11 @@ std::uint64_t engine::post(const message& m) {
   const bool local = routes_->graph().same_server(m.src, m.dst);
   const std::uint32_t qp = qp_per_peer_ && !local ? peer_attach(id, m) : id + 1;
   // The ECMP paths of the data and of the ACKs/CNPs (same QP, so same UDP source port,
-  // reversed addresses); the switches route by them (routing.hpp).
-  f.fwd_ecmp = static_cast<std::uint16_t>(routes_->path_code({m.src, m.dst, qp, m.udp_sport, m.udp_dport}, cfg_.seed));
-  f.rev_ecmp = static_cast<std::uint16_t>(routes_->path_code({m.dst, m.src, qp, m.udp_dport, m.udp_sport}, cfg_.seed));
+  // reversed addresses); the switches route by them (routing.hpp). A local message has none.
+  if (!local) {
+    f.fwd_ecmp = static_cast<std::uint16_t>(routes_->path_code({m.src, m.dst, qp, m.udp_sport, m.udp_dport}, cfg_.seed));
+    f.rev_ecmp = static_cast<std::uint16_t>(routes_->path_code({m.dst, m.src, qp, m.udp_dport, m.udp_sport}, cfg_.seed));
+  }
   flow_record r;
   r.src = m.src;
   r.dst = m.dst;

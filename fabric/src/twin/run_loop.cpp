@@ -224,15 +224,10 @@ status validate(const twin_config& c) {
     if (t.spine_link_gbps < 0) return bad("topology.spine_link_gbps must be >= 0");
     if (t.spine_link_gbps == 0 && !(t.oversubscription > 0)) return bad("topology.oversubscription must be > 0");
   } else if (t.type == topology_config::kind::rail_optimized) {
-    if (t.nics_per_host < 2 || t.nics_per_host > 64) return bad("topology.nics_per_host must be 2..64");
-    if (t.hosts % t.nics_per_host != 0) return bad("topology.hosts must be a multiple of topology.nics_per_host");
-    if (t.leaves < 1 || (t.hosts / t.nics_per_host) % t.leaves != 0)
-      return bad("topology.leaves (a rail) must be >= 1 and divide the servers (hosts / nics_per_host)");
-    if (t.spines < 1 || t.spines > 256) return bad("topology.spines must be 1..256");
+    ROCELAB_RETURN_IF_ERROR(check_rail_optimized(t));
+    if (t.spines > 256) return bad("topology.spines must be 1..256");
     if (t.spine_link_gbps < 0) return bad("topology.spine_link_gbps must be >= 0");
     if (t.spine_link_gbps == 0 && !(t.oversubscription > 0)) return bad("topology.oversubscription must be > 0");
-    if (!(t.local_link_gbps > 0)) return bad("topology.local_link_gbps must be > 0");
-    if (t.local_link_delay_ns < 0) return bad("topology.local_link_delay_ns must be >= 0");
   } else if (t.type == topology_config::kind::graph) {
     if (t.switches < 1) return bad("topology.switches must be >= 1");
     if (t.links.empty()) return bad("topology.links: a graph needs links");

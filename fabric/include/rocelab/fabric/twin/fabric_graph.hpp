@@ -61,6 +61,11 @@ struct graph_host {
   graph_port link;         // the NIC's side: peer = sw, peer_port = port
 };
 
+// A rail-optimized topology's own rules (NICs, servers, leaves a rail, spines, local
+// link), each error starting with the field it names: what the builder and the twin's
+// validate both check, so a spec error points at that field.
+[[nodiscard]] status check_rail_optimized(const topology_config& t);
+
 class fabric_graph {
  public:
   // The fabric `t` describes; errors name the topology field that makes it impossible.
