@@ -1,5 +1,6 @@
 #include "rocelab/traffic/allreduce.hpp"
 
+#include <algorithm>
 #include <bit>
 
 namespace rocelab::traffic {
@@ -18,6 +19,18 @@ std::uint64_t chunk_bytes(std::uint64_t total, std::uint32_t n, std::uint32_t c)
 std::uint32_t mod(std::int64_t a, std::uint32_t n) {
   const std::int64_t r = a % static_cast<std::int64_t>(n);
   return static_cast<std::uint32_t>(r < 0 ? r + n : r);
+}
+
+// The size-1 steps of one phase of a ring all-reduce of `total` bytes cut into `size`
+// chunks, for the member at `position`, which sends to `to` and receives from `from`.
+// Reduce-scatter step k sends chunk position-k (partially reduced) and receives chunk
+// position-1-k; all-gather step k forwards the fully reduced chunk position+1-k.
+enum class ring_phase : std::uint8_t { reduce_scatter, all_gather };
+
+void ring_steps(std::vector<allreduce_send>& out, ring_phase phase, std::uint32_t position, std::uint32_t size,
+                std::uint64_t total, std::uint32_t to, std::uint32_t from) {
+  const std::int64_t first = std::int64_t{position} + (phase == ring_phase::all_gather ? 1 : 0);
+  for (std::uint32_t k = 0; k + 1 < size; ++k) out.push_back({to, chunk_bytes(total, size, mod(first - k, size)), from});
 }
 
 // Tag layout: iteration (24 bits) | step (20 bits) | slice x ranks + rank (20 bits).
@@ -145,36 +158,24 @@ status validate(const allreduce_config& cfg, std::uint32_t hosts) {
 std::vector<std::vector<allreduce_send>> allreduce_schedule(allreduce_algorithm algorithm, std::uint32_t n,
                                                             std::uint64_t bytes, std::uint32_t ranks_per_host) {
   std::vector<std::vector<allreduce_send>> s(n);
-  if (algorithm == allreduce_algorithm::hierarchical_ring && ranks_per_host > 1) {
-    const std::uint32_t g = ranks_per_host, servers = n / g;
+  if (algorithm != allreduce_algorithm::halving_doubling) {
+    // The ring is the hierarchical ring with one rank a server: no steps within a server
+    // and one ring over all ranks.
+    const std::uint32_t g = algorithm == allreduce_algorithm::hierarchical_ring ? std::max(ranks_per_host, 1u) : 1;
+    const std::uint32_t servers = n / g;
     for (std::uint32_t r = 0; r < n; ++r) {
       const std::uint32_t server = r / g, i = r % g;
       const std::uint32_t right = server * g + (i + 1) % g, left = server * g + (i + g - 1) % g;
-      // (1) Reduce-scatter within the server: step k sends chunk i-k of g, receives i-1-k.
-      for (std::uint32_t k = 0; k + 1 < g; ++k)
-        s[r].push_back({right, chunk_bytes(bytes, g, mod(std::int64_t{i} - k, g)), left});
-      // (2) The server's sum of chunk i+1 all-reduced along rail i (a ring over servers).
-      const std::uint64_t shard = chunk_bytes(bytes, g, (i + 1) % g);
       const std::uint32_t next = (server + 1) % servers * g + i, prev = (server + servers - 1) % servers * g + i;
-      for (std::uint32_t k = 0; k + 1 < servers; ++k)
-        s[r].push_back({next, chunk_bytes(shard, servers, mod(std::int64_t{server} - k, servers)), prev});
-      for (std::uint32_t k = 0; k + 1 < servers; ++k)
-        s[r].push_back({next, chunk_bytes(shard, servers, mod(std::int64_t{server} + 1 - k, servers)), prev});
-      // (3) All-gather within the server: step k forwards the reduced chunk i+1-k.
-      for (std::uint32_t k = 0; k + 1 < g; ++k)
-        s[r].push_back({right, chunk_bytes(bytes, g, mod(std::int64_t{i} + 1 - k, g)), left});
-    }
-    return s;
-  }
-  if (algorithm == allreduce_algorithm::ring || algorithm == allreduce_algorithm::hierarchical_ring) {
-    for (std::uint32_t r = 0; r < n; ++r) {
-      const std::uint32_t right = (r + 1) % n, left = (r + n - 1) % n;
-      // Reduce-scatter step k: send chunk r-k (partially reduced), receive chunk r-1-k.
-      for (std::uint32_t k = 0; k + 1 < n; ++k)
-        s[r].push_back({right, chunk_bytes(bytes, n, mod(std::int64_t{r} - k, n)), left});
-      // All-gather step k: forward the fully reduced chunk r+1-k.
-      for (std::uint32_t k = 0; k + 1 < n; ++k)
-        s[r].push_back({right, chunk_bytes(bytes, n, mod(std::int64_t{r} + 1 - k, n)), left});
+      // (1) Reduce-scatter within the server; local rank i then holds the server's sum of
+      // chunk i+1 of g.
+      ring_steps(s[r], ring_phase::reduce_scatter, i, g, bytes, right, left);
+      // (2) That chunk all-reduced along rail i: a ring over the servers.
+      const std::uint64_t shard = chunk_bytes(bytes, g, (i + 1) % g);
+      ring_steps(s[r], ring_phase::reduce_scatter, server, servers, shard, next, prev);
+      ring_steps(s[r], ring_phase::all_gather, server, servers, shard, next, prev);
+      // (3) All-gather within the server.
+      ring_steps(s[r], ring_phase::all_gather, i, g, bytes, right, left);
     }
     return s;
   }
