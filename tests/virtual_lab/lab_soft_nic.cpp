@@ -24,6 +24,7 @@
 #include "rocelab/traffic/allreduce.hpp"
 #include "rocelab/traffic/incast.hpp"
 #include "rocelab/traffic/soft_nic/nic_process.hpp"
+#include "switch_control.hpp"
 
 namespace rocelab::traffic::soft_nic {
 namespace {
@@ -152,13 +153,14 @@ class SoftNicLab : public ::testing::Test {
     return r;
   }
 
-  // Shapes one switch port's egress to `bps`: an oversubscription that holds however far
-  // below line rate the host holds the NICs (see the 4:1 test).
-  void shape_port(const lab::lab_state& s, int port, std::int64_t bps) {
-    auto c = fabric::soft_switch::control_client::connect(s.control_socket);
-    ASSERT_TRUE(c.ok()) << c.error().message();
-    auto r = c->call({{"op", "set"}, {"field", "rate_bps"}, {"value", bps}, {"port", port}});
-    ASSERT_TRUE(r.ok() && r->value("ok", false)) << (r.ok() ? r->dump() : r.error().message());
+  // Shapes the receiver's port (port 0) to half the NICs' line rate: an oversubscription
+  // that holds however far below line rate the host holds the NICs (see the 4:1 test).
+  void shape_receiver_port_to_half_rate(const lab::lab_state& s) {
+    const json r = test::switch_call(s.control_socket, {{"op", "set"},
+                                                        {"field", "rate_bps"},
+                                                        {"value", static_cast<std::int64_t>(lab_gbps * 1e9 / 2)},
+                                                        {"port", 0}});
+    ASSERT_TRUE(r.value("ok", false)) << r.dump();
   }
 
   json counters(const lab::lab_state& s) {
@@ -230,7 +232,7 @@ void print_ports(const json& c) {
 TEST_F(SoftNicLab, Incast8To1WithPfcAndWithoutEcnPausesAndDeliversEverything) {
   const auto s = up(9, incast_buffer_kb, {"--no-ecn"});
   ASSERT_EQ(s.hosts.size(), 9u);
-  shape_port(s, 0, static_cast<std::int64_t>(lab_gbps * 1e9 / 2));
+  shape_receiver_port_to_half_rate(s);
   constexpr std::uint64_t bytes = 1024 * 1024;
   auto load = incast_8_to_1(bytes);
   auto r = run(s, nic(false, true), *load);
@@ -307,7 +309,7 @@ TEST_F(SoftNicLab, Incast4To1WithEcnAndDcqcnPausesAtMostHalfAsMuchAsWithPfcAlone
   for (int i = 0; i < 2 * pooled_runs; ++i) {
     const bool ecn = i % 2 == 1;  // alternating, so a drift in the machine's load hits both sides
     const auto s = ecn ? up(senders + 1, buffer_kb, {}, true) : up(senders + 1, buffer_kb, {"--no-ecn"});
-    shape_port(s, 0, static_cast<std::int64_t>(lab_gbps * 1e9 / 2));
+    shape_receiver_port_to_half_rate(s);
     auto load = incast_n_to_1(senders, bytes);
     auto r = run(s, nic(ecn, true), *load);
     ASSERT_TRUE(r.ok()) << r.error().message();
