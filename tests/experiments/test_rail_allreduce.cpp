@@ -1,7 +1,8 @@
 // NCCL-style all-reduce on a rail-optimized fabric of multi-NIC servers, through specs on
 // the twin: the hierarchical ring keeps every inter-server message on one rail and every
 // intra-server one on the local link, comes within a tenth of its ideal busbw, and beats
-// the flat ring on the same fabric; the spec refuses layouts it cannot run.
+// the flat ring on the same fabric; the trees over rails beat the rings on small buffers
+// only; the spec refuses layouts it cannot run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -116,6 +117,40 @@ TEST(RailAllReduce, FlatRingOnTheSameRailsIsFarSlower) {
   EXPECT_LT(2 * flat.allreduce[0].busbw_gbps, hier.allreduce[0].busbw_gbps);
   std::cerr << "busbw: flat ring " << flat.allreduce[0].busbw_gbps << " Gb/s, hierarchical "
             << hier.allreduce[0].busbw_gbps << " Gb/s\n";
+}
+
+// NCCL's trees over rails: every inter-server message on its rail carries the whole shard
+// the server's ring left on that NIC (a tree moves the shard on every edge). A tree takes
+// 2 log2(N) steps where the ring over the rail takes 2(N-1), so it wins where the steps'
+// latency dominates (a small buffer) and loses where bandwidth does (a large one): the
+// crossover behind NCCL's choice between them.
+TEST(RailAllReduce, HierarchicalTreeKeepsToRailsAndBeatsTheRingOnlyOnSmallBuffers) {
+  constexpr std::uint32_t g = 4;
+  auto busbw = [](const run_records& r) {
+    EXPECT_EQ(r.allreduce.size(), 2u);
+    return r.allreduce.empty() ? 0.0 : r.allreduce.back().busbw_gbps;
+  };
+  const run_records small_tree =
+      run_on_twin(spec_of({"workload.allreduce.algorithm=hierarchical_tree", "workload.allreduce.bytes=256KiB"}));
+  const run_records small_ring = run_on_twin(spec_of({"workload.allreduce.bytes=256KiB"}));
+  std::size_t rail_messages = 0;
+  for (const flow_record& f : small_tree.flows) {
+    ASSERT_TRUE(f.completed());
+    if (f.src / g == f.dst / g) continue;
+    EXPECT_EQ(f.src % g, f.dst % g) << "between servers: NIC i to NIC i, one rail";
+    EXPECT_EQ(f.bytes, (256u << 10) / g) << "the whole shard on every tree edge";
+    ++rail_messages;
+  }
+  // Per rail and iteration: every edge of a tree of 8 servers twice (up and down).
+  EXPECT_EQ(rail_messages, 2u * g * 2 * (8 - 1));
+  for (const allreduce_result& a : small_tree.allreduce) EXPECT_EQ(a.algorithm, "hierarchical_tree");
+  EXPECT_GT(busbw(small_tree), 1.5 * busbw(small_ring)) << "256 KiB: latency-bound rings";
+
+  const run_records large_tree = run_on_twin(spec_of({"workload.allreduce.algorithm=hierarchical_tree"}));
+  const run_records large_ring = run_on_twin(spec_of());
+  EXPECT_GT(busbw(large_ring), 1.5 * busbw(large_tree)) << "8 MiB: the ring's bandwidth wins";
+  std::cerr << "busbw 256 KiB: tree " << busbw(small_tree) << ", ring " << busbw(small_ring)
+            << " Gb/s; 8 MiB: tree " << busbw(large_tree) << ", ring " << busbw(large_ring) << " Gb/s\n";
 }
 
 // The report states the iterations' busbw; a message over a local link has no fabric path,

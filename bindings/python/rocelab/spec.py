@@ -115,7 +115,8 @@ class Incast(Section):
 
 
 class AllReduce(Section):
-    """``workload.allreduce.*``: algorithm (ring | halving_doubling), ranks, bytes, iterations, ..."""
+    """``workload.allreduce.*``: algorithm (ring | halving_doubling | tree |
+    hierarchical_ring | hierarchical_tree), ranks, bytes, slices, iterations, ..."""
     prefix = "workload.allreduce"
 
 

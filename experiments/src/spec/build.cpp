@@ -44,12 +44,12 @@ traffic::incast_config incast_of(const incast_spec& s) {
   return c;
 }
 
-// ranks_per_host: the servers' NICs on a rail-optimized fabric (hierarchical_ring's g).
+// ranks_per_host: the servers' NICs on a rail-optimized fabric (the hierarchical
+// algorithms' g).
 traffic::allreduce_config allreduce_of(const allreduce_spec& s, const topology_spec& t) {
   traffic::allreduce_config c;
-  c.algorithm = s.algorithm == "halving_doubling"    ? traffic::allreduce_algorithm::halving_doubling
-                : s.algorithm == "hierarchical_ring" ? traffic::allreduce_algorithm::hierarchical_ring
-                                                     : traffic::allreduce_algorithm::ring;
+  for (const auto a : traffic::all_allreduce_algorithms)
+    if (s.algorithm == traffic::to_string(a)) c.algorithm = a;
   c.ranks_per_host = t.type == "rail_optimized" ? t.nics_per_host : 1;
   c.slices = s.slices;
   c.ranks = s.rank_hosts;
@@ -248,17 +248,19 @@ status validate(const experiment_spec& spec) {
   if (w.allreduce.enabled) {
     const traffic::allreduce_config c = allreduce_of(w.allreduce, t);
     if (auto st = traffic::validate(c, t.hosts); !st.ok()) return fail(spec, "workload.allreduce", st.message());
-    // Rings over rails: a server's ranks are its NICs, local rank i on NIC i (rail i).
+    // Rings or trees over rails: a server's ranks are its NICs, local rank i on NIC i (rail i).
     const std::uint32_t g = c.ranks_per_host;
-    if (c.algorithm == traffic::allreduce_algorithm::hierarchical_ring && g > 1)
+    const bool hierarchical = c.algorithm == traffic::allreduce_algorithm::hierarchical_ring ||
+                              c.algorithm == traffic::allreduce_algorithm::hierarchical_tree;
+    if (hierarchical && g > 1)
       for (std::uint32_t r = 0; r < c.ranks.size(); ++r) {
         const std::uint32_t h = c.ranks[r], first = c.ranks[r / g * g];
         if (h / g != first / g || h % g != r % g)
           return fail(spec, "workload.allreduce.rank_hosts",
-                      "hierarchical_ring: rank " + std::to_string(r) + " is on host " + std::to_string(h) +
-                          ", not NIC " + std::to_string(r % g) + " of the server of rank " + std::to_string(r / g * g) +
-                          " (host " + std::to_string(first) + "): each " + std::to_string(g) +
-                          " consecutive ranks are one server's NICs 0.." + std::to_string(g - 1));
+                      std::string(traffic::to_string(c.algorithm)) + ": rank " + std::to_string(r) + " is on host " +
+                          std::to_string(h) + ", not NIC " + std::to_string(r % g) + " of the server of rank " +
+                          std::to_string(r / g * g) + " (host " + std::to_string(first) + "): each " +
+                          std::to_string(g) + " consecutive ranks are one server's NICs 0.." + std::to_string(g - 1));
       }
   }
   if (w.background.enabled) {

@@ -429,9 +429,10 @@ std::vector<field_info> build_table() {
                          "on when the section is present"));
   t.push_back(choice_field("workload.allreduce.algorithm",
                            [](auto& s) -> auto& { return s.workload.allreduce.algorithm; },
-                           {"ring", "halving_doubling", "hierarchical_ring"},
-                           "collective algorithm; hierarchical_ring: NCCL's rings over rails on a rail_optimized "
-                           "fabric (a server's ranks on its local link, one ring a rail), the ring elsewhere"));
+                           {"ring", "halving_doubling", "hierarchical_ring", "tree", "hierarchical_tree"},
+                           "collective algorithm; tree: NCCL's double binary tree; hierarchical_ring and "
+                           "hierarchical_tree: NCCL's rings or trees over rails on a rail_optimized fabric (a "
+                           "server's ranks on its local link, one ring or tree a rail), the ring or tree elsewhere"));
   t.push_back(integer_field<std::uint32_t>("workload.allreduce.slices",
                                            [](auto& s) -> auto& { return s.workload.allreduce.slices; }, 1, 16,
                                            "pipelining as NCCL does it: the buffer in this many slices, each "

@@ -20,12 +20,29 @@
 //     across rails); (3) a ring all-gather within each server (g-1 steps of S/g). Rank r
 //     is local rank r mod g of server r / g. 2(g-1)/g x S on the local link and
 //     2(N-1)/N x S/g on the rail per rank. g = 1 is the ring.
+//   tree (NCCL's tree algorithm; Sanders, Speck and Traeff, "Two-tree algorithms for full
+//     bandwidth broadcast, reduction and scan", Parallel Computing 2009): a binary tree over
+//     the ranks, laid out by lowest set bit as NCCL lays out its trees (rank 0 the root,
+//     odd ranks the leaves). Every rank receives its children's data, reduces it with its
+//     own and sends the sum to its parent; the root's sum then flows back down. Each
+//     message carries the whole slice, so a rank's sends do not shrink with n: the tree
+//     trades bandwidth for 2 log2(n) steps of latency, where a ring takes 2(n-1). Slices
+//     alternate between the tree and its complement (mirrored for an even rank count,
+//     shifted by one for an odd one), in which the leaves of the first are inner ranks:
+//     NCCL's double binary tree, whose two trees each carry half of the data.
+//   hierarchical_tree (NCCL's trees on rail-optimized servers): hierarchical_ring with
+//     phase (2) a tree over the servers of rail i instead of a ring: the rail's servers
+//     reduce the shard up the tree and broadcast it down. Rail i of slice p uses tree
+//     (i + p) mod 2, so the rails of a server balance the two trees. g = 1 is the tree.
 //   Ring and halving-doubling send 2(n-1)/n x S per rank.
 //
-// Dependencies: a rank's step k+1 is posted when its step k is complete, i.e. the chunk it
-// receives in step k has arrived (the data it forwards or reduces next depends on it) and
-// its own step-k message has been delivered (one outstanding message per rank and
-// direction, like a collective library's single connection per peer per channel).
+// Dependencies: a rank's schedule is a list of steps, each sending zero or more messages
+// when it begins and receiving a known number of messages. Step k+1 begins when step k is
+// complete, i.e. what it receives in step k has arrived (the data it forwards or reduces
+// next depends on it) and its own step-k messages have been delivered (one outstanding
+// message per rank and direction, like a collective library's single connection per peer
+// per channel). On a ring every step sends one message and receives one; in a tree a rank
+// receives from its children in one step and sends to its parent in the next.
 // Slices (NCCL's pipelining: it moves a buffer through its ring in chunks, so that one
 // chunk's step overlaps the next one's): the buffer is cut into `slices` parts, each
 // all-reduced by the algorithm on its own, and a rank starts slice p+1 once its first step
@@ -38,6 +55,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -47,13 +65,19 @@
 
 namespace rocelab::traffic {
 
-enum class allreduce_algorithm : std::uint8_t { ring, halving_doubling, hierarchical_ring };
+enum class allreduce_algorithm : std::uint8_t { ring, halving_doubling, hierarchical_ring, tree, hierarchical_tree };
+
+inline constexpr allreduce_algorithm all_allreduce_algorithms[] = {
+    allreduce_algorithm::ring, allreduce_algorithm::halving_doubling, allreduce_algorithm::hierarchical_ring,
+    allreduce_algorithm::tree, allreduce_algorithm::hierarchical_tree};
 
 [[nodiscard]] constexpr const char* to_string(allreduce_algorithm a) noexcept {
   switch (a) {
     case allreduce_algorithm::ring: return "ring";
     case allreduce_algorithm::halving_doubling: return "halving_doubling";
     case allreduce_algorithm::hierarchical_ring: return "hierarchical_ring";
+    case allreduce_algorithm::tree: return "tree";
+    case allreduce_algorithm::hierarchical_tree: return "hierarchical_tree";
   }
   return "ring";
 }
@@ -67,8 +91,8 @@ struct allreduce_config {
   std::int64_t start_ns = 0;
   std::int64_t iteration_gap_ns = 0;
   std::int16_t priority = -1;
-  // hierarchical_ring: ranks a server (its NICs, topology nics_per_host); the rank count
-  // must be a multiple. Ignored by the others.
+  // hierarchical_ring and hierarchical_tree: ranks a server (its NICs, topology
+  // nics_per_host); the rank count must be a multiple. Ignored by the others.
   std::uint32_t ranks_per_host = 1;
   std::uint32_t slices = 1;  // 1..max_allreduce_slices
 };
@@ -77,18 +101,46 @@ inline constexpr std::uint32_t max_allreduce_slices = 16;
 
 [[nodiscard]] status validate(const allreduce_config& cfg, std::uint32_t hosts);
 
-// One message of the schedule: what rank `rank` sends in `step`.
+// One message of a step: to which rank, how large, and in which of the receiver's steps
+// it arrives.
 struct allreduce_send {
   std::uint32_t to_rank = 0;
+  std::uint32_t to_step = 0;
   std::uint64_t bytes = 0;
-  std::uint32_t from_rank = 0;  // whose step-k message this rank receives
+};
+static_assert(sizeof(allreduce_send) == 16);
+
+// A step: its sends (allreduce_plan::sends_of) and how many messages it receives.
+struct allreduce_step {
+  std::uint32_t first_send = 0;  // index into allreduce_plan::sends
+  std::uint16_t sends = 0;
+  std::uint16_t receives = 0;
+};
+static_assert(sizeof(allreduce_step) == 8);
+
+// One iteration's static pattern of one slice (chunks of S/n, the first S mod n chunks one
+// byte larger), flat: a 1,024-rank ring is two million steps.
+struct allreduce_plan {
+  std::vector<std::uint32_t> first_step;  // per rank, into steps; then one past the last rank's
+  std::vector<allreduce_step> steps;
+  std::vector<allreduce_send> sends;
+
+  [[nodiscard]] std::uint32_t ranks() const { return static_cast<std::uint32_t>(first_step.size()) - 1; }
+  [[nodiscard]] std::span<const allreduce_step> steps_of(std::uint32_t rank) const {
+    return {steps.data() + first_step[rank], first_step[rank + 1] - first_step[rank]};
+  }
+  [[nodiscard]] std::span<const allreduce_send> sends_of(const allreduce_step& s) const {
+    return {sends.data() + s.first_send, s.sends};
+  }
 };
 
-// schedule[rank][step]: the static pattern of one iteration (chunks of S/n, the first
-// S mod n chunks one byte larger).
-[[nodiscard]] std::vector<std::vector<allreduce_send>> allreduce_schedule(allreduce_algorithm algorithm,
-                                                                          std::uint32_t ranks, std::uint64_t bytes,
-                                                                          std::uint32_t ranks_per_host = 1);
+// The plan of slice `slice` (the trees alternate by slice; the others ignore it).
+[[nodiscard]] allreduce_plan allreduce_schedule(allreduce_algorithm algorithm, std::uint32_t ranks, std::uint64_t bytes,
+                                                std::uint32_t ranks_per_host = 1, std::uint32_t slice = 0);
+
+// NCCL's binary tree over positions 0..m-1: each position's parent (m for the root,
+// position 0). Exposed for its tests.
+[[nodiscard]] std::vector<std::uint32_t> binary_tree_parents(std::uint32_t m);
 
 // nccl-tests: algbw = bytes / time; busbw = algbw x 2(n-1)/n; in Gb/s (bits).
 [[nodiscard]] allreduce_result allreduce_bandwidth(allreduce_algorithm algorithm, std::uint32_t ranks,

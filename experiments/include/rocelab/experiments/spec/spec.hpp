@@ -130,7 +130,7 @@ struct incast_spec {
 
 struct allreduce_spec {
   bool enabled = false;
-  std::string algorithm = "ring";  // ring | halving_doubling | hierarchical_ring
+  std::string algorithm = "ring";  // ring | halving_doubling | hierarchical_ring | tree | hierarchical_tree
   std::uint32_t slices = 1;        // NCCL-style pipelining (traffic/allreduce.hpp)
   std::uint32_t ranks = 8;
   std::vector<std::uint32_t> rank_hosts;
