@@ -2,6 +2,15 @@
 # included as SYSTEM, so -Werror never fires on them).
 add_library(rocelab_warnings INTERFACE)
 target_compile_options(rocelab_warnings INTERFACE -Wall -Wextra -Werror)
+# At -O3, GCC 12 (Debian 12's compiler) reports flow-sensitive warnings on code it has
+# unrolled or inlined that cannot run: -Wrestrict inside libstdc++'s own string
+# concatenation (GCC bug 105651), -Wstringop-overflow and -Warray-bounds past a std::array
+# that a range-for never leaves. They failed every Release build. The -O2 build (scripts/
+# setup, CI) keeps all of them as errors.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+  target_compile_options(rocelab_warnings INTERFACE
+    $<$<CONFIG:Release>:-Wno-restrict -Wno-stringop-overflow -Wno-stringop-overread -Wno-array-bounds>)
+endif()
 
 if(ROCELAB_SANITIZE OR ROCELAB_FUZZ)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
