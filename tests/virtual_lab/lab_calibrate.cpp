@@ -2,8 +2,9 @@
 // calibration file that reads back with every host, port and pair measured, and numbers
 // the physics allows: no RTT below the ideal 64-byte RTT, no negative processing time, no
 // host faster than its link (2% for pacing's rounding), no CNP loop shorter than the
-// marked data frame's own serialization. Brings up its own lab (rlc<pid>) and takes it
-// down. Cost on the 2-core CI VM: about 5 s.
+// marked data frame's own serialization; on a lab it found up, the switch port it shaped
+// for the CNP loop runs at the lab's rate again. Brings up its own lab (rlc<pid>) and takes
+// it down. Cost on the 2-core CI VM: about 10 s.
 #include "rocelab/experiments/lab/calibrate_lab.hpp"
 
 #include <gtest/gtest.h>
@@ -14,6 +15,8 @@
 
 #include "rocelab/agents/lab/virtual_lab.hpp"
 #include "rocelab/experiments/calibration/calibration.hpp"
+#include "rocelab/experiments/lab/virtual_backend.hpp"
+#include "rocelab/fabric/soft_switch/control_client.hpp"
 #include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
 
@@ -102,6 +105,32 @@ TEST_F(LabCalibrate, ThreeHostsAtHalfAGigabitGiveAFileWithEveryHostPortAndPairMe
   EXPECT_GT(c.cnp_loop.samples, 0u);
   const std::int64_t data_frame_ns = static_cast<std::int64_t>((spec->nic.mtu_bytes + 58 + 24) * 8 / 0.5);
   EXPECT_GE(c.cnp_loop.ns.front(), data_frame_ns);
+}
+
+// On a lab that stays up, the CNP loop's shaping of its receiver's port (half the line
+// rate, so that the incast congests however slow the host holds the NICs) is undone: the
+// port runs at the lab's rate again for the runs that come next.
+TEST_F(LabCalibrate, AKeptLabsReceiverPortRunsAtTheLabsRateAgainAfterward) {
+  auto spec = load_spec_file(std::string(ROCELAB_SOURCE_DIR) + "/examples/virtual-incast-8to1.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  for (const char* o : {"topology.hosts=3", "workload.incast.senders=2"})
+    ASSERT_TRUE(apply_override(*spec, o).ok()) << o;
+  const std::string binary = std::string(ROCELAB_BINARY_DIR) + "/rocelab";
+  auto up = agents::lab::lab_up(lab_options_for(*spec, name_, agents::lab::default_state_root, binary));
+  ASSERT_TRUE(up.ok()) << up.error().message();
+  calibrate_options o;
+  o.pings = 5;
+  o.lab_name = name_;
+  o.rocelab_binary = binary;
+  auto cal = calibrate_lab(*spec, o);
+  ASSERT_TRUE(cal.ok()) << cal.error().message();
+  EXPECT_GT(cal->cnp_loop.samples, 0u);
+  EXPECT_FALSE(agents::lab::lab_inspect(name_).namespaces.empty()) << "a lab it found up stays up";
+  auto c = fabric::soft_switch::control_client::connect(up->control_socket);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  auto rate = c->call({{"op", "get"}, {"field", "rate_bps"}, {"port", 0}});
+  ASSERT_TRUE(rate.ok()) << rate.error().message();
+  EXPECT_EQ((*rate)["value"], 500'000'000) << rate->dump();
 }
 
 }  // namespace

@@ -29,7 +29,8 @@
 //     trades bandwidth for 2 log2(n) steps of latency, where a ring takes 2(n-1). Slices
 //     alternate between the tree and its complement (mirrored for an even rank count,
 //     shifted by one for an odd one), in which the leaves of the first are inner ranks:
-//     NCCL's double binary tree, whose two trees each carry half of the data.
+//     with an even number of slices each tree carries half of the data, as in NCCL's
+//     double binary tree; with one slice only the first tree runs.
 //   hierarchical_tree (NCCL's trees on rail-optimized servers): hierarchical_ring with
 //     phase (2) a tree over the servers of rail i instead of a ring: the rail's servers
 //     reduce the shard up the tree and broadcast it down. Rail i of slice p uses tree
