@@ -16,9 +16,9 @@
 #include "rocelab/agents/lab/virtual_lab.hpp"
 #include "rocelab/experiments/calibration/calibration.hpp"
 #include "rocelab/experiments/lab/virtual_backend.hpp"
-#include "rocelab/fabric/soft_switch/control_client.hpp"
 #include "rocelab/experiments/spec/build.hpp"
 #include "rocelab/experiments/spec/spec.hpp"
+#include "switch_control.hpp"
 
 namespace rocelab::experiments {
 namespace {
@@ -126,11 +126,9 @@ TEST_F(LabCalibrate, AKeptLabsReceiverPortRunsAtTheLabsRateAgainAfterward) {
   ASSERT_TRUE(cal.ok()) << cal.error().message();
   EXPECT_GT(cal->cnp_loop.samples, 0u);
   EXPECT_FALSE(agents::lab::lab_inspect(name_).namespaces.empty()) << "a lab it found up stays up";
-  auto c = fabric::soft_switch::control_client::connect(up->control_socket);
-  ASSERT_TRUE(c.ok()) << c.error().message();
-  auto rate = c->call({{"op", "get"}, {"field", "rate_bps"}, {"port", 0}});
-  ASSERT_TRUE(rate.ok()) << rate.error().message();
-  EXPECT_EQ((*rate)["value"], 500'000'000) << rate->dump();
+  const auto rate = test::switch_call(up->control_socket, {{"op", "get"}, {"field", "rate_bps"}, {"port", 0}});
+  ASSERT_TRUE(rate.value("ok", false)) << rate.dump();
+  EXPECT_EQ(rate["value"], 500'000'000) << rate.dump();
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +18,7 @@
 #include "rocelab/common/own_executable.hpp"
 #include "rocelab/experiments/calibration/calibration_measure.hpp"
 #include "rocelab/experiments/lab/virtual_backend.hpp"
+#include "rocelab/fabric/drivers/soft_switch_driver.hpp"
 #include "rocelab/fabric/soft_switch/control_client.hpp"
 #include "rocelab/fabric/soft_switch/latency_histogram_json.hpp"
 #include "rocelab/traffic/soft_nic/nic_fleet.hpp"
@@ -130,50 +130,6 @@ result<std::vector<loop_frame>> loop_frames_of(const std::string& path) {
   return out;
 }
 
-// A switch port shaped below its rate for as long as this lives, then put back (error
-// paths included). The CNP loop's run shapes its receiver's port to half the line rate:
-// the soft NICs share the host's CPUs, and on a loaded host two of them together may not
-// exceed the receiver's line rate, so a 2:1 incast never queued, marked or sent a CNP (a
-// calibration with no CNP loop sample). Shaped, the switch oversubscribes the port however
-// far below line rate the host holds the NICs. The loop itself (a marked frame's trip to
-// the receiver from the mirror's stamp of its departure, the receiver's notification
-// point, the CNP's trip back) does not depend on that port's pacing.
-class shaped_port {
- public:
-  static result<std::unique_ptr<shaped_port>> shape(const std::string& control_socket, int port,
-                                                    std::int64_t rate_bps) {
-    auto c = fabric::soft_switch::control_client::connect(control_socket);
-    if (!c) return c.error().with_context("connecting to the switch");
-    auto was = c->call({{"op", "get"}, {"field", "rate_bps"}, {"port", port}});
-    if (!was) return was.error().with_context("reading switch port " + std::to_string(port) + "'s rate");
-    if (!was->value("ok", false) || !(*was)["value"].is_number_integer())
-      return status(error_code::unavailable, "reading switch port " + std::to_string(port) + "'s rate: " + was->dump());
-    std::unique_ptr<shaped_port> out(new shaped_port(control_socket, port, (*was)["value"].get<std::int64_t>()));
-    if (auto st = out->set(rate_bps); !st.ok()) return st;
-    return out;
-  }
-  ~shaped_port() { (void)set(rate_bps_); }
-  shaped_port(const shaped_port&) = delete;
-  shaped_port& operator=(const shaped_port&) = delete;
-
- private:
-  shaped_port(std::string control_socket, int port, std::int64_t rate_bps)
-      : control_socket_(std::move(control_socket)), port_(port), rate_bps_(rate_bps) {}
-  [[nodiscard]] status set(std::int64_t rate_bps) const {
-    auto c = fabric::soft_switch::control_client::connect(control_socket_);
-    if (!c) return c.error().with_context("connecting to the switch");
-    auto r = c->call({{"op", "set"}, {"field", "rate_bps"}, {"value", rate_bps}, {"port", port_}});
-    if (!r) return r.error().with_context("shaping switch port " + std::to_string(port_));
-    if (!r->value("ok", false))
-      return status(error_code::unavailable, "shaping switch port " + std::to_string(port_) + ": " + r->dump());
-    return status::success();
-  }
-
-  std::string control_socket_;
-  int port_;
-  std::int64_t rate_bps_;
-};
-
 // The spec of the CNP loop's run: the spec's lab with ECN marking low enough that a 2:1
 // incast marks within its first milliseconds, and DCQCN's notification point on.
 experiment_spec cnp_loop_spec(const experiment_spec& spec) {
@@ -256,14 +212,27 @@ result<calibration> calibrate_lab(const experiment_spec& spec, const calibrate_o
       step(o, "CNP loop: 2:1 incast of " + std::to_string(o.incast_bytes >> 10) +
                   " KiB each with ECN (16-128 KiB) into a port shaped to half rate, captured at the switch's "
                   "egress mirror");
-      auto shaped = shaped_port::shape(state.control_socket, static_cast<int>(incast.receiver),
-                                       static_cast<std::int64_t>(std::llround(spec.topology.link_gbps * 1e9 / 2)));
-      if (!shaped) return shaped.error().with_context("the CNP loop run");
+      // The receiver's switch port at half the line rate for this run, put back right after
+      // (the driver's snapshot). The soft NICs share the host's CPUs, and on a loaded host
+      // two of them together may not exceed the receiver's line rate: the 2:1 incast then
+      // never queued, marked or sent a CNP (a calibration with no CNP loop sample). Shaped,
+      // the switch oversubscribes the port however far below line rate the host holds the
+      // NICs. The loop itself (a marked frame's trip to the receiver from the mirror's stamp
+      // of its departure, the receiver's notification point, the CNP's trip back) does not
+      // depend on that port's pacing.
+      auto shaper = fabric::drivers::soft_switch_driver::connect({state.control_socket});
+      if (!shaper) return shaper.error().with_context("the CNP loop run: the switch");
+      const auto half_rate = static_cast<std::int64_t>(std::llround(spec.topology.link_gbps * 1e9 / 2));
+      ROCELAB_RETURN_IF_ERROR(
+          (*shaper)
+              ->apply_fields(json::array({{{"field", "rate_bps"}, {"value", half_rate}, {"port", incast.receiver}}}))
+              .with_context("the CNP loop run: shaping the receiver's switch port"));
       auto loop_ran = run_virtual(loop_spec, 0, lo);
-      shaped->reset();  // the port's own rate again before anything else runs on the lab
+      const status restored = (*shaper)->restore();
       auto frames = loop_ran ? loop_frames_of(lo.capture_file) : result<std::vector<loop_frame>>(loop_ran.error());
       std::error_code ignored;
       std::filesystem::remove(lo.capture_file, ignored);
+      ROCELAB_RETURN_IF_ERROR(restored.with_context("the CNP loop run: putting back the receiver's switch port"));
       if (!frames) return frames.error().with_context("the CNP loop run");
       stamps.cnp_loop_ns =
           cnp_loop_samples(*frames, static_cast<std::int64_t>(std::llround(spec.topology.link_gbps * 1e9)));
