@@ -96,8 +96,8 @@ TEST(lab_controller_crash, kill_9_mid_virtual_run_agents_stop_their_nics_and_the
         << h.name << ": " << slurp(h.agent_log);
 
   // The client: flows that outlast the kill and the dead-man time: 8 x 32 MiB through one
-  // 0.5 Gb/s port take 4.3 s at line rate. With 8 x 8 MiB (1.1 s) a sender's flow ended on
-  // its own before its agent's dead-man switch fired, and the switch had nothing to stop.
+  // 0.5 Gb/s port take 4.3 s at line rate. Flows that end on their own before an agent's
+  // dead-man switch fires leave it nothing to stop.
   const std::string client_log = (dir.path / "client.log").string();
   const int client_fd = ::open(client_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const pid_t client = spawn({binary, "run", std::string(ROCELAB_SOURCE_DIR) + "/examples/virtual-incast-8to1.yaml",

@@ -81,9 +81,10 @@ struct member_tree {
   // the result from its parent, send it down; the root and the leaves skip what they
   // lack. So a parent takes its children's messages in its first tree step, and a child
   // the result in the step after the one that sent up.
+  [[nodiscard]] bool has_parent(std::uint32_t x) const { return parent[x] != parent.size(); }
   [[nodiscard]] std::uint32_t down_receive(std::uint32_t x) const { return (children[x].empty() ? 0 : 1) + 1; }
   [[nodiscard]] std::uint32_t steps(std::uint32_t x) const {
-    return (children[x].empty() ? 0 : 2) + (parent[x] == static_cast<std::uint32_t>(parent.size()) ? 0 : 2);
+    return (children[x].empty() ? 0 : 2) + (has_parent(x) ? 2 : 0);
   }
 };
 
@@ -118,7 +119,7 @@ allreduce_plan rails_schedule(bool tree, std::uint32_t n, std::uint64_t bytes, s
       const auto& kids = t.children[server];
       auto rank_of = [&](std::uint32_t member) { return member * g + i; };
       if (!kids.empty()) out.step(static_cast<std::uint16_t>(kids.size()));  // the children's sums
-      if (t.parent[server] != servers) {
+      if (t.has_parent(server)) {
         const allreduce_send up{rank_of(t.parent[server]), base, shard};
         out.step(0, {&up, 1});
         out.step(1);  // the result, from the parent
@@ -265,9 +266,7 @@ status validate(const allreduce_config& cfg, std::uint32_t hosts) {
   }
   if (cfg.algorithm == allreduce_algorithm::halving_doubling && !std::has_single_bit(n))
     return bad("halving_doubling needs a power-of-two rank count, not " + std::to_string(n));
-  if ((cfg.algorithm == allreduce_algorithm::hierarchical_ring ||
-       cfg.algorithm == allreduce_algorithm::hierarchical_tree) &&
-      (cfg.ranks_per_host < 1 || n % cfg.ranks_per_host != 0))
+  if (is_hierarchical(cfg.algorithm) && (cfg.ranks_per_host < 1 || n % cfg.ranks_per_host != 0))
     return bad(std::string(to_string(cfg.algorithm)) + ": " + std::to_string(n) + " ranks are not whole servers of " +
                std::to_string(cfg.ranks_per_host));
   if (cfg.slices < 1 || cfg.slices > max_allreduce_slices)
@@ -307,13 +306,11 @@ std::vector<std::uint32_t> binary_tree_parents(std::uint32_t m) {
 
 allreduce_plan allreduce_schedule(allreduce_algorithm algorithm, std::uint32_t n, std::uint64_t bytes,
                                   std::uint32_t ranks_per_host, std::uint32_t slice) {
-  const bool hierarchical =
-      algorithm == allreduce_algorithm::hierarchical_ring || algorithm == allreduce_algorithm::hierarchical_tree;
   const bool tree = algorithm == allreduce_algorithm::tree || algorithm == allreduce_algorithm::hierarchical_tree;
   // The ring is the hierarchical ring with one rank a server (no steps within a server,
   // one ring over all ranks); the tree likewise.
   if (algorithm != allreduce_algorithm::halving_doubling)
-    return rails_schedule(tree, n, bytes, hierarchical ? std::max(ranks_per_host, 1u) : 1, slice);
+    return rails_schedule(tree, n, bytes, is_hierarchical(algorithm) ? std::max(ranks_per_host, 1u) : 1, slice);
   // Halving-doubling over n = 2^m blocks; block b's size is chunk_bytes(b).
   const int m = std::countr_zero(n);
   auto blocks_bytes = [&](std::uint32_t r, int shift, bool flip_bit, int bit) {

@@ -250,9 +250,7 @@ status validate(const experiment_spec& spec) {
     if (auto st = traffic::validate(c, t.hosts); !st.ok()) return fail(spec, "workload.allreduce", st.message());
     // Rings or trees over rails: a server's ranks are its NICs, local rank i on NIC i (rail i).
     const std::uint32_t g = c.ranks_per_host;
-    const bool hierarchical = c.algorithm == traffic::allreduce_algorithm::hierarchical_ring ||
-                              c.algorithm == traffic::allreduce_algorithm::hierarchical_tree;
-    if (hierarchical && g > 1)
+    if (traffic::is_hierarchical(c.algorithm) && g > 1)
       for (std::uint32_t r = 0; r < c.ranks.size(); ++r) {
         const std::uint32_t h = c.ranks[r], first = c.ranks[r / g * g];
         if (h / g != first / g || h % g != r % g)

@@ -83,6 +83,11 @@ inline constexpr allreduce_algorithm all_allreduce_algorithms[] = {
   return "ring";
 }
 
+// The algorithms that run a phase in every server on the local link, around one on each rail.
+[[nodiscard]] constexpr bool is_hierarchical(allreduce_algorithm a) noexcept {
+  return a == allreduce_algorithm::hierarchical_ring || a == allreduce_algorithm::hierarchical_tree;
+}
+
 struct allreduce_config {
   allreduce_algorithm algorithm = allreduce_algorithm::ring;
   std::vector<std::uint32_t> ranks;  // rank -> host; empty: hosts 0 .. rank_count-1
