@@ -53,6 +53,32 @@ std::uint64_t counter(const run_records& r, const std::string& device, const std
   return n;
 }
 
+// Drops on switch ports whose loop read every frame within its reaction budget. The PFC
+// headroom is sized for that budget, so a lossless run may drop only on a port the host
+// kept waiting longer (ring_wait_over_budget > 0: the switch was off the CPU for up to
+// 7.5 ms on a loaded CI host), and the run must then say it is degraded.
+std::uint64_t drops_within_reaction_budget(const run_records& r) {
+  std::map<std::uint32_t, std::uint64_t> drops, late;
+  for (const auto& c : r.counters) {
+    if (c.device >= r.devices.size() || r.devices[c.device] != "sw") continue;
+    if (c.name == "ring_wait_over_budget") late[c.port] += c.value;
+    for (const char* cause : {"ingress_limit_drops", "egress_limit_drops", "headroom_drops", "pool_drops", "ring_drops"})
+      if (c.name == cause) drops[c.port] += c.value;
+  }
+  std::uint64_t n = 0;
+  for (const auto& [port, d] : drops)
+    if (late[port] == 0) n += d;
+  return n;
+}
+
+void expect_lossless(const run_records& r) {
+  EXPECT_EQ(drops_within_reaction_budget(r), 0u) << "PFC is on: a port read within its reaction budget dropped";
+  if (r.totals.drops != 0) {
+    EXPECT_FALSE(r.degraded.empty()) << r.totals.drops << " drops on a lossless lab, and the run says nothing of it";
+    std::cerr << "note: " << r.totals.drops << " drops, all on ports the host's scheduling kept past the budget\n";
+  }
+}
+
 class SoftNicRun : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -139,7 +165,7 @@ TEST_F(SoftNicRun, VirtualIncastExampleRunsCapturesCompletelyAndRemovesItsLab) {
   EXPECT_EQ(counter(r, "capture", "capture.pfc_frames"), pfc_mirrored);
   EXPECT_EQ(pfc_mirrored, counter(r, "sw", "pfc_tx_frames"));
   EXPECT_GT(r.totals.ce_marked, 0u);
-  EXPECT_EQ(r.totals.drops, 0u) << "PFC is on: the lab is lossless";
+  expect_lossless(r);
 }
 
 // PFC without ECN: the switch pauses its senders, and the mirror capture shows every
@@ -160,7 +186,7 @@ TEST_F(SoftNicRun, PauseFramesTheSwitchSendsAreInTheMirrorCapture) {
   ASSERT_TRUE(ran.ok()) << ran.error().message();
   const run_records& r = ran->repeats[0];
   for (const auto& f : r.flows) EXPECT_TRUE(f.completed());
-  EXPECT_EQ(r.totals.drops, 0u);
+  expect_lossless(r);
   const std::uint64_t pfc_mirrored = counter(r, "sw", "mirror_pfc_frames");
   EXPECT_GT(counter(r, "sw", "pfc_tx_frames"), 0u) << "the incast must pause";
   EXPECT_EQ(pfc_mirrored, counter(r, "sw", "pfc_tx_frames"));
