@@ -2,6 +2,12 @@
 
 namespace rocelab::traffic::soft_nic {
 
+bool set_priority(int priority) {
+  sched_param sp{};
+  sp.sched_priority = priority;
+  return ::sched_setscheduler(0, (priority > 0 ? SCHED_FIFO : SCHED_OTHER) | SCHED_RESET_ON_FORK, &sp) == 0;
+}
+
 bool cpu_pin::hold() noexcept {
   if (held_) return true;
   if (cpu_ < 0 || cpu_ >= CPU_SETSIZE) return false;
@@ -16,6 +22,11 @@ bool cpu_pin::hold() noexcept {
 void cpu_pin::release() noexcept {
   if (held_) (void)::sched_setaffinity(0, sizeof saved_, &saved_);
   held_ = false;
+}
+
+void leave_start_cpu(cpu_pin& pin, int priority) {
+  pin.release();
+  (void)set_priority(priority);
 }
 
 }  // namespace rocelab::traffic::soft_nic

@@ -11,12 +11,6 @@ namespace rocelab::traffic::soft_nic {
 
 namespace ss = fabric::soft_switch;
 
-bool set_priority(int priority) {
-  sched_param sp{};
-  sp.sched_priority = priority;
-  return ::sched_setscheduler(0, (priority > 0 ? SCHED_FIFO : SCHED_OTHER) | SCHED_RESET_ON_FORK, &sp) == 0;
-}
-
 void post_scheduler::post_now(const post_command& p) {
   auto id = nic_.post(p.qpn, p.kind, p.bytes, p.ref, ss::monotonic_ns());
   if (!id) write_event(out_fd_, error_event{p.ref, id.error().message()});
@@ -69,8 +63,7 @@ void post_scheduler::after_transmit(std::int64_t t_ns) {
     armed_instant_ = fabric::never_ns;
   }
   if (boosted_ && next_instant() - t_ns > armed_boost_ns) {
-    (void)set_priority(cfg_.rt_priority);
-    pin_.release();
+    leave_start_cpu(pin_, cfg_.rt_priority);
     boosted_ = false;
   }
 }

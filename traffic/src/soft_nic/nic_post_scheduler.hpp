@@ -37,10 +37,6 @@ struct wake_plan {
   bool spin = false;
 };
 
-// The SCHED_FIFO policy of the calling process at `priority`, or the default policy for
-// 0; false when refused (no CAP_SYS_NICE).
-bool set_priority(int priority);
-
 class post_scheduler {
  public:
   // Borrows all; `warmer` may be empty (no warm-up). Failed posts go to `out_fd` as

@@ -2,11 +2,16 @@
 // Holds the calling thread to one CPU for a while, then gives back the CPUs it had: a soft
 // NIC around an armed instant (nic_process_config::start_cpu), so an instant's senders
 // share the machine's CPUs evenly instead of as the kernel's balancer of SCHED_FIFO tasks
-// leaves them (6 of 8 on one CPU of 2 was seen).
+// leaves them (6 of 8 on one CPU of 2 was seen). With it, the thread's real-time priority,
+// which it raises for the instant and lowers after.
 
 #include <sched.h>
 
 namespace rocelab::traffic::soft_nic {
+
+// The SCHED_FIFO policy of the calling thread at `priority`, or the default policy for
+// 0; false when refused (no CAP_SYS_NICE).
+bool set_priority(int priority);
 
 class cpu_pin {
  public:
@@ -29,5 +34,12 @@ class cpu_pin {
   bool held_ = false;
   cpu_set_t saved_{};
 };
+
+// The end of an armed start's boost: the thread leaves `pin`'s CPU while it still has its
+// boosted priority, then takes `priority`. The other order strands it: the pinned CPU may
+// be the soft switch's, whose SCHED_FIFO priority lies between the two, and a thread that
+// lowered itself there first could not run to move away until the switch slept (5 ms
+// behind a busy port on a 2-CPU lab).
+void leave_start_cpu(cpu_pin& pin, int priority);
 
 }  // namespace rocelab::traffic::soft_nic
