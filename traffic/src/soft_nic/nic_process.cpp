@@ -16,10 +16,12 @@
 #include "nic_post_scheduler.hpp"
 #include "nic_process_io.hpp"
 #include "nic_process_report.hpp"
+#include "rocelab/captures/wire/roce.hpp"
 #include "rocelab/fabric/soft_switch/packet_port.hpp"
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
 #include "rocelab/traffic/soft_nic/cpu_pin.hpp"
 #include "rocelab/traffic/soft_nic/nic_channel.hpp"
+#include "rocelab/traffic/soft_nic/roce_port_claim.hpp"
 #include "rocelab/traffic/soft_nic/transmit_path_warmer.hpp"
 
 namespace rocelab::traffic::soft_nic {
@@ -113,6 +115,10 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   po.frame_bytes = 8192;
   auto port = ss::packet_port::open(po);
   if (!port) return port.error().with_context("opening " + cfg->ifname);
+  const auto claim = roce_port_claim::claim(captures::wire::roce_v2_udp_port);
+  if (!claim)
+    std::fprintf(stderr, "nic-run: %s; the namespace's kernel may answer RoCE frames with ICMP port unreachable\n",
+                 claim.error().message().c_str());
   ss::realtime_clock clk;
   port_sink sink(*port);
   auto nic = rc_nic::create(cfg->nic, clk, sink);
