@@ -253,6 +253,40 @@ TEST_F(VirtualLab, ForwardsFramesHostToHostUnaltered) {
   EXPECT_GE(c["ports"][1]["tx_packets"].get<std::int64_t>(), frames);
 }
 
+// Frames of two ports that waited in the switch's rings together (the switch stopped, as a
+// host that takes its CPU stops it) reach the egress queue in the order they arrived on
+// the wires, interleaved, as on a switch whose ports feed one buffer; not one port's
+// backlog after the other's.
+TEST_F(VirtualLab, FramesThatWaitedTogetherLeaveInTheOrderTheyArrived) {
+  const lab_state s = up(3, 10);
+  ASSERT_EQ(s.hosts.size(), 3u);
+  ASSERT_GT(s.switch_pid, 0);
+  auto tx0 = wire_socket::open(s.hosts[0].netns, "eth0");
+  auto tx1 = wire_socket::open(s.hosts[1].netns, "eth0");
+  auto rx = wire_socket::open(s.hosts[2].netns, "eth0");
+  ASSERT_TRUE(tx0.fd.valid() && tx1.fd.valid() && rx.fd.valid());
+  constexpr std::uint32_t per_sender = 40;  // within a port's receive ring (512 frames)
+  {
+    ASSERT_EQ(::kill(s.switch_pid, SIGSTOP), 0);
+    struct resume {
+      pid_t pid;
+      ~resume() { (void)::kill(pid, SIGCONT); }
+    } resume_switch{s.switch_pid};
+    for (std::uint32_t i = 0; i < per_sender; ++i) {
+      ASSERT_TRUE(tx0.send(roce_frame(s.hosts[0], s.hosts[2], 2 * i, 256)));
+      ASSERT_TRUE(tx1.send(roce_frame(s.hosts[1], s.hosts[2], 2 * i + 1, 256)));
+    }
+  }
+  std::vector<std::int64_t> order;
+  for (const auto& f : rx.drain())
+    if (const auto seq = sequence_of(f); seq >= 0) order.push_back(seq);
+  ASSERT_EQ(order.size(), 2 * per_sender);
+  std::size_t in_place = 0;
+  for (std::size_t i = 0; i < order.size(); ++i) in_place += order[i] == static_cast<std::int64_t>(i);
+  EXPECT_EQ(in_place, order.size()) << "frames left out of their arrival order (" << in_place << " of "
+                                    << order.size() << " in place)";
+}
+
 // Two senders blast lossless (DSCP 26 -> priority 3), ECT(0) frames at a third host
 // through ports shaped to 0.2 Gb/s: the receiver's port congests even when a loaded CI
 // machine slows the sending thread down.

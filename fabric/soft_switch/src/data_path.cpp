@@ -70,7 +70,10 @@ void soft_switch::impl::on_frame(std::uint16_t in, std::span<const std::uint8_t>
   // has it when the last bit would have arrived at the port's rate (as the twin and
   // fabric/ideal_fct.hpp count the sender's hop). Held in a slot of the pool until then:
   // a delay line of one frame time, in order, never a queue (a sender faster than the
-  // link, which no NIC is, meets the MMU, not an unaccounted ingress buffer).
+  // link, which no NIC is, meets the MMU, not an unaccounted ingress buffer). The first
+  // bit is the kernel's stamp (the frame reaching this port's socket, in the sender's
+  // transmit path), so a frame the loop reads late is due when it was due on the wire,
+  // and the MMU takes the ports' frames in that order (service_arrivals).
   const std::uint32_t slot = alloc_slot();
   if (slot == UINT32_MAX) {
     ++soft_[in].pool_drops;
@@ -80,32 +83,40 @@ void soft_switch::impl::on_frame(std::uint16_t in, std::span<const std::uint8_t>
   meta_[slot].len = static_cast<std::uint32_t>(frame.size());
   const auto wire = static_cast<std::uint32_t>(std::max<std::size_t>(frame.size(), 60) + 4);  // with FCS
   const std::int64_t serialization_ns = (model_->serialization_ps(in, wire) + 999) / 1000;
-  const std::int64_t last_bit_ps = now * 1000 + model_->serialization_ps(in, wire);
-  ingress_due_ns_[in] = std::max(ingress_due_ns_[in], (last_bit_ps + 999) / 1000);
-  // The forwarding latency counts from the kernel's stamp (the frame reaching this port's
-  // socket, in the sender's transmit path), so the time it waited in the ring is the
-  // switch's too; without a stamp, from when the loop took it.
+  // Without a stamp, from when the loop took it. The forwarding latency counts from the
+  // same instant, so the time a frame waited in the ring is the switch's too.
   const std::int64_t stamp = ports_[in].frame_stamp_ns();
   const std::int64_t first_bit = stamp != 0 ? std::min(now, stamp - stamp_offset_ns()) : now;
+  const std::int64_t last_bit_ps = first_bit * 1000 + model_->serialization_ps(in, wire);
+  ingress_due_ns_[in] = std::max(ingress_due_ns_[in], (last_bit_ps + 999) / 1000);
   meta_[slot].arrived_ns = first_bit + serialization_ns;
   arrive_ring_[in][(arrive_head_[in] + arrive_count_[in]) % slots_] = {slot, ingress_due_ns_[in]};
   ++arrive_count_[in];
 }
 
 std::size_t soft_switch::impl::service_arrivals(std::int64_t now) {
+  // Due frames go to the MMU earliest first across all ports, as the frames of a switch's
+  // ports meet its one buffer. Port by port, each port's backlog after the loop was away
+  // went in as one run: an incast's senders reached its receiver 7-11 packets of one
+  // sender at a time, an order no wire produced, which changed whose packets were marked.
   std::size_t work = 0;
-  for (std::uint16_t p = 0; p < ports_.size(); ++p) {
-    while (arrive_count_[p] > 0) {
-      const delayed e = arrive_ring_[p][arrive_head_[p]];
-      if (e.due_ns > now) break;
-      arrive_head_[p] = (arrive_head_[p] + 1) % slots_;
-      --arrive_count_[p];
-      forward_frame(p, slot_bytes(e.slot).first(meta_[e.slot].len), now, meta_[e.slot].arrived_ns);
-      free_slot(e.slot);
-      ++work;
-    }
+  for (;;) {
+    int first = -1;
+    std::int64_t first_due = now + 1;
+    for (std::uint16_t p = 0; p < ports_.size(); ++p)
+      if (arrive_count_[p] > 0 && arrive_ring_[p][arrive_head_[p]].due_ns < first_due) {
+        first = p;
+        first_due = arrive_ring_[p][arrive_head_[p]].due_ns;
+      }
+    if (first < 0) return work;
+    const auto p = static_cast<std::uint16_t>(first);
+    const delayed e = arrive_ring_[p][arrive_head_[p]];
+    arrive_head_[p] = (arrive_head_[p] + 1) % slots_;
+    --arrive_count_[p];
+    forward_frame(p, slot_bytes(e.slot).first(meta_[e.slot].len), now, meta_[e.slot].arrived_ns);
+    free_slot(e.slot);
+    ++work;
   }
-  return work;
 }
 
 void soft_switch::impl::forward_frame(std::uint16_t in, std::span<const std::uint8_t> frame, std::int64_t now,
