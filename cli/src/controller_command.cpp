@@ -14,6 +14,7 @@
 #include "rocelab/cli/in_process_agents.hpp"
 #include "rocelab/controller/controller.hpp"
 #include "rocelab/protocol/security.hpp"
+#include "rocelab/traffic/soft_nic/nic_fleet.hpp"
 
 namespace rocelab::cli {
 namespace {
@@ -67,6 +68,8 @@ std::function<int()> setup(CLI::App& app) {
     o.deadman = std::chrono::milliseconds(a->deadman_ms);
     o.virtual_options.lab_name = a->lab;
     o.virtual_options.log_dir = a->log_dir;
+    // Without an inventory the controller serves the virtual lab on this machine.
+    if (a->inventory.empty()) o.io_rt_priority = traffic::soft_nic::lab_relay_rt_priority;
     o.launcher = std::make_shared<in_process_agents>();
     if (!a->inventory.empty()) {
       auto inv = controller::load_inventory_file(a->inventory);

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <array>
+#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -33,6 +37,32 @@ std::optional<agent_view> find_agent(const controller& c, const std::string& nam
   for (auto& a : c.agents())
     if (a.name == name) return a;
   return std::nullopt;
+}
+
+// io_rt_priority: the thread serving the connections runs SCHED_FIFO at that priority with
+// SCHED_RESET_ON_FORK (what it starts keeps the default policy); no other thread is raised.
+TEST(controller, the_connection_thread_alone_takes_the_real_time_priority_and_passes_none_on) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (SCHED_FIFO)";
+  temp_dir dir("rt");
+  auto o = test::quick_controller_options(dir);
+  o.io_rt_priority = 45;
+  auto c = controller::start(o);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  ASSERT_TRUE(eventually([&] {
+    int raised = 0, other_rt = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+      const auto tid = static_cast<pid_t>(std::stoi(e.path().filename().string()));
+      const int policy = ::sched_getscheduler(tid);
+      sched_param sp{};
+      if (policy < 0 || ::sched_getparam(tid, &sp) != 0) continue;  // a thread that just ended
+      if (policy == (SCHED_FIFO | SCHED_RESET_ON_FORK) && sp.sched_priority == 45)
+        ++raised;
+      else if ((policy & ~SCHED_RESET_ON_FORK) != SCHED_OTHER)
+        ++other_rt;
+    }
+    return raised == 1 && other_rt == 0;
+  }, 5s)) << "exactly one thread (the connection thread) at SCHED_FIFO 45 with SCHED_RESET_ON_FORK";
+  EXPECT_EQ(::sched_getscheduler(0), SCHED_OTHER) << "the thread that started the controller keeps its policy";
 }
 
 TEST(controller, agents_register_and_their_clock_offsets_are_estimated) {

@@ -75,6 +75,14 @@ struct controller_options {
   std::string switch_ssh;        // "admin@leaf1"
   std::string switch_config_db;  // `sudo sonic-cfggen -d --print-data` output
   std::chrono::milliseconds heartbeat_interval{250};
+  // SCHED_FIFO priority of the thread that serves every connection (heartbeats, the agents'
+  // reports); 0: the default policy. A controller beside a virtual lab on one machine takes
+  // the agents' relay priority: the lab's NICs and switch run SCHED_FIFO, and through an
+  // incast a normal thread gets only the kernel's RT-throttling remainder, so late that the
+  // agents' dead-man reads timed out and a run lost every host. With SCHED_RESET_ON_FORK:
+  // the threads it starts (each client's runs) and what they fork keep the default policy
+  // (a capture polling at SCHED_FIFO would hold its CPU from everything below it).
+  int io_rt_priority = 0;
   std::chrono::milliseconds agent_timeout{2000};
   std::chrono::milliseconds deadman{5000};       // what agents are told to use (at most)
   std::chrono::milliseconds handshake_timeout{5000};  // from accept to hello: first bytes, TLS, first frame
