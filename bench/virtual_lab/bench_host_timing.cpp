@@ -26,6 +26,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "rocelab/common/realtime_section.hpp"
+
 namespace {
 
 std::int64_t now_ns() {
@@ -41,12 +43,6 @@ bool on_cpu(int cpu) {
   CPU_ZERO(&s);
   CPU_SET(cpu, &s);
   return ::sched_setaffinity(0, sizeof s, &s) == 0;
-}
-
-bool fifo(int priority) {
-  sched_param sp{};
-  sp.sched_priority = priority;
-  return ::sched_setscheduler(0, priority > 0 ? SCHED_FIFO : SCHED_OTHER, &sp) == 0;
 }
 
 void print(const std::string& what, std::vector<std::int64_t> v) {
@@ -96,7 +92,7 @@ std::vector<std::int64_t> wake_latency(int sleeper_cpu, int waker_cpu, int n, st
   lat.reserve(static_cast<std::size_t>(n));
   std::thread sleeper_thread([&] {
     (void)on_cpu(sleeper_cpu);
-    (void)fifo(priority);
+    (void)rocelab::set_thread_priority(priority);
     for (int i = 0; i < n; ++i) {
       pollfd p{efd, POLLIN, 0};
       if (::poll(&p, 1, 1000) <= 0) break;  // a lost wake-up ends the measurement, bounded
@@ -155,7 +151,7 @@ int main(int argc, char** argv) {
   const auto frame_ns = static_cast<std::int64_t>((mtu + 82) * 8 / gbps);
   const int cpu = cpus.back();
   (void)on_cpu(cpu);
-  const bool rt = fifo(40);
+  const bool rt = rocelab::set_thread_priority(40);
   std::printf("host timing: CPUs %zu, measured on CPU %d at %s; frame time %.1f us (%d B MTU at %g Gb/s)\n\n",
               cpus.size(), cpu, rt ? "SCHED_FIFO 40" : "the default policy (SCHED_FIFO refused)",
               static_cast<double>(frame_ns) / 1000.0, mtu, gbps);
@@ -171,7 +167,7 @@ int main(int argc, char** argv) {
   print("clock_nanosleep to a frame time ahead: lateness", sleep_lateness(sleeper::nanosleep, frame_ns, samples));
   print("ppoll for a frame time: lateness", sleep_lateness(sleeper::ppoll, frame_ns, samples));
   print("sched_yield until a frame time ahead: lateness", sleep_lateness(sleeper::yield, frame_ns, samples));
-  (void)fifo(0);
+  (void)rocelab::set_thread_priority(0);
   if (cpus.size() >= 2) {
     const int other = cpus[cpus.size() - 2];
     print("woken from CPU " + std::to_string(other) + " after 1 ms idle: latency",

@@ -1,7 +1,5 @@
 #include "rocelab/controller/controller.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -12,6 +10,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "controller_impl.hpp"
+#include "rocelab/common/realtime_section.hpp"
 
 namespace rocelab::controller {
 
@@ -62,13 +61,9 @@ status controller::impl::open() {
     asio::co_spawn(io_, clock_service_.serve(), asio::detached);
   asio::co_spawn(io_, accept_loop(), asio::detached);
   thread_ = std::thread([this] {
-    if (options_.io_rt_priority > 0) {
-      sched_param sp{};
-      sp.sched_priority = options_.io_rt_priority;
-      if (::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) != 0)
-        log("SCHED_FIFO " + std::to_string(options_.io_rt_priority) + " refused for the connection thread (" +
-            std::strerror(errno) + "); heartbeats may come late while a lab runs");
-    }
+    if (options_.io_rt_priority > 0 && !set_thread_priority(options_.io_rt_priority))
+      log("SCHED_FIFO " + std::to_string(options_.io_rt_priority) + " refused for the connection thread (" +
+          std::strerror(errno) + "); heartbeats may come late while a lab runs");
     io_.run();
   });
   return status::success();

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <thread>
 
+#include "rocelab/common/realtime_section.hpp"
+
 namespace rocelab::traffic::soft_nic {
 namespace {
 
@@ -75,7 +77,7 @@ TEST(cpu_pin, leaving_the_switchs_cpu_needs_no_pause_of_the_switch) {
   CPU_ZERO(&own);
   CPU_SET(own_cpu, &own);
   ASSERT_EQ(::sched_setaffinity(0, sizeof own, &own), 0);
-  if (!set_priority(60)) GTEST_SKIP() << "SCHED_FIFO refused";
+  if (!set_thread_priority(60)) GTEST_SKIP() << "SCHED_FIFO refused";
 
   std::atomic<bool> spinning{false}, left{false}, gave_up{false};
   {
@@ -83,7 +85,7 @@ TEST(cpu_pin, leaving_the_switchs_cpu_needs_no_pause_of_the_switch) {
     ASSERT_TRUE(pin.hold());
     // Created on start_cpu (the pin's), below this thread until it raises itself.
     std::thread switch_like([&] {
-      if (!set_priority(50)) {
+      if (!set_thread_priority(50)) {
         gave_up = true;
         spinning = true;
         return;
@@ -101,15 +103,14 @@ TEST(cpu_pin, leaving_the_switchs_cpu_needs_no_pause_of_the_switch) {
     for (int i = 0; i < 20'000 && !spinning.load(); ++i) std::this_thread::sleep_for(std::chrono::microseconds(100));
     ASSERT_TRUE(spinning.load());
     leave_start_cpu(pin, 40);
-    left = ::sched_getcpu() == own_cpu;
-    const bool was_left = left.load();
-    left = true;  // let the spinner go in any case
+    const bool back = ::sched_getcpu() == own_cpu;
+    left = true;  // the spinner stops in any case
     switch_like.join();
-    EXPECT_TRUE(was_left) << "not back on its own CPU";
+    EXPECT_TRUE(back) << "not back on its own CPU";
     EXPECT_FALSE(gave_up.load()) << "the thread stayed on the switch's CPU until the switch gave it up";
     EXPECT_FALSE(pin.held());
   }
-  (void)set_priority(0);
+  (void)set_thread_priority(0);
   ASSERT_EQ(::sched_setaffinity(0, sizeof original, &original), 0);
 }
 

@@ -1,12 +1,8 @@
 #include "rocelab/traffic/soft_nic/cpu_pin.hpp"
 
-namespace rocelab::traffic::soft_nic {
+#include "rocelab/common/realtime_section.hpp"
 
-bool set_priority(int priority) {
-  sched_param sp{};
-  sp.sched_priority = priority;
-  return ::sched_setscheduler(0, (priority > 0 ? SCHED_FIFO : SCHED_OTHER) | SCHED_RESET_ON_FORK, &sp) == 0;
-}
+namespace rocelab::traffic::soft_nic {
 
 bool cpu_pin::hold() noexcept {
   if (held_) return true;
@@ -26,7 +22,7 @@ void cpu_pin::release() noexcept {
 
 void leave_start_cpu(cpu_pin& pin, int priority) {
   pin.release();
-  (void)set_priority(priority);
+  (void)set_thread_priority(priority);
 }
 
 }  // namespace rocelab::traffic::soft_nic

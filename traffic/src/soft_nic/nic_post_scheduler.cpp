@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "nic_process_io.hpp"
+#include "rocelab/common/realtime_section.hpp"
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
 
 namespace rocelab::traffic::soft_nic {
@@ -74,7 +75,7 @@ wake_plan post_scheduler::plan_wake(std::int64_t t, std::int64_t wake) {
   wake = std::min(wake, instant);
   if (!boosted_ && cfg_.start_rt_priority > 0 && counters_.armed_boosts_refused == 0) {
     if (instant - t <= armed_boost_ns) {
-      boosted_ = set_priority(cfg_.start_rt_priority);
+      boosted_ = set_thread_priority(cfg_.start_rt_priority);
       ++(boosted_ ? counters_.armed_boosts : counters_.armed_boosts_refused);
       if (boosted_ && cfg_.start_cpu >= 0) ++(pin_.hold() ? counters_.armed_pins : counters_.armed_pins_refused);
     } else {

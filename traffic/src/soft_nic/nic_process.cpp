@@ -17,6 +17,7 @@
 #include "nic_process_io.hpp"
 #include "nic_process_report.hpp"
 #include "rocelab/captures/wire/roce.hpp"
+#include "rocelab/common/realtime_section.hpp"
 #include "rocelab/fabric/soft_switch/packet_port.hpp"
 #include "rocelab/fabric/soft_switch/realtime_clock.hpp"
 #include "rocelab/traffic/soft_nic/cpu_pin.hpp"
@@ -104,7 +105,7 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   // us); the default 50 us timer slack would smear them.
   (void)::prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   if (cfg->rt_priority > 0) {
-    if (!set_priority(cfg->rt_priority))
+    if (!set_thread_priority(cfg->rt_priority))
       std::fprintf(stderr, "nic-run: SCHED_FIFO %d refused (%s); pacing and PFC reaction not bounded\n",
                    cfg->rt_priority, std::strerror(errno));
   }
@@ -115,6 +116,7 @@ status run_nic_process(int in_fd, int out_fd, const std::atomic<bool>& stop) {
   po.frame_bytes = 8192;
   auto port = ss::packet_port::open(po);
   if (!port) return port.error().with_context("opening " + cfg->ifname);
+  // Held as long as the NIC runs (roce_port_claim.hpp).
   const auto claim = roce_port_claim::claim(captures::wire::roce_v2_udp_port);
   if (!claim)
     std::fprintf(stderr, "nic-run: %s; the namespace's kernel may answer RoCE frames with ICMP port unreachable\n",

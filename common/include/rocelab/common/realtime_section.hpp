@@ -33,4 +33,13 @@ class realtime_section {
   sched_param param_{};
 };
 
+// The calling thread at SCHED_FIFO `priority` from now on (0: the default policy again),
+// with SCHED_RESET_ON_FORK: the threads and processes it starts begin at the default
+// policy and raise themselves if they need to. false when refused (no CAP_SYS_NICE).
+inline bool set_thread_priority(int priority) {
+  sched_param sp{};
+  sp.sched_priority = priority;
+  return ::sched_setscheduler(0, (priority > 0 ? SCHED_FIFO : SCHED_OTHER) | SCHED_RESET_ON_FORK, &sp) == 0;
+}
+
 }  // namespace rocelab

@@ -9,10 +9,6 @@
 
 namespace rocelab::traffic::soft_nic {
 
-// The SCHED_FIFO policy of the calling thread at `priority`, or the default policy for
-// 0; false when refused (no CAP_SYS_NICE).
-bool set_priority(int priority);
-
 class cpu_pin {
  public:
   // `cpu` < 0: nothing to hold.
@@ -39,7 +35,7 @@ class cpu_pin {
 // boosted priority, then takes `priority`. The other order strands it: the pinned CPU may
 // be the soft switch's, whose SCHED_FIFO priority lies between the two, and a thread that
 // lowered itself there first could not run to move away until the switch slept (5 ms
-// behind a busy port on a 2-CPU lab).
+// behind a busy port on a 2-CPU lab). The priority as set_thread_priority sets it.
 void leave_start_cpu(cpu_pin& pin, int priority);
 
 }  // namespace rocelab::traffic::soft_nic
